@@ -1,0 +1,78 @@
+"""A communicator: the GPUs of one collective, in rank order, on a built cluster."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from simulator.topology.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Group:
+    """GPUs ``gpus`` (global indices, rank order) of ``cluster``."""
+
+    cluster: Cluster
+    gpus: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.gpus)
+
+    @cached_property
+    def vertices(self) -> list[int]:
+        return [int(v) for v in self.cluster.gpu_vertices(self.gpus)]
+
+    @cached_property
+    def by_server(self) -> list[list[int]]:
+        """Vertices grouped by server, servers in order of first appearance."""
+        groups: dict[int, list[int]] = {}
+        per_node = self.cluster.hw.gpus_per_node
+        for gpu, vertex in zip(self.gpus, self.vertices, strict=True):
+            groups.setdefault(gpu // per_node, []).append(vertex)
+        return list(groups.values())
+
+    @property
+    def servers(self) -> int:
+        return len(self.by_server)
+
+    @property
+    def uniform(self) -> bool:
+        """Every server holds the same number of the group's GPUs."""
+        return len({len(s) for s in self.by_server}) == 1
+
+    @property
+    def channels(self) -> int:
+        """Parallel rings/trees: one per NIC the group can use across servers, else 1."""
+        if self.servers == 1:
+            return 1
+        local = min(len(s) for s in self.by_server)
+        return max(1, min(local, self.cluster.hw.nics_per_node))
+
+    def ring_order(self, channel: int) -> list[int]:
+        """Ring of channel ``c``: servers in order, each server's GPUs rotated by ``c``.
+
+        Rotating makes channel ``c`` leave every server from a different GPU, so
+        the rings' inter-server hops spread over the servers' NICs as NCCL's do.
+        """
+        order = []
+        for server in self.by_server:
+            shift = channel % len(server)
+            order += server[shift:] + server[:shift]
+        return order
+
+
+def whole_cluster(cluster: Cluster) -> Group:
+    """The group of all GPUs of ``cluster`` (nccl-tests' MPI_COMM_WORLD)."""
+    return Group(cluster, tuple(range(cluster.gpus)))
+
+
+def ring_pairs(order: list[int]) -> list[tuple[int, int]]:
+    """(rank i -> rank i+1 mod p) pairs of a ring."""
+    return list(zip(order, order[1:] + order[:1], strict=True))
+
+
+def as_array(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)

@@ -1,0 +1,30 @@
+"""NVLink SHARP (NVLS): all-reduce computed inside the NVSwitch (NCCL >= 2.17).
+
+Reduce-scatter phase: GPU i issues multimem loads of shard i, so the switch reads
+shard i from every GPU (each GPU sends n in total) and returns the reduced n/p.
+All-gather phase: GPU i multicasts its n/p shard, the switch writes it to every GPU
+(each GPU receives n). Per GPU link: n(1 + 1/p) each way, so
+T = a + n (1 + 1/p) / B_nvls and algbw = B_nvls p / (p + 1).
+Reference: NVIDIA/nccl-tests#212 (8x H100: busbw ~480 GB/s, algbw ~275 GB/s).
+"""
+
+from __future__ import annotations
+
+from simulator.collectives.group import Group
+from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
+from simulator.errors import InfeasibleError
+
+
+def nvls_schedule(op: Op, group: Group) -> Schedule:
+    if op != Op.ALL_REDUCE:
+        raise KeyError(op)
+    cluster = group.cluster
+    if group.servers != 1 or not cluster.hw.node.fabric.in_switch_reduction:
+        raise InfeasibleError("nvls needs all ranks on one NVSwitch node with in-switch "
+                              f"reduction (node '{cluster.hw.node.name}' in this group: no)")
+    server = cluster.server_of_vertex(group.vertices[0])
+    switch = cluster.nvswitch_vertex(server)
+    p = group.size
+    gather = [(g, switch, 1.0) for g in group.vertices] + [(switch, g, 1.0 / p) for g in group.vertices]
+    scatter = [(g, switch, 1.0 / p) for g in group.vertices] + [(switch, g, 1.0) for g in group.vertices]
+    return Schedule(op, Algorithm.NVLS, p, (Step.of(gather), Step.of(scatter)), pipelined=True)

@@ -1,0 +1,59 @@
+"""Which algorithm serves which collective, and how to build its schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from simulator.collectives.direct import direct_schedule
+from simulator.collectives.group import Group
+from simulator.collectives.halving_doubling import halving_doubling_schedule
+from simulator.collectives.hierarchical import hierarchical_schedule
+from simulator.collectives.nvls import nvls_schedule
+from simulator.collectives.ring import ring_schedule
+from simulator.collectives.schedule import Algorithm, Op, Schedule
+from simulator.collectives.tree import tree_schedule
+from simulator.errors import InfeasibleError
+
+Builder = Callable[[Op, Group], Schedule]
+
+_REDUCTIONS = {Op.ALL_REDUCE, Op.REDUCE_SCATTER, Op.ALL_GATHER}
+
+ALGORITHMS: dict[Algorithm, tuple[Builder, frozenset[Op]]] = {
+    Algorithm.RING: (ring_schedule, frozenset(_REDUCTIONS | {Op.BROADCAST, Op.REDUCE})),
+    Algorithm.TREE: (tree_schedule, frozenset({Op.ALL_REDUCE})),
+    Algorithm.HALVING_DOUBLING: (halving_doubling_schedule, frozenset(_REDUCTIONS)),
+    Algorithm.DIRECT: (direct_schedule, frozenset(Op)),
+    Algorithm.HIERARCHICAL: (hierarchical_schedule, frozenset(_REDUCTIONS)),
+    Algorithm.NVLS: (nvls_schedule, frozenset({Op.ALL_REDUCE})),
+}
+
+
+def build_schedule(op: Op, algorithm: Algorithm, group: Group) -> Schedule:
+    """The schedule of ``op`` with ``algorithm`` over ``group``.
+
+    Raises
+    ------
+    InfeasibleError
+        If the algorithm cannot serve this operation or group (with the reason).
+    """
+    builder, ops = ALGORITHMS[algorithm]
+    if op not in ops:
+        served = ", ".join(sorted(o.value for o in ops))
+        raise InfeasibleError(f"algorithm '{algorithm.value}' does not implement {op.value} "
+                              f"(it serves: {served})")
+    if group.size < 2:
+        raise InfeasibleError("a collective needs at least two ranks")
+    return builder(op, group)
+
+
+def candidate_schedules(op: Op, group: Group) -> list[Schedule]:
+    """Every schedule that can serve ``op`` on ``group`` (for ``auto``)."""
+    schedules = []
+    for algorithm, (_, ops) in ALGORITHMS.items():
+        if op not in ops:
+            continue
+        try:
+            schedules.append(build_schedule(op, algorithm, group))
+        except InfeasibleError:
+            continue
+    return schedules

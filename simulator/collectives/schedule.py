@@ -1,0 +1,98 @@
+"""Collective schedules: explicit point-to-point transfers, sized as fractions of the message.
+
+A :class:`Step` is a set of concurrent flows ``src[i] -> dst[i]`` (graph
+vertices) moving ``frac[i] * n`` bytes for a message of ``n`` bytes; it runs
+``repeat`` times in a row. Steps run one after another. In a *pipelined*
+schedule (NCCL's chunked rings and trees) the steps' transfers overlap in
+steady state, so a link's bandwidth time is its total load over all steps;
+otherwise each step waits for its slowest link. Keeping sizes as fractions
+makes one schedule serve every message size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+
+class Op(StrEnum):
+    ALL_REDUCE = "all_reduce"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALL_GATHER = "all_gather"
+    BROADCAST = "broadcast"
+    REDUCE = "reduce"
+    ALL_TO_ALL = "all_to_all"
+    SENDRECV = "sendrecv"
+
+
+class Algorithm(StrEnum):
+    RING = "ring"
+    TREE = "tree"
+    HALVING_DOUBLING = "halving-doubling"
+    DIRECT = "direct"
+    HIERARCHICAL = "hierarchical"
+    NVLS = "nvls"
+
+
+BUS_FACTOR = {
+    Op.ALL_REDUCE: lambda p: 2.0 * (p - 1) / p,
+    Op.REDUCE_SCATTER: lambda p: (p - 1) / p,
+    Op.ALL_GATHER: lambda p: (p - 1) / p,
+    Op.ALL_TO_ALL: lambda p: (p - 1) / p,
+    Op.BROADCAST: lambda p: 1.0,
+    Op.REDUCE: lambda p: 1.0,
+    Op.SENDRECV: lambda p: 1.0,
+}
+"""busbw = algbw * BUS_FACTOR[op](p), nccl-tests' convention (doc/PERFORMANCE.md)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Concurrent flows; ``ring_like`` steps are the hops of pipelined rings.
+
+    A chunk crosses one hop of a ring per step, so a ring step's latency is the
+    byte-weighted *mean* hop latency of its flows (NCCL: intra- and inter-node
+    steps counted separately); any other step waits for its slowest flow (max).
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    frac: np.ndarray
+    repeat: int = 1
+    ring_like: bool = False
+
+    @staticmethod
+    def of(flows: list[tuple[int, int, float]], repeat: int = 1, ring_like: bool = False) -> Step:
+        """A step from ``(src, dst, frac)`` triples, merging duplicate (src, dst) pairs."""
+        merged: dict[tuple[int, int], float] = {}
+        for s, d, f in flows:
+            if s != d and f > 0:
+                merged[(s, d)] = merged.get((s, d), 0.0) + f
+        keys = list(merged)
+        src = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
+        dst = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
+        frac = np.fromiter(merged.values(), dtype=np.float64, count=len(keys))
+        return Step(src, dst, frac, repeat, ring_like)
+
+    @property
+    def sent_fraction(self) -> float:
+        return float(self.frac.sum()) * self.repeat
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """An algorithm's plan for one collective over one group."""
+
+    op: Op
+    algorithm: Algorithm
+    ranks: int
+    steps: tuple[Step, ...]
+    pipelined: bool
+    channels: int = 1
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def step_count(self) -> int:
+        return sum(s.repeat for s in self.steps)

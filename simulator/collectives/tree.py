@@ -1,0 +1,96 @@
+"""NCCL's double binary tree all-reduce (Sanders, Speck & Träff 2009; NCCL 2.4).
+
+Inside each server the GPUs form a chain ending at the channel's head GPU;
+between servers two binary trees each carry half the data, built so that the
+inner vertices of one are leaves of the other. Reduce flows up (chains, then
+tree levels, deepest first), broadcast flows back down; both are pipelined,
+so T = 2((g-1) a_intra + log2(N) a_inter) + n/B_tree, with g GPUs per server
+and N servers (NCCL src/graph/tuning.cc latency model).
+"""
+
+from __future__ import annotations
+
+from simulator.collectives.group import Group
+from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
+from simulator.errors import InfeasibleError
+
+
+def tree_schedule(op: Op, group: Group) -> Schedule:
+    if op != Op.ALL_REDUCE:
+        raise KeyError(op)
+    if not group.uniform:
+        raise InfeasibleError("tree needs the same number of group GPUs on every server")
+    channels = group.channels
+    share = 1.0 / (2 * channels)
+    up: list[list[tuple[int, int, float]]] = []
+    for c in range(channels):
+        heads, chains = _chains(group, c)
+        for tree in _double_binary_tree(len(heads)):
+            _merge(up, _chain_up(chains, share) + _tree_up(tree, heads, share))
+    up_steps = [Step.of(flows) for flows in up if flows]
+    down_steps = [Step.of([(d, s, f) for s, d, f in step_flows(st)]) for st in reversed(up_steps)]
+    return Schedule(op, Algorithm.TREE, group.size, tuple(up_steps + down_steps),
+                    pipelined=True, channels=channels)
+
+
+def step_flows(step: Step) -> list[tuple[int, int, float]]:
+    return list(zip(step.src.tolist(), step.dst.tolist(), step.frac.tolist(), strict=True))
+
+
+def _chains(group: Group, channel: int) -> tuple[list[int], list[list[int]]]:
+    """Per server, the chain of GPUs ending at the channel's head (rotated by channel)."""
+    chains = []
+    for server in group.by_server:
+        shift = channel % len(server)
+        rotated = server[shift:] + server[:shift]
+        chains.append(rotated[1:] + rotated[:1])
+    return [chain[-1] for chain in chains], chains
+
+
+def _chain_up(chains: list[list[int]], share: float) -> list[list[tuple[int, int, float]]]:
+    length = len(chains[0])
+    return [[(chain[i], chain[i + 1], share) for chain in chains] for i in range(length - 1)]
+
+
+def _tree_up(tree: dict[int, int], heads: list[int], share: float) -> list[list]:
+    """Child -> parent flows grouped by the child's depth, deepest level first."""
+    depth = {v: _depth(v, tree) for v in tree}
+    levels = sorted({d for d in depth.values()}, reverse=True)
+    return [[(heads[v], heads[tree[v]], share) for v in tree if depth[v] == lv] for lv in levels]
+
+
+def _depth(vertex: int, parent: dict[int, int]) -> int:
+    d = 0
+    while vertex in parent:
+        vertex, d = parent[vertex], d + 1
+    return d
+
+
+def _merge(into: list[list], levels: list[list]) -> None:
+    """Add ``levels`` position-wise into ``into``: concurrent channels and trees share steps."""
+    for i, flows in enumerate(levels):
+        if i < len(into):
+            into[i] += flows
+        else:
+            into.append(list(flows))
+
+
+def _double_binary_tree(n: int) -> list[dict[int, int]]:
+    """Two parent maps over 0..n-1: an in-order balanced tree and its mirror (or shift)."""
+    if n == 1:
+        return [{}, {}]
+    first = _balanced(0, n - 1, None, {})
+    mapping = (lambda i: n - 1 - i) if n % 2 == 0 else (lambda i: (i + 1) % n)
+    second = {mapping(c): mapping(p) for c, p in first.items()}
+    return [first, second]
+
+
+def _balanced(lo: int, hi: int, parent: int | None, out: dict[int, int]) -> dict[int, int]:
+    if lo > hi:
+        return out
+    mid = (lo + hi) // 2
+    if parent is not None:
+        out[mid] = parent
+    _balanced(lo, mid - 1, mid, out)
+    _balanced(mid + 1, hi, mid, out)
+    return out

@@ -1,0 +1,101 @@
+"""Cross-field rules of a scenario: each names the key, the failing constraint and a fix."""
+
+from __future__ import annotations
+
+from math import prod
+
+from simulator.config.resolved import ResolvedCluster
+from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.errors import ConfigError
+
+
+def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
+    """Raise :class:`ConfigError` for the first violated rule, else return None."""
+    _check_fabric(scenario, cluster)
+    if scenario.model is None or scenario.training is None:
+        return
+    _check_model(scenario)
+    dp = data_parallel_size(scenario, cluster.gpus)
+    _check_layout(scenario, cluster.gpus, dp)
+    _check_batch(scenario, dp)
+    _check_schedule(scenario, dp)
+
+
+def data_parallel_size(scenario: Scenario, gpus: int) -> int:
+    """``parallelism.dp`` if given, else the GPU count divided by tp*pp*cp."""
+    par = scenario.parallelism
+    return par.dp if par.dp is not None else max(gpus // (par.tp * par.pp * par.cp), 1)
+
+
+def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
+    fabric = scenario.cluster.fabric
+    if fabric.topology == TopologyKind.TORUS and fabric.torus_dims is not None:
+        if len(fabric.torus_dims) not in (2, 3):
+            raise ConfigError("expected 2 or 3 dimensions", key="cluster.fabric.torus_dims")
+        if prod(fabric.torus_dims) != cluster.nodes:
+            raise ConfigError(
+                f"{fabric.torus_dims} holds {prod(fabric.torus_dims)} nodes, not cluster.nodes "
+                f"({cluster.nodes})", key="cluster.fabric.torus_dims")
+
+
+def _check_model(scenario: Scenario) -> None:
+    model = scenario.model
+    if model.hidden % model.heads:
+        raise ConfigError(f"{model.heads} does not divide model.hidden ({model.hidden})",
+                          key="model.heads")
+    if model.heads % model.kv_heads:
+        raise ConfigError(f"{model.kv_heads} does not divide model.heads ({model.heads})",
+                          key="model.kv_heads")
+    if model.top_k > model.experts:
+        raise ConfigError(f"{model.top_k} is more than model.experts ({model.experts})",
+                          key="model.top_k")
+
+
+def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
+    model, par = scenario.model, scenario.parallelism
+    if model.heads % par.tp:
+        raise ConfigError(f"{par.tp} does not divide model.heads ({model.heads})", key="parallelism.tp")
+    if par.pp > model.layers:
+        raise ConfigError(f"{par.pp} stages is more than model.layers ({model.layers})",
+                          key="parallelism.pp")
+    if model.experts % par.ep:
+        raise ConfigError(f"{par.ep} does not divide model.experts ({model.experts})",
+                          key="parallelism.ep")
+    if model.seq_len % par.cp:
+        raise ConfigError(f"{par.cp} does not divide model.seq_len ({model.seq_len})",
+                          key="parallelism.cp")
+    per_replica = par.tp * par.pp * par.cp
+    if per_replica * dp != gpus:
+        fix = f"use dp = {gpus // per_replica}" if gpus % per_replica == 0 else \
+            "choose tp*pp*cp dividing the GPU count"
+        raise ConfigError(
+            f"tp*pp*dp*cp = {par.tp}*{par.pp}*{dp}*{par.cp} = {per_replica * dp} but the cluster "
+            f"has {gpus} GPUs; {fix}", key="parallelism.dp" if par.dp else "parallelism")
+    if (dp * par.cp) % par.ep and par.ep > 1:
+        raise ConfigError(f"{par.ep} does not divide dp*cp ({dp * par.cp})", key="parallelism.ep")
+
+
+def _check_batch(scenario: Scenario, dp: int) -> None:
+    training = scenario.training
+    per_step = training.micro_batch * dp
+    if training.global_batch % per_step:
+        raise ConfigError(
+            f"{training.global_batch} is not a multiple of micro_batch*dp = "
+            f"{training.micro_batch}*{dp} = {per_step}", key="training.global_batch")
+
+
+def _check_schedule(scenario: Scenario, dp: int) -> None:
+    model, par, training = scenario.model, scenario.parallelism, scenario.training
+    if par.virtual_stages > 1 and par.schedule != Schedule.INTERLEAVED:
+        raise ConfigError(
+            f"{par.virtual_stages} needs schedule: interleaved-1f1b (got {par.schedule.value})",
+            key="parallelism.virtual_stages")
+    if par.pp * par.virtual_stages > model.layers:
+        raise ConfigError(
+            f"pp*virtual_stages = {par.pp * par.virtual_stages} chunks is more than model.layers "
+            f"({model.layers})", key="parallelism.virtual_stages")
+    microbatches = training.global_batch // (training.micro_batch * dp)
+    if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and microbatches % par.pp:
+        raise ConfigError(
+            f"interleaved-1f1b needs the microbatch count ({microbatches} = global_batch / "
+            f"(micro_batch*dp)) to be a multiple of pp ({par.pp})", key="training.global_batch")

@@ -1,0 +1,214 @@
+"""Typed hardware specifications read from ``hardware_specs/`` (GPUs, links, nodes, protocols).
+
+YAML keys carry their unit as a suffix (``bandwidth_GBps``, ``latency_us``,
+``hbm_capacity_GiB``); the ``*_si`` properties convert once to SI (bytes, B/s,
+seconds, FLOP/s). Every numeric key must have an entry in ``sources`` naming
+where the number came from; :func:`missing_sources` lists the ones that do not.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+
+from simulator.units import GBPS_TO_BYTES_PER_S, GIB, TFLOPS, US
+
+Fraction = Annotated[float, Field(gt=0.0, le=1.0)]
+NonNegativeFloat = Annotated[float, Field(ge=0.0)]
+
+
+class Dtype(StrEnum):
+    """Training number formats; ``tf32`` is only a GPU capability, not a training dtype."""
+
+    FP32 = "fp32"
+    TF32 = "tf32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+
+class LinkKind(StrEnum):
+    NVLINK = "nvlink"
+    XGMI = "xgmi"
+    PCIE = "pcie"
+    INFINIBAND = "infiniband"
+    ROCE = "roce"
+    ETHERNET = "ethernet"
+
+
+class HwClass(StrEnum):
+    """NCCL's three hardware classes for protocol latencies (tuning.cc ``NCCL_HW_*``)."""
+
+    NVLINK = "nvlink"
+    PCI = "pci"
+    NET = "net"
+
+
+LINK_HW_CLASS = {
+    LinkKind.NVLINK: HwClass.NVLINK,
+    LinkKind.XGMI: HwClass.NVLINK,
+    LinkKind.PCIE: HwClass.PCI,
+    LinkKind.INFINIBAND: HwClass.NET,
+    LinkKind.ROCE: HwClass.NET,
+    LinkKind.ETHERNET: HwClass.NET,
+}
+
+
+class IntraFabricKind(StrEnum):
+    NVSWITCH = "nvswitch"          # every GPU to one non-blocking switch plane
+    MESH = "mesh"                  # every GPU pair directly linked (AMD Infinity Fabric)
+    NVLINK_BRIDGE = "nvlink-bridge"  # GPUs paired by bridges, the rest over PCIe
+    PCIE = "pcie"                  # PCIe only
+
+
+class Protocol(StrEnum):
+    LL = "LL"
+    LL128 = "LL128"
+    SIMPLE = "Simple"
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    display_name: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+
+
+class GpuSpec(_Spec):
+    """One accelerator: dense peak per dtype, HBM, SMs."""
+
+    vendor: str
+    peak_dense_tflops: dict[Dtype, PositiveFloat]
+    hbm_capacity_GiB: PositiveFloat
+    hbm_bandwidth_GBps: PositiveFloat
+    sm_count: PositiveInt
+
+    def peak_flops(self, dtype: Dtype | str) -> float:
+        """Dense peak in FLOP/s at ``dtype`` (fp8 falls back to fp16 on GPUs without it)."""
+        dtype = Dtype(dtype)
+        if dtype in self.peak_dense_tflops:
+            return self.peak_dense_tflops[dtype] * TFLOPS
+        return self.peak_dense_tflops[Dtype.FP16] * TFLOPS
+
+    @property
+    def hbm_capacity_bytes(self) -> float:
+        return self.hbm_capacity_GiB * GIB
+
+    @property
+    def hbm_bandwidth_Bps(self) -> float:
+        return self.hbm_bandwidth_GBps * GBPS_TO_BYTES_PER_S
+
+
+class LinkSpec(_Spec):
+    """One link type: per-direction data rate of one lane/port, efficiency, latency.
+
+    ``efficiency`` is the fraction of ``bandwidth_GBps`` that GPU-driven
+    transfers (NCCL's Simple protocol) reach; ``latency_us`` the one-way
+    latency of one traversal (port to port, including the switch it enters).
+    ``protocol_latency_us`` optionally replaces the protocol's per-hop latency
+    for network transports that differ from NCCL's defaults.
+    """
+
+    kind: LinkKind
+    bandwidth_GBps: PositiveFloat
+    efficiency: Fraction = 1.0
+    latency_us: NonNegativeFloat = 0.0
+    protocol_latency_us: dict[Protocol, NonNegativeFloat] | None = None
+
+    @property
+    def hw_class(self) -> HwClass:
+        return LINK_HW_CLASS[self.kind]
+
+    @property
+    def bandwidth_Bps(self) -> float:
+        """Line data rate per direction in B/s."""
+        return self.bandwidth_GBps * GBPS_TO_BYTES_PER_S
+
+    @property
+    def effective_Bps(self) -> float:
+        """Achievable per-direction rate in B/s: ``bandwidth * efficiency``."""
+        return self.bandwidth_Bps * self.efficiency
+
+    @property
+    def latency_s(self) -> float:
+        return self.latency_us * US
+
+
+class IntraFabricSpec(BaseModel):
+    """How the GPUs of one node talk to each other."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: IntraFabricKind
+    link: str | None = None
+    links_per_gpu: PositiveInt = 1
+    in_switch_reduction: bool = False
+
+
+class PcieSpec(BaseModel):
+    """The node's PCIe tree: GPUs and NICs under switches under CPU sockets."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    link: str
+    gpus_per_switch: PositiveInt = 2
+    sockets: PositiveInt = 2
+    socket_link: str | None = None
+
+
+class NodeSpec(_Spec):
+    """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs."""
+
+    gpu: str
+    gpus: PositiveInt
+    fabric: IntraFabricSpec
+    pcie: PcieSpec
+    nics: Annotated[int, Field(ge=0)]
+    nic_link: str
+
+
+class ProtocolTable(_Spec):
+    """NCCL-style protocol constants (src/graph/tuning.cc).
+
+    ``base_latency_us[algorithm][protocol]`` is paid once per collective;
+    ``hop_latency_us[hw_class][algorithm][protocol]`` once per dependent step
+    over that hardware class; ``bandwidth_efficiency[algorithm][protocol]``
+    scales the achievable bus bandwidth.
+    """
+
+    base_latency_us: dict[str, dict[Protocol, NonNegativeFloat]]
+    hop_latency_us: dict[HwClass, dict[str, dict[Protocol, NonNegativeFloat]]]
+    bandwidth_efficiency: dict[str, dict[Protocol, Fraction]]
+    algorithm_family: dict[str, str] = Field(default_factory=dict)
+
+
+def numeric_keys(spec: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted names of every top-level numeric field of ``spec`` (for source checks)."""
+    keys = []
+    for name, value in spec:
+        if name == "sources":
+            continue
+        if isinstance(value, (int, float, dict)) and not isinstance(value, bool):
+            keys.append(prefix + name)
+        elif isinstance(value, BaseModel):
+            keys.extend(numeric_keys(value, prefix=f"{prefix}{name}."))
+    return keys
+
+
+def missing_sources(spec: _Spec) -> list[str]:
+    """Numeric keys of ``spec`` with no entry in ``spec.sources``.
+
+    A nested key (``fabric.links_per_gpu``) is covered by its own entry or by
+    its parent's (``fabric``).
+    """
+    covered = set(spec.sources)
+    missing = []
+    for key in numeric_keys(spec):
+        parts = key.split(".")
+        prefixes = {".".join(parts[: i + 1]) for i in range(len(parts))}
+        if not prefixes & covered:
+            missing.append(key)
+    return missing

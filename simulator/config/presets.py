@@ -1,0 +1,46 @@
+"""Model presets: published transformer shapes that ``model.preset`` fills in.
+
+Sources
+-------
+- GPT-3 175B: Brown et al., "Language Models are Few-Shot Learners" (2020), Table 2.1;
+  vocabulary padded to 51200 as in Megatron-LM.
+- ``megatron-*``: Narayanan et al., "Efficient Large-Scale Language Model Training on
+  GPU Clusters Using Megatron-LM" (SC21, arXiv:2104.04473), Table 1.
+- Llama 3: Llama Team, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 3;
+  sequence length 8192 for pre-training.
+- Mixtral 8x7B: Jiang et al., "Mixtral of Experts" (arXiv:2401.04088), Table 1.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+_GPT = {"mlp": "gelu", "seq_len": 2048, "vocab": 51200}
+
+
+def _megatron(layers: int, hidden: int, heads: int) -> dict:
+    return {**_GPT, "layers": layers, "hidden": hidden, "heads": heads}
+
+
+_LLAMA3 = {"mlp": "swiglu", "seq_len": 8192, "vocab": 128256, "kv_heads": 8}
+
+MODEL_PRESETS = MappingProxyType({
+    "gpt3-175b": _megatron(96, 12288, 96),
+    "megatron-1.7b": _megatron(24, 2304, 24),
+    "megatron-3.6b": _megatron(30, 3072, 32),
+    "megatron-7.5b": _megatron(36, 4096, 32),
+    "megatron-18b": _megatron(40, 6144, 48),
+    "megatron-39b": _megatron(48, 8192, 64),
+    "megatron-76b": _megatron(60, 10240, 80),
+    "megatron-145b": _megatron(80, 12288, 96),
+    "megatron-310b": _megatron(96, 16384, 128),
+    "megatron-530b": _megatron(105, 20480, 128),
+    "megatron-1t": _megatron(128, 25600, 160),
+    "llama3-8b": {**_LLAMA3, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
+    "llama3-70b": {**_LLAMA3, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
+    "llama3-405b": {**_LLAMA3, "layers": 126, "hidden": 16384, "heads": 128, "ffn_hidden": 53248},
+    "mixtral-8x7b": {
+        "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
+        "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,
+    },
+})

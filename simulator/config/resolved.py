@@ -1,0 +1,85 @@
+"""The ``cluster`` section resolved against the hardware library: typed specs and counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.config.hardware import GpuSpec, IntraFabricKind, LinkSpec, NodeSpec, ProtocolTable
+from simulator.config.library import HardwareLibrary
+from simulator.config.scenario import ClusterConfig, FabricConfig
+from simulator.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ResolvedCluster:
+    """Everything the topology builders need, in typed form.
+
+    Attributes
+    ----------
+    node, gpu : the node and GPU specs.
+    intra_link : link of the intra-node fabric (None for a PCIe-only node).
+    pcie_link : the PCIe link that attaches GPUs and NICs.
+    nic_link : the link of every NIC and fabric switch port.
+    nodes, gpus_per_node, nics_per_node : counts actually used.
+    fabric : the scenario's fabric section (topology, oversubscription, radix...).
+    protocols : NCCL-style protocol constants.
+    """
+
+    node: NodeSpec
+    gpu: GpuSpec
+    intra_link: LinkSpec | None
+    pcie_link: LinkSpec
+    nic_link: LinkSpec
+    nodes: int
+    gpus_per_node: int
+    nics_per_node: int
+    fabric: FabricConfig
+    protocols: ProtocolTable
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedCluster:
+    """Look up node, GPU and link names; apply gpus_per_node and nics_per_node."""
+    node = _resolve_node(cfg.node, library)
+    gpu = _named(library.gpu, node.gpu, "cluster.node.gpu")
+    intra = None
+    if node.fabric.kind != IntraFabricKind.PCIE:
+        intra = _named(library.link, node.fabric.link, "cluster.node.fabric.link")
+    pcie = _named(library.link, node.pcie.link, "cluster.node.pcie.link")
+    nic_name = cfg.fabric.link or node.nic_link
+    nic = _named(library.link, nic_name, "cluster.fabric.link")
+    gpus_per_node = cfg.gpus_per_node or node.gpus
+    if gpus_per_node > node.gpus:
+        raise ConfigError(
+            f"{gpus_per_node} is more than the {node.gpus} GPUs of node '{node.name}'",
+            key="cluster.gpus_per_node",
+        )
+    nics = node.nics if cfg.fabric.nics_per_node is None else cfg.fabric.nics_per_node
+    nics = min(nics, max(gpus_per_node, 1)) if cfg.fabric.nics_per_node is None else nics
+    if cfg.nodes > 1 and nics == 0:
+        raise ConfigError(
+            f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; set cluster.fabric.nics_per_node",
+            key="cluster.nodes",
+        )
+    return ResolvedCluster(node, gpu, intra, pcie, nic, cfg.nodes, gpus_per_node, nics,
+                           cfg.fabric, library.protocols())
+
+
+def _resolve_node(node: str | NodeSpec, library: HardwareLibrary) -> NodeSpec:
+    if isinstance(node, NodeSpec):
+        return node
+    return _named(library.node, node, "cluster.node")
+
+
+def _named(getter, name: str | None, key: str):
+    if name is None:
+        raise ConfigError("no link named for this fabric", key=key)
+    try:
+        return getter(name)
+    except ConfigError as exc:
+        if exc.source:  # the spec file itself is broken: say which file
+            raise
+        raise ConfigError(exc.message, key=key) from None

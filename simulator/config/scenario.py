@@ -1,0 +1,166 @@
+"""Pydantic models of the scenario file (see SCENARIO_FORMAT.md).
+
+Each section is one model; sizes are bounded so that absurd numbers are
+rejected with a message instead of overflowing later. Cross-field rules that
+need the hardware (GPU count) live in :mod:`simulator.config.checks`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+
+from simulator.config.hardware import Dtype, NodeSpec
+
+Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
+BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
+Ratio = Annotated[float, Field(ge=1.0, le=1024.0, allow_inf_nan=False)]
+Flag = Annotated[bool, Strict()]
+
+
+class TopologyKind(StrEnum):
+    FAT_TREE = "fat-tree"
+    RAIL_OPTIMIZED = "rail-optimized"
+    SINGLE_SWITCH = "single-switch"
+    TORUS = "torus"
+
+
+class Mlp(StrEnum):
+    GELU = "gelu"
+    SWIGLU = "swiglu"
+
+
+class Schedule(StrEnum):
+    GPIPE = "gpipe"
+    ONE_F_ONE_B = "1f1b"
+    INTERLEAVED = "interleaved-1f1b"
+
+
+class Recompute(StrEnum):
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+
+
+class Engine(StrEnum):
+    ANALYTICAL = "analytical"
+    DES = "des"
+
+
+class NoiseDistribution(StrEnum):
+    NONE = "none"
+    LOGNORMAL = "lognormal"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FabricConfig(_Section):
+    topology: TopologyKind = TopologyKind.FAT_TREE
+    link: str | None = None
+    nics_per_node: Annotated[int, Strict(), Field(ge=0, le=64)] | None = None
+    oversubscription: Ratio = 1.0
+    switch_radix: Annotated[int, Strict(), Field(ge=4, le=1024)] = 64
+    tiers: Annotated[int, Strict(), Field(ge=2, le=3)] | None = None
+    torus_dims: list[Count] | None = None
+
+
+class ClusterConfig(_Section):
+    node: str | NodeSpec
+    nodes: Count = 1
+    gpus_per_node: Count | None = None
+    fabric: FabricConfig = FabricConfig()
+
+
+class ModelConfig(_Section):
+    """Transformer shape. ``preset`` fills the fields; explicit keys override it."""
+
+    preset: str | None = None
+    layers: Annotated[int, Strict(), Field(ge=1, le=10_000)]
+    hidden: Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
+    heads: Annotated[int, Strict(), Field(ge=1, le=100_000)]
+    kv_heads: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
+    ffn_hidden: Annotated[int, Strict(), Field(ge=1, le=10_000_000)] | None = None
+    mlp: Mlp = Mlp.GELU
+    seq_len: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] = 2048
+    vocab: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] = 51200
+    experts: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+    top_k: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+
+    @model_validator(mode="after")
+    def _defaults(self) -> ModelConfig:
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.heads)
+        if self.ffn_hidden is None:
+            object.__setattr__(self, "ffn_hidden", 4 * self.hidden)
+        return self
+
+
+class TrainingConfig(_Section):
+    global_batch: BigCount
+    micro_batch: BigCount = 1
+    dtype: Dtype = Dtype.BF16
+
+    @field_validator("dtype")
+    @classmethod
+    def _training_dtype(cls, value: Dtype) -> Dtype:
+        if value == Dtype.TF32:
+            raise ValueError("tf32 is a GPU math mode, not a training dtype; use fp32, bf16, fp16 or fp8")
+        return value
+
+
+class ParallelismConfig(_Section):
+    tp: Count = 1
+    pp: Count = 1
+    dp: Count | None = None
+    cp: Count = 1
+    ep: Count = 1
+    sequence_parallel: Flag = False
+    schedule: Schedule = Schedule.ONE_F_ONE_B
+    virtual_stages: Count = 1
+    zero_stage: Annotated[int, Strict(), Field(ge=0, le=3)] = 1
+    recompute: Recompute = Recompute.NONE
+    overlap_grad_reduce: Flag = True
+
+
+class CollectivesConfig(_Section):
+    algorithm: str | dict[str, str] = "auto"
+
+
+class SimulateConfig(_Section):
+    engine: Engine = Engine.ANALYTICAL
+    contention: Flag = True
+    steps: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+    seed: Annotated[int, Strict(), Field(ge=0, le=2**63 - 1)] = 0
+
+
+class StragglerConfig(_Section):
+    distribution: NoiseDistribution = NoiseDistribution.NONE
+    sigma: Annotated[float, Field(ge=0.0, le=10.0, allow_inf_nan=False)] = 0.0
+
+
+class NoiseConfig(_Section):
+    straggler: StragglerConfig = StragglerConfig()
+
+
+class Scenario(_Section):
+    """A whole scenario file. ``model``/``training``/``parallelism`` are optional so that
+    a file with only ``cluster:`` serves ``clustersim collectives``."""
+
+    name: str = "unnamed"
+    cluster: ClusterConfig
+    model: ModelConfig | None = None
+    training: TrainingConfig | None = None
+    parallelism: ParallelismConfig = ParallelismConfig()
+    collectives: CollectivesConfig = CollectivesConfig()
+    simulate: SimulateConfig = SimulateConfig()
+    noise: NoiseConfig = NoiseConfig()
+    description: str = ""
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name_is_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) else value

@@ -1,0 +1,152 @@
+"""Reading YAML and turning pydantic errors into one-line :class:`ConfigError` messages.
+
+This module is the only place clustersim parses YAML.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from simulator.errors import ConfigError
+
+MAX_FILE_BYTES = 16 * 2**20
+M = TypeVar("M", bound=BaseModel)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def read_yaml_mapping(path: Path | str) -> dict[str, Any]:
+    """Parse ``path`` as one YAML document that is a mapping.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, unreadable, binary, empty, not YAML, or not a mapping.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("file not found", source) from None
+    except (IsADirectoryError, PermissionError, OSError) as exc:
+        raise ConfigError(f"cannot read file ({exc.strerror or exc})", source) from None
+    return parse_yaml_mapping(raw, source)
+
+
+def parse_yaml_mapping(raw: bytes | str, source: str) -> dict[str, Any]:
+    """Parse YAML text (bytes or str) that must hold one mapping; see :func:`read_yaml_mapping`."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_FILE_BYTES:
+            raise ConfigError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB", source)
+        if b"\x00" in raw:
+            raise ConfigError("not a text file (binary data found); expected a YAML mapping", source)
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError("not UTF-8 text; expected a YAML mapping", source) from None
+    try:
+        documents = list(yaml.safe_load_all(raw))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {_yaml_problem(exc)}", source) from None
+    except (RecursionError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"invalid YAML: {exc}", source) from None
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        raise ConfigError("file is empty; expected a YAML mapping", source)
+    if len(documents) > 1:
+        raise ConfigError("file holds several YAML documents; expected exactly one mapping", source)
+    if not isinstance(documents[0], dict):
+        kind = type(documents[0]).__name__
+        raise ConfigError(f"top level is a {kind}; expected a mapping of keys", source)
+    return documents[0]
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return problem
+
+
+def validate_model(model: type[M], data: Any, source: str, prefix: str = "") -> M:
+    """Build ``model`` from ``data``; the first validation problem becomes a :class:`ConfigError`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_to_config_error(exc, model, source, prefix) from None
+    except (RecursionError, OverflowError, ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid value ({exc})", source, prefix.rstrip(".") or None) from None
+
+
+def pydantic_to_config_error(
+    exc: ValidationError, model: type[BaseModel], source: str, prefix: str = ""
+) -> ConfigError:
+    """Render the first error of ``exc`` as ``file: key.path: message``."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+    key = prefix + ".".join(loc)
+    message = _pydantic_message(err, model, loc)
+    return ConfigError(message, source, key or None)
+
+
+def _pydantic_message(err: dict, model: type[BaseModel], loc: list[str]) -> str:
+    kind = err["type"]
+    value = err.get("input")
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(model, loc[:-1])
+        hint = did_you_mean(loc[-1], allowed)
+        return f"unknown key{hint}; allowed keys: {', '.join(sorted(allowed))}"
+    if kind == "missing":
+        return "required key is missing"
+    if kind in ("enum", "literal_error"):
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"{_short(value)} is not one of {expected}{did_you_mean(value, _enum_words(expected))}"
+    shown = _short(value)
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return f"{shown}: {msg[0].lower() + msg[1:]}" if shown else msg
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return ""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _enum_words(expected: str) -> list[str]:
+    return [w.strip(" '\"") for w in expected.replace(" or ", ",").split(",") if w.strip()]
+
+
+def _allowed_keys(model: type[BaseModel], path: list[str]) -> list[str]:
+    current: Any = model
+    for part in path:
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        current = _inner_model(fields[part].annotation)
+    fields = getattr(current, "model_fields", None) or {}
+    return [f.alias or name for name, f in fields.items()]
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,114 @@
+"""The network half of the cost model: alpha-beta time of a collective schedule on a cluster.
+
+For a schedule, each step's flows are routed (incidence matrix ``A``, flows x
+edges) and each link's load is ``A.T @ frac`` (in units of the message size n).
+
+- bandwidth term ``b`` (s/byte): pipelined schedules pay ``max_e sum_steps load_e / B_e``;
+  others pay ``sum_steps max_e load_e / B_e`` (each step waits for its slowest link).
+  Flows sharing a link share its bandwidth: that is what summing loads does.
+- latency term ``a`` (s): the protocol's base latency plus, per step, the slowest
+  flow's protocol hop latency (by NCCL hardware class: NVLink, PCI or network)
+  plus its links' wire latency.
+
+A protocol divides ``b`` by its bandwidth efficiency. Then ``T(n) = a + b n``, so
+one pass over the schedule prices a whole array of message sizes.
+Reference: NVIDIA/nccl src/graph/tuning.cc (latency and bandwidth model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.collectives.schedule import Schedule, Step
+from simulator.config.hardware import HwClass, Protocol, ProtocolTable
+from simulator.topology.cluster import Cluster
+from simulator.topology.graph import HW_CLASS_CODE
+from simulator.topology.routing import Router
+from simulator.units import US
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """``T(n) = latency_s + seconds_per_byte * n`` for one (schedule, protocol)."""
+
+    schedule: Schedule
+    protocol: Protocol
+    latency_s: float
+    seconds_per_byte: float
+
+    def time(self, size_bytes) -> np.ndarray:
+        return self.latency_s + self.seconds_per_byte * np.asarray(size_bytes, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class _StepLoad:
+    edge_load: np.ndarray      # fraction of n crossing each edge
+    flow_class: np.ndarray     # NCCL hardware class code per flow
+    flow_wire_s: np.ndarray    # summed wire latency per flow
+    flow_frac: np.ndarray      # bytes per flow (weights of a ring step's mean latency)
+    ring_like: bool
+
+
+class NetworkCostModel:
+    """Prices schedules on one cluster; holds the router and its route caches."""
+
+    def __init__(self, cluster: Cluster, router: Router | None = None):
+        self.cluster = cluster
+        self.router = router or Router(cluster)
+        self.protocols: ProtocolTable = cluster.hw.protocols
+        self._inv_bw = 1.0 / cluster.bandwidth_Bps
+
+    def terms(self, schedule: Schedule) -> list[CostTerms]:
+        """Cost terms for every protocol the schedule's algorithm supports."""
+        loads = [(self._step_load(step), step.repeat) for step in schedule.steps]
+        per_byte = self._seconds_per_byte(loads, schedule.pipelined)
+        family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
+        out = []
+        for proto, eff in self.protocols.bandwidth_efficiency[family].items():
+            latency = self.protocols.base_latency_us[family][proto] * US
+            latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
+            out.append(CostTerms(schedule, proto, latency, per_byte / eff))
+        return out
+
+    def edge_loads(self, schedule: Schedule) -> np.ndarray:
+        """Total fraction of n carried by each edge over the whole schedule."""
+        total = np.zeros(len(self._inv_bw))
+        for step in schedule.steps:
+            total += step.repeat * self._step_load(step).edge_load
+        return total
+
+    def _step_load(self, step: Step) -> _StepLoad:
+        inc = self.router.incidence(step.src, step.dst)
+        edge_load = inc.T @ step.frac
+        codes = inc.multiply(self.cluster.hw_class.astype(np.float64)).max(axis=1)
+        flow_class = np.asarray(codes.todense()).ravel().astype(np.int64)
+        wire = inc @ self.cluster.latency_s
+        return _StepLoad(edge_load, flow_class, wire, step.frac, step.ring_like)
+
+    def _seconds_per_byte(self, loads: list[tuple[_StepLoad, int]], pipelined: bool) -> float:
+        if pipelined:
+            total = sum(rep * load.edge_load for load, rep in loads)
+            return float(np.max(total * self._inv_bw, initial=0.0))
+        return float(sum(rep * np.max(load.edge_load * self._inv_bw, initial=0.0)
+                         for load, rep in loads))
+
+    def _step_latency(self, load: _StepLoad, family: str, proto: Protocol) -> float:
+        if load.flow_class.size == 0:
+            return 0.0
+        hop = np.array([self._hop_latency(cls, family, proto) for cls in HwClass])
+        per_flow = hop[load.flow_class] + load.flow_wire_s
+        if load.ring_like:
+            return float(np.average(per_flow, weights=load.flow_frac))
+        return float(np.max(per_flow))
+
+    def _hop_latency(self, cls: HwClass, family: str, proto: Protocol) -> float:
+        override = self.cluster.hw.nic_link.protocol_latency_us
+        if cls == HwClass.NET and override and proto in override:
+            return override[proto] * US
+        table = self.protocols.hop_latency_us[cls].get(family, {})
+        return table.get(proto, 0.0) * US
+
+
+assert [HW_CLASS_CODE[c] for c in HwClass] == [0, 1, 2], "HwClass order must match codes"

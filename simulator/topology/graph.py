@@ -1,0 +1,63 @@
+"""The cluster graph: a networkx DiGraph plus flat numpy arrays of its edges.
+
+Vertices are integers with attributes ``kind`` (:class:`VertexKind`), ``server``
+(the node index, -1 for fabric switches) and ``label``. Every physical link is
+two directed edges, one per direction, each with an integer ``eid`` indexing
+the arrays ``bandwidth_Bps`` (achievable per-direction rate), ``latency_s``
+and ``hw_class`` (0 NVLink-class, 1 PCIe, 2 network), as NCCL distinguishes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import networkx as nx
+import numpy as np
+
+from simulator.config.hardware import HwClass, LinkSpec
+
+HW_CLASS_CODE = {HwClass.NVLINK: 0, HwClass.PCI: 1, HwClass.NET: 2}
+HW_CLASS_BY_CODE = {code: cls for cls, code in HW_CLASS_CODE.items()}
+
+
+class VertexKind(StrEnum):
+    GPU = "gpu"
+    NVSWITCH = "nvswitch"
+    PCIE_SWITCH = "pcie-switch"
+    CPU = "cpu"
+    NIC = "nic"
+    LEAF = "leaf"
+    SPINE = "spine"
+    CORE = "core"
+    ROUTER = "router"
+
+
+@dataclass
+class GraphBuilder:
+    """Accumulates vertices and directed edges, then freezes them into arrays."""
+
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    _bandwidth: list[float] = field(default_factory=list)
+    _latency: list[float] = field(default_factory=list)
+    _hw: list[int] = field(default_factory=list)
+
+    def vertex(self, kind: VertexKind, label: str, server: int = -1) -> int:
+        vid = self.graph.number_of_nodes()
+        self.graph.add_node(vid, kind=kind, label=label, server=server)
+        return vid
+
+    def link(self, u: int, v: int, spec: LinkSpec, lanes: float = 1.0) -> None:
+        """Add the two directions of a link of ``lanes`` parallel ``spec`` links."""
+        rate = spec.effective_Bps * lanes
+        code = HW_CLASS_CODE[spec.hw_class]
+        for a, b in ((u, v), (v, u)):
+            self.graph.add_edge(a, b, eid=len(self._bandwidth))
+            self._bandwidth.append(rate)
+            self._latency.append(spec.latency_s)
+            self._hw.append(code)
+
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (np.asarray(self._bandwidth, dtype=np.float64),
+                np.asarray(self._latency, dtype=np.float64),
+                np.asarray(self._hw, dtype=np.int8))

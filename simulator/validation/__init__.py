@@ -1,0 +1,1 @@
+"""Readers for public measurements (nccl-tests logs) that predictions are compared with."""

@@ -1,0 +1,130 @@
+"""Checks on the hardware library in ``hardware_specs/``: every file loads, every
+number names its source, references between files resolve, and a few published
+figures and physical orderings hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.config.hardware import Dtype, IntraFabricKind, LinkKind, missing_sources
+from simulator.config.library import HardwareLibrary
+
+SPECS_DIR = Path(__file__).resolve().parents[1] / "hardware_specs"
+LIB = HardwareLibrary(root=SPECS_DIR)
+CATEGORIES = ("gpus", "links", "nodes")
+ALL_SPECS = [(cat, name) for cat in CATEGORIES for name in LIB.names(cat)]
+
+# Names the scenario format contract promises to scenario authors.
+CONTRACT_NODES = [
+    "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200",
+    "gb200-nvl72", "mi300x-platform", "pcie-a100x8", "pcie-h100x8",
+]
+CONTRACT_LINKS = [
+    "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g", "roce-400g",
+    "ethernet-25g", "ethernet-100g",
+]
+
+
+def test_library_is_not_empty():
+    """Each category has files, so the parametrized tests below actually run."""
+    for cat in CATEGORIES:
+        assert LIB.names(cat), f"no files in hardware_specs/{cat}"
+
+
+@pytest.mark.parametrize(("category", "name"), ALL_SPECS)
+def test_spec_loads_and_cites_every_number(category, name):
+    """The file validates against its schema and every numeric key has a source."""
+    spec = LIB.load_any(category, name)
+    assert spec.name == name
+    assert missing_sources(spec) == []
+    assert all(text.strip() for text in spec.sources.values()), "empty source text"
+
+
+@pytest.mark.parametrize("name", LIB.names("nodes"))
+def test_node_references_resolve(name):
+    """A node's GPU and every link it names exist in the library."""
+    node = LIB.node(name)
+    assert node.gpu in LIB.names("gpus")
+    linked = [node.pcie.link, node.nic_link, node.fabric.link, node.pcie.socket_link]
+    for link in filter(None, linked):
+        assert link in LIB.names("links"), f"{name}: unknown link {link}"
+
+
+@pytest.mark.parametrize("name", LIB.names("nodes"))
+def test_node_fabric_is_consistent(name):
+    """PCIe-only nodes name no fabric link; NVLink fabrics use NVLink links, meshes xGMI."""
+    fabric = LIB.node(name).fabric
+    if fabric.kind is IntraFabricKind.PCIE:
+        assert fabric.link is None and not fabric.in_switch_reduction
+        return
+    kind = LIB.link(fabric.link).kind
+    expected = LinkKind.XGMI if fabric.kind is IntraFabricKind.MESH else LinkKind.NVLINK
+    assert kind is expected
+    if fabric.kind is not IntraFabricKind.NVSWITCH:
+        assert not fabric.in_switch_reduction, "in-switch reduction needs a switch"
+
+
+@pytest.mark.parametrize("name", LIB.names("gpus"))
+def test_gpu_peaks_are_ordered(name):
+    """Dense peaks never increase with precision: bf16 >= tf32 >= fp32 (fp8 >= bf16)."""
+    peak = LIB.gpu(name).peak_dense_tflops
+    order = [Dtype.FP8, Dtype.BF16, Dtype.TF32, Dtype.FP32]
+    present = [peak[d] for d in order if d in peak]
+    assert present == sorted(present, reverse=True)
+    if Dtype.FP16 in peak and Dtype.BF16 in peak:
+        assert peak[Dtype.FP16] == pytest.approx(peak[Dtype.BF16])
+
+
+@pytest.mark.parametrize(
+    ("gpu", "bf16"),
+    [("h100-sxm", 989.4), ("a100-sxm-40gb", 312.0), ("a100-sxm-80gb", 312.0)],
+)
+def test_published_dense_bf16_peaks(gpu, bf16):
+    """Dense BF16 peaks match the NVIDIA datasheets (no sparsity factor)."""
+    assert LIB.gpu(gpu).peak_dense_tflops[Dtype.BF16] == pytest.approx(bf16, abs=1.0)
+
+
+def test_a100_has_no_fp8():
+    """Ampere has no FP8 tensor cores; the simulator falls back to fp16."""
+    gpu = LIB.gpu("a100-sxm-80gb")
+    assert Dtype.FP8 not in gpu.peak_dense_tflops
+    assert gpu.peak_flops("fp8") == gpu.peak_flops("fp16")
+
+
+@pytest.mark.parametrize(
+    ("node", "per_gpu_GBps"),
+    [("dgx-a100-80gb", 300.0), ("dgx-h100", 450.0), ("dgx-b200", 900.0),
+     ("h100-pcie-2gpu-bridge", 300.0)],
+)
+def test_nvlink_bandwidth_per_gpu(node, per_gpu_GBps):
+    """links_per_gpu x per-link rate gives the datasheet per-direction NVLink bandwidth."""
+    fabric = LIB.node(node).fabric
+    total = fabric.links_per_gpu * LIB.link(fabric.link).bandwidth_GBps
+    assert total == pytest.approx(per_gpu_GBps)
+
+
+@pytest.mark.parametrize("name", LIB.names("links"))
+def test_link_efficiency_is_below_line_rate(name):
+    """Achievable rate is a real fraction of line rate and latency is positive."""
+    link = LIB.link(name)
+    assert 0.5 <= link.efficiency < 1.0
+    assert link.latency_us > 0
+
+
+def test_link_speeds_are_ordered():
+    """Each InfiniBand/RoCE generation doubles the previous one."""
+    bw = {n: LIB.link(n).bandwidth_GBps for n in CONTRACT_LINKS}
+    assert bw["ib-hdr"] * 2 == bw["ib-ndr"] and bw["ib-ndr"] * 2 == bw["ib-xdr"]
+    assert bw["roce-100g"] * 2 == bw["roce-200g"] and bw["roce-200g"] * 2 == bw["roce-400g"]
+    assert bw["ethernet-25g"] * 4 == bw["ethernet-100g"]
+
+
+@pytest.mark.parametrize(
+    ("category", "name"),
+    [("nodes", n) for n in CONTRACT_NODES] + [("links", n) for n in CONTRACT_LINKS],
+)
+def test_contract_names_exist(category, name):
+    """Every name the scenario format documents is present in the library."""
+    assert name in LIB.names(category)
