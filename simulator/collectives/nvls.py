@@ -19,9 +19,12 @@ def nvls_schedule(op: Op, group: Group) -> Schedule:
     if op != Op.ALL_REDUCE:
         raise KeyError(op)
     cluster = group.cluster
-    if group.servers != 1 or not cluster.hw.node.fabric.in_switch_reduction:
-        raise InfeasibleError("nvls needs all ranks on one NVSwitch node with in-switch "
-                              f"reduction (node '{cluster.hw.node.name}' in this group: no)")
+    if not cluster.hw.node.fabric.in_switch_reduction:
+        raise InfeasibleError(f"nvls needs NVSwitch in-switch reduction, which node "
+                              f"'{cluster.hw.node.name}' does not have")
+    if group.servers != 1:
+        raise InfeasibleError(f"nvls is modelled inside one NVSwitch node; this group spans "
+                              f"{group.servers} nodes (use tree, ring or hierarchical)")
     server = cluster.server_of_vertex(group.vertices[0])
     switch = cluster.nvswitch_vertex(server)
     p = group.size

@@ -46,11 +46,21 @@ def build_schedule(op: Op, algorithm: Algorithm, group: Group) -> Schedule:
     return builder(op, group)
 
 
+NCCL_ALGORITHMS = frozenset({Algorithm.RING, Algorithm.TREE, Algorithm.NVLS})
+"""What NCCL itself runs for collectives (all-to-all and sendrecv are its direct p2p)."""
+
+
 def candidate_schedules(op: Op, group: Group) -> list[Schedule]:
-    """Every schedule that can serve ``op`` on ``group`` (for ``auto``)."""
+    """Schedules ``auto`` chooses among: the ones NCCL would consider for ``op`` on ``group``.
+
+    Like NCCL's tuner, auto picks among NCCL's own algorithms (ring, tree, NVLS;
+    direct peer-to-peer for all-to-all and sendrecv). Halving-doubling,
+    hierarchical and direct all-reduce are available by name for what-ifs.
+    """
     schedules = []
     for algorithm, (_, ops) in ALGORITHMS.items():
-        if op not in ops:
+        native = algorithm in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+        if op not in ops or not native:
             continue
         try:
             schedules.append(build_schedule(op, algorithm, group))

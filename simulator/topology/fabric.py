@@ -81,7 +81,7 @@ def _uplink_tree(b: GraphBuilder, leaves: list[int], up: int, cfg: FabricConfig,
                               "switches", key="cluster.fabric.tiers")
         spines = [b.vertex(VertexKind.SPINE, f"fabric/spine{j}") for j in range(up)]
         for leaf, spine in product(leaves, spines):
-            b.link(leaf, spine, link)
+            b.link(leaf, spine, link, switch_hop=True)
         return
     _three_tier(b, leaves, up, radix, link)
 
@@ -99,9 +99,9 @@ def _three_tier(b: GraphBuilder, leaves: list[int], up: int, radix: int, link: L
         for j in range(up):
             agg = b.vertex(VertexKind.SPINE, f"fabric/pod{p}-agg{j}")
             for leaf in pod:
-                b.link(leaf, agg, link)
+                b.link(leaf, agg, link, switch_hop=True)
             for core in cores[j]:
-                b.link(agg, core, link)
+                b.link(agg, core, link, switch_hop=True)
 
 
 def _torus(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: LinkSpec) -> None:
@@ -118,7 +118,8 @@ def _torus(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: Link
                 continue
             nxt = list(coord)
             nxt[axis] = (coord[axis] + 1) % size
-            b.link(routers[_flat(coord, dims)], routers[_flat(nxt, dims)], link, lanes)
+            b.link(routers[_flat(coord, dims)], routers[_flat(nxt, dims)], link, lanes,
+                   switch_hop=True)
 
 
 def _flat(coord, dims) -> int:

@@ -47,14 +47,21 @@ class GraphBuilder:
         self.graph.add_node(vid, kind=kind, label=label, server=server)
         return vid
 
-    def link(self, u: int, v: int, spec: LinkSpec, lanes: float = 1.0) -> None:
-        """Add the two directions of a link of ``lanes`` parallel ``spec`` links."""
+    def link(self, u: int, v: int, spec: LinkSpec, lanes: float = 1.0,
+             switch_hop: bool = False) -> None:
+        """Add the two directions of a link of ``lanes`` parallel ``spec`` links.
+
+        Only ``switch_hop`` links (switch to switch) carry wire latency: the
+        protocol's per-hop latency (NCCL's hwLat) already covers one hop from
+        a GPU or NIC through its first switch, so extra latency comes only
+        from the deeper tiers a route climbs.
+        """
         rate = spec.effective_Bps * lanes
         code = HW_CLASS_CODE[spec.hw_class]
         for a, b in ((u, v), (v, u)):
             self.graph.add_edge(a, b, eid=len(self._bandwidth))
             self._bandwidth.append(rate)
-            self._latency.append(spec.latency_s)
+            self._latency.append(spec.latency_s if switch_hop else 0.0)
             self._hw.append(code)
 
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

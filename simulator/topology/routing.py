@@ -11,6 +11,8 @@ equal-cost next hops the router picks one by a deterministic hash of the flow
 
 from __future__ import annotations
 
+from collections import deque
+
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
@@ -39,8 +41,11 @@ class Router:
         self._intra: dict[tuple[int, int], tuple[int, ...]] = {}
         self._dist: dict[int, dict[int, int]] = {}
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
-        switches = [v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS]
-        self._fabric = self._graph.subgraph(switches)
+        self._hops: dict[tuple[int, int], list[int]] = {}
+        switches = {v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS}
+        self._switches = switches
+        self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
+                            for v in switches}
 
     def path(self, src: int, dst: int) -> tuple[int, ...]:
         """Edge ids from vertex ``src`` to vertex ``dst`` (empty if equal)."""
@@ -107,22 +112,39 @@ class Router:
 
     def _fabric_path(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
         graph = self._graph
-        first = next(v for v in graph.successors(src_nic) if v in self._fabric)
-        last = next(v for v in graph.predecessors(dst_nic) if v in self._fabric)
+        first = next(v for v in graph.successors(src_nic) if v in self._switches)
+        last = next(v for v in graph.predecessors(dst_nic) if v in self._switches)
         edges = [graph[src_nic][first]["eid"]]
-        dist = self._distances_to(last)
         here, hop = first, 0
         while here != last:
-            options = sorted(v for v in self._fabric.successors(here) if dist.get(v) == dist[here] - 1)
+            options = self._next_hops(here, last)
             nxt = options[_mix(src_nic, dst_nic, hop) % len(options)]
             edges.append(graph[here][nxt]["eid"])
             here, hop = nxt, hop + 1
         edges.append(graph[last][dst_nic]["eid"])
         return tuple(edges)
 
+    def _next_hops(self, here: int, target: int) -> list[int]:
+        """Neighbours of switch ``here`` one hop closer to switch ``target`` (ECMP set)."""
+        key = (here, target)
+        options = self._hops.get(key)
+        if options is None:
+            dist = self._distances_to(target)
+            options = [v for v in self._fabric_adj[here] if dist.get(v) == dist[here] - 1]
+            self._hops[key] = options
+        return options
+
     def _distances_to(self, switch: int) -> dict[int, int]:
+        """Hop counts from every switch to ``switch`` (BFS; fabric links are symmetric)."""
         dist = self._dist.get(switch)
         if dist is None:
-            dist = nx.single_source_shortest_path_length(self._fabric.reverse(copy=False), switch)
+            dist = {switch: 0}
+            frontier = deque([switch])
+            while frontier:
+                here = frontier.popleft()
+                for nxt in self._fabric_adj[here]:
+                    if nxt not in dist:
+                        dist[nxt] = dist[here] + 1
+                        frontier.append(nxt)
             self._dist[switch] = dist
         return dist

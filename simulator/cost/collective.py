@@ -1,0 +1,93 @@
+"""Collective times over message sizes, with NCCL-style automatic algorithm choice.
+
+``CollectiveModel.sweep`` prices one operation on one group for a whole array
+of sizes: each candidate (algorithm, protocol) contributes ``T = a + b n``; the
+chosen one per size is the fastest (``auto``), as NCCL's tuner picks the
+minimum of its modelled times (src/graph/tuning.cc, ``ncclTopoGetAlgoTime``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.collectives import (
+    BUS_FACTOR,
+    Algorithm,
+    Group,
+    Op,
+    build_schedule,
+    candidate_schedules,
+)
+from simulator.cost.network import CostTerms, NetworkCostModel
+from simulator.errors import InfeasibleError
+from simulator.topology.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class CollectiveSweep:
+    """One collective priced over ``size_bytes``; arrays share the sizes' shape."""
+
+    op: Op
+    ranks: int
+    size_bytes: np.ndarray
+    time_s: np.ndarray
+    algorithm: np.ndarray   # chosen algorithm name per size
+    protocol: np.ndarray    # chosen protocol name per size
+
+    @property
+    def algbw_Bps(self) -> np.ndarray:
+        """Algorithm bandwidth, size / time (nccl-tests' algbw), in B/s."""
+        return self.size_bytes / self.time_s
+
+    @property
+    def busbw_Bps(self) -> np.ndarray:
+        """Bus bandwidth, algbw * factor(op, p) (nccl-tests' busbw), in B/s."""
+        return self.algbw_Bps * BUS_FACTOR[self.op](self.ranks)
+
+    def records(self) -> list[dict]:
+        """JSON-ready rows with the keys of SCENARIO_FORMAT.md (GB/s = 1e9 B/s)."""
+        return [
+            {"size_bytes": int(s), "time_s": float(t), "algbw_GBps": float(a) / 1e9,
+             "busbw_GBps": float(b) / 1e9, "algorithm": str(alg), "protocol": str(pr)}
+            for s, t, a, b, alg, pr in zip(self.size_bytes, self.time_s, self.algbw_Bps,
+                                           self.busbw_Bps, self.algorithm, self.protocol,
+                                           strict=True)
+        ]
+
+
+class CollectiveModel:
+    """Times of collectives on one cluster (routes and schedules cached per instance)."""
+
+    def __init__(self, cluster: Cluster, network: NetworkCostModel | None = None):
+        self.cluster = cluster
+        self.network = network or NetworkCostModel(cluster)
+        self._terms: dict[tuple, list[CostTerms]] = {}
+
+    def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:
+        """Cost terms of every (algorithm, protocol) allowed; ``algorithm=None`` means auto."""
+        key = (op, algorithm, group.gpus)
+        if key not in self._terms:
+            if algorithm is None:
+                schedules = candidate_schedules(op, group)
+                if not schedules:
+                    raise InfeasibleError(f"no algorithm can run {op.value} on {group.size} ranks")
+            else:
+                schedules = [build_schedule(op, algorithm, group)]
+            self._terms[key] = [t for s in schedules for t in self.network.terms(s)]
+        return self._terms[key]
+
+    def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
+              size_bytes) -> CollectiveSweep:
+        """Fastest allowed (algorithm, protocol) and its time for every size."""
+        sizes = np.asarray(size_bytes, dtype=np.float64)
+        terms = self.terms(op, algorithm, group)
+        latency = np.array([t.latency_s for t in terms])[:, None]
+        per_byte = np.array([t.seconds_per_byte for t in terms])[:, None]
+        times = latency + per_byte * sizes[None, :]
+        best = np.argmin(times, axis=0)
+        names = np.array([t.schedule.algorithm.value for t in terms])
+        protocols = np.array([t.protocol.value for t in terms])
+        return CollectiveSweep(op, group.size, sizes, times[best, np.arange(sizes.size)],
+                               names[best], protocols[best])

@@ -1,0 +1,29 @@
+"""The one place that wires the flow: scenario file -> hardware -> cluster graph -> cost model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from simulator.config import HardwareLibrary, ResolvedCluster, Scenario, load_scenario, resolve_cluster
+from simulator.cost import CollectiveModel
+from simulator.topology import Cluster, build_cluster
+
+
+@dataclass(frozen=True)
+class ClusterSession:
+    """A loaded scenario with its built cluster and collective cost model."""
+
+    scenario: Scenario
+    hardware: ResolvedCluster
+    cluster: Cluster
+    collectives: CollectiveModel
+
+
+def open_scenario(path: Path | str, library: HardwareLibrary | None = None) -> ClusterSession:
+    """Load ``path``, resolve its hardware, build its cluster graph and cost model."""
+    library = library or HardwareLibrary()
+    scenario = load_scenario(path, library)
+    hardware = resolve_cluster(scenario.cluster, library)
+    cluster = build_cluster(hardware)
+    return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))

@@ -1,0 +1,1 @@
+"""Human-readable output: rich tables (plots are imported lazily where used)."""

@@ -1,0 +1,1 @@
+"""Workload: transformer model math, parallel groups and schedules."""

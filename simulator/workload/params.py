@@ -1,0 +1,57 @@
+"""Parameter counts of decoder-only transformers (GPT with GELU, Llama-style SwiGLU/GQA, MoE).
+
+Per layer, with hidden h, FFN width f, head dim d = h/a and kv heads k:
+attention ``h*h (Q) + 2*h*k*d (K, V) + h*h (out)``; MLP ``2 h f`` (GELU) or
+``3 h f`` (SwiGLU), times the expert count for MoE plus an ``h * E`` router.
+GPT-style models add biases and two LayerNorms (``13 h`` per layer in all) and
+learned positions ``s h``; Llama-style models use two RMSNorms (``2 h``) and an
+untied output layer (``V h``). For GPT this equals Narayanan et al. (SC21) eq.:
+``12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h))``; GPT-3 175B gives 174.6e9.
+"""
+
+from __future__ import annotations
+
+from simulator.config.scenario import Mlp, ModelConfig
+
+
+def layer_parameters(model: ModelConfig) -> int:
+    """Parameters of one transformer layer (all experts included)."""
+    h, f = model.hidden, model.ffn_hidden
+    kv_width = model.kv_heads * (h // model.heads)
+    attention = 2 * h * h + 2 * h * kv_width
+    gelu = model.mlp == Mlp.GELU
+    mlp = (2 if gelu else 3) * h * f
+    if gelu:
+        attention += h + 2 * kv_width + h      # Q, K, V and output biases
+        mlp += f + h                           # the two MLP biases
+    norms = 4 * h if gelu else 2 * h
+    router = h * model.experts if model.experts > 1 else 0
+    return attention + model.experts * mlp + norms + router
+
+
+def embedding_parameters(model: ModelConfig) -> int:
+    """Token embedding, learned positions (GPT) and untied output layer (Llama)."""
+    h = model.hidden
+    if model.mlp == Mlp.GELU:
+        return model.vocab * h + model.seq_len * h
+    return 2 * model.vocab * h
+
+
+def parameter_count(model: ModelConfig) -> int:
+    """Total parameters (final norm excluded, as in the SC21 formula)."""
+    return model.layers * layer_parameters(model) + embedding_parameters(model)
+
+
+def active_parameter_count(model: ModelConfig) -> int:
+    """Parameters a token touches: only ``top_k`` of the experts' MLPs."""
+    if model.experts == 1:
+        return parameter_count(model)
+    per_expert = (layer_parameters(model) - _non_expert(model)) // model.experts
+    active_layer = _non_expert(model) + model.top_k * per_expert
+    return model.layers * active_layer + embedding_parameters(model)
+
+
+def _non_expert(model: ModelConfig) -> int:
+    h, f = model.hidden, model.ffn_hidden
+    mlp = (2 * h * f + f + h) if model.mlp == Mlp.GELU else 3 * h * f
+    return layer_parameters(model) - model.experts * mlp
