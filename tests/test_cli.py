@@ -1,0 +1,77 @@
+"""The clustersim command: collectives table contract, specs, compare-nccl, bad arguments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = str(ROOT / "scenarios" / "dgx-h100-2node.yaml")
+
+
+def _run(capsys, *args):
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_collectives_json_has_the_documented_keys_and_doubling_sizes(capsys):
+    code, out, _ = _run(capsys, "collectives", SCENARIO, "--op", "all_reduce",
+                        "--min-bytes", "8", "--max-bytes", "8G", "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 31
+    assert set(rows[0]) >= {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm"}
+    assert [r["size_bytes"] for r in rows[:3]] == [8, 16, 32]
+    for r in rows:
+        assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * 2 * 15 / 16)
+        assert r["algbw_GBps"] == pytest.approx(r["size_bytes"] / r["time_s"] / 1e9)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                "reduce", "all_to_all", "sendrecv"])
+def test_every_operation_runs_with_auto(capsys, op):
+    code, out, _ = _run(capsys, "collectives", SCENARIO, "--op", op, "-b", "1K", "-e", "1M", "--csv")
+    assert code == 0 and out.splitlines()[0].startswith("size_bytes,time_s")
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--op", "allreduce"], "allreduce"),
+    (["--algo", "butterfly"], "butterfly"),
+    (["-b", "1G", "-e", "1K"], "larger than --max-bytes"),
+    (["-b", "0"], "must be positive"),
+    (["-b", "12Q"], "not a size"),
+    (["--algo", "nvls"], "nvls"),
+    (["--op", "all_to_all", "--algo", "tree"], "does not implement all_to_all"),
+])
+def test_bad_arguments_exit_2_with_a_clear_message(capsys, args, fragment):
+    code, out, err = _run(capsys, "collectives", SCENARIO, *args)
+    assert code == 2 and fragment in (out + err) and "Traceback" not in out + err
+
+
+def test_specs_lists_and_shows_with_sources(capsys):
+    code, out, _ = _run(capsys, "specs")
+    assert code == 0 and "dgx-h100" in out and "ib-ndr" in out
+    code, out, _ = _run(capsys, "specs", "h100-sxm")
+    assert code == 0 and "989.4" in out
+    code, _, err = _run(capsys, "specs", "h100-sxn")
+    assert code == 2 and "did you mean 'h100-sxm'" in err
+
+
+def test_compare_nccl_reports_each_size(capsys):
+    folder = ROOT / "validation" / "nccl_tests"
+    stem = "h100_2node_4gpu_per_node_ring_nccl-tests-252"
+    code, out, _ = _run(capsys, "compare-nccl", str(folder / f"{stem}.txt"),
+                        str(folder / "scenarios" / f"{stem}.yaml"), "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 5 and all(r["algorithm"] == "ring" for r in rows)
+
+
+def test_compare_nccl_rejects_a_cluster_of_another_size(capsys):
+    folder = ROOT / "validation" / "nccl_tests"
+    code, _, err = _run(capsys, "compare-nccl",
+                        str(folder / "h100_2node_4gpu_per_node_ring_nccl-tests-252.txt"), SCENARIO)
+    assert code == 2 and "8 ranks" in err

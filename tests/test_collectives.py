@@ -1,0 +1,153 @@
+"""Collective schedules against DESIGN.md's closed forms, conservation laws and monotonicity."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import make_cluster
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.collectives import Algorithm, Group, Op, build_schedule, whole_cluster
+from simulator.config import Protocol
+from simulator.cost import NetworkCostModel
+from simulator.errors import InfeasibleError
+from simulator.units import US
+
+NVLINK4_B = 18 * 25e9 * 0.82        # DGX H100 per-GPU NVLink bandwidth in the specs (B/s)
+
+
+def _simple(model: NetworkCostModel, schedule):
+    return next(t for t in model.terms(schedule) if t.protocol == Protocol.SIMPLE)
+
+
+def _hop(model, family="ring", cls="nvlink"):
+    table = model.protocols
+    return table.hop_latency_us[cls][family][Protocol.SIMPLE] * US, \
+        table.base_latency_us[family][Protocol.SIMPLE] * US
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8])
+def test_ring_all_reduce_matches_closed_form(h100_node, p):
+    """T = base + 2(p-1) a + 2(p-1)/p * n/B on one NVSwitch (DESIGN.md)."""
+    model = NetworkCostModel(h100_node)
+    terms = _simple(model, build_schedule(Op.ALL_REDUCE, Algorithm.RING,
+                                          Group(h100_node, tuple(range(p)))))
+    hop, base = _hop(model)
+    assert terms.latency_s == pytest.approx(base + 2 * (p - 1) * hop, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12)
+
+
+@pytest.mark.parametrize("op,factor", [(Op.REDUCE_SCATTER, 1), (Op.ALL_GATHER, 1)])
+def test_ring_half_collectives_closed_form(h100_node, op, factor):
+    p = 8
+    model = NetworkCostModel(h100_node)
+    terms = _simple(model, build_schedule(op, Algorithm.RING, whole_cluster(h100_node)))
+    hop, base = _hop(model)
+    assert terms.latency_s == pytest.approx(base + (p - 1) * hop, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx((p - 1) / p / NVLINK4_B, rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [2, 4, 8])
+def test_halving_doubling_matches_closed_form(h100_node, p):
+    """T = base + 2 log2(p) a + 2(p-1)/p * n/B for p a power of two."""
+    model = NetworkCostModel(h100_node)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING,
+                              Group(h100_node, tuple(range(p))))
+    terms = _simple(model, schedule)
+    hop, base = _hop(model)
+    assert schedule.step_count == 2 * int(math.log2(p))
+    assert terms.latency_s == pytest.approx(base + 2 * math.log2(p) * hop, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12)
+
+
+def test_halving_doubling_non_power_of_two_adds_two_full_steps(h100_node):
+    model = NetworkCostModel(h100_node)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING,
+                              Group(h100_node, tuple(range(6))))
+    assert schedule.step_count == 2 * 2 + 2
+    terms = _simple(model, schedule)
+    assert terms.seconds_per_byte == pytest.approx((2 * 3 / 4 + 2) / NVLINK4_B, rel=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", list(Algorithm))
+def test_every_byte_sent_is_received(algorithm):
+    """Per schedule, bytes leaving all GPUs' ports equal bytes arriving (flow conservation)."""
+    cluster = make_cluster(nodes=2)
+    model = NetworkCostModel(cluster)
+    op = Op.ALL_REDUCE
+    try:
+        schedule = build_schedule(op, algorithm, whole_cluster(cluster))
+    except InfeasibleError:
+        pytest.skip(f"{algorithm} cannot serve this group")
+    for step in schedule.steps:
+        inc = model.router.incidence(step.src, step.dst)
+        load = inc.T @ step.frac
+        for vertex in cluster.graph.nodes:
+            out_edges = [d["eid"] for _, _, d in cluster.graph.out_edges(vertex, data=True)]
+            in_edges = [d["eid"] for _, _, d in cluster.graph.in_edges(vertex, data=True)]
+            sent = step.frac[step.src == vertex].sum()
+            received = step.frac[step.dst == vertex].sum()
+            assert load[out_edges].sum() - load[in_edges].sum() == pytest.approx(sent - received)
+
+
+def test_ring_all_reduce_moves_2_p_minus_1_over_p_per_rank(h100_node):
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.RING, whole_cluster(h100_node))
+    per_rank = sum(s.sent_fraction for s in schedule.steps) / 8
+    assert per_rank == pytest.approx(2 * 7 / 8)
+
+
+def test_nvls_moves_n_times_one_plus_one_over_p_each_way(h100_node):
+    model = NetworkCostModel(h100_node)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS, whole_cluster(h100_node))
+    loads = model.edge_loads(schedule)
+    gpu0 = h100_node.gpu_vertex(0)
+    graph = h100_node.graph
+    switch = h100_node.nvswitch_vertex(0)
+    assert loads[graph[gpu0][switch]["eid"]] == pytest.approx(1 + 1 / 8)
+    assert loads[graph[switch][gpu0]["eid"]] == pytest.approx(1 + 1 / 8)
+
+
+def test_nvls_needs_an_nvswitch_with_reduction():
+    cluster = make_cluster(node="dgx-a100-80gb")
+    with pytest.raises(InfeasibleError, match="in-switch reduction"):
+        build_schedule(Op.ALL_REDUCE, Algorithm.NVLS, whole_cluster(cluster))
+
+
+def test_auto_picks_the_fastest_candidate(h100_node_model):
+    group = whole_cluster(h100_node_model.cluster)
+    sizes = np.logspace(3, 33, 31, base=2.0)
+    best = h100_node_model.sweep(Op.ALL_REDUCE, None, group, sizes).time_s
+    for algorithm in (Algorithm.RING, Algorithm.TREE, Algorithm.NVLS):
+        fixed = h100_node_model.sweep(Op.ALL_REDUCE, algorithm, group, sizes).time_s
+        assert np.all(best <= fixed + 1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scale=st.floats(1.0, 8.0), size=st.floats(1.0, 2.0**34),
+       algorithm=st.sampled_from([Algorithm.RING, Algorithm.TREE, Algorithm.HIERARCHICAL,
+                                  Algorithm.HALVING_DOUBLING]))
+def test_more_bandwidth_or_fewer_bytes_is_never_slower(scale, size, algorithm):
+    cluster = _two_nodes()
+    schedule = build_schedule(Op.ALL_REDUCE, algorithm, whole_cluster(cluster))
+    base = NetworkCostModel(cluster)
+    faster = NetworkCostModel(_with_bandwidth(cluster, scale))
+    for slow, fast in zip(base.terms(schedule), faster.terms(schedule), strict=True):
+        assert fast.time(size) <= slow.time(size) * (1 + 1e-12)
+        assert slow.time(size / scale) <= slow.time(size) * (1 + 1e-12)
+
+
+_CACHE: dict = {}
+
+
+def _two_nodes():
+    if "two" not in _CACHE:
+        _CACHE["two"] = make_cluster(nodes=2, gpus_per_node=4, nics_per_node=4)
+    return _CACHE["two"]
+
+
+def _with_bandwidth(cluster, scale):
+    from dataclasses import replace
+    return replace(cluster, bandwidth_Bps=cluster.bandwidth_Bps * scale)

@@ -1,0 +1,56 @@
+"""Replay real nccl-tests logs (validation/nccl_tests/, sources in INDEX.md) against predictions.
+
+Targets (issue #2): busbw within 15% at sizes >= 64 MiB; time within 2x at sizes <= 64 KiB.
+Rows that miss are listed in KNOWN_MISSES with the reason and marked xfail(strict): if the
+model starts meeting them the test fails, so the list stays honest. docs/validation.md
+shows the whole table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.validation.nccl_suite import replay
+
+FOLDER = Path(__file__).resolve().parent.parent / "validation" / "nccl_tests"
+KNOWN_MISSES = {
+    "a100x8_1node_nvlink_sendrecv_li-plus-playground": (
+        None, "NCCL point-to-point reaches ~195 GB/s on A100 NVLink, below the ~240 GB/s "
+        "collectives reach (nccl-tests#149); clustersim has no separate p2p efficiency yet; "
+        "the 128 MiB row is also a warm-up outlier (1211 us vs 1423 us for twice the bytes)"),
+    "h100_2node_16gpu_gcp_a3mega_allreduce": (
+        lambda size: size < 2**30, "GCP A3 Mega's GPUDirect-TCPXO transport has a ~120 us "
+        "small-message floor and ~0.8 ms per-operation cost at >= 32 MiB that no public spec "
+        "states; the scenario approximates it with RoCE 200G (large sizes meet the target)"),
+    "h100pcie_x2_nvlink_bridge_allreduce_nccl-1161": (
+        None, "measured 116 GB/s is half of what the H100 PCIe datasheet's 600 GB/s NVLink "
+        "bridge implies; the reporter's system likely ran fewer bridges (NVIDIA/nccl#1161)"),
+}
+
+
+def _rows():
+    table = replay(FOLDER)
+    for row in table.itertuples():
+        if row.meets_target is None:
+            continue
+        miss = KNOWN_MISSES.get(row.log)
+        marks = []
+        if miss and (miss[0] is None or miss[0](row.size_bytes)):
+            marks = [pytest.mark.xfail(strict=True, reason=miss[1])]
+        yield pytest.param(row, id=f"{row.log}-{row.size_bytes}", marks=marks)
+
+
+@pytest.mark.parametrize("row", list(_rows()))
+def test_prediction_meets_target(row):
+    if row.target.startswith("busbw"):
+        assert abs(row.busbw_error) <= 0.15, f"busbw error {row.busbw_error:+.1%}"
+    else:
+        assert 0.5 <= row.time_ratio <= 2.0, f"time ratio {row.time_ratio:.2f}"
+
+
+def test_every_log_has_a_scenario():
+    logs = {p.stem for p in FOLDER.glob("*.txt")}
+    scenarios = {p.stem for p in (FOLDER / "scenarios").glob("*.yaml")}
+    assert logs == scenarios
