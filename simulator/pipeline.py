@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simulator.config import HardwareLibrary, ResolvedCluster, Scenario, load_scenario, resolve_cluster
+from simulator.config import (
+    HardwareLibrary,
+    ResolvedCluster,
+    Scenario,
+    load_scenario,
+    resolve_cluster,
+)
 from simulator.cost import CollectiveModel
 from simulator.topology import Cluster, build_cluster
 

@@ -2,7 +2,12 @@
 
 from simulator.config.hardware import Dtype, GpuSpec, LinkSpec, NodeSpec, Protocol
 from simulator.config.library import HardwareLibrary
-from simulator.config.loader import load_cluster, load_scenario, scenario_from_mapping, scenario_from_text
+from simulator.config.loader import (
+    load_cluster,
+    load_scenario,
+    scenario_from_mapping,
+    scenario_from_text,
+)
 from simulator.config.resolved import ResolvedCluster, resolve_cluster
 from simulator.config.scenario import Scenario
 

@@ -14,7 +14,12 @@ from simulator.config.library import HardwareLibrary
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.resolved import ResolvedCluster, resolve_cluster
 from simulator.config.scenario import Scenario
-from simulator.config.yaml_io import did_you_mean, parse_yaml_mapping, read_yaml_mapping, validate_model
+from simulator.config.yaml_io import (
+    did_you_mean,
+    parse_yaml_mapping,
+    read_yaml_mapping,
+    validate_model,
+)
 from simulator.errors import ConfigError
 
 
