@@ -29,7 +29,7 @@ err = Console(stderr=True)
 
 ALGO_CHOICES = ["auto", *(a.value for a in Algorithm)]
 OP_CHOICES = [o.value for o in Op]
-_SCENARIO = click.Path(path_type=Path, dir_okay=False)
+_SCENARIO = click.Path(path_type=Path)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,7 +93,7 @@ def collectives(scenario: Path, op: str, algo: str, min_bytes: str, max_bytes: s
 
 
 @app.command("compare-nccl")
-@click.argument("log", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("log", type=click.Path(path_type=Path))
 @click.argument("scenario", type=_SCENARIO)
 @click.option("--op", type=click.Choice(OP_CHOICES), default=None,
               help="override the collective named in the log")
@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app.main(args=argv, prog_name="clustersim", standalone_mode=False)
     except ClusterSimError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True,
+                  emoji=False)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code

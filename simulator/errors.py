@@ -3,7 +3,7 @@
 Every user mistake raises a subclass of :class:`ClusterSimError`. The message
 names the file, the key path and what was expected, e.g.::
 
-    scenarios/bad.yaml: parallelism.tp: 3 does not divide model.heads (96)
+    scenarios/bad.yaml: parallelism.tp: 5 does not divide model.heads (96)
 """
 
 from __future__ import annotations

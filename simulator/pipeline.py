@@ -13,6 +13,7 @@ from simulator.config import (
     resolve_cluster,
 )
 from simulator.cost import CollectiveModel
+from simulator.errors import ConfigError
 from simulator.topology import Cluster, build_cluster
 
 
@@ -31,5 +32,8 @@ def open_scenario(path: Path | str, library: HardwareLibrary | None = None) -> C
     library = library or HardwareLibrary()
     scenario = load_scenario(path, library)
     hardware = resolve_cluster(scenario.cluster, library)
-    cluster = build_cluster(hardware)
+    try:
+        cluster = build_cluster(hardware)
+    except ConfigError as exc:
+        raise exc.with_source(str(path)) from None
     return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))

@@ -18,6 +18,7 @@ from simulator.config.yaml_io import (
     did_you_mean,
     parse_yaml_mapping,
     read_yaml_mapping,
+    short_value,
     validate_model,
 )
 from simulator.errors import ConfigError
@@ -67,8 +68,9 @@ def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
         return data
     name = model["preset"]
     if not isinstance(name, str) or name not in MODEL_PRESETS:
-        hint = did_you_mean(str(name), MODEL_PRESETS)
+        hint = did_you_mean(name, MODEL_PRESETS)
         raise ConfigError(
-            f"unknown preset {name!r}{hint}; known: {', '.join(MODEL_PRESETS)}", source, "model.preset"
+            f"unknown preset {short_value(name)}{hint}; known: {', '.join(MODEL_PRESETS)}", source,
+            "model.preset"
         )
     return {**data, "model": {**MODEL_PRESETS[name], **model}}

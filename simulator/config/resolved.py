@@ -77,6 +77,9 @@ def _resolve_node(node: str | NodeSpec, library: HardwareLibrary) -> NodeSpec:
 def _named(getter, name: str | None, key: str):
     if name is None:
         raise ConfigError("no link named for this fabric", key=key)
+    if not name.isprintable():  # e.g. 'dgx-h100\n' from a block scalar: keep the message one line
+        raise ConfigError(f"{name!r} is not a plain name (it holds a line break or control character)",
+                          key=key)
     try:
         return getter(name)
     except ConfigError as exc:

@@ -16,7 +16,7 @@ from simulator.config.hardware import Dtype, NodeSpec
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
-Ratio = Annotated[float, Field(ge=1.0, le=1024.0, allow_inf_nan=False)]
+Ratio = Annotated[float, Strict(), Field(ge=1.0, le=1024.0, allow_inf_nan=False)]
 Flag = Annotated[bool, Strict()]
 
 
@@ -139,7 +139,7 @@ class SimulateConfig(_Section):
 
 class StragglerConfig(_Section):
     distribution: NoiseDistribution = NoiseDistribution.NONE
-    sigma: Annotated[float, Field(ge=0.0, le=10.0, allow_inf_nan=False)] = 0.0
+    sigma: Annotated[float, Strict(), Field(ge=0.0, le=10.0, allow_inf_nan=False)] = 0.0
 
 
 class NoiseConfig(_Section):
@@ -163,4 +163,9 @@ class Scenario(_Section):
     @field_validator("name", mode="before")
     @classmethod
     def _name_is_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, (int, float)) else value
+        if isinstance(value, (int, float)):
+            try:
+                return str(value)
+            except ValueError:  # an int too long for str(): rejected below as "not a valid string"
+                return value
+        return value

@@ -21,7 +21,9 @@ M = TypeVar("M", bound=BaseModel)
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
@@ -59,8 +61,14 @@ def parse_yaml_mapping(raw: bytes | str, source: str) -> dict[str, Any]:
         documents = list(yaml.safe_load_all(raw))
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {_yaml_problem(exc)}", source) from None
-    except (RecursionError, ValueError, OverflowError) as exc:
-        raise ConfigError(f"invalid YAML: {exc}", source) from None
+    except RecursionError:
+        raise ConfigError("invalid YAML: lists or mappings nested too deeply", source) from None
+    except (ValueError, OverflowError) as exc:
+        problem = "a number has more than 4300 digits" if "integer string conversion" in str(exc) else exc
+        raise ConfigError(f"invalid YAML: {problem}", source) from None
+    except (LookupError, AttributeError, TypeError):  # PyYAML on e.g. `!!bool x`, `!!timestamp x`, `!!int`
+        raise ConfigError("invalid YAML: a value does not match its explicit tag (!!bool, !!int, "
+                          "!!float, !!timestamp...)", source) from None
     documents = [d for d in documents if d is not None]
     if not documents:
         raise ConfigError("file is empty; expected a YAML mapping", source)
@@ -85,17 +93,37 @@ def validate_model(model: type[M], data: Any, source: str, prefix: str = "") -> 
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise pydantic_to_config_error(exc, model, source, prefix) from None
+        raise pydantic_to_config_error(exc, model, source, prefix, data) from None
     except (RecursionError, OverflowError, ValueError, TypeError) as exc:
         raise ConfigError(f"invalid value ({exc})", source, prefix.rstrip(".") or None) from None
 
 
+_NO_DATA = object()
+
+
 def pydantic_to_config_error(
-    exc: ValidationError, model: type[BaseModel], source: str, prefix: str = ""
+    exc: ValidationError, model: type[BaseModel], source: str, prefix: str = "",
+    data: Any = _NO_DATA,
 ) -> ConfigError:
-    """Render the first error of ``exc`` as ``file: key.path: message``."""
-    err = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+    """Render the first error of ``exc`` as ``file: key.path: message``.
+
+    ``data`` (the validated input) lets the key path drop pydantic's union-member
+    tags (``cluster.node.str``) and pick, of a union's members, the one that got deepest.
+    """
+    errors = exc.errors(include_url=False)
+    err = errors[0]
+    path, tag_at = _key_path(err, data)
+    if tag_at is not None:
+        members = [e for e in errors if e["loc"][:tag_at] == err["loc"][:tag_at]]
+        err = max(members, key=lambda e: len(e["loc"]))
+        path, _ = _key_path(err, data)
+    if err["type"] == "missing":  # a misspelt key shows as missing + unknown: report the typo
+        typos = [e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]
+                 and did_you_mean(e["loc"][-1], [err["loc"][-1]])]
+        if typos:
+            err = typos[0]
+            path, _ = _key_path(err, data)
+    loc = [_key_text(p) for p in path]
     key = prefix + ".".join(loc)
     message = _pydantic_message(err, model, loc)
     return ConfigError(message, source, key or None)
@@ -112,18 +140,56 @@ def _pydantic_message(err: dict, model: type[BaseModel], loc: list[str]) -> str:
         return "required key is missing"
     if kind in ("enum", "literal_error"):
         expected = err.get("ctx", {}).get("expected", "")
-        return f"{_short(value)} is not one of {expected}{did_you_mean(value, _enum_words(expected))}"
-    shown = _short(value)
+        return f"{short_value(value)} is not one of {expected}{did_you_mean(value, _enum_words(expected))}"
+    shown = short_value(value)
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    return f"{shown}: {msg[0].lower() + msg[1:]}" if shown else msg
+    return f"{shown}: {msg[0].lower() + msg[1:]}"
+
+
+def _key_path(err: dict, data: Any) -> tuple[list[Any], int | None]:
+    """The user's key path of ``err`` and the index in its loc of the first union-member tag.
+
+    A loc part that is not a key (or index) of ``data`` at that point is a tag, except the
+    last part of a ``missing`` error, which is the missing key.
+    """
+    loc = err["loc"]
+    path: list[Any] = []
+    node, tag_at = data, None
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and (part.startswith("function-") or part == "[key]"):
+            continue
+        if data is _NO_DATA or (i == len(loc) - 1 and err["type"] == "missing"):
+            path.append(part)
+        elif isinstance(node, dict) and part in node or (
+                isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            path.append(part)
+            node = node[part]
+        elif tag_at is None:
+            tag_at = i
+    return path, tag_at
+
+
+def _key_text(part: Any) -> str:
+    text = _short(part) if not isinstance(part, str) else part
+    if not text.isprintable():
+        text = repr(text)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def short_value(value: Any) -> str:
+    """``value`` as shown in a message: quoted if text, cut to 60 characters, one line."""
+    return _short(value) or f"a {type(value).__name__}"
 
 
 def _short(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return ""
-    text = repr(value) if isinstance(value, str) else str(value)
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # an int past Python's digit limit for str() (YAML 0x..., 0b..., 1:2:3)
+        text = f"a {value.bit_length()}-bit integer" if isinstance(value, int) else "a huge value"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
