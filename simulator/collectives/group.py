@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
-
 from simulator.topology.cluster import Cluster
 
 
@@ -72,7 +70,3 @@ def whole_cluster(cluster: Cluster) -> Group:
 def ring_pairs(order: list[int]) -> list[tuple[int, int]]:
     """(rank i -> rank i+1 mod p) pairs of a ring."""
     return list(zip(order, order[1:] + order[:1], strict=True))
-
-
-def as_array(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)

@@ -18,7 +18,6 @@ import numpy as np
 from simulator.config.hardware import HwClass, LinkSpec
 
 HW_CLASS_CODE = {HwClass.NVLINK: 0, HwClass.PCI: 1, HwClass.NET: 2}
-HW_CLASS_BY_CODE = {code: cls for cls, code in HW_CLASS_CODE.items()}
 
 
 class VertexKind(StrEnum):
