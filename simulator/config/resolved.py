@@ -57,8 +57,10 @@ def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedClu
             f"{gpus_per_node} is more than the {node.gpus} GPUs of node '{node.name}'",
             key="cluster.gpus_per_node",
         )
-    nics = node.nics if cfg.fabric.nics_per_node is None else cfg.fabric.nics_per_node
-    nics = min(nics, max(gpus_per_node, 1)) if cfg.fabric.nics_per_node is None else nics
+    # By default a node using fewer GPUs keeps only their rail NICs; an explicit count wins.
+    nics = cfg.fabric.nics_per_node
+    if nics is None:
+        nics = min(node.nics, gpus_per_node)
     if cfg.nodes > 1 and nics == 0:
         raise ConfigError(
             f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; set cluster.fabric.nics_per_node",
