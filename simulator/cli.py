@@ -19,9 +19,10 @@ from simulator.config import HardwareLibrary
 from simulator.config.library import CATEGORIES
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ClusterSimError, UsageError
-from simulator.pipeline import open_scenario
+from simulator.pipeline import open_scenario, run_scenario
 from simulator.report import tables
 from simulator.report.check import check_summary
+from simulator.report.run_report import run_report
 from simulator.units import parse_size
 
 out = Console()
@@ -44,6 +45,20 @@ def check(scenario: Path) -> None:
     """Validate a scenario and print a short summary."""
     session = open_scenario(scenario)
     out.print(check_summary(session))
+
+
+@app.command()
+@click.argument("scenario", type=_SCENARIO)
+@click.option("--json", "as_json", is_flag=True, help="print the result fields as one JSON object")
+@click.option("--engine", type=click.Choice(["analytical", "des"]), default=None,
+              help="override simulate.engine")
+def run(scenario: Path, as_json: bool, engine: str | None) -> None:
+    """Simulate one training step: step time, bubble, exposed communication, memory, MFU."""
+    result = run_scenario(scenario, engine)
+    if as_json:
+        click.echo(json.dumps(result.to_json_dict()))
+    else:
+        out.print(run_report(result))
 
 
 @app.command()

@@ -13,7 +13,7 @@ from simulator.config import (
     resolve_cluster,
 )
 from simulator.cost import CollectiveModel
-from simulator.errors import ConfigError
+from simulator.errors import ConfigError, UsageError
 from simulator.topology import Cluster, build_cluster
 
 
@@ -37,3 +37,19 @@ def open_scenario(path: Path | str, library: HardwareLibrary | None = None) -> C
     except ConfigError as exc:
         raise exc.with_source(str(path)) from None
     return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))
+
+
+def run_scenario(path: Path | str, engine: str | None = None,
+                 library: HardwareLibrary | None = None):
+    """Load, build and simulate one step of the scenario at ``path`` (see :class:`StepResult`)."""
+    from simulator.engine.analytical import simulate_step
+
+    session = open_scenario(path, library)
+    scenario = session.scenario
+    if scenario.model is None or scenario.training is None:
+        raise ConfigError("'model' and 'training' sections are needed to simulate training",
+                          str(path), "model")
+    chosen = engine or scenario.simulate.engine.value
+    if chosen != "analytical":
+        raise UsageError(f"engine '{chosen}' is not available in this version; use analytical")
+    return simulate_step(scenario, session.collectives)

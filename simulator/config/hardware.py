@@ -77,14 +77,34 @@ class _Spec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
 
+class ComputeEfficiency(BaseModel):
+    """How close kernels get to the GPU's peaks (data, not code; see cost/compute.py).
+
+    ``gemm_peak_fraction``: fraction of dense peak a large, well-shaped GEMM reaches.
+    ``gemm_tile``: output tile (rows, cols) one SM computes per wave.
+    ``gemm_k_overhead``: per-tile prologue/epilogue cost, in K elements.
+    ``memory_bandwidth_fraction``: fraction of HBM bandwidth streaming kernels reach.
+    ``kernel_overhead_us``: launch and tail cost per kernel.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gemm_peak_fraction: Fraction
+    gemm_tile: tuple[PositiveInt, PositiveInt] = (256, 128)
+    gemm_k_overhead: NonNegativeFloat = 128.0
+    memory_bandwidth_fraction: Fraction
+    kernel_overhead_us: NonNegativeFloat
+
+
 class GpuSpec(_Spec):
-    """One accelerator: dense peak per dtype, HBM, SMs."""
+    """One accelerator: dense peak per dtype, HBM, SMs, kernel efficiencies."""
 
     vendor: str
     peak_dense_tflops: dict[Dtype, PositiveFloat]
     hbm_capacity_GiB: PositiveFloat
     hbm_bandwidth_GBps: PositiveFloat
     sm_count: PositiveInt
+    compute: ComputeEfficiency
 
     def peak_flops(self, dtype: Dtype | str) -> float:
         """Dense peak in FLOP/s at ``dtype`` (fp8 falls back to fp16 on GPUs without it)."""

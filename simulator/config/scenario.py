@@ -99,10 +99,16 @@ class ModelConfig(_Section):
         return self
 
 
+class AttentionKernel(StrEnum):
+    FLASH = "flash"
+    UNFUSED = "unfused"
+
+
 class TrainingConfig(_Section):
     global_batch: BigCount
     micro_batch: BigCount = 1
     dtype: Dtype = Dtype.BF16
+    attention: AttentionKernel = AttentionKernel.FLASH
 
     @field_validator("dtype")
     @classmethod

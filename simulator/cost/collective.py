@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.collectives import (
+    ALGORITHMS,
     BUS_FACTOR,
     Algorithm,
     Group,
@@ -20,6 +21,8 @@ from simulator.collectives import (
     build_schedule,
     candidate_schedules,
 )
+from simulator.collectives.concurrent import merge_schedules
+from simulator.collectives.registry import NCCL_ALGORITHMS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology.cluster import Cluster
@@ -77,6 +80,35 @@ class CollectiveModel:
                 schedules = [build_schedule(op, algorithm, group)]
             self._terms[key] = [t for s in schedules for t in self.network.terms(s)]
         return self._terms[key]
+
+    def concurrent_time(self, op: Op, groups: list[tuple[int, ...]], size_bytes: float,
+                        algorithm: Algorithm | None = None) -> tuple[float, str]:
+        """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``.
+
+        Every candidate algorithm is priced with all groups' flows merged (they share
+        links), and the fastest (algorithm, protocol) is returned with its name.
+        """
+        key = ("concurrent", op, algorithm, tuple(groups))
+        if key not in self._terms:
+            candidates = [algorithm] if algorithm else list(ALGORITHMS)
+            terms = []
+            for algo in candidates:
+                native = algo in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+                if algorithm is None and not native:
+                    continue
+                try:
+                    merged = merge_schedules([build_schedule(op, algo, Group(self.cluster, g))
+                                              for g in groups])
+                except (InfeasibleError, KeyError, ValueError):
+                    continue
+                terms += self.network.terms(merged)
+            if not terms:
+                raise InfeasibleError(f"no algorithm can run {op.value} on groups of "
+                                      f"{len(groups[0])} ranks")
+            self._terms[key] = terms
+        times = [(t.time(size_bytes).item(), f"{t.schedule.algorithm.value}/{t.protocol.value}")
+                 for t in self._terms[key]]
+        return min(times)
 
     def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
               size_bytes) -> CollectiveSweep:

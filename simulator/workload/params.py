@@ -46,12 +46,12 @@ def active_parameter_count(model: ModelConfig) -> int:
     """Parameters a token touches: only ``top_k`` of the experts' MLPs."""
     if model.experts == 1:
         return parameter_count(model)
-    per_expert = (layer_parameters(model) - _non_expert(model)) // model.experts
-    active_layer = _non_expert(model) + model.top_k * per_expert
+    per_expert = (layer_parameters(model) - non_expert_parameters(model)) // model.experts
+    active_layer = non_expert_parameters(model) + model.top_k * per_expert
     return model.layers * active_layer + embedding_parameters(model)
 
 
-def _non_expert(model: ModelConfig) -> int:
+def non_expert_parameters(model: ModelConfig) -> int:
     h, f = model.hidden, model.ffn_hidden
     mlp = (2 * h * f + f + h) if model.mlp == Mlp.GELU else 3 * h * f
     return layer_parameters(model) - model.experts * mlp

@@ -1,0 +1,147 @@
+"""The analytical engine: one training step from closed-form critical paths.
+
+step = pipeline (m microbatches through p stages, :mod:`simulator.workload.pipeline`)
+     + data-parallel gradient reduction not hidden behind the last backward
+     + optimizer step (memory-bound Adam update).
+Per-microbatch stage work comes from :mod:`simulator.engine.stage_cost`; all durations
+come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
+:mod:`simulator.cost.network`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.collectives import Op
+from simulator.config.checks import data_parallel_size
+from simulator.config.scenario import Recompute, Scenario
+from simulator.cost import CollectiveModel
+from simulator.cost.compute import ComputeModel
+from simulator.engine.flops import step_flops
+from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
+from simulator.results import StageBreakdown, StepResult
+from simulator.workload.layout import Layout
+from simulator.workload.memory import BYTES, layer_split, stage_memory
+from simulator.workload.params import embedding_parameters, layer_parameters
+from simulator.workload.pipeline import pipeline_time
+from simulator.workload.transformer import Attention, LayerShape
+
+ADAM_BYTES_PER_PARAM = 34.0
+"""Adam update traffic per parameter: read+write fp32 master, m and v (24 B), read the
+gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pass."""
+
+
+@dataclass(frozen=True)
+class Context:
+    scenario: Scenario
+    layout: Layout
+    shape: LayerShape
+    compute: ComputeModel
+    collectives: CollectiveModel
+    microbatches: int
+
+
+def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0) -> Context:
+    par, training = scenario.parallelism, scenario.training
+    gpus = collectives.cluster.gpus
+    dp = data_parallel_size(scenario, gpus)
+    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
+    shape = LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
+                       par.sequence_parallel, Attention(training.attention),
+                       BYTES[training.dtype])
+    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup)
+    microbatches = training.global_batch // (training.micro_batch * dp)
+    return Context(scenario, layout, shape, compute, collectives, microbatches)
+
+
+def simulate_step(scenario: Scenario, collectives: CollectiveModel) -> StepResult:
+    """Evaluate one step of ``scenario`` on the cluster behind ``collectives``."""
+    ctx = make_context(scenario, collectives)
+    stages = _stages(ctx)
+    work = np.array([s.forward_s + s.backward_s + 2 * s.p2p_s for s in stages])
+    pipe, bubble = pipeline_time(work, ctx.microbatches, scenario.parallelism.virtual_stages)
+    dp_time = _dp_time(ctx, stages)
+    overlap = stages[0].backward_s if scenario.parallelism.overlap_grad_reduce else 0.0
+    dp_exposed = max(0.0, dp_time - overlap)
+    optimizer = _optimizer_time(ctx, stages)
+    step = pipe + dp_exposed + optimizer
+    return _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer)
+
+
+def _stages(ctx: Context) -> list[StageBreakdown]:
+    par = ctx.scenario.parallelism
+    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    layer = layer_cost(ctx.scenario, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
+    embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
+    p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
+    out = []
+    for i, layers in enumerate(split):
+        first, last = i == 0, i == par.pp - 1
+        fwd = layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
+        bwd = layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+        recompute = layers * layer.recompute
+        fwd += embed * first + logits_f * last
+        bwd += recompute + logits_b * last
+        tp = layers * (layer.tp_forward + layer.tp_backward
+                       + (layer.tp_forward if par.recompute == Recompute.FULL else 0.0))
+        memory = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
+                              ctx.layout.dp, first, last, ctx.microbatches)
+        out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
+                                  layers * layer.ep, p2p, memory.total, memory.as_dict()))
+    return out
+
+
+def _stage_params(ctx: Context, stage: StageBreakdown) -> float:
+    """Parameters held by one GPU of ``stage`` (embeddings on the first and last stage)."""
+    mdl, lay = ctx.scenario.model, ctx.layout
+    params = stage.layers * layer_parameters(mdl) / lay.tp
+    if mdl.experts > 1:
+        params /= 1  # expert weights are split over ep in layer_parameters' MoE accounting
+    if stage.stage in (0, lay.pp - 1):
+        params += embedding_parameters(mdl) / (2 if lay.pp > 1 else 1) / lay.tp
+    return params
+
+
+def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
+    """Gradient reduction of every stage's data-parallel groups at once (they share NICs)."""
+    if ctx.layout.dp == 1:
+        return 0.0
+    grad_bytes = max(_stage_params(ctx, s) for s in stages) * BYTES[ctx.scenario.training.dtype]
+    groups = ctx.layout.all_dp_groups()
+    if ctx.scenario.parallelism.zero_stage == 0:
+        return ctx.collectives.concurrent_time(Op.ALL_REDUCE, groups, grad_bytes)[0]
+    reduce = ctx.collectives.concurrent_time(Op.REDUCE_SCATTER, groups, grad_bytes)[0]
+    gather = ctx.collectives.concurrent_time(Op.ALL_GATHER, groups, grad_bytes)[0]
+    return reduce + gather
+
+
+def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
+    params = max(_stage_params(ctx, s) for s in stages)
+    if ctx.scenario.parallelism.zero_stage >= 1:
+        params /= ctx.layout.dp
+    return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
+
+
+def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> StepResult:
+    sc, gpus = ctx.scenario, ctx.layout.gpus
+    model_flops, hardware_flops = step_flops(sc)
+    peak = ctx.compute.gpu.peak_flops(sc.training.dtype)
+    memory = max(s.memory_bytes for s in stages)
+    capacity = ctx.compute.gpu.hbm_capacity_bytes
+    p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
+    exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
+               "dp": dp_exposed, "cp": ctx.microbatches * stages[0].cp_comm_s,
+               "ep": ctx.microbatches * stages[0].ep_comm_s}
+    return StepResult(
+        name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p99_s=step,
+        tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
+        model_flops_per_gpu=model_flops / step / gpus,
+        hardware_flops_per_gpu=hardware_flops / step / gpus,
+        mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / pipe,
+        comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
+        fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
+        dp_comm_s=dp_time, dp_comm_exposed_s=dp_exposed, optimizer_s=optimizer,
+        microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
+        exposed_by_dimension=exposed, memory_capacity_bytes=capacity)

@@ -1,0 +1,42 @@
+"""FLOPs of one training step, counted as Narayanan et al. (SC21) count them.
+
+Model FLOPs: forward + backward = 3 x forward GEMM FLOPs of every layer and the
+logits, full (non-causal) attention; for GPT this is 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+Hardware FLOPs add the recomputed forward: full recompute gives
+96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from simulator.config.scenario import Recompute, Scenario
+from simulator.workload.transformer import Attention, LayerShape, layer_forward, logits_forward
+
+
+def step_flops(scenario: Scenario) -> tuple[float, float]:
+    """(model FLOPs, hardware FLOPs) of one optimizer step over all GPUs."""
+    mdl, training = scenario.model, scenario.training
+    shape = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
+    shape = replace(shape, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else shape
+    layer = layer_forward(shape)
+    per_layer = layer.flops
+    if mdl.experts > 1:
+        mlp = per_layer - _attention_block_flops(shape)
+        per_layer = _attention_block_flops(shape) + mdl.top_k * mlp
+    logits = logits_forward(shape).flops
+    model = 3 * (mdl.layers * per_layer + logits)
+    recompute = scenario.parallelism.recompute
+    if recompute == Recompute.FULL:
+        extra = mdl.layers * per_layer
+    elif recompute == Recompute.SELECTIVE:
+        g = layer.gemms[1:3]
+        extra = mdl.layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+    else:
+        extra = 0.0
+    return model, model + extra
+
+
+def _attention_block_flops(shape: LayerShape) -> float:
+    g = layer_forward(shape).gemms[:4]
+    return float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())

@@ -1,0 +1,117 @@
+"""Per-microbatch cost of each pipeline stage: compute, recompute and the communication on
+its critical path (tensor-, context-, expert-parallel collectives and pipeline sends).
+
+Megatron-LM (SC21) runs tensor-parallel collectives in line with compute, so they are
+exposed; with sequence parallelism each all-reduce becomes an all-gather plus a
+reduce-scatter of the same activation. Full recompute repeats each layer's forward,
+collectives included, before its backward (Korthikanti et al. 2022, sec. 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.collectives import Group, Op
+from simulator.config.scenario import Recompute, Scenario
+from simulator.cost import CollectiveModel
+from simulator.cost.compute import ComputeModel
+from simulator.workload.layout import Layout
+from simulator.workload.transformer import (
+    Kernels,
+    LayerShape,
+    embedding_forward,
+    layer_forward,
+    logits_forward,
+)
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Seconds for one layer and one microbatch on one GPU."""
+
+    forward: float
+    backward: float
+    recompute: float
+    tp_forward: float
+    tp_backward: float
+    cp: float
+    ep: float
+
+
+def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
+    g = kernels.gemms
+    gemm = compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3]).sum() if len(g) else 0.0
+    return float(gemm + compute.memory_time(kernels.memory_bytes).sum())
+
+
+def layer_cost(scenario: Scenario, shape: LayerShape, compute: ComputeModel,
+               collectives: CollectiveModel, layout: Layout) -> LayerCost:
+    """Compute and collective time of one layer (see the module docstring)."""
+    fwd_k = layer_forward(shape)
+    forward, backward = kernels_time(compute, fwd_k), kernels_time(compute, fwd_k.backward())
+    tp_fwd = _tp_comm(scenario, shape, collectives, layout)
+    recompute = _recompute(scenario, shape, compute, forward, tp_fwd)
+    cp = _cp_comm(shape, collectives, layout)
+    ep = _ep_comm(shape, collectives, layout)
+    return LayerCost(forward, backward, recompute, tp_fwd, tp_fwd, cp, ep)
+
+
+def _tp_comm(scenario, shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """Two collectives per layer per pass: all-reduce, or all-gather + reduce-scatter with SP."""
+    if layout.tp == 1:
+        return 0.0
+    nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
+    group = Group(collectives.cluster, layout.tp_group())
+    if scenario.parallelism.sequence_parallel:
+        ag = collectives.sweep(Op.ALL_GATHER, None, group, [nbytes]).time_s[0]
+        rs = collectives.sweep(Op.REDUCE_SCATTER, None, group, [nbytes]).time_s[0]
+        return float(2 * (ag + rs))
+    return float(2 * collectives.sweep(Op.ALL_REDUCE, None, group, [nbytes]).time_s[0])
+
+
+def _recompute(scenario, shape, compute, forward: float, tp_fwd: float) -> float:
+    mode = scenario.parallelism.recompute
+    if mode == Recompute.FULL:
+        return forward + tp_fwd
+    if mode == Recompute.SELECTIVE:
+        attention = Kernels(layer_forward(shape).gemms[1:3], np.zeros(0))
+        return kernels_time(compute, attention)
+    return 0.0
+
+
+def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """Ring attention: each rank passes its K and V blocks cp-1 times (forward and backward)."""
+    if layout.cp == 1:
+        return 0.0
+    mdl = shape.model
+    kv = 2 * shape.tokens * mdl.kv_heads * shape.head_dim / shape.tp * shape.dtype_bytes
+    group = Group(collectives.cluster, layout.cp_group())
+    return float(3 * collectives.sweep(Op.ALL_GATHER, None, group, [kv * layout.cp]).time_s[0])
+
+
+def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """Dispatch and combine all-to-alls of top_k token copies, forward and backward."""
+    mdl = shape.model
+    if mdl.experts == 1 or layout.ep == 1:
+        return 0.0
+    nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
+    group = Group(collectives.cluster, layout.ep_group())
+    return float(4 * collectives.sweep(Op.ALL_TO_ALL, None, group, [nbytes]).time_s[0])
+
+
+def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:
+    """(embedding forward, logits forward, logits backward) seconds per microbatch."""
+    logits = logits_forward(shape)
+    return (kernels_time(compute, embedding_forward(shape)), kernels_time(compute, logits),
+            kernels_time(compute, logits.backward()))
+
+
+def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """One activation send between adjacent stages (scatter-gather: b s h / t per GPU)."""
+    if layout.pp == 1:
+        return 0.0
+    nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes / shape.tp
+    group = Group(collectives.cluster, layout.pp_pair(0))
+    return float(collectives.sweep(Op.SENDRECV, None, group, [nbytes]).time_s[0])

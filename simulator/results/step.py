@@ -1,0 +1,58 @@
+"""What one simulated training step produced, in SI units, with the documented JSON keys."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class StageBreakdown:
+    """Per-pipeline-stage times for one microbatch (seconds) and its memory (bytes)."""
+
+    stage: int
+    layers: int
+    forward_s: float
+    backward_s: float
+    recompute_s: float
+    tp_comm_s: float
+    cp_comm_s: float
+    ep_comm_s: float
+    p2p_s: float
+    memory_bytes: float
+    memory: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One scenario's step: the SCENARIO_FORMAT.md result fields and the breakdowns behind them."""
+
+    name: str
+    gpus: int
+    step_time_s: float
+    step_time_p50_s: float
+    step_time_p99_s: float
+    tokens_per_s: float
+    model_flops_per_gpu: float
+    hardware_flops_per_gpu: float
+    mfu: float
+    bubble_fraction: float
+    comm_exposed_s: float
+    memory_per_gpu_bytes: float
+    fits_in_memory: bool
+    pipeline_s: float
+    bubble_s: float
+    dp_comm_s: float
+    dp_comm_exposed_s: float
+    optimizer_s: float
+    microbatches: int
+    layer_split: list[int]
+    stages: list[StageBreakdown]
+    exposed_by_dimension: dict[str, float]
+    memory_capacity_bytes: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json_dict(self) -> dict:
+        """Plain types only; the documented keys first."""
+        data = asdict(self)
+        data["stages"] = [asdict(s) for s in self.stages]
+        return data

@@ -1,0 +1,52 @@
+"""The DP x TP x PP x CP rank grid on the cluster's GPUs, and its process groups.
+
+Megatron-LM's order (tensor fastest, then context, then data, then pipeline):
+
+    gpu = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
+
+so tensor-parallel groups sit inside a node whenever tp divides the GPUs per node,
+data-parallel peers are ``tp * cp`` GPUs apart, and each pipeline stage owns a
+contiguous block of ``tp * cp * dp`` GPUs. Expert-parallel groups are ``ep``
+consecutive data-parallel peers (Megatron's expert-data-parallel split).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Layout:
+    tp: int
+    pp: int
+    dp: int
+    cp: int = 1
+    ep: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    def gpu(self, tp_rank: int = 0, cp_rank: int = 0, dp_rank: int = 0, pp_rank: int = 0) -> int:
+        return tp_rank + self.tp * (cp_rank + self.cp * (dp_rank + self.dp * pp_rank))
+
+    def tp_group(self, stage: int = 0) -> tuple[int, ...]:
+        return tuple(self.gpu(tp_rank=i, pp_rank=stage) for i in range(self.tp))
+
+    def cp_group(self, stage: int = 0) -> tuple[int, ...]:
+        return tuple(self.gpu(cp_rank=i, pp_rank=stage) for i in range(self.cp))
+
+    def dp_group(self, stage: int = 0, tp_rank: int = 0, cp_rank: int = 0) -> tuple[int, ...]:
+        return tuple(self.gpu(tp_rank, cp_rank, i, stage) for i in range(self.dp))
+
+    def ep_group(self, stage: int = 0) -> tuple[int, ...]:
+        return tuple(self.gpu(dp_rank=i, pp_rank=stage) for i in range(self.ep))
+
+    def all_dp_groups(self) -> list[tuple[int, ...]]:
+        """Every data-parallel group of every stage: they reduce gradients at the same time."""
+        return [self.dp_group(s, t, c) for s in range(self.pp) for c in range(self.cp)
+                for t in range(self.tp)]
+
+    def pp_pair(self, stage: int) -> tuple[int, int]:
+        """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
+        return self.gpu(pp_rank=stage), self.gpu(pp_rank=stage + 1)

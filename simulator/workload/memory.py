@@ -1,0 +1,338 @@
+"""GPU memory of one pipeline stage: model state (weights, gradients, Adam) and activations.
+
+All results are bytes (floats). Notation: sequence ``s`` (per context-parallel
+rank, ``seq_len / cp``), micro-batch ``b``, hidden ``h``, heads ``a``, KV heads
+``k``, FFN width ``f``, vocabulary ``V``, tensor-parallel ``t``, pipeline ``p``.
+
+References
+----------
+.. [K22] Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+   Models", MLSys 2023, arXiv:2205.05198 -- sec. 4 and Table 2 (activations).
+.. [N21] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+   Clusters Using Megatron-LM", SC21, arXiv:2104.04473 -- sec. 2.2 (schedules).
+.. [R20] Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
+   Parameter Models", SC20, arXiv:1910.02054 -- sec. 3.1 and 5 (model state).
+.. [C16] Chen et al., "Training Deep Nets with Sublinear Memory Cost",
+   arXiv:1604.06174 -- a recomputed segment is re-materialised during backward.
+.. [L24] Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, sec. 3.3.2 --
+   one layer fewer on the first and the last pipeline stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.config.hardware import Dtype
+from simulator.config.scenario import (
+    AttentionKernel,
+    Mlp,
+    ModelConfig,
+    ParallelismConfig,
+    Recompute,
+    Schedule,
+    TrainingConfig,
+)
+from simulator.workload.params import layer_parameters, non_expert_parameters
+
+BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
+
+MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 4.1]
+LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]
+
+
+def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
+                               recompute: Recompute, cp: int = 1, dtype_bytes: int = 2) -> float:
+    """Activation bytes one transformer layer keeps for backward, per micro-batch and GPU.
+
+    [K22] Table 2, with ``s = seq_len / cp``:
+
+    ================================  =================================
+    no parallelism (t = 1)            ``s b h (34 + 5 a s / h)``
+    tensor parallel                   ``s b h (10 + 24/t + 5 a s/(h t))``
+    tensor + sequence parallel        ``s b h / t (34 + 5 a s / h)``
+    selective recompute               ``s b h (10 + 24/t)``; with SP ``34 s b h / t``
+    full recompute                    ``2 s b h``; with SP ``2 s b h / t``
+    ================================  =================================
+
+    The 34 is counted per token, in bytes at 2-byte activations [K22, sec. 4.1]:
+    ``10 h`` not split by TP (QKV input 2h, MLP input 2h, two norm inputs 4h,
+    two 1-byte dropout masks 2h) and ``24 h`` split by TP (Q 2h, K and V 4h,
+    attention-output-projection input 2h, MLP inner 16h). It is generalised as
+    K and V of width ``k h / a`` (GQA); MLP inner ``2 f`` elements for GELU (its
+    input and fc2 input) or ``3 f`` for SwiGLU (the ``2 f`` fc1 output that
+    Megatron's fused SwiGLU saves, and the fc2 input); for MoE the MLP inner is
+    times ``top_k`` (router logits, permutation buffers and capacity padding are
+    ignored). ``dtype_bytes`` scales tensors, not masks. Dropout masks are kept
+    for every model (an upper bound for dropout-free Llama training).
+    With the GPT shape (``f = 4h``, GELU, ``k = a``) the published formulas hold exactly.
+
+    The ``5 a s^2 b`` attention core (softmax output, its dropout mask and
+    output) is what ``selective`` drops: it is recomputed, or never stored by
+    flash-style fused attention. Under context parallelism each rank keeps
+    scores of its ``s`` queries against all ``seq_len`` keys.
+
+    Parameters
+    ----------
+    model : ModelConfig
+    micro_batch : int
+        Sequences per micro-batch, ``b``.
+    tp : int
+        Tensor-parallel size, ``t``.
+    sequence_parallel : bool
+        Megatron sequence parallelism (splits the ``10 s b h`` part by ``t``).
+    recompute : Recompute
+    cp : int, optional
+        Context-parallel size; the local sequence is ``seq_len / cp``.
+    dtype_bytes : int, optional
+        Bytes per stored activation element; [K22] assumes 2.
+
+    Returns
+    -------
+    float
+        Bytes per layer on one GPU for one micro-batch in flight.
+    """
+    s = model.seq_len / cp
+    sp_div = tp if sequence_parallel else 1
+    if recompute == Recompute.FULL:
+        return dtype_bytes * s * micro_batch * model.hidden / sp_div
+    replicated, sharded = _per_token_bytes(model, dtype_bytes)
+    total = s * micro_batch * (replicated / sp_div + sharded / tp)
+    if recompute == Recompute.NONE:
+        total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
+    return total
+
+
+def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float]:
+    """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
+    h = model.hidden
+    kv_width = model.kv_heads * (h // model.heads)
+    inner = (2 if model.mlp == Mlp.GELU else 3) * model.ffn_hidden * model.top_k
+    replicated = dtype_bytes * 4 * h + MASK_BYTES * 2 * h
+    sharded = dtype_bytes * (2 * h + 2 * kv_width + inner)
+    return replicated, sharded
+
+
+def _attention_core_bytes(model: ModelConfig, micro_batch: int, cp: int, dtype_bytes: int) -> float:
+    """``(2 dtype + mask) a (seq/cp) seq b``: softmax output, dropout mask and dropout output."""
+    scores = model.heads * (model.seq_len / cp) * model.seq_len * micro_batch
+    return (2 * dtype_bytes + MASK_BYTES) * scores
+
+
+def microbatches_in_flight(schedule: Schedule, pp: int, stage: int, microbatches: int,
+                           virtual_stages: int = 1) -> float:
+    """Peak micro-batches whose activations a stage holds, in whole-stage equivalents.
+
+    - GPipe: all ``m`` micro-batches run forward before any backward.
+    - 1F1B [N21, sec. 2.2.1]: ``min(m, p - i)`` on stage ``i`` (``p`` on stage 0, 1 on the last).
+    - Interleaved 1F1B [N21, sec. 2.2.2], counted as Megatron-LM's
+      ``forward_backward_pipelining_with_interleaving`` does, in model *chunks*
+      (each ``1/v`` of the stage's layers): ``w = 2 (p - i - 1) + (v - 1) p``
+      warm-up forwards, plus the first steady-state forward, capped at the
+      ``m v`` chunk passes; when ``m == p`` Megatron runs every forward first
+      (``m v`` chunks). The result is ``chunks / v``, so stage 0 holds
+      ``p + (p - 1)/v`` = ``p (1 + (p-1)/(p v))``, [K22] sec. 4.2.3. With ``v = 1``
+      interleaving is plain 1F1B.
+
+    Multiply by the stage's per-micro-batch activation bytes (layers on the
+    stage times the per-layer bytes); exact when its chunks are equal-sized.
+
+    Raises
+    ------
+    ValueError
+        If ``stage`` is not in ``0..pp-1`` or a count is below 1.
+    """
+    if min(pp, microbatches, virtual_stages) < 1 or not 0 <= stage < pp:
+        raise ValueError(f"need pp, microbatches, virtual_stages >= 1 and 0 <= stage < pp; got "
+                         f"pp={pp}, stage={stage}, m={microbatches}, v={virtual_stages}")
+    if schedule == Schedule.GPIPE:
+        return float(microbatches)
+    if schedule == Schedule.ONE_F_ONE_B or virtual_stages == 1:
+        return float(min(microbatches, pp - stage))
+    total_chunks = microbatches * virtual_stages
+    if microbatches == pp:
+        return total_chunks / virtual_stages
+    warmup = 2 * (pp - stage - 1) + (virtual_stages - 1) * pp
+    return min(warmup + 1, total_chunks) / virtual_stages
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Peak bytes on one GPU, by kind. ``workspace`` holds transient buffers."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    workspace: float = 0.0
+
+    @property
+    def total(self) -> float:
+        """Sum of all parts, bytes."""
+        return self.weights + self.gradients + self.optimizer + self.activations + self.workspace
+
+    def as_dict(self) -> dict[str, float]:
+        """The five parts by name (``total`` excluded), bytes."""
+        return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
+                "activations": self.activations, "workspace": self.workspace}
+
+
+def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
+                      dtype: Dtype) -> tuple[float, float, float]:
+    """Bytes of (weights, gradients, optimizer state) for Adam, sharded by ZeRO.
+
+    Mixed precision (bf16, fp16, fp8) as in [R20] sec. 3.1: 2-byte weights,
+    2-byte gradients and ``K = 12`` bytes of optimizer state (fp32 master
+    weights, momentum and variance), 16 B/param. FP8 recipes keep bf16 weights
+    and fp32 master weights; the fp8 copies are transient. fp32 training: 4 + 4
+    + 8 (moments only, no master copy). Megatron-LM by default accumulates fp32
+    "main grads" (4 B, 18 B/param; Megatron Core distributed-optimizer guide),
+    which this model does not: it follows ZeRO's 2-byte gradients.
+
+    ZeRO [R20] sec. 5: stage 1 divides the optimizer state by ``dp``, stage 2
+    the gradients too, stage 3 the weights too (Megatron's distributed
+    optimizer is stage 1).
+
+    Parameters
+    ----------
+    params_on_gpu : float
+        Parameters held by the GPU before ZeRO sharding.
+    dp : int
+        Size of the group ZeRO shards over.
+    zero_stage : int
+        0 (none) to 3.
+    dtype : Dtype
+        Training dtype.
+    """
+    if zero_stage not in (0, 1, 2, 3) or dp < 1:
+        raise ValueError(f"need zero_stage in 0..3 and dp >= 1; got {zero_stage}, {dp}")
+    if dtype not in BYTES:
+        raise ValueError(f"{dtype} is not a training dtype")
+    per_param = (4, 4, 8) if dtype == Dtype.FP32 else (2, 2, 12)
+    shards = (dp if zero_stage >= 3 else 1, dp if zero_stage >= 2 else 1, dp if zero_stage >= 1 else 1)
+    weights, grads, optimizer = (params_on_gpu * n / d for n, d in zip(per_param, shards, strict=True))
+    return weights, grads, optimizer
+
+
+def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_on_stage: int,
+                     first: bool, last: bool) -> tuple[float, float]:
+    """(Dense, expert) parameters one GPU of a stage holds.
+
+    Dense: ``layers * layer_parameters / t`` (non-expert part; norms, row-parallel
+    biases and the router are in fact replicated over TP, an O(1/h) error),
+    plus the word embedding ``V h / t`` on the first stage (and GPT's learned
+    positions ``s h``, which Megatron replicates) and the output layer ``V h / t``
+    on the last. GPT-style (GELU) models tie the output layer to the embedding;
+    with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
+    an embedding-group all-reduce, so it counts there too. Expert MLPs are
+    divided by ``t * ep`` (expert tensor parallelism equal to ``t``).
+    """
+    h, tp = model.hidden, parallelism.tp
+    dense_layer = layer_parameters(model) if model.experts == 1 else non_expert_parameters(model)
+    expert_layer = layer_parameters(model) - dense_layer
+    dense = layers_on_stage * dense_layer / tp
+    if first:
+        dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
+    if last and not (first and model.mlp == Mlp.GELU):
+        dense += model.vocab * h / tp
+    return dense, layers_on_stage * expert_layer / (tp * parallelism.ep)
+
+
+def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
+                 layers_on_stage: int, dp: int, first: bool, last: bool,
+                 microbatches: int | None = None) -> MemoryBreakdown:
+    """Peak memory of one GPU of pipeline ``stage``.
+
+    Model state: :func:`model_state_bytes` of :func:`stage_parameters`. ZeRO
+    shards dense parameters over ``dp * cp`` (context-parallel ranks hold the
+    same weights; Megatron shards over the data-and-context-parallel group) and
+    expert parameters over ``dp * cp / ep``.
+
+    Activations: ``activation_bytes_per_layer * layers_on_stage * in_flight``
+    with ``in_flight`` from :func:`microbatches_in_flight` and ``m`` =
+    ``microbatches`` if given, else ``global_batch // (micro_batch * dp)``;
+    plus, per micro-batch in flight [K22] sec. 4.3: on the first stage the embedding dropout mask ``s b h``
+    (1 byte, ``/t`` with SP); on the last stage the final-norm and output-layer
+    inputs ``2 dtype s b h`` (``/t`` with SP) and the fp32 logits ``4 s b V / t``.
+    Activations are 4 bytes for fp32 training, else 2 (FP8 recipes keep the
+    saved activations mostly in bf16). With fused (flash) attention the
+    ``b a s^2`` score and softmax tensors are never stored, so ``recompute:
+    none`` keeps the selective-recompute amount (Dao et al. 2022; Korthikanti
+    et al. 2022 sec. 5 make the same point).
+
+    Workspace: with full recompute, the layer being recomputed holds its
+    activations during backward [C16]; counted as one layer at the selective
+    (fused-attention) level. Otherwise 0; allocator caches, communication
+    buffers and kernel workspaces are not modelled.
+    """
+    par = parallelism
+    act_bytes = 4 if training.dtype == Dtype.FP32 else 2
+    if microbatches is None:
+        microbatches = training.global_batch // (training.micro_batch * dp)
+    in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
+
+    def per_layer(recompute: Recompute) -> float:
+        return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
+                                          recompute, par.cp, act_bytes)
+
+    extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
+    stored = par.recompute
+    if stored == Recompute.NONE and training.attention == AttentionKernel.FLASH:
+        stored = Recompute.SELECTIVE
+    activations = (per_layer(stored) * layers_on_stage + extra) * in_flight
+    workspace = per_layer(Recompute.SELECTIVE) if par.recompute == Recompute.FULL and layers_on_stage else 0.0
+    dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
+    shard = dp * par.cp
+    dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype)
+    expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype)
+    weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
+    return MemoryBreakdown(weights, grads, optimizer, activations, workspace)
+
+
+def _boundary_activation_bytes(model: ModelConfig, micro_batch: int, par: ParallelismConfig,
+                               first: bool, last: bool, dtype_bytes: int) -> float:
+    """Per micro-batch: embedding dropout mask (first stage); norm, output-layer inputs, logits (last)."""
+    sb = model.seq_len / par.cp * micro_batch
+    sp_div = par.tp if par.sequence_parallel else 1
+    extra = MASK_BYTES * sb * model.hidden / sp_div if first else 0.0
+    if last:
+        extra += 2 * dtype_bytes * sb * model.hidden / sp_div + LOGIT_BYTES * sb * model.vocab / par.tp
+    return extra
+
+
+def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+    """Layers of each of the ``pp * v`` model chunks, in pipeline order.
+
+    Every chunk gets ``floor(L / n)`` layers (``n = pp v``); the ``L mod n``
+    extra layers go to the middle chunks, so the ``n - (L mod n)`` chunks left
+    short are taken from the ends inward: first, last, second, second-to-last...
+    This is Llama 3's rule [L24]: the first and last stages, which also hold the
+    embedding and the output layer and loss, get one layer fewer (126 layers on
+    16 stages: 7, 8, ..., 8, 7).
+
+    Raises
+    ------
+    ValueError
+        If a chunk would be empty (``pp * v > layers``) or a count is below 1.
+    """
+    chunks = pp * virtual_stages
+    if min(pp, virtual_stages) < 1 or chunks > layers:
+        raise ValueError(f"cannot split {layers} layers into pp*v = {pp}*{virtual_stages} non-empty chunks")
+    ceil = -(-layers // chunks)
+    sizes = [ceil] * chunks
+    for i in range(chunks * ceil - layers):
+        sizes[i // 2 if i % 2 == 0 else chunks - 1 - i // 2] -= 1
+    return sizes
+
+
+def layer_split(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+    """Layers per pipeline stage (length ``pp``, sum ``layers``).
+
+    Chunk ``c`` of :func:`chunk_layers` lives on stage ``c mod pp`` (Megatron's
+    interleaved placement [N21, sec. 2.2.2]); a stage's total is the sum of its
+    ``v`` chunks. ``layer_split(96, 8) == [12] * 8``; ``layer_split(126, 16)``
+    gives 7 layers on the first and last stage and 8 elsewhere.
+    """
+    totals = [0] * pp
+    for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
+        totals[chunk % pp] += size
+    return totals
