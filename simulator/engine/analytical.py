@@ -139,7 +139,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> 
         tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
         model_flops_per_gpu=model_flops / step / gpus,
         hardware_flops_per_gpu=hardware_flops / step / gpus,
-        mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / pipe,
+        mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / step,
         comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=dp_exposed, optimizer_s=optimizer,

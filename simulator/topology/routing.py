@@ -4,8 +4,11 @@ Inside a server, paths minimise the sum of 1/bandwidth (NVLink before PCIe),
 computed once on server 0 and shifted to the others. Between servers a flow
 leaves through the source GPU's rail NIC, crosses the fabric over a shortest
 path (hop count) and enters through the destination GPU's rail NIC. Among
-equal-cost next hops the router picks one by a deterministic hash of the flow
-(ECMP), so the same flow always takes the same path. Caches live on the
+equal-cost next hops the router picks by destination, D-mod-K style: at each
+upward hop with k choices it takes ``d mod k`` and divides ``d`` by ``k``, where
+``d`` is the destination NIC's index (Zahavi et al., "Optimized InfiniBand fat-tree
+routing for shift all-to-all communication patterns", 2010; the routing InfiniBand
+subnet managers use). Shift patterns such as rings then never collide on an uplink. Caches live on the
 :class:`Router` instance; there is no global state.
 """
 
@@ -23,12 +26,6 @@ from simulator.topology.graph import VertexKind
 _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.ROUTER}
 
 
-def _mix(*values: int) -> int:
-    """A deterministic integer hash (splitmix-style) for ECMP choices."""
-    h = 0x9E3779B97F4A7C15
-    for v in values:
-        h ^= (v + 0x9E3779B97F4A7C15 + (h << 6) + (h >> 2)) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 class Router:
@@ -42,6 +39,8 @@ class Router:
         self._dist: dict[int, dict[int, int]] = {}
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._hops: dict[tuple[int, int], list[int]] = {}
+        nics = sorted(v for v, k in self._graph.nodes(data="kind") if k == VertexKind.NIC)
+        self._nic_rank = {v: i for i, v in enumerate(nics)}
         switches = {v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS}
         self._switches = switches
         self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
@@ -115,12 +114,13 @@ class Router:
         first = next(v for v in graph.successors(src_nic) if v in self._switches)
         last = next(v for v in graph.predecessors(dst_nic) if v in self._switches)
         edges = [graph[src_nic][first]["eid"]]
-        here, hop = first, 0
+        here, key = first, self._nic_rank[dst_nic]
         while here != last:
             options = self._next_hops(here, last)
-            nxt = options[_mix(src_nic, dst_nic, hop) % len(options)]
+            key, pick = divmod(key, len(options))
+            nxt = options[pick]
             edges.append(graph[here][nxt]["eid"])
-            here, hop = nxt, hop + 1
+            here = nxt
         edges.append(graph[last][dst_nic]["eid"])
         return tuple(edges)
 
