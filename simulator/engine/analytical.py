@@ -56,9 +56,13 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     return Context(scenario, layout, shape, compute, collectives, microbatches)
 
 
-def simulate_step(scenario: Scenario, collectives: CollectiveModel) -> StepResult:
-    """Evaluate one step of ``scenario`` on the cluster behind ``collectives``."""
-    ctx = make_context(scenario, collectives)
+def simulate_step(scenario: Scenario, collectives: CollectiveModel,
+                  compute_speedup: float = 1.0) -> StepResult:
+    """Evaluate one step of ``scenario`` on the cluster behind ``collectives``.
+
+    ``compute_speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
+    """
+    ctx = make_context(scenario, collectives, compute_speedup)
     stages = _stages(ctx)
     work = np.array([s.forward_s + s.backward_s + 2 * s.p2p_s for s in stages])
     pipe, bubble = pipeline_time(work, ctx.microbatches, scenario.parallelism.virtual_stages)

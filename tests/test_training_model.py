@@ -1,0 +1,113 @@
+"""Issue #3 invariants: FLOP counts, pipeline bubbles, schedule replay, engine monotonicity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.config.presets import MODEL_PRESETS
+from simulator.cost import CollectiveModel
+from simulator.engine.analytical import simulate_step
+from simulator.engine.flops import step_flops
+from simulator.topology import build_cluster
+from simulator.workload.pipeline import bubble_fraction, pipeline_time, replay_1f1b
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _scenario(model="gpt3-175b", recompute="none", nodes=2, tp=8, pp=2, gb=16, **par):
+    data = {"name": "t", "cluster": {"node": "dgx-a100-80gb", "nodes": nodes,
+                                     "fabric": {"topology": "fat-tree", "link": "ib-hdr"}},
+            "model": {"preset": model}, "training": {"global_batch": gb, "micro_batch": 1},
+            "parallelism": {"tp": tp, "pp": pp, "recompute": recompute, **par}}
+    return scenario_from_mapping(data, "<test>")
+
+
+@pytest.mark.parametrize("preset", ["gpt3-175b", "megatron-1.7b", "megatron-1t"])
+def test_model_flops_equal_narayanan_formulas(preset):
+    """72 B s l h^2 (1 + s/6h + V/12lh) and, with full recompute, 96 ... (1 + s/6h + V/16lh)."""
+    m = MODEL_PRESETS[preset]
+    b, s, l, h, v = 16, m["seq_len"], m["layers"], m["hidden"], m["vocab"]
+    model, _ = step_flops(_scenario(preset, gb=b))
+    assert model == pytest.approx(72 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h)),
+                                  rel=1e-12)
+    _, hardware = step_flops(_scenario(preset, recompute="full", gb=b))
+    assert hardware == pytest.approx(96 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h)),
+                                     rel=1e-12)
+
+
+@pytest.mark.parametrize("p,m", [(2, 4), (4, 8), (8, 96), (16, 16)])
+def test_uniform_bubble_is_p_minus_1_over_m_plus_p_minus_1(p, m):
+    total, bubble = pipeline_time(np.full(p, 3.0), m)
+    assert bubble / total == pytest.approx((p - 1) / (m + p - 1), rel=1e-12)
+    assert bubble_fraction(p, m) == pytest.approx((p - 1) / (m + p - 1), rel=1e-12)
+
+
+@pytest.mark.parametrize("v", [2, 3, 4])
+def test_interleaving_divides_the_bubble_by_v(v):
+    _, plain = pipeline_time(np.full(8, 1.0), 32)
+    _, interleaved = pipeline_time(np.full(8, 1.0), 32, chunks=v)
+    assert interleaved == pytest.approx(plain / v, rel=1e-12)
+
+
+@pytest.mark.parametrize("p,m", [(2, 2), (4, 8), (5, 3), (8, 16)])
+def test_closed_form_equals_1f1b_replay_for_uniform_stages(p, m):
+    f, b = np.full(p, 1.0), np.full(p, 2.0)
+    assert pipeline_time(f + b, m)[0] == pytest.approx(replay_1f1b(f, b, m), rel=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.1, 5.0), min_size=2, max_size=6), st.integers(1, 12))
+def test_closed_form_bounds_the_1f1b_replay(work, m):
+    """For uneven stages the closed form is an upper bound of the replayed critical path."""
+    f = np.array(work)
+    assert pipeline_time(3 * f, m)[0] >= replay_1f1b(f, 2 * f, m) * (1 - 1e-12)
+
+
+def _collectives(scenario, bandwidth_scale=1.0):
+    library = HardwareLibrary()
+    cluster = build_cluster(resolve_cluster(scenario.cluster, library))
+    return CollectiveModel(replace(cluster, bandwidth_Bps=cluster.bandwidth_Bps * bandwidth_scale))
+
+
+@settings(max_examples=8, deadline=None)
+@given(scale=st.floats(1.0, 4.0), recompute=st.sampled_from(["none", "full"]),
+       pp=st.sampled_from([1, 2]))
+def test_more_bandwidth_never_makes_a_step_slower(scale, recompute, pp):
+    scenario = _scenario("megatron-7.5b", recompute=recompute, tp=4, pp=pp, gb=32)
+    slow = simulate_step(scenario, _collectives(scenario)).step_time_s
+    fast = simulate_step(scenario, _collectives(scenario, scale)).step_time_s
+    assert fast <= slow * (1 + 1e-12)
+
+
+@settings(max_examples=8, deadline=None)
+@given(speedup=st.floats(1.0, 4.0))
+def test_faster_gpus_never_make_a_step_slower(speedup):
+    scenario = _scenario("megatron-7.5b", tp=4, pp=2, gb=32)
+    collectives = _collectives(scenario)
+    slow = simulate_step(scenario, collectives).step_time_s
+    fast = simulate_step(scenario, collectives, compute_speedup=speedup).step_time_s
+    assert fast <= slow * (1 + 1e-12)
+
+
+def test_result_has_every_documented_field():
+    keys = {"step_time_s", "step_time_p50_s", "step_time_p99_s", "tokens_per_s",
+            "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu", "bubble_fraction",
+            "comm_exposed_s", "memory_per_gpu_bytes", "fits_in_memory", "gpus"}
+    scenario = _scenario("megatron-7.5b", tp=4, pp=2, gb=32)
+    data = simulate_step(scenario, _collectives(scenario)).to_json_dict()
+    assert keys <= set(data)
+    assert data["tokens_per_s"] == pytest.approx(32 * 2048 / data["step_time_s"])
+    assert data["mfu"] == pytest.approx(data["model_flops_per_gpu"] / 312e12)
+
+
+def test_a_model_that_does_not_fit_is_a_result_not_a_crash():
+    scenario = _scenario("gpt3-175b", tp=8, pp=2, gb=16)        # 175B on 16 GPUs
+    result = simulate_step(scenario, _collectives(scenario))
+    assert not result.fits_in_memory and result.memory_per_gpu_bytes > 80 * 2**30
