@@ -33,12 +33,12 @@ def _scenario(model="gpt3-175b", recompute="none", nodes=2, tp=8, pp=2, gb=16, *
 def test_model_flops_equal_narayanan_formulas(preset):
     """72 B s l h^2 (1 + s/6h + V/12lh) and, with full recompute, 96 ... (1 + s/6h + V/16lh)."""
     m = MODEL_PRESETS[preset]
-    b, s, l, h, v = 16, m["seq_len"], m["layers"], m["hidden"], m["vocab"]
+    b, s, n_layers, h, v = 16, m["seq_len"], m["layers"], m["hidden"], m["vocab"]
     model, _ = step_flops(_scenario(preset, gb=b))
-    assert model == pytest.approx(72 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h)),
+    assert model == pytest.approx(72 * b * s * n_layers * h**2 * (1 + s / (6 * h) + v / (12 * n_layers * h)),
                                   rel=1e-12)
     _, hardware = step_flops(_scenario(preset, recompute="full", gb=b))
-    assert hardware == pytest.approx(96 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h)),
+    assert hardware == pytest.approx(96 * b * s * n_layers * h**2 * (1 + s / (6 * h) + v / (16 * n_layers * h)),
                                      rel=1e-12)
 
 
