@@ -35,10 +35,10 @@ def test_model_flops_equal_narayanan_formulas(preset):
     m = MODEL_PRESETS[preset]
     b, s, n_layers, h, v = 16, m["seq_len"], m["layers"], m["hidden"], m["vocab"]
     model, _ = step_flops(_scenario(preset, gb=b))
-    assert model == pytest.approx(72 * b * s * n_layers * h**2 * (1 + s / (6 * h) + v / (12 * n_layers * h)),
-                                  rel=1e-12)
+    base = b * s * n_layers * h**2
+    assert model == pytest.approx(72 * base * (1 + s / (6 * h) + v / (12 * n_layers * h)), rel=1e-12)
     _, hardware = step_flops(_scenario(preset, recompute="full", gb=b))
-    assert hardware == pytest.approx(96 * b * s * n_layers * h**2 * (1 + s / (6 * h) + v / (16 * n_layers * h)),
+    assert hardware == pytest.approx(96 * base * (1 + s / (6 * h) + v / (16 * n_layers * h)),
                                      rel=1e-12)
 
 
