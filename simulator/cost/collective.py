@@ -81,15 +81,18 @@ class CollectiveModel:
             self._terms[key] = [t for s in schedules for t in self.network.terms(s)]
         return self._terms[key]
 
-    def concurrent_time(self, op: Op, groups: list[tuple[int, ...]], size_bytes: float,
-                        algorithm: Algorithm | None = None) -> tuple[float, str]:
+    def concurrent_time(self, op: Op, groups, size_bytes: float,
+                        algorithm: Algorithm | None = None, key=None) -> tuple[float, str]:
         """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``.
 
         Every candidate algorithm is priced with all groups' flows merged (they share
         links), and the fastest (algorithm, protocol) is returned with its name.
+        ``groups`` may be a callable returning the groups, evaluated only on a cache
+        miss; ``key`` then names the set of groups (e.g. the layout) for the cache.
         """
-        key = ("concurrent", op, algorithm, tuple(groups))
+        key = ("concurrent", op, algorithm, key if key is not None else tuple(groups))
         if key not in self._terms:
+            groups = groups() if callable(groups) else groups
             candidates = [algorithm] if algorithm else list(ALGORITHMS)
             terms = []
             for algo in candidates:

@@ -113,12 +113,12 @@ def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
     if ctx.layout.dp == 1:
         return 0.0
     grad_bytes = max(_stage_params(ctx, s) for s in stages) * BYTES[ctx.scenario.training.dtype]
-    groups = ctx.layout.all_dp_groups()
+    groups, key = ctx.layout.all_dp_groups, ("dp", ctx.layout)
+    price = ctx.collectives.concurrent_time
     if ctx.scenario.parallelism.zero_stage == 0:
-        return ctx.collectives.concurrent_time(Op.ALL_REDUCE, groups, grad_bytes)[0]
-    reduce = ctx.collectives.concurrent_time(Op.REDUCE_SCATTER, groups, grad_bytes)[0]
-    gather = ctx.collectives.concurrent_time(Op.ALL_GATHER, groups, grad_bytes)[0]
-    return reduce + gather
+        return price(Op.ALL_REDUCE, groups, grad_bytes, key=key)[0]
+    reduce = price(Op.REDUCE_SCATTER, groups, grad_bytes, key=key)[0]
+    return reduce + price(Op.ALL_GATHER, groups, grad_bytes, key=key)[0]
 
 
 def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -44,8 +46,9 @@ class Layout:
 
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
-        return [self.dp_group(s, t, c) for s in range(self.pp) for c in range(self.cp)
-                for t in range(self.tp)]
+        grid = np.arange(self.gpus).reshape(self.pp, self.dp, self.cp * self.tp)
+        return [tuple(int(g) for g in grid[s, :, j]) for s in range(self.pp)
+                for j in range(self.cp * self.tp)]
 
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
