@@ -75,3 +75,42 @@ def test_compare_nccl_rejects_a_cluster_of_another_size(capsys):
     code, _, err = _run(capsys, "compare-nccl",
                         str(folder / "h100_2node_4gpu_per_node_ring_nccl-tests-252.txt"), SCENARIO)
     assert code == 2 and "8 ranks" in err
+
+
+GPT3 = str(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
+
+
+def test_run_json_has_every_documented_key(capsys):
+    code, out, _ = _run(capsys, "run", GPT3, "--json")
+    data = json.loads(out)
+    assert code == 0
+    for key in ("step_time_s", "step_time_p50_s", "step_time_p99_s", "tokens_per_s",
+                "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu", "bubble_fraction",
+                "comm_exposed_s", "memory_per_gpu_bytes", "fits_in_memory", "gpus"):
+        assert key in data
+    assert data["gpus"] == 1024 and data["tokens_per_s"] == pytest.approx(
+        1536 * 2048 / data["step_time_s"])
+
+
+def test_run_report_has_the_breakdowns(capsys):
+    code, out, _ = _run(capsys, "run", GPT3)
+    assert code == 0
+    for fragment in ("step time", "MFU", "pipeline bubble", "time per step", "activations"):
+        assert fragment in out
+
+
+def test_infeasible_layout_says_what_would_satisfy_it(capsys, tmp_path):
+    text = Path(GPT3).read_text().replace("global_batch: 1536", "global_batch: 1500")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    code, _, err = _run(capsys, "run", str(bad))
+    assert code == 2 and "training.global_batch" in err and "use a multiple such as 1488" in err
+
+
+def test_model_that_does_not_fit_is_reported(capsys, tmp_path):
+    text = Path(GPT3).read_text().replace("nodes: 128", "nodes: 2").replace("dp: 16", "dp: 1")
+    text = text.replace("pp: 8", "pp: 2").replace("global_batch: 1536", "global_batch: 16")
+    small = tmp_path / "small.yaml"
+    small.write_text(text)
+    code, out, _ = _run(capsys, "run", str(small))
+    assert code == 0 and "does not fit" in out

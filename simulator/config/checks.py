@@ -81,7 +81,8 @@ def _check_batch(scenario: Scenario, dp: int) -> None:
     if training.global_batch % per_step:
         raise ConfigError(
             f"{training.global_batch} is not a multiple of micro_batch*dp = "
-            f"{training.micro_batch}*{dp} = {per_step}", key="training.global_batch")
+            f"{training.micro_batch}*{dp} = {per_step}; use a multiple such as "
+            f"{max(per_step, training.global_batch // per_step * per_step)}", key="training.global_batch")
 
 
 def _check_schedule(scenario: Scenario, dp: int) -> None:
