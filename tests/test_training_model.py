@@ -111,3 +111,18 @@ def test_a_model_that_does_not_fit_is_a_result_not_a_crash():
     scenario = _scenario("gpt3-175b", tp=8, pp=2, gb=16)        # 175B on 16 GPUs
     result = simulate_step(scenario, _collectives(scenario))
     assert not result.fits_in_memory and result.memory_per_gpu_bytes > 80 * 2**30
+
+
+def test_zero3_adds_parameter_gathers_and_frees_memory():
+    z1 = _scenario("megatron-7.5b", tp=4, pp=1, gb=32, zero_stage=1)
+    z3 = _scenario("megatron-7.5b", tp=4, pp=1, gb=32, zero_stage=3)
+    collectives = _collectives(z1)
+    r1, r3 = simulate_step(z1, collectives), simulate_step(z3, collectives)
+    assert r3.memory_per_gpu_bytes < r1.memory_per_gpu_bytes
+    assert r3.dp_comm_s == 0.0 and r3.step_time_s >= r1.step_time_s - r1.dp_comm_exposed_s
+
+
+def test_gpt3_175b_has_174_6_billion_parameters():
+    from simulator.config.scenario import ModelConfig
+    from simulator.workload.params import parameter_count
+    assert round(parameter_count(ModelConfig(**MODEL_PRESETS["gpt3-175b"])) / 1e8) == 1746

@@ -83,8 +83,10 @@ def _stages(ctx: Context) -> list[StageBreakdown]:
     out = []
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
-        fwd = layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
-        bwd = layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+        fwd = layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2
+                        + layer.zero3_forward)
+        bwd = layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2
+                        + layer.zero3_backward)
         recompute = layers * layer.recompute
         fwd += embed * first + logits_f * last
         bwd += recompute + logits_b * last
@@ -115,8 +117,11 @@ def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
     grad_bytes = max(_stage_params(ctx, s) for s in stages) * BYTES[ctx.scenario.training.dtype]
     groups, key = ctx.layout.all_dp_groups, ("dp", ctx.layout)
     price = ctx.collectives.concurrent_time
-    if ctx.scenario.parallelism.zero_stage == 0:
+    zero = ctx.scenario.parallelism.zero_stage
+    if zero == 0:
         return price(Op.ALL_REDUCE, groups, grad_bytes, key=key)[0]
+    if zero == 3:
+        return 0.0          # gradients were reduce-scattered layer by layer (stage_cost)
     reduce = price(Op.REDUCE_SCATTER, groups, grad_bytes, key=key)[0]
     return reduce + price(Op.ALL_GATHER, groups, grad_bytes, key=key)[0]
 

@@ -18,6 +18,7 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.workload.layout import Layout
+from simulator.workload.params import layer_parameters
 from simulator.workload.transformer import (
     Kernels,
     LayerShape,
@@ -38,6 +39,8 @@ class LayerCost:
     tp_backward: float
     cp: float
     ep: float
+    zero3_forward: float = 0.0
+    zero3_backward: float = 0.0
 
 
 def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
@@ -55,7 +58,25 @@ def layer_cost(scenario: Scenario, shape: LayerShape, compute: ComputeModel,
     recompute = _recompute(scenario, shape, compute, forward, tp_fwd)
     cp = _cp_comm(shape, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
-    return LayerCost(forward, backward, recompute, tp_fwd, tp_fwd, cp, ep)
+    z_fwd, z_bwd = _zero3_exposed(scenario, shape, collectives, layout, forward, backward)
+    return LayerCost(forward, backward, recompute, tp_fwd, tp_fwd, cp, ep, z_fwd, z_bwd)
+
+
+def _zero3_exposed(scenario, shape: LayerShape, collectives: CollectiveModel, layout: Layout,
+                   forward: float, backward: float) -> tuple[float, float]:
+    """ZeRO-3: gather each layer's weights before its forward and backward, reduce-scatter
+    its gradients after backward (Rajbhandari et al. 2020, sec. 5.3), every microbatch.
+
+    Prefetching overlaps a layer's collectives with the neighbouring layer's compute, so
+    only ``max(0, comm - compute)`` is exposed. All data-parallel groups run at once.
+    """
+    if scenario.parallelism.zero_stage < 3 or layout.dp == 1:
+        return 0.0, 0.0
+    nbytes = layer_parameters(shape.model) / layout.tp * shape.dtype_bytes
+    groups, key = layout.all_dp_groups, ("dp", layout)
+    gather = collectives.concurrent_time(Op.ALL_GATHER, groups, nbytes, key=key)[0]
+    scatter = collectives.concurrent_time(Op.REDUCE_SCATTER, groups, nbytes, key=key)[0]
+    return max(0.0, gather - forward), max(0.0, gather + scatter - backward)
 
 
 def _tp_comm(scenario, shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
