@@ -1,0 +1,107 @@
+"""Pipeline task graphs: every (stage, microbatch, chunk) forward and backward, in the order
+each stage runs them, with their cross-stage dependencies.
+
+Orders (Narayanan et al. SC21, sec. 2.2; Megatron-LM ``schedules.py``):
+
+- GPipe: all forwards, then all backwards in reverse microbatch order.
+- 1F1B: stage i runs ``min(p - i - 1, m)`` warm-up forwards, then alternates one forward
+  and one backward, then drains the remaining backwards.
+- interleaved 1F1B (v chunks per stage): microbatches advance in groups of p; stage i
+  runs ``(p - i - 1) * 2 + (v - 1) * p`` warm-up forward chunks, then alternates.
+
+Dependencies: forward (j, c) on stage i needs forward (j, c) on stage i-1, or forward
+(j, c-1) on the last stage when i = 0; backward mirrors this, and the last chunk's
+backward on the last stage needs its own forward. A transfer of ``p2p`` seconds sits on
+every cross-stage edge. :func:`critical_path` is the exact finish time of the graph
+(a longest path, evaluated in the stages' own order), the oracle for the closed form
+in :mod:`simulator.workload.pipeline` and the graph the discrete-event engine replays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.config.scenario import Schedule
+
+
+@dataclass(frozen=True)
+class Task:
+    stage: int
+    forward: bool
+    microbatch: int
+    chunk: int
+
+
+def stage_order(schedule: Schedule, p: int, stage: int, m: int, v: int = 1) -> list[Task]:
+    """Tasks of ``stage`` in execution order."""
+    if schedule == Schedule.GPIPE:
+        return ([Task(stage, True, j, 0) for j in range(m)]
+                + [Task(stage, False, j, 0) for j in reversed(range(m))])
+    if schedule == Schedule.INTERLEAVED and v > 1:
+        return _interleaved_order(p, stage, m, v)
+    warmup = min(p - stage - 1, m)
+    order = [Task(stage, True, j, 0) for j in range(warmup)]
+    for j in range(m - warmup):
+        order += [Task(stage, True, warmup + j, 0), Task(stage, False, j, 0)]
+    return order + [Task(stage, False, j, 0) for j in range(m - warmup, m)]
+
+
+def _interleaved_order(p: int, stage: int, m: int, v: int) -> list[Task]:
+    """Megatron's interleaved order: chunk k of all m*v is (microbatch, chunk) by groups of p."""
+    total = m * v
+    forwards = [_chunk_task(stage, k, p, v, True) for k in range(total)]
+    backwards = [_chunk_task(stage, k, p, v, False) for k in range(total)]
+    warmup = total if m == p else min((p - stage - 1) * 2 + (v - 1) * p, total)
+    order = forwards[:warmup]
+    for k in range(total - warmup):
+        order += [forwards[warmup + k], backwards[k]]
+    return order + backwards[total - warmup:]
+
+
+def _chunk_task(stage: int, k: int, p: int, v: int, forward: bool) -> Task:
+    group, within = divmod(k, p * v)
+    chunk = within // p
+    microbatch = group * p + within % p
+    return Task(stage, forward, microbatch, chunk if forward else v - 1 - chunk)
+
+
+def dependency(task: Task, p: int, v: int) -> Task | None:
+    """The task on another stage that ``task`` waits for (None for the very first ones)."""
+    i, j, c = task.stage, task.microbatch, task.chunk
+    if task.forward:
+        if i > 0:
+            return Task(i - 1, True, j, c)
+        return Task(p - 1, True, j, c - 1) if c > 0 else None
+    if i < p - 1:
+        return Task(i + 1, False, j, c)
+    return Task(0, False, j, c + 1) if c < v - 1 else Task(i, True, j, c)
+
+
+def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
+                  p2p: float = 0.0) -> float:
+    """Exact finish time: stage i's chunk forward takes ``forward[i] / v`` (backward alike)."""
+    f, b = np.asarray(forward, float) / v, np.asarray(backward, float) / v
+    p = len(f)
+    orders = [stage_order(schedule, p, i, m, v) for i in range(p)]
+    done: dict[Task, float] = {}
+    clock, cursor = np.zeros(p), [0] * p
+    remaining = sum(len(o) for o in orders)
+    while remaining:
+        progressed = False
+        for i in range(p):
+            while cursor[i] < len(orders[i]):
+                task = orders[i][cursor[i]]
+                dep = dependency(task, p, v)
+                if dep is not None and dep not in done:
+                    break
+                ready = 0.0 if dep is None else done[dep] + (p2p if dep.stage != i else 0.0)
+                clock[i] = max(clock[i], ready) + (f[i] if task.forward else b[i])
+                done[task] = clock[i]
+                cursor[i] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:
+            raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
+    return float(clock.max())

@@ -1,0 +1,51 @@
+"""Pipeline task graphs: complete, deadlock-free, and their critical path against closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.config.scenario import Schedule
+from simulator.workload.pipeline import pipeline_time, replay_1f1b
+from simulator.workload.taskgraph import Task, critical_path, stage_order
+
+
+@pytest.mark.parametrize("schedule,v", [(Schedule.GPIPE, 1), (Schedule.ONE_F_ONE_B, 1),
+                                        (Schedule.INTERLEAVED, 2), (Schedule.INTERLEAVED, 3)])
+def test_every_stage_runs_each_task_once(schedule, v):
+    p, m = 4, 8
+    for stage in range(p):
+        order = stage_order(schedule, p, stage, m, v)
+        expected = {Task(stage, fwd, j, c) for fwd in (True, False) for j in range(m)
+                    for c in range(v)}
+        assert len(order) == len(expected) and set(order) == expected
+
+
+@pytest.mark.parametrize("schedule", [Schedule.GPIPE, Schedule.ONE_F_ONE_B])
+@pytest.mark.parametrize("p,m", [(2, 4), (4, 8), (8, 32), (4, 2)])
+def test_uniform_stages_match_the_closed_form(schedule, p, m):
+    f, b = np.full(p, 1.0), np.full(p, 2.0)
+    assert critical_path(schedule, f, b, m) == pytest.approx(pipeline_time(f + b, m)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("p,m,v", [(2, 4, 2), (4, 8, 2), (4, 8, 4), (8, 16, 3)])
+def test_interleaving_divides_the_uniform_bubble_by_v(p, m, v):
+    f, b = np.full(p, 1.0), np.full(p, 2.0)
+    exact = critical_path(Schedule.INTERLEAVED, f, b, m, v)
+    assert exact == pytest.approx(m * 3.0 + (p - 1) * 3.0 / v, rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.1, 4.0), min_size=2, max_size=6), st.integers(1, 10))
+def test_task_graph_agrees_with_the_independent_1f1b_replay(work, m):
+    f = np.array(work)
+    assert critical_path(Schedule.ONE_F_ONE_B, f, 2 * f, m) == pytest.approx(
+        replay_1f1b(f, 2 * f, m), rel=1e-12)
+
+
+def test_p2p_adds_one_transfer_per_stage_boundary_to_the_fill():
+    p, m = 4, 1
+    exact = critical_path(Schedule.ONE_F_ONE_B, np.ones(p), np.ones(p), m, p2p=0.5)
+    assert exact == pytest.approx(2 * p + 2 * (p - 1) * 0.5)
