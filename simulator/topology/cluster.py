@@ -68,10 +68,10 @@ def build_cluster(hw: ResolvedCluster) -> Cluster:
     layout = None
     nics = []
     for server in range(hw.nodes):
-        base = builder.graph.number_of_nodes()
+        base = builder.vertex_count
         layout = add_server(builder, server, hw)
         nics.append([base + n for n in layout.nics])
     if hw.nodes > 1:
         add_fabric(builder, nics, hw.fabric, hw.nic_link)
     bandwidth, latency, hw_class = builder.edge_arrays()
-    return Cluster(hw, builder.graph, layout, bandwidth, latency, hw_class)
+    return Cluster(hw, builder.graph(), layout, bandwidth, latency, hw_class)

@@ -34,16 +34,25 @@ class VertexKind(StrEnum):
 
 @dataclass
 class GraphBuilder:
-    """Accumulates vertices and directed edges, then freezes them into arrays."""
+    """Accumulates vertices and directed edges, then builds the graph and arrays in bulk."""
 
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    _vertices: list[tuple[int, dict]] = field(default_factory=list)
+    _edges: list[tuple[int, int, dict]] = field(default_factory=list)
     _bandwidth: list[float] = field(default_factory=list)
     _latency: list[float] = field(default_factory=list)
     _hw: list[int] = field(default_factory=list)
 
+    @property
+    def vertex_count(self) -> int:
+        return len(self._vertices)
+
+    @property
+    def edge_count(self) -> int:
+        return len(self._bandwidth)
+
     def vertex(self, kind: VertexKind, label: str, server: int = -1) -> int:
-        vid = self.graph.number_of_nodes()
-        self.graph.add_node(vid, kind=kind, label=label, server=server)
+        vid = len(self._vertices)
+        self._vertices.append((vid, {"kind": kind, "label": label, "server": server}))
         return vid
 
     def link(self, u: int, v: int, spec: LinkSpec, lanes: float = 1.0,
@@ -57,11 +66,18 @@ class GraphBuilder:
         """
         rate = spec.effective_Bps * lanes
         code = HW_CLASS_CODE[spec.hw_class]
+        latency = spec.latency_s if switch_hop else 0.0
         for a, b in ((u, v), (v, u)):
-            self.graph.add_edge(a, b, eid=len(self._bandwidth))
+            self._edges.append((a, b, {"eid": len(self._bandwidth)}))
             self._bandwidth.append(rate)
-            self._latency.append(spec.latency_s if switch_hop else 0.0)
+            self._latency.append(latency)
             self._hw.append(code)
+
+    def graph(self) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self._vertices)
+        graph.add_edges_from(self._edges)
+        return graph
 
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return (np.asarray(self._bandwidth, dtype=np.float64),

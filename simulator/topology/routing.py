@@ -14,11 +14,10 @@ subnet managers use). Shift patterns such as rings then never collide on an upli
 
 from __future__ import annotations
 
-from collections import deque
-
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import VertexKind
@@ -36,7 +35,8 @@ class Router:
         self._graph = cluster.graph
         self._inv_bw = 1.0 / cluster.bandwidth_Bps
         self._intra: dict[tuple[int, int], tuple[int, ...]] = {}
-        self._dist: dict[int, dict[int, int]] = {}
+        self._dist: dict[int, np.ndarray] = {}
+        self._adjacency: sp.csr_matrix | None = None
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._hops: dict[tuple[int, int], list[int]] = {}
         nics = sorted(v for v, k in self._graph.nodes(data="kind") if k == VertexKind.NIC)
@@ -45,6 +45,7 @@ class Router:
         self._switches = switches
         self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
                             for v in switches}
+        self._switch_index = {v: i for i, v in enumerate(sorted(self._fabric_adj))}
 
     def path(self, src: int, dst: int) -> tuple[int, ...]:
         """Edge ids from vertex ``src`` to vertex ``dst`` (empty if equal)."""
@@ -129,22 +130,26 @@ class Router:
         key = (here, target)
         options = self._hops.get(key)
         if options is None:
-            dist = self._distances_to(target)
-            options = [v for v in self._fabric_adj[here] if dist.get(v) == dist[here] - 1]
+            to_target = self._distances_to(target)
+            index = self._switch_index
+            closer = to_target[index[here]] - 1
+            options = [v for v in self._fabric_adj[here] if to_target[index[v]] == closer]
             self._hops[key] = options
         return options
 
-    def _distances_to(self, switch: int) -> dict[int, int]:
-        """Hop counts from every switch to ``switch`` (BFS; fabric links are symmetric)."""
+    def _distances_to(self, switch: int) -> np.ndarray:
+        """Hop counts from every fabric switch to ``switch`` (BFS in scipy, cached per target)."""
         dist = self._dist.get(switch)
         if dist is None:
-            dist = {switch: 0}
-            frontier = deque([switch])
-            while frontier:
-                here = frontier.popleft()
-                for nxt in self._fabric_adj[here]:
-                    if nxt not in dist:
-                        dist[nxt] = dist[here] + 1
-                        frontier.append(nxt)
+            if self._adjacency is None:
+                self._adjacency = self._switch_adjacency()
+            dist = csgraph.shortest_path(self._adjacency, unweighted=True, directed=False,
+                                         indices=self._switch_index[switch])
             self._dist[switch] = dist
         return dist
+
+    def _switch_adjacency(self) -> sp.csr_matrix:
+        index = self._switch_index
+        rows = [index[v] for v in self._fabric_adj for _ in self._fabric_adj[v]]
+        cols = [index[u] for v in self._fabric_adj for u in self._fabric_adj[v]]
+        return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(index), len(index)))

@@ -31,14 +31,14 @@ class ServerLayout:
 
 def add_server(b: GraphBuilder, server: int, hw: ResolvedCluster) -> ServerLayout:
     """Add server ``server``'s vertices and links to ``b``; return its local layout."""
-    v0, e0 = b.graph.number_of_nodes(), len(b._bandwidth)
+    v0, e0 = b.vertex_count, b.edge_count
     tag = f"n{server}"
     gpus = [b.vertex(VertexKind.GPU, f"{tag}/gpu{i}", server) for i in range(hw.gpus_per_node)]
     nics = [b.vertex(VertexKind.NIC, f"{tag}/nic{i}", server) for i in range(hw.nics_per_node)]
     _add_gpu_fabric(b, server, gpus, hw)
     _add_pcie_tree(b, server, gpus, nics, hw)
     local = tuple(g - v0 for g in gpus), tuple(n - v0 for n in nics)
-    return ServerLayout(*local, b.graph.number_of_nodes() - v0, len(b._bandwidth) - e0)
+    return ServerLayout(*local, b.vertex_count - v0, b.edge_count - e0)
 
 
 def _add_gpu_fabric(b: GraphBuilder, server: int, gpus: list[int], hw: ResolvedCluster) -> None:
