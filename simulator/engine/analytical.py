@@ -23,8 +23,7 @@ from simulator.engine.flops import step_flops
 from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
 from simulator.results import StageBreakdown, StepResult
 from simulator.workload.layout import Layout
-from simulator.workload.memory import BYTES, layer_split, stage_memory
-from simulator.workload.params import embedding_parameters, layer_parameters
+from simulator.workload.memory import BYTES, layer_split, stage_memory, stage_parameters
 from simulator.workload.pipeline import pipeline_time
 from simulator.workload.transformer import Attention, LayerShape
 
@@ -80,9 +79,14 @@ def _stages(ctx: Context) -> list[StageBreakdown]:
     layer = layer_cost(ctx.scenario, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
     p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
-    out = []
+    out, memories = [], {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
+        kind = (layers, first, last)
+        if kind not in memories:
+            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
+                                          ctx.layout.dp, first, last, ctx.microbatches)
+        memory = memories[kind]
         fwd = layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2
                         + layer.zero3_forward)
         bwd = layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2
@@ -92,29 +96,24 @@ def _stages(ctx: Context) -> list[StageBreakdown]:
         bwd += recompute + logits_b * last
         tp = layers * (layer.tp_forward + layer.tp_backward
                        + (layer.tp_forward if par.recompute == Recompute.FULL else 0.0))
-        memory = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
-                              ctx.layout.dp, first, last, ctx.microbatches)
         out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
                                   layers * layer.ep, p2p, memory.total, memory.as_dict()))
     return out
 
 
-def _stage_params(ctx: Context, stage: StageBreakdown) -> float:
-    """Parameters held by one GPU of ``stage`` (embeddings on the first and last stage)."""
-    mdl, lay = ctx.scenario.model, ctx.layout
-    params = stage.layers * layer_parameters(mdl) / lay.tp
-    if mdl.experts > 1:
-        params /= 1  # expert weights are split over ep in layer_parameters' MoE accounting
-    if stage.stage in (0, lay.pp - 1):
-        params += embedding_parameters(mdl) / (2 if lay.pp > 1 else 1) / lay.tp
-    return params
+def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
+    """Parameters (dense + expert) held by one GPU of the most loaded stage."""
+    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
+    kinds = {(s.layers, s.stage == 0, s.stage == last) for s in stages}
+    return max(sum(stage_parameters(ctx.scenario.model, par, layers, first, is_last))
+               for layers, first, is_last in kinds)
 
 
 def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
     """Gradient reduction of every stage's data-parallel groups at once (they share NICs)."""
     if ctx.layout.dp == 1:
         return 0.0
-    grad_bytes = max(_stage_params(ctx, s) for s in stages) * BYTES[ctx.scenario.training.dtype]
+    grad_bytes = _max_stage_params(ctx, stages) * BYTES[ctx.scenario.training.dtype]
     groups, key = ctx.layout.all_dp_groups, ("dp", ctx.layout)
     price = ctx.collectives.concurrent_time
     zero = ctx.scenario.parallelism.zero_stage
@@ -127,7 +126,7 @@ def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
 
 
 def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
-    params = max(_stage_params(ctx, s) for s in stages)
+    params = _max_stage_params(ctx, stages)
     if ctx.scenario.parallelism.zero_stage >= 1:
         params /= ctx.layout.dp
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
