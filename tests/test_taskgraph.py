@@ -49,3 +49,11 @@ def test_p2p_adds_one_transfer_per_stage_boundary_to_the_fill():
     p, m = 4, 1
     exact = critical_path(Schedule.ONE_F_ONE_B, np.ones(p), np.ones(p), m, p2p=0.5)
     assert exact == pytest.approx(2 * p + 2 * (p - 1) * 0.5)
+
+
+def test_blocking_sends_of_interior_stages_match_the_closed_form():
+    """Interior stages send twice per microbatch; with equal ends it is the uniform formula."""
+    p, m, f, b, x = 4, 8, 1.0, 2.0, 0.25
+    work = np.array([f + b + x, f + b + 2 * x, f + b + 2 * x, f + b + x])
+    exact = critical_path(Schedule.ONE_F_ONE_B, np.full(p, f), np.full(p, b), m, p2p=x)
+    assert exact <= pipeline_time(work, m)[0] + 1e-12

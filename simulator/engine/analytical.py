@@ -24,7 +24,7 @@ from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
 from simulator.results import StageBreakdown, StepResult
 from simulator.workload.layout import Layout
 from simulator.workload.memory import BYTES, layer_split, stage_memory, stage_parameters
-from simulator.workload.pipeline import pipeline_time
+from simulator.workload.taskgraph import compiled_graph, critical_path
 from simulator.workload.transformer import Attention, LayerShape
 
 ADAM_BYTES_PER_PARAM = 34.0
@@ -63,14 +63,28 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     """
     ctx = make_context(scenario, collectives, compute_speedup)
     stages = _stages(ctx)
-    work = np.array([s.forward_s + s.backward_s + 2 * s.p2p_s for s in stages])
-    pipe, bubble = pipeline_time(work, ctx.microbatches, scenario.parallelism.virtual_stages)
+    pipe, bubble = _pipeline(ctx, stages)
     dp_time = _dp_time(ctx, stages)
     overlap = stages[0].backward_s if scenario.parallelism.overlap_grad_reduce else 0.0
     dp_exposed = max(0.0, dp_time - overlap)
     optimizer = _optimizer_time(ctx, stages)
     step = pipe + dp_exposed + optimizer
     return _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer)
+
+
+def _pipeline(ctx: Context, stages: list[StageBreakdown]) -> tuple[float, float]:
+    """(pipeline time, bubble of the busiest stage): the exact critical path of the task graph.
+
+    Equals :func:`simulator.workload.pipeline.pipeline_time` for uniform stages.
+    """
+    par = ctx.scenario.parallelism
+    forward = np.array([s.forward_s for s in stages])
+    backward = np.array([s.backward_s for s in stages])
+    p2p = stages[0].p2p_s
+    pipe = critical_path(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
+    graph = compiled_graph(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
+    busy = ctx.microbatches * (forward + backward) + p2p * np.array([g.sum() for g in graph.sends])
+    return pipe, pipe - float(busy.max())
 
 
 def _stages(ctx: Context) -> list[StageBreakdown]:

@@ -20,6 +20,7 @@ in :mod:`simulator.workload.pipeline` and the graph the discrete-event engine re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -79,29 +80,75 @@ def dependency(task: Task, p: int, v: int) -> Task | None:
     return Task(0, False, j, c + 1) if c < v - 1 else Task(i, True, j, c)
 
 
+def sends(task: Task, p: int, v: int) -> bool:
+    """Whether ``task``'s output goes to another stage (a blocking send after it)."""
+    if task.forward:
+        return task.stage < p - 1 or task.chunk < v - 1
+    return task.stage > 0 or task.chunk > 0
+
+
 def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
                   p2p: float = 0.0) -> float:
-    """Exact finish time: stage i's chunk forward takes ``forward[i] / v`` (backward alike)."""
+    """Exact finish time of the task graph.
+
+    Stage i's chunk forward takes ``forward[i] / v`` (backward alike); a task whose output
+    goes to another stage then spends ``p2p`` sending it (Megatron's blocking send/recv),
+    and the receiver may start once the send is done.
+    """
     f, b = np.asarray(forward, float) / v, np.asarray(backward, float) / v
     p = len(f)
-    orders = [stage_order(schedule, p, i, m, v) for i in range(p)]
-    done: dict[Task, float] = {}
-    clock, cursor = np.zeros(p), [0] * p
-    remaining = sum(len(o) for o in orders)
+    graph = compiled_graph(schedule, p, m, v)
+    durations = [(np.where(graph.is_forward[i], f[i], b[i]) + p2p * graph.sends[i]).tolist()
+                 for i in range(p)]
+    done = [-1.0] * (2 * p * m * v)
+    clock, cursor = [0.0] * p, [0] * p
+    remaining = sum(len(ids) for ids in graph.ids)
     while remaining:
         progressed = False
         for i in range(p):
-            while cursor[i] < len(orders[i]):
-                task = orders[i][cursor[i]]
-                dep = dependency(task, p, v)
-                if dep is not None and dep not in done:
-                    break
-                ready = 0.0 if dep is None else done[dep] + (p2p if dep.stage != i else 0.0)
-                clock[i] = max(clock[i], ready) + (f[i] if task.forward else b[i])
-                done[task] = clock[i]
-                cursor[i] += 1
-                remaining -= 1
+            ids, deps, dur = graph.ids[i], graph.deps[i], durations[i]
+            k, now, end = cursor[i], clock[i], len(ids)
+            while k < end:
+                dep = deps[k]
+                if dep >= 0:
+                    ready = done[dep]
+                    if ready < 0.0:
+                        break
+                    if ready > now:
+                        now = ready
+                now += dur[k]
+                done[ids[k]] = now
+                k += 1
+            if k != cursor[i]:
+                remaining -= k - cursor[i]
+                cursor[i], clock[i] = k, now
                 progressed = True
         if not progressed:
             raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    return float(clock.max())
+    return float(max(clock))
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """Per stage: task ids in execution order, the id each waits for (-1: none), flags."""
+
+    ids: tuple[list[int], ...]
+    deps: tuple[list[int], ...]
+    is_forward: tuple[np.ndarray, ...]
+    sends: tuple[np.ndarray, ...]
+
+
+@lru_cache(maxsize=64)
+def compiled_graph(schedule: Schedule, p: int, m: int, v: int) -> CompiledGraph:
+    """Integer form of the task graph (a pure function of its arguments, memoised)."""
+    def tid(t: Task) -> int:
+        return ((t.stage * 2 + t.forward) * m + t.microbatch) * v + t.chunk
+
+    ids, deps, fwd, snd = [], [], [], []
+    for i in range(p):
+        order = stage_order(schedule, p, i, m, v)
+        ids.append([tid(t) for t in order])
+        deps.append([-1 if (d := dependency(t, p, v)) is None else tid(d) for t in order])
+        fwd.append(np.array([t.forward for t in order]))
+        snd.append(np.array([sends(t, p, v) for t in order], dtype=float))
+    return CompiledGraph(tuple(ids), tuple(deps), tuple(fwd), tuple(snd))
