@@ -52,9 +52,12 @@ def check(scenario: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the result fields as one JSON object")
 @click.option("--engine", type=click.Choice(["analytical", "des"]), default=None,
               help="override simulate.engine")
-def run(scenario: Path, as_json: bool, engine: str | None) -> None:
-    """Simulate one training step: step time, bubble, exposed communication, memory, MFU."""
-    result = run_scenario(scenario, engine)
+@click.option("--steps", type=int, default=None, help="override simulate.steps (des engine)")
+@click.option("--seed", type=int, default=None, help="override simulate.seed")
+def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
+        seed: int | None) -> None:
+    """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
+    result = run_scenario(scenario, engine, steps=steps, seed=seed)
     if as_json:
         click.echo(json.dumps(result.to_json_dict()))
     else:
@@ -129,6 +132,39 @@ def compare_nccl(log: Path, scenario: Path, op: str | None, algo: str | None,
         click.echo(frame.to_json(orient="records"))
     else:
         out.print(tables.comparison_table(frame, f"{log} vs {session.scenario.name}"))
+
+
+@app.command()
+@click.argument("scenario", type=_SCENARIO)
+@click.option("--gpus", "gpus_text", required=True, metavar="N,N,...",
+              help="comma-separated GPU counts, e.g. 256,512,1024,2048")
+@click.option("--weak", is_flag=True, help="weak scaling: global_batch grows with dp")
+@click.option("--strong", is_flag=True, help="strong scaling: global_batch kept (the default)")
+@click.option("--png", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="write a plot of throughput per GPU and scaling efficiency")
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="write the table as CSV")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON list, one object per point")
+def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, png: Path | None,
+          csv_path: Path | None, as_json: bool) -> None:
+    """Simulate the scenario's step on other GPU counts, keeping tp, pp, cp and ep."""
+    from simulator.config import load_scenario
+    from simulator.report.scale_report import scale_report, write_csv, write_png
+    from simulator.sweep.scale import parse_gpu_list, scale_records, scale_sweep
+
+    if weak and strong:
+        raise UsageError("--weak and --strong exclude each other; give one")
+    counts = parse_gpu_list(gpus_text)
+    loaded = load_scenario(scenario)
+    frame = scale_sweep(loaded, counts, weak)
+    if csv_path is not None:
+        write_csv(frame, csv_path)
+    if png is not None:
+        write_png(frame, png, loaded.name, weak)
+    if as_json:
+        click.echo(json.dumps(scale_records(frame)))
+    else:
+        out.print(scale_report(frame, loaded.name, weak))
 
 
 def _sizes(min_text: str, max_text: str, factor: int) -> np.ndarray:

@@ -40,9 +40,14 @@ def open_scenario(path: Path | str, library: HardwareLibrary | None = None) -> C
 
 
 def run_scenario(path: Path | str, engine: str | None = None,
-                 library: HardwareLibrary | None = None):
-    """Load, build and simulate one step of the scenario at ``path`` (see :class:`StepResult`)."""
+                 library: HardwareLibrary | None = None, steps: int | None = None,
+                 seed: int | None = None):
+    """Load, build and simulate the scenario at ``path`` (see :class:`StepResult`).
+
+    ``engine``, ``steps`` and ``seed`` override the scenario's ``simulate`` section.
+    """
     from simulator.engine.analytical import simulate_step
+    from simulator.engine.des import simulate_steps_des
 
     session = open_scenario(path, library)
     scenario = session.scenario
@@ -50,6 +55,10 @@ def run_scenario(path: Path | str, engine: str | None = None,
         raise ConfigError("'model' and 'training' sections are needed to simulate training",
                           str(path), "model")
     chosen = engine or scenario.simulate.engine.value
-    if chosen != "analytical":
-        raise UsageError(f"engine '{chosen}' is not available in this version; use analytical")
+    if steps is not None and steps < 1:
+        raise UsageError(f"--steps must be at least 1 (got {steps})")
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed must be non-negative (got {seed})")
+    if chosen == "des":
+        return simulate_steps_des(scenario, session.collectives, steps, seed)
     return simulate_step(scenario, session.collectives)

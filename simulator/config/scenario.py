@@ -136,8 +136,14 @@ class CollectivesConfig(_Section):
     algorithm: str | dict[str, str] = "auto"
 
 
+class Fidelity(StrEnum):
+    TP_COLLAPSED = "tp-collapsed"   # one flow per stage-to-stage send of a replica
+    PER_RANK = "per-rank"           # one flow per tensor-parallel rank
+
+
 class SimulateConfig(_Section):
     engine: Engine = Engine.ANALYTICAL
+    fidelity: Fidelity = Fidelity.TP_COLLAPSED
     contention: Flag = True
     steps: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
     seed: Annotated[int, Strict(), Field(ge=0, le=2**63 - 1)] = 0
@@ -148,8 +154,16 @@ class StragglerConfig(_Section):
     sigma: Annotated[float, Strict(), Field(ge=0.0, le=10.0, allow_inf_nan=False)] = 0.0
 
 
+class ThrottleConfig(_Section):
+    """Rare per-GPU slowdowns (thermal or power throttling, a noisy neighbour)."""
+
+    probability: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+    factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)] = 1.0
+
+
 class NoiseConfig(_Section):
     straggler: StragglerConfig = StragglerConfig()
+    throttle: ThrottleConfig = ThrottleConfig()
 
 
 class Scenario(_Section):

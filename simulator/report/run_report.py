@@ -19,6 +19,9 @@ def _headline(r: StepResult) -> Table:
     table.add_column("value", justify="right")
     rows = [
         ("step time", f"{r.step_time_s:.3f} s"),
+        *([("step time p50 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p99_s:.3f} s "
+                                     f"over {len(r.step_times_s)} steps")]
+          if len(r.step_times_s) > 1 else []),
         ("tokens/s", f"{r.tokens_per_s:,.0f}"),
         ("model TFLOP/s per GPU", f"{r.model_flops_per_gpu / 1e12:.1f}"),
         ("hardware TFLOP/s per GPU", f"{r.hardware_flops_per_gpu / 1e12:.1f}"),

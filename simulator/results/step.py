@@ -50,6 +50,7 @@ class StepResult:
     exposed_by_dimension: dict[str, float]
     memory_capacity_bytes: float
     warnings: list[str] = field(default_factory=list)
+    step_times_s: list[float] = field(default_factory=list)
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

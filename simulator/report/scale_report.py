@@ -1,0 +1,122 @@
+"""The output of ``clustersim scale``: a rich table, a CSV file and a matplotlib figure.
+
+All three read the frame of :func:`simulator.sweep.scale.scale_sweep`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from simulator.errors import UsageError
+from simulator.sweep.scale import OK
+from simulator.units import format_bytes
+
+_HEADERS = ["GPUs", "nodes", "DP", "global batch", "step (s)", "tokens/s", "tokens/s/GPU",
+            "TFLOP/s/GPU", "MFU", "bubble", "exposed comm (s)", "memory/GPU", "fits",
+            "efficiency", "status"]
+
+
+def scale_report(frame: pd.DataFrame, name: str, weak: bool) -> Group:
+    """The scaling table, then one line per infeasible point with its reason.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The result of :func:`~simulator.sweep.scale.scale_sweep`.
+    name : str
+        Scenario name, for the title.
+    weak : bool
+        Whether the sweep was weak scaling (for the title).
+    """
+    notes = [Text(f"{row.gpus} GPUs infeasible: {row.status}", style="yellow")
+             for row in frame.itertuples() if row.status != OK]
+    return Group(scale_table(frame, f"{name}: {_mode(weak)} scaling"), *notes)
+
+
+def scale_table(frame: pd.DataFrame, title: str) -> Table:
+    """One row per GPU count; an infeasible point shows dashes where nothing was simulated."""
+    table = Table(title=title)
+    for header in _HEADERS:
+        table.add_column(header, justify="left" if header == "status" else "right")
+    for row in frame.itertuples():
+        table.add_row(*_cells(row))
+    return table
+
+
+def _cells(row) -> list[str]:
+    layout = [str(row.gpus), _int(row.nodes), _int(row.dp), _int(row.global_batch)]
+    if row.status != OK:
+        return [*layout, *["-"] * 10, "[yellow]infeasible[/]"]
+    fits = "yes" if row.fits_in_memory else "[bold red]NO[/]"
+    return [*layout, f"{row.step_time_s:.3f}", f"{row.tokens_per_s:,.0f}",
+            f"{row.tokens_per_s_per_gpu:,.1f}", f"{row.model_flops_per_gpu / 1e12:.1f}",
+            f"{row.mfu:.1%}", f"{row.bubble_fraction:.1%}", f"{row.comm_exposed_s:.3f}",
+            format_bytes(row.memory_per_gpu_bytes), fits, f"{row.scaling_efficiency:.1%}", OK]
+
+
+def _int(value) -> str:
+    return "-" if pd.isna(value) else str(int(value))
+
+
+def _mode(weak: bool) -> str:
+    return "weak" if weak else "strong"
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` as CSV (missing values as empty fields).
+
+    Raises
+    ------
+    UsageError
+        If ``path`` cannot be written.
+    """
+    try:
+        frame.to_csv(path, index=False)
+    except OSError as exc:
+        raise UsageError(f"--csv: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_png(frame: pd.DataFrame, path: Path, name: str, weak: bool) -> None:
+    """Plot tokens/s per GPU and scaling efficiency against GPU count (log2 x) into ``path``.
+
+    Matplotlib is imported here, and draws with the Agg canvas (no display needed).
+
+    Raises
+    ------
+    UsageError
+        If ``path`` cannot be written.
+    """
+    figure = scale_figure(frame, name, weak)
+    try:
+        figure.savefig(path, format="png", dpi=120)
+    except OSError as exc:
+        raise UsageError(f"--png: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def scale_figure(frame: pd.DataFrame, name: str, weak: bool):
+    """A matplotlib :class:`~matplotlib.figure.Figure` of the sweep (feasible points only)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ok = frame[frame["status"] == OK]
+    figure = Figure(figsize=(7, 6), layout="constrained")
+    FigureCanvasAgg(figure)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    top.plot(ok["gpus"], ok["tokens_per_s_per_gpu"], marker="o")
+    top.set_ylabel("tokens/s per GPU")
+    bottom.plot(ok["gpus"], ok["scaling_efficiency"] * 100, marker="o", color="tab:orange")
+    bottom.set_ylabel("scaling efficiency (%)")
+    bottom.set_xlabel("GPUs")
+    bottom.set_xscale("log", base=2)
+    bottom.set_xticks(list(frame["gpus"]), [str(g) for g in frame["gpus"]])
+    for axes in (top, bottom):
+        axes.minorticks_off()
+        axes.grid(True, alpha=0.3)
+        axes.set_ylim(bottom=0)
+    figure.suptitle(f"{name}: {_mode(weak)} scaling")
+    return figure

@@ -1,0 +1,234 @@
+"""Strong and weak scaling: one scenario's training step simulated on other GPU counts.
+
+Each point keeps the scenario's tp, pp, cp and ep, sets ``cluster.nodes`` and
+``parallelism.dp`` for its GPU count and (weak scaling only) grows
+``training.global_batch`` with dp. The changed scenario goes back through
+:func:`~simulator.config.scenario_from_mapping`, so every validation rule runs again;
+a point that breaks one is reported as infeasible with the rule's message instead of
+stopping the sweep.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from simulator.config import HardwareLibrary, Scenario, resolve_cluster, scenario_from_mapping
+from simulator.config.checks import data_parallel_size
+from simulator.cost import CollectiveModel
+from simulator.engine.analytical import simulate_step
+from simulator.errors import ConfigError, InfeasibleError, UsageError
+from simulator.pipeline import ClusterSession
+from simulator.results import StepResult
+from simulator.topology import build_cluster
+
+OK = "ok"
+"""The ``status`` of a point that was simulated."""
+
+COLUMNS = [
+    "gpus", "nodes", "dp", "global_batch", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+    "model_flops_per_gpu", "mfu", "bubble_fraction", "comm_exposed_s", "memory_per_gpu_bytes",
+    "fits_in_memory", "scaling_efficiency", "status",
+]
+"""Columns of the frame returned by :func:`scale_sweep`, in order."""
+
+_DTYPES = {"gpus": "int64", "nodes": "Int64", "dp": "Int64", "global_batch": "Int64",
+           "fits_in_memory": "boolean", "status": "object"}
+_RESULT_FIELDS = ["step_time_s", "tokens_per_s", "model_flops_per_gpu", "mfu", "bubble_fraction",
+                  "comm_exposed_s", "memory_per_gpu_bytes", "fits_in_memory"]
+
+
+@dataclass(frozen=True)
+class ScalePoint:
+    """One planned GPU count: its layout, and either a scenario mapping or why it cannot run.
+
+    Attributes
+    ----------
+    gpus : int
+        GPU count of the point.
+    nodes, dp, global_batch : int or None
+        The scaled values; None when the GPU count does not determine them.
+    mapping : dict or None
+        The scenario to validate and simulate (JSON types); None when infeasible.
+    reason : str or None
+        Why the point is infeasible; None when it was planned.
+    """
+
+    gpus: int
+    nodes: int | None = None
+    dp: int | None = None
+    global_batch: int | None = None
+    mapping: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+def parse_gpu_list(text: str) -> list[int]:
+    """GPU counts from a comma-separated list such as ``"256,512,1024"``.
+
+    Raises
+    ------
+    UsageError
+        If an entry is not a positive integer or the list is empty.
+    """
+    entries = [e.strip() for e in text.split(",")]
+    if not any(entries):
+        raise UsageError("--gpus: expected a comma-separated list of GPU counts, e.g. 256,512,1024")
+    counts = []
+    for entry in entries:
+        if not entry.isdecimal() or not entry.isascii():
+            raise UsageError(f"--gpus: '{entry}' is not a positive integer")
+        counts.append(int(entry))
+    return check_gpu_counts(counts)
+
+
+def check_gpu_counts(counts: list[int]) -> list[int]:
+    """The distinct GPU counts, ascending.
+
+    Raises
+    ------
+    UsageError
+        If ``counts`` is empty or holds a non-integer or non-positive count.
+    """
+    if not counts:
+        raise UsageError("--gpus: expected at least one GPU count")
+    for count in counts:
+        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+            raise UsageError(f"--gpus: '{count}' is not a positive integer")
+    return sorted(set(counts))
+
+
+def scale_sweep(scenario: Scenario, gpus: list[int], weak: bool = False,
+                library: HardwareLibrary | None = None) -> pd.DataFrame:
+    """Simulate one training step of ``scenario`` at every GPU count of ``gpus``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A validated scenario with ``model`` and ``training`` sections.
+    gpus : list of int
+        GPU counts (any order; duplicates are dropped).
+    weak : bool, default False
+        Weak scaling (global batch grows with dp) instead of strong (global batch kept).
+    library : HardwareLibrary, optional
+        Hardware specs; the default library when omitted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per GPU count, ascending, with the :data:`COLUMNS`. Infeasible points have
+        their reason in ``status`` and missing values where nothing was simulated;
+        ``scaling_efficiency`` is relative to the smallest feasible point.
+
+    Raises
+    ------
+    ConfigError
+        If the scenario has no ``model`` or ``training`` section.
+    UsageError
+        For a bad GPU list or an engine other than analytical.
+    """
+    library = library or HardwareLibrary()
+    _check_sweepable(scenario)
+    points = plan_points(scenario, check_gpu_counts(list(gpus)), weak, library)
+    rows = [simulate_point(point, library) for point in points]
+    return _with_efficiency(pd.DataFrame(rows, columns=COLUMNS))
+
+
+def plan_points(scenario: Scenario, gpus: list[int], weak: bool,
+                library: HardwareLibrary) -> list[ScalePoint]:
+    """The scaled scenario mapping (or the reason it cannot exist) for each GPU count."""
+    hardware = resolve_cluster(scenario.cluster, library)
+    base_dp = data_parallel_size(scenario, hardware.gpus)
+    base = scenario.model_dump(mode="json")
+    return [_plan(base, count, hardware.gpus_per_node, base_dp, weak) for count in gpus]
+
+
+def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
+          weak: bool) -> ScalePoint:
+    par = base["parallelism"]
+    per_replica = par["tp"] * par["pp"] * par["cp"]
+    nodes, dp = gpus // gpus_per_node, gpus // per_replica
+    if gpus % gpus_per_node:
+        return ScalePoint(gpus, reason=f"{gpus} GPUs is not a multiple of {gpus_per_node} GPUs "
+                                       "per node")
+    if gpus % per_replica:
+        return ScalePoint(gpus, nodes, reason=f"{gpus} GPUs is not a multiple of tp*pp*cp = "
+                                              f"{par['tp']}*{par['pp']}*{par['cp']} = {per_replica}")
+    batch = base["training"]["global_batch"]
+    if weak and (batch * dp) % base_dp:
+        return ScalePoint(gpus, nodes, dp, reason=f"weak scaling: global_batch {batch}*{dp}/"
+                                                  f"{base_dp} is not an integer")
+    if weak:
+        batch = batch * dp // base_dp
+    mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes},
+               "parallelism": {**par, "dp": dp},
+               "training": {**base["training"], "global_batch": batch}}
+    return ScalePoint(gpus, nodes, dp, batch, mapping)
+
+
+def simulate_point(point: ScalePoint, library: HardwareLibrary) -> dict[str, Any]:
+    """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``."""
+    row = {"gpus": point.gpus, "nodes": point.nodes, "dp": point.dp,
+           "global_batch": point.global_batch, "status": point.reason}
+    if point.mapping is None:
+        return row
+    source = f"{point.mapping.get('name', 'scenario')} at {point.gpus} GPUs"
+    try:
+        scenario = scenario_from_mapping(point.mapping, source, library)
+        result = simulate_step(scenario, session_from_scenario(scenario, library).collectives)
+    except (ConfigError, InfeasibleError) as exc:
+        return {**row, "status": _reason(exc)}
+    return {**row, **_result_fields(result), "status": OK}
+
+
+def session_from_scenario(scenario: Scenario, library: HardwareLibrary) -> ClusterSession:
+    """Resolve the hardware of an already validated ``scenario`` and build its cluster."""
+    hardware = resolve_cluster(scenario.cluster, library)
+    cluster = build_cluster(hardware)
+    return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))
+
+
+def scale_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of a :func:`scale_sweep` frame as plain Python values (missing -> None)."""
+    return [{key: _plain(value) for key, value in row.items()}
+            for row in frame.to_dict(orient="records")]
+
+
+def _check_sweepable(scenario: Scenario) -> None:
+    if scenario.model is None or scenario.training is None:
+        raise ConfigError("'model' and 'training' sections are needed to simulate training",
+                          key="model")
+    if scenario.simulate.engine.value != "analytical":
+        raise UsageError(f"engine '{scenario.simulate.engine.value}' is not available in this "
+                         "version; use analytical")
+
+
+def _result_fields(result: StepResult) -> dict[str, Any]:
+    fields = {name: getattr(result, name) for name in _RESULT_FIELDS}
+    fields["tokens_per_s_per_gpu"] = result.tokens_per_s / result.gpus
+    return fields
+
+
+def _reason(exc: ConfigError | InfeasibleError) -> str:
+    """The error without the (synthetic) source: ``key: message``."""
+    if isinstance(exc, ConfigError):
+        return ConfigError(exc.message, None, exc.key).render()
+    return str(exc)
+
+
+def _with_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.astype(_DTYPES)
+    ok = frame.loc[frame["status"] == OK, "tokens_per_s_per_gpu"]
+    baseline = ok.iloc[0] if len(ok) else math.nan
+    frame["scaling_efficiency"] = frame["tokens_per_s_per_gpu"] / baseline
+    return frame
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value

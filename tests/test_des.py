@@ -1,0 +1,113 @@
+"""The discrete-event engine: the analytical engine as its oracle, contention, stragglers,
+determinism (issue #4, first part)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.cost import CollectiveModel
+from simulator.engine.analytical import simulate_step
+from simulator.engine.des import simulate_steps_des
+from simulator.engine.flows import max_min_rates
+from simulator.pipeline import open_scenario
+from simulator.topology import build_cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = ["sc21-1.7b", "sc21-39b", "sc21-76b", "sc21-145b", "gpt3-175b-1024xA100",
+         "llama3-70b-1024xH100", "mixtral-8x7b-64xH100"]
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_without_contention_des_equals_analytical(name):
+    session = open_scenario(ROOT / "scenarios" / f"{name}.yaml")
+    analytical = simulate_step(session.scenario, session.collectives).step_time_s
+    des = simulate_steps_des(session.scenario, session.collectives, steps=1,
+                             contention=False).step_time_s
+    assert des == pytest.approx(analytical, rel=1e-9)
+
+
+def _scenario(gpus_per_node=8, nodes=4, tp=8, pp=2, oversubscription=1.0, sigma=0.0,
+              steps=1, seed=0, fidelity="tp-collapsed", gb=64, throttle=(0.0, 1.0)):
+    data = {"name": "t", "cluster": {"node": "dgx-a100-80gb", "nodes": nodes,
+                                     "gpus_per_node": gpus_per_node,
+                                     "fabric": {"topology": "fat-tree", "link": "ib-hdr",
+                                                "oversubscription": oversubscription,
+                                                "switch_radix": 16}},
+            "model": {"preset": "megatron-7.5b"},
+            "training": {"global_batch": gb, "micro_batch": 1},
+            "parallelism": {"tp": tp, "pp": pp},
+            "simulate": {"engine": "des", "steps": steps, "seed": seed, "fidelity": fidelity},
+            "noise": {"straggler": {"distribution": "lognormal" if sigma else "none",
+                                    "sigma": sigma},
+                      "throttle": {"probability": throttle[0], "factor": throttle[1]}}}
+    scenario = scenario_from_mapping(data, "<test>")
+    library = HardwareLibrary()
+    return scenario, CollectiveModel(build_cluster(resolve_cluster(scenario.cluster, library)))
+
+
+@pytest.mark.parametrize("ratio", [1.0, 4.0])
+def test_contention_never_makes_des_faster(ratio):
+    scenario, collectives = _scenario(nodes=8, tp=2, pp=4, oversubscription=ratio,
+                                      fidelity="per-rank")
+    off = simulate_steps_des(scenario, collectives, contention=False).step_time_s
+    on = simulate_steps_des(scenario, collectives, contention=True).step_time_s
+    assert on >= off * (1 - 1e-12)
+
+
+def test_oversubscription_slows_pipeline_sends_that_share_uplinks():
+    """4:1 leaf uplinks: per-rank sends of many replicas collide; 1:1 they do not."""
+    times = {}
+    for ratio in (1.0, 4.0):
+        scenario, collectives = _scenario(nodes=8, tp=2, pp=4, oversubscription=ratio,
+                                          fidelity="per-rank", gb=128)
+        times[ratio] = simulate_steps_des(scenario, collectives, contention=True).step_time_s
+    assert times[4.0] > times[1.0]
+
+
+def test_max_min_fair_rates_follow_the_textbook_example():
+    """Three flows: A and B share link 0 (cap 10); B and C share link 1 (cap 4)."""
+    rates = max_min_rates([np.array([0]), np.array([0, 1]), np.array([1])],
+                          np.array([10.0, 4.0]))
+    assert rates == pytest.approx([8.0, 2.0, 2.0])
+
+
+def test_without_noise_p99_equals_p50():
+    scenario, collectives = _scenario(steps=5)
+    result = simulate_steps_des(scenario, collectives)
+    assert result.step_time_p99_s == result.step_time_p50_s
+
+
+def test_straggler_amplification_grows_with_gpu_count():
+    """Same per-GPU jitter and rare 1.5x throttling (p = 2e-4 per GPU-step): with more GPUs
+    some GPU throttles in more steps, so p99/p50 of the step grows (8 -> 32 -> 128 GPUs)."""
+    ratios = []
+    for nodes in (1, 4, 16):
+        scenario, collectives = _scenario(nodes=nodes, tp=8, pp=1, sigma=0.02, steps=600,
+                                          gb=16 * nodes, throttle=(2e-4, 1.5))
+        result = simulate_steps_des(scenario, collectives)
+        ratios.append(result.step_time_p99_s / result.step_time_p50_s)
+    assert 1.0 < ratios[0] < ratios[1] < ratios[2]
+
+
+def test_same_seed_same_result_different_seed_different_noise():
+    scenario, collectives = _scenario(sigma=0.05, steps=20, seed=3)
+    first = simulate_steps_des(scenario, collectives).to_json_dict()
+    again = simulate_steps_des(scenario, collectives).to_json_dict()
+    other = simulate_steps_des(scenario, collectives, seed=4).to_json_dict()
+    assert first == again and first["step_times_s"] != other["step_times_s"]
+
+
+@pytest.mark.parametrize("noise,key", [
+    ({"straggler": {"distribution": "lognormal", "sigma": -0.1}}, "noise.straggler.sigma"),
+    ({"throttle": {"probability": 1.5, "factor": 2.0}}, "noise.throttle.probability"),
+    ({"throttle": {"probability": 0.1, "factor": 0.5}}, "noise.throttle.factor"),
+])
+def test_noise_out_of_range_is_a_clear_error(noise, key):
+    from simulator.errors import ConfigError
+    data = {"cluster": {"node": "dgx-a100-80gb"}, "noise": noise}
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        scenario_from_mapping(data, "noisy.yaml")
