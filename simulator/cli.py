@@ -19,7 +19,7 @@ from simulator.config import HardwareLibrary
 from simulator.config.library import CATEGORIES
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ClusterSimError, UsageError
-from simulator.pipeline import open_scenario, run_scenario
+from simulator.pipeline import open_scenario, run_scenario, write_timeline
 from simulator.report import tables
 from simulator.report.check import check_summary
 from simulator.report.run_report import run_report
@@ -54,10 +54,16 @@ def check(scenario: Path) -> None:
               help="override simulate.engine")
 @click.option("--steps", type=int, default=None, help="override simulate.steps (des engine)")
 @click.option("--seed", type=int, default=None, help="override simulate.seed")
+@click.option("--trace", type=click.Path(path_type=Path), default=None,
+              help="write a Chrome/Perfetto trace of one simulated step")
+@click.option("--timeline-png", type=click.Path(path_type=Path), default=None,
+              help="write a Gantt chart of one replica's pipeline stages")
 def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
-        seed: int | None) -> None:
+        seed: int | None, trace: Path | None, timeline_png: Path | None) -> None:
     """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
     result = run_scenario(scenario, engine, steps=steps, seed=seed)
+    if trace or timeline_png:
+        write_timeline(scenario, trace, timeline_png, seed)
     if as_json:
         click.echo(json.dumps(result.to_json_dict()))
     else:

@@ -62,3 +62,22 @@ def run_scenario(path: Path | str, engine: str | None = None,
     if chosen == "des":
         return simulate_steps_des(scenario, session.collectives, steps, seed)
     return simulate_step(scenario, session.collectives)
+
+
+def write_timeline(path: Path | str, trace: Path | None, gantt: Path | None,
+                   seed: int | None = None) -> None:
+    """Simulate one step of ``path`` with the discrete-event engine and write its timeline."""
+    from simulator.engine.des import timeline
+    from simulator.export.chrome_trace import write_trace
+    from simulator.report.timeline_plot import write_gantt
+
+    session = open_scenario(path)
+    frame = timeline(session.scenario, session.collectives, seed)
+    if trace:
+        write_trace(frame, session.hardware.gpus_per_node, trace)
+    if gantt:
+        par = session.scenario.parallelism
+        from simulator.engine.analytical import make_context
+        layout = make_context(session.scenario, session.collectives).layout
+        stage_gpus = [layout.gpu(pp_rank=s) for s in range(par.pp)]
+        write_gantt(frame, stage_gpus, f"{session.scenario.name}: replica 0", gantt)

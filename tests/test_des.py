@@ -111,3 +111,31 @@ def test_noise_out_of_range_is_a_clear_error(noise, key):
     data = {"cluster": {"node": "dgx-a100-80gb"}, "noise": noise}
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         scenario_from_mapping(data, "noisy.yaml")
+
+
+def test_timeline_has_every_task_and_the_trace_its_structure(tmp_path):
+    from simulator.engine.des import TIMELINE_COLUMNS, timeline
+    from simulator.export.chrome_trace import trace_events
+
+    scenario, collectives = _scenario(nodes=2, tp=8, pp=2, gb=16)
+    frame = timeline(scenario, collectives)
+    assert tuple(frame.columns) == TIMELINE_COLUMNS
+    m = 16 // 1                                   # dp = 1: 16 microbatches
+    assert (frame.kind == "forward").sum() == 2 * m and (frame.kind == "backward").sum() == 2 * m
+    assert (frame.end_s >= frame.start_s).all()
+    events = trace_events(frame, gpus_per_node=8)
+    complete = [e for e in events if e["ph"] == "X"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert len(complete) == len(frame) and names == {"node 0", "node 1"}
+    assert all(e["dur"] >= 0 and {"pid", "tid", "ts"} <= set(e) for e in complete)
+
+
+def test_run_writes_trace_and_gantt(tmp_path, capsys):
+    from simulator.cli import main
+
+    trace, png = tmp_path / "t.json", tmp_path / "g.png"
+    code = main(["run", str(ROOT / "scenarios" / "sc21-39b.yaml"), "--trace", str(trace),
+                 "--timeline-png", str(png), "--json"])
+    capsys.readouterr()
+    assert code == 0 and trace.read_text().startswith('{"traceEvents"')
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -91,14 +91,51 @@ def _path(ctx, src_gpu: int, dst_gpu: int) -> np.ndarray:
                     dtype=np.int64)
 
 
-def _one_step(ctx, timing: PipelineTiming, base: StepResult, rng, contention: bool) -> float:
+def _one_step(ctx, timing: PipelineTiming, base: StepResult, rng, contention: bool,
+              log: list | None = None) -> float:
     slowdown = _entity_slowdown(ctx, rng)
     env = simpy.Environment()
     capacity = ctx.collectives.cluster.bandwidth_Bps * _p2p_efficiency(ctx)
     network = FlowNetwork(env, capacity) if contention else None
-    finish = _run_pipelines(env, ctx, timing, slowdown, network)
+    finish = _run_pipelines(env, ctx, timing, slowdown, network, log)
     tail = base.step_time_s - base.pipeline_s
+    if log is not None:
+        _log_tail(ctx, base, finish, log)
     return finish + tail
+
+
+def _log_tail(ctx, base: StepResult, start: float, log: list) -> None:
+    """The data-parallel reduction and optimizer after the pipeline, on every entity."""
+    for r in range(ctx.layout.dp):
+        for s in range(ctx.layout.pp):
+            gpu = ctx.layout.gpu(dp_rank=r, pp_rank=s)
+            log.append((gpu, "comm", "dp", "gradient reduction", start,
+                        start + base.dp_comm_exposed_s, 0.0))
+            end = start + base.dp_comm_exposed_s
+            log.append((gpu, "compute", "optimizer", "optimizer step", end,
+                        end + base.optimizer_s, 0.0))
+
+
+TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
+
+
+def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None = None,
+             contention: bool | None = None):
+    """Every task of one simulated step as a pandas DataFrame (:data:`TIMELINE_COLUMNS`).
+
+    ``gpu`` is the entity's tensor-parallel rank-0 GPU; streams are ``compute`` and
+    ``comm``; kinds are forward, backward, send, dp and optimizer.
+    """
+    import pandas as pd
+
+    sim = scenario.simulate
+    base = simulate_step(scenario, collectives)
+    ctx = make_context(scenario, collectives)
+    rng = np.random.default_rng(sim.seed if seed is None else seed)
+    log: list = []
+    _one_step(ctx, _timing(base, ctx), base, rng,
+              sim.contention if contention is None else contention, log)
+    return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))
 
 
 def _entity_slowdown(ctx, rng) -> np.ndarray:
@@ -120,7 +157,7 @@ def _entity_slowdown(ctx, rng) -> np.ndarray:
     return factors.max(axis=2)
 
 
-def _run_pipelines(env, ctx, timing: PipelineTiming, slowdown, network) -> float:
+def _run_pipelines(env, ctx, timing: PipelineTiming, slowdown, network, log=None) -> float:
     par, lay = ctx.scenario.parallelism, ctx.layout
     m, v = ctx.microbatches, par.virtual_stages
     done: dict[tuple[int, Task], simpy.Event] = {}
@@ -131,23 +168,33 @@ def _run_pipelines(env, ctx, timing: PipelineTiming, slowdown, network) -> float
     finish = np.zeros((lay.dp, lay.pp))
     for r in range(lay.dp):
         for s in range(lay.pp):
-            env.process(_stage(env, ctx, timing, slowdown[r, s], network, done, finish, r, s))
+            env.process(_stage(env, ctx, timing, slowdown[r, s], network, done, finish, r, s,
+                               log))
     env.run()
     return float(finish.max())
 
 
-def _stage(env, ctx, timing, factor, network, done, finish, replica, stage):
+def _stage(env, ctx, timing, factor, network, done, finish, replica, stage, log=None):
     par, lay = ctx.scenario.parallelism, ctx.layout
     v = par.virtual_stages
+    gpu = lay.gpu(dp_rank=replica, pp_rank=stage)
     for task in stage_order(par.schedule, lay.pp, stage, ctx.microbatches, v):
         dep = dependency(task, lay.pp, v)
         if dep is not None:
             yield done[(replica, dep)]
         duration = timing.forward[stage] if task.forward else timing.backward[stage]
+        start = env.now
         yield env.timeout(duration * factor)
+        kind = "forward" if task.forward else "backward"
+        if log is not None:
+            log.append((gpu, "compute", kind, f"{kind[0].upper()}{task.microbatch}.{task.chunk}",
+                        start, env.now, 0.0))
         if sends(task, lay.pp, v):
-            target = _next_stage(task, lay.pp)
-            yield from _send(env, ctx, timing, network, replica, stage, target)
+            start = env.now
+            yield from _send(env, ctx, timing, network, replica, stage, _next_stage(task, lay.pp))
+            if log is not None:
+                log.append((gpu, "comm", "send", f"send {kind[0].upper()}{task.microbatch}",
+                            start, env.now, timing.p2p_bytes))
         done[(replica, task)].succeed()
     finish[replica, stage] = env.now
 

@@ -1,0 +1,1 @@
+"""Exports of simulated timelines: Chrome/Perfetto trace JSON."""
