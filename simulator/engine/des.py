@@ -26,7 +26,7 @@ from simulator.cost import CollectiveModel
 from simulator.engine.analytical import make_context, simulate_step
 from simulator.engine.flows import FlowNetwork
 from simulator.results import StepResult
-from simulator.workload.taskgraph import Task, dependency, sends, stage_order
+from simulator.workload.taskgraph import Task, compiled_graph, stage_order
 
 
 @dataclass(frozen=True)
@@ -160,43 +160,47 @@ def _entity_slowdown(ctx, rng) -> np.ndarray:
 def _run_pipelines(env, ctx, timing: PipelineTiming, slowdown, network, log=None) -> float:
     par, lay = ctx.scenario.parallelism, ctx.layout
     m, v = ctx.microbatches, par.virtual_stages
-    done: dict[tuple[int, Task], simpy.Event] = {}
-    for r in range(lay.dp):
-        for s in range(lay.pp):
-            for task in stage_order(par.schedule, lay.pp, s, m, v):
-                done[(r, task)] = env.event()
+    graph = compiled_graph(par.schedule, lay.pp, m, v)
+    orders = [stage_order(par.schedule, lay.pp, s, m, v) for s in range(lay.pp)]
+    width = 2 * lay.pp * m * v
+    done = [env.event() for _ in range(lay.dp * width)]
     finish = np.zeros((lay.dp, lay.pp))
     for r in range(lay.dp):
         for s in range(lay.pp):
-            env.process(_stage(env, ctx, timing, slowdown[r, s], network, done, finish, r, s,
-                               log))
+            plan = (orders[s], graph.ids[s], graph.deps[s], graph.sends[s].tolist())
+            env.process(_stage(env, ctx, timing, slowdown[r, s], network, done[r * width:][:width],
+                               finish, r, s, plan, log))
     env.run()
     return float(finish.max())
 
 
-def _stage(env, ctx, timing, factor, network, done, finish, replica, stage, log=None):
-    par, lay = ctx.scenario.parallelism, ctx.layout
-    v = par.virtual_stages
-    gpu = lay.gpu(dp_rank=replica, pp_rank=stage)
-    for task in stage_order(par.schedule, lay.pp, stage, ctx.microbatches, v):
-        dep = dependency(task, lay.pp, v)
-        if dep is not None:
-            yield done[(replica, dep)]
-        duration = timing.forward[stage] if task.forward else timing.backward[stage]
+def _stage(env, ctx, timing, factor, network, done, finish, replica, stage, plan, log=None):
+    """Run one stage's tasks in order; ``done`` holds this replica's task events by id."""
+    order, ids, deps, sends_after = plan
+    gpu = ctx.layout.gpu(dp_rank=replica, pp_rank=stage)
+    forward, backward = timing.forward[stage] * factor, timing.backward[stage] * factor
+    for task, tid, dep, send in zip(order, ids, deps, sends_after, strict=True):
+        if dep >= 0 and not done[dep].processed:
+            yield done[dep]
         start = env.now
-        yield env.timeout(duration * factor)
-        kind = "forward" if task.forward else "backward"
+        yield env.timeout(forward if task.forward else backward)
         if log is not None:
-            log.append((gpu, "compute", kind, f"{kind[0].upper()}{task.microbatch}.{task.chunk}",
-                        start, env.now, 0.0))
-        if sends(task, lay.pp, v):
+            _log_compute(log, gpu, task, start, env.now)
+        if send:
             start = env.now
-            yield from _send(env, ctx, timing, network, replica, stage, _next_stage(task, lay.pp))
+            yield from _send(env, ctx, timing, network, replica, stage,
+                             _next_stage(task, ctx.layout.pp))
             if log is not None:
-                log.append((gpu, "comm", "send", f"send {kind[0].upper()}{task.microbatch}",
-                            start, env.now, timing.p2p_bytes))
-        done[(replica, task)].succeed()
+                log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
+                            f"{task.microbatch}", start, env.now, timing.p2p_bytes))
+        done[tid].succeed()
     finish[replica, stage] = env.now
+
+
+def _log_compute(log: list, gpu: int, task: Task, start: float, end: float) -> None:
+    kind = "forward" if task.forward else "backward"
+    log.append((gpu, "compute", kind, f"{kind[0].upper()}{task.microbatch}.{task.chunk}",
+                start, end, 0.0))
 
 
 def _next_stage(task: Task, p: int) -> int:
