@@ -58,10 +58,16 @@ def check(scenario: Path) -> None:
               help="write a Chrome/Perfetto trace of one simulated step")
 @click.option("--timeline-png", type=click.Path(path_type=Path), default=None,
               help="write a Gantt chart of one replica's pipeline stages")
+@click.option("--png", type=click.Path(path_type=Path), default=None,
+              help="write a histogram of the simulated step times")
 def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
-        seed: int | None, trace: Path | None, timeline_png: Path | None) -> None:
+        seed: int | None, trace: Path | None, timeline_png: Path | None,
+        png: Path | None) -> None:
     """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
     result = run_scenario(scenario, engine, steps=steps, seed=seed)
+    if png:
+        from simulator.report.histogram import write_step_histogram
+        write_step_histogram(result.step_times_s or [result.step_time_s], result.name, png)
     if trace or timeline_png:
         write_timeline(scenario, trace, timeline_png, seed)
     if as_json:

@@ -139,3 +139,30 @@ def test_run_writes_trace_and_gantt(tmp_path, capsys):
     capsys.readouterr()
     assert code == 0 and trace.read_text().startswith('{"traceEvents"')
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_slow_gpu_slows_every_step_and_must_exist():
+    from simulator.errors import ConfigError
+
+    scenario, collectives = _scenario(steps=3)
+    slow = scenario.model_copy(update={"noise": type(scenario.noise).model_validate(
+        {"slow_gpus": [{"gpu": 9, "factor": 1.2}]})})
+    assert simulate_steps_des(slow, collectives).step_time_s > \
+        simulate_steps_des(scenario, collectives).step_time_s
+    data = {"cluster": {"node": "dgx-a100-80gb", "nodes": 1},
+            "noise": {"slow_gpus": [{"gpu": 8, "factor": 1.5}]}}
+    with pytest.raises(ConfigError, match=r"noise\.slow_gpus\.0\.gpu: GPU 8 is beyond"):
+        scenario_from_mapping(data, "slow.yaml")
+
+
+def test_histogram_png(tmp_path, capsys):
+    from simulator.cli import main
+
+    text = (ROOT / "scenarios" / "sc21-39b.yaml").read_text() + (
+        "\nnoise:\n  straggler: {distribution: lognormal, sigma: 0.05}\n")
+    path = tmp_path / "noisy.yaml"
+    path.write_text(text.replace("engine: analytical", "engine: des"))
+    png = tmp_path / "h.png"
+    code = main(["run", str(path), "--engine", "des", "--steps", "20", "--png", str(png)])
+    out = capsys.readouterr().out
+    assert code == 0 and "p50 / p99" in out and png.read_bytes()[:4] == b"\x89PNG"

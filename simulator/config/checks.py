@@ -12,6 +12,7 @@ from simulator.errors import ConfigError
 def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     """Raise :class:`ConfigError` for the first violated rule, else return None."""
     _check_fabric(scenario, cluster)
+    _check_noise(scenario, cluster.gpus)
     if scenario.model is None or scenario.training is None:
         return
     _check_model(scenario)
@@ -36,6 +37,13 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
             raise ConfigError(
                 f"{fabric.torus_dims} holds {prod(fabric.torus_dims)} nodes, not cluster.nodes "
                 f"({cluster.nodes})", key="cluster.fabric.torus_dims")
+
+
+def _check_noise(scenario: Scenario, gpus: int) -> None:
+    for i, slow in enumerate(scenario.noise.slow_gpus):
+        if slow.gpu >= gpus:
+            raise ConfigError(f"GPU {slow.gpu} is beyond the cluster's {gpus} GPUs (0..{gpus - 1})",
+                              key=f"noise.slow_gpus.{i}.gpu")
 
 
 def _check_model(scenario: Scenario) -> None:

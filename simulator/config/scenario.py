@@ -161,9 +161,17 @@ class ThrottleConfig(_Section):
     factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)] = 1.0
 
 
+class SlowGpuConfig(_Section):
+    """One GPU that is always slower by ``factor`` (a bad part, a hot slot)."""
+
+    gpu: Annotated[int, Strict(), Field(ge=0, le=10_000_000)]
+    factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)]
+
+
 class NoiseConfig(_Section):
     straggler: StragglerConfig = StragglerConfig()
     throttle: ThrottleConfig = ThrottleConfig()
+    slow_gpus: list[SlowGpuConfig] = Field(default_factory=list)
 
 
 class Scenario(_Section):
