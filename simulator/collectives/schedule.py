@@ -66,15 +66,18 @@ class Step:
     @staticmethod
     def of(flows: list[tuple[int, int, float]], repeat: int = 1, ring_like: bool = False) -> Step:
         """A step from ``(src, dst, frac)`` triples, merging duplicate (src, dst) pairs."""
-        merged: dict[tuple[int, int], float] = {}
-        for s, d, f in flows:
-            if s != d and f > 0:
-                merged[(s, d)] = merged.get((s, d), 0.0) + f
-        keys = list(merged)
-        src = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
-        dst = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
-        frac = np.fromiter(merged.values(), dtype=np.float64, count=len(keys))
-        return Step(src, dst, frac, repeat, ring_like)
+        if not flows:
+            empty = np.zeros(0, dtype=np.int64)
+            return Step(empty, empty, np.zeros(0), repeat, ring_like)
+        triples = np.array(flows, dtype=np.float64)
+        src, dst, frac = triples[:, 0].astype(np.int64), triples[:, 1].astype(np.int64), triples[:, 2]
+        keep = (src != dst) & (frac > 0)
+        src, dst, frac = src[keep], dst[keep], frac[keep]
+        pairs, first, inverse = np.unique(np.stack([src, dst], axis=1), axis=0,
+                                          return_index=True, return_inverse=True)
+        order = np.argsort(first)                   # keep first-appearance order
+        sums = np.bincount(inverse.ravel(), weights=frac, minlength=len(pairs))
+        return Step(pairs[order, 0], pairs[order, 1], sums[order], repeat, ring_like)
 
     @property
     def sent_fraction(self) -> float:

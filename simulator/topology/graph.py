@@ -41,6 +41,7 @@ class GraphBuilder:
     _bandwidth: list[float] = field(default_factory=list)
     _latency: list[float] = field(default_factory=list)
     _hw: list[int] = field(default_factory=list)
+    _link_values: dict = field(default_factory=dict)
 
     @property
     def vertex_count(self) -> int:
@@ -64,14 +65,18 @@ class GraphBuilder:
         a GPU or NIC through its first switch, so extra latency comes only
         from the deeper tiers a route climbs.
         """
-        rate = spec.effective_Bps * lanes
-        code = HW_CLASS_CODE[spec.hw_class]
-        latency = spec.latency_s if switch_hop else 0.0
-        for a, b in ((u, v), (v, u)):
-            self._edges.append((a, b, {"eid": len(self._bandwidth)}))
-            self._bandwidth.append(rate)
-            self._latency.append(latency)
-            self._hw.append(code)
+        key = (spec.name, lanes, switch_hop)
+        values = self._link_values.get(key)
+        if values is None:
+            values = (spec.effective_Bps * lanes, spec.latency_s if switch_hop else 0.0,
+                      HW_CLASS_CODE[spec.hw_class])
+            self._link_values[key] = values
+        rate, latency, code = values
+        eid = len(self._bandwidth)
+        self._edges += ((u, v, {"eid": eid}), (v, u, {"eid": eid + 1}))
+        self._bandwidth += (rate, rate)
+        self._latency += (latency, latency)
+        self._hw += (code, code)
 
     def graph(self) -> nx.DiGraph:
         graph = nx.DiGraph()

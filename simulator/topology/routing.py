@@ -27,6 +27,26 @@ _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.
 
 
 
+class _Templates:
+    """Edge-id templates of intra-server paths, and the template each flow uses."""
+
+    def __init__(self, paths: list[tuple[int, ...]], which: np.ndarray):
+        sizes = np.array([len(p) for p in paths], dtype=np.int64)
+        self.flat = np.array([e for p in paths for e in p], dtype=np.int64)
+        self.start = np.concatenate(([0], np.cumsum(sizes)))[:-1]
+        self.lengths = sizes[which] if len(which) else np.zeros(0, dtype=np.int64)
+        self.which = which
+
+    def expand(self, row_starts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions in the CSR index array, edge ids) for every flow's template path."""
+        total = int(self.lengths.sum())
+        first = np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        within = np.arange(total) - first
+        positions = np.repeat(row_starts, self.lengths) + within
+        values = self.flat[np.repeat(self.start[self.which], self.lengths) + within]
+        return positions, values + np.repeat(offsets, self.lengths)
+
+
 class Router:
     """Shortest-path routing with deterministic ECMP over a :class:`Cluster`."""
 
@@ -39,6 +59,8 @@ class Router:
         self._adjacency: sp.csr_matrix | None = None
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._hops: dict[tuple[int, int], list[int]] = {}
+        self._fabric_paths: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._local_rail = self._local_rails()
         nics = sorted(v for v, k in self._graph.nodes(data="kind") if k == VertexKind.NIC)
         self._nic_rank = {v: i for i, v in enumerate(nics)}
         switches = {v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS}
@@ -46,6 +68,7 @@ class Router:
         self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
                             for v in switches}
         self._switch_index = {v: i for i, v in enumerate(sorted(self._fabric_adj))}
+        self._nic_port, self._switch_eid = self._fabric_ports()
 
     def path(self, src: int, dst: int) -> tuple[int, ...]:
         """Edge ids from vertex ``src`` to vertex ``dst`` (empty if equal)."""
@@ -57,14 +80,41 @@ class Router:
         return found
 
     def incidence(self, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
-        """Flows x edges matrix with a 1 where flow ``i`` (src[i] -> dst[i]) crosses edge ``e``."""
-        paths = [self.path(int(s), int(d)) for s, d in zip(src, dst, strict=True)]
-        lengths = np.fromiter((len(p) for p in paths), dtype=np.int64, count=len(paths))
+        """Flows x edges matrix with a 1 where flow ``i`` (src[i] -> dst[i]) crosses edge ``e``.
+
+        Flows inside one server are routed in bulk from per-(local src, local dst)
+        templates; flows between servers go through :meth:`path` one by one.
+        """
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        n_vert, n_edge = self.cluster.layout.vertices, self.cluster.layout.edges
+        server = src // n_vert
+        inside = (server == dst // n_vert) & (src != dst)
+        lengths = np.zeros(len(src), dtype=np.int64)
+        template = self._templates(src[inside] % n_vert, dst[inside] % n_vert)
+        lengths[inside] = template.lengths
+        outside = np.flatnonzero(~inside)
+        paths = [self.path(int(src[i]), int(dst[i])) for i in outside]
+        lengths[outside] = [len(p) for p in paths]
         indptr = np.concatenate(([0], np.cumsum(lengths)))
-        indices = np.fromiter((e for p in paths for e in p), dtype=np.int64, count=int(indptr[-1]))
-        data = np.ones(len(indices), dtype=np.float64)
-        shape = (len(paths), len(self.cluster.bandwidth_Bps))
-        return sp.csr_matrix((data, indices, indptr), shape=shape)
+        indices = np.empty(int(indptr[-1]), dtype=np.int64)
+        rows = np.flatnonzero(inside)
+        positions, values = template.expand(indptr[rows], server[rows] * n_edge)
+        indices[positions] = values
+        for i, p in zip(outside, paths, strict=True):
+            indices[indptr[i]:indptr[i + 1]] = p
+        shape = (len(src), len(self.cluster.bandwidth_Bps))
+        return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+
+    def _templates(self, local_src: np.ndarray, local_dst: np.ndarray) -> _Templates:
+        n_vert = self.cluster.layout.vertices
+        keys, inverse = np.unique(local_src * n_vert + local_dst, return_inverse=True)
+        paths = []
+        for key in keys.tolist():
+            pair = divmod(key, n_vert)
+            if pair not in self._intra:
+                self._intra[pair] = self._intra_template(*pair)
+            paths.append(self._intra[pair])
+        return _Templates(paths, inverse.ravel())
 
     # -- internals ---------------------------------------------------------------------------
     def _route(self, src: int, dst: int) -> tuple[int, ...]:
@@ -80,12 +130,16 @@ class Router:
                 + self._intra_path(dst_nic, dst))
 
     def _rail_nic(self, vertex: int) -> int:
+        """The NIC a GPU (or NIC) vertex uses to leave its server: GPU g -> NIC g*nics//gpus."""
+        server, local = divmod(vertex, self.cluster.layout.vertices)
+        return server * self.cluster.layout.vertices + self._local_rail[local]
+
+    def _local_rails(self) -> dict[int, int]:
         layout = self.cluster.layout
-        server, local = divmod(vertex, layout.vertices)
-        if local in layout.nics:
-            return vertex
-        gpu_index = layout.gpus.index(local) if local in layout.gpus else 0
-        return server * layout.vertices + layout.nics[layout.rail_nic(gpu_index)]
+        rails = {nic: nic for nic in layout.nics}
+        for index, gpu in enumerate(layout.gpus):
+            rails[gpu] = layout.nics[layout.rail_nic(index)] if layout.nics else gpu
+        return rails
 
     def _intra_path(self, src: int, dst: int) -> tuple[int, ...]:
         n = self.cluster.layout.vertices
@@ -111,19 +165,37 @@ class Router:
         return tuple(self._graph[u][v]["eid"] for u, v in zip(nodes, nodes[1:], strict=False))
 
     def _fabric_path(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
-        graph = self._graph
-        first = next(v for v in graph.successors(src_nic) if v in self._switches)
-        last = next(v for v in graph.predecessors(dst_nic) if v in self._switches)
-        edges = [graph[src_nic][first]["eid"]]
+        key = (src_nic, dst_nic)
+        found = self._fabric_paths.get(key)
+        if found is None:
+            found = self._fabric_route(src_nic, dst_nic)
+            self._fabric_paths[key] = found
+        return found
+
+    def _fabric_route(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
+        first, up, _ = self._nic_port[src_nic]
+        last, _, down = self._nic_port[dst_nic]
+        edges = [up]
         here, key = first, self._nic_rank[dst_nic]
         while here != last:
             options = self._next_hops(here, last)
             key, pick = divmod(key, len(options))
             nxt = options[pick]
-            edges.append(graph[here][nxt]["eid"])
+            edges.append(self._switch_eid[(here, nxt)])
             here = nxt
-        edges.append(graph[last][dst_nic]["eid"])
+        edges.append(down)
         return tuple(edges)
+
+    def _fabric_ports(self) -> tuple[dict, dict]:
+        """(NIC -> (its switch, up edge, down edge), (switch, switch) -> edge id)."""
+        graph, switches = self._graph, self._switches
+        ports = {}
+        for nic in self._nic_rank:
+            for sw in graph.successors(nic):
+                if sw in switches:
+                    ports[nic] = (sw, graph[nic][sw]["eid"], graph[sw][nic]["eid"])
+        eids = {(u, v): graph[u][v]["eid"] for u in switches for v in self._fabric_adj[u]}
+        return ports, eids
 
     def _next_hops(self, here: int, target: int) -> list[int]:
         """Neighbours of switch ``here`` one hop closer to switch ``target`` (ECMP set)."""
