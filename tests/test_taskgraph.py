@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import replay_1f1b
 
 from simulator.config.scenario import Schedule
-from simulator.workload.pipeline import pipeline_time, replay_1f1b
+from simulator.workload.pipeline import pipeline_time
 from simulator.workload.taskgraph import Task, critical_path, stage_order
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import replay_1f1b
 
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
 from simulator.config.presets import MODEL_PRESETS
@@ -16,7 +17,7 @@ from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.flops import step_flops
 from simulator.topology import build_cluster
-from simulator.workload.pipeline import bubble_fraction, pipeline_time, replay_1f1b
+from simulator.workload.pipeline import bubble_fraction, pipeline_time
 
 ROOT = Path(__file__).resolve().parent.parent
 
