@@ -27,6 +27,14 @@ _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.
 
 
 
+def _memo(cache: dict, key: tuple, compute):
+    """``cache[key]``, computing it as ``compute(*key)`` on first use."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = compute(*key)
+    return found
+
+
 class _Templates:
     """Edge-id templates of intra-server paths, and the template each flow uses."""
 
@@ -72,12 +80,7 @@ class Router:
 
     def path(self, src: int, dst: int) -> tuple[int, ...]:
         """Edge ids from vertex ``src`` to vertex ``dst`` (empty if equal)."""
-        key = (src, dst)
-        found = self._paths.get(key)
-        if found is None:
-            found = self._route(src, dst)
-            self._paths[key] = found
-        return found
+        return _memo(self._paths, (src, dst), self._route)
 
     def incidence(self, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
         """Flows x edges matrix with a 1 where flow ``i`` (src[i] -> dst[i]) crosses edge ``e``.
@@ -165,12 +168,7 @@ class Router:
         return tuple(self._graph[u][v]["eid"] for u, v in zip(nodes, nodes[1:], strict=False))
 
     def _fabric_path(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
-        key = (src_nic, dst_nic)
-        found = self._fabric_paths.get(key)
-        if found is None:
-            found = self._fabric_route(src_nic, dst_nic)
-            self._fabric_paths[key] = found
-        return found
+        return _memo(self._fabric_paths, (src_nic, dst_nic), self._fabric_route)
 
     def _fabric_route(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
         first, up, _ = self._nic_port[src_nic]
