@@ -15,6 +15,7 @@ from simulator.config import (
 from simulator.cost import CollectiveModel
 from simulator.errors import ConfigError, UsageError
 from simulator.topology import Cluster, build_cluster
+from simulator.topology.faults import apply_link_faults
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,19 @@ class ClusterSession:
 def open_scenario(path: Path | str, library: HardwareLibrary | None = None) -> ClusterSession:
     """Load ``path``, resolve its hardware, build its cluster graph and cost model."""
     library = library or HardwareLibrary()
-    scenario = load_scenario(path, library)
-    hardware = resolve_cluster(scenario.cluster, library)
     try:
-        cluster = build_cluster(hardware)
+        return session_from_scenario(load_scenario(path, library), library)
     except ConfigError as exc:
         raise exc.with_source(str(path)) from None
+
+
+def session_from_scenario(scenario: Scenario, library: HardwareLibrary | None = None
+                          ) -> ClusterSession:
+    """Resolve an already validated ``scenario``'s hardware, build its cluster (link faults
+    applied) and cost model."""
+    library = library or HardwareLibrary()
+    hardware = resolve_cluster(scenario.cluster, library)
+    cluster = apply_link_faults(build_cluster(hardware), scenario.noise.links)
     return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))
 
 

@@ -168,10 +168,22 @@ class SlowGpuConfig(_Section):
     factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)]
 
 
+class LinkFaultConfig(_Section):
+    """A link between two switches, named by their labels (``fabric/leaf0``, ``fabric/spine3``).
+
+    ``fraction`` < 1 degrades it to that share of its bandwidth; ``fraction: 0`` fails it
+    and traffic routes around it.
+    """
+
+    between: Annotated[list[str], Field(min_length=2, max_length=2)]
+    fraction: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+
+
 class NoiseConfig(_Section):
     straggler: StragglerConfig = StragglerConfig()
     throttle: ThrottleConfig = ThrottleConfig()
     slow_gpus: list[SlowGpuConfig] = Field(default_factory=list)
+    links: list[LinkFaultConfig] = Field(default_factory=list)
 
 
 class Scenario(_Section):

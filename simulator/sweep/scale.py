@@ -18,12 +18,10 @@ import pandas as pd
 
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster, scenario_from_mapping
 from simulator.config.checks import data_parallel_size
-from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.errors import ConfigError, InfeasibleError, UsageError
-from simulator.pipeline import ClusterSession
+from simulator.pipeline import session_from_scenario
 from simulator.results import StepResult
-from simulator.topology import build_cluster
 
 OK = "ok"
 """The ``status`` of a point that was simulated."""
@@ -181,13 +179,6 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary) -> dict[str, Any
     except (ConfigError, InfeasibleError) as exc:
         return {**row, "status": _reason(exc)}
     return {**row, **_result_fields(result), "status": OK}
-
-
-def session_from_scenario(scenario: Scenario, library: HardwareLibrary) -> ClusterSession:
-    """Resolve the hardware of an already validated ``scenario`` and build its cluster."""
-    hardware = resolve_cluster(scenario.cluster, library)
-    cluster = build_cluster(hardware)
-    return ClusterSession(scenario, hardware, cluster, CollectiveModel(cluster))
 
 
 def scale_records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -1,0 +1,49 @@
+"""Degraded and failed fabric links (noise.links)."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.collectives import Algorithm, Op, whole_cluster
+from simulator.config import scenario_from_mapping
+from simulator.errors import ConfigError
+from simulator.pipeline import session_from_scenario
+
+
+def _session(links, nodes=4, radix=8):
+    data = {"cluster": {"node": "dgx-h100", "nodes": nodes,
+                        "fabric": {"topology": "fat-tree", "link": "ib-ndr",
+                                   "switch_radix": radix}},
+            "noise": {"links": links}}
+    return session_from_scenario(scenario_from_mapping(data, "faults.yaml"))
+
+
+def _ring_time(session) -> float:
+    group = whole_cluster(session.cluster)
+    return float(session.collectives.sweep(Op.ALL_REDUCE, Algorithm.RING, group, [2**30]).time_s[0])
+
+
+def test_degraded_uplink_slows_a_ring_that_crosses_it():
+    healthy = _ring_time(_session([]))
+    degraded = _ring_time(_session([{"between": ["fabric/leaf0", "fabric/spine0"],
+                                     "fraction": 0.25}]))
+    assert degraded > healthy
+
+
+def test_failed_uplink_is_routed_around():
+    session = _session([{"between": ["fabric/leaf0", "fabric/spine0"], "fraction": 0.0}])
+    graph = session.cluster.graph
+    labels = {label: v for v, label in graph.nodes(data="label")}
+    assert not graph.has_edge(labels["fabric/leaf0"], labels["fabric/spine0"])
+    assert _ring_time(session) >= _ring_time(_session([]))
+
+
+@pytest.mark.parametrize("links,fragment", [
+    ([{"between": ["fabric/leaf9", "fabric/spine0"]}], "no vertex labelled 'fabric/leaf9'"),
+    ([{"between": ["fabric/leaf0", "fabric/leaf1"]}], "are not linked"),
+    ([{"between": ["n0/nic0", "fabric/leaf0"]}], "only links between fabric switches can fail"),
+    ([{"between": ["fabric/leaf0", f"fabric/spine{j}"]} for j in range(4)], "disconnects"),
+])
+def test_bad_link_faults_are_clear_errors(links, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        _session(links)
