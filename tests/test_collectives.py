@@ -151,3 +151,14 @@ def _two_nodes():
 def _with_bandwidth(cluster, scale):
     from dataclasses import replace
     return replace(cluster, bandwidth_Bps=cluster.bandwidth_Bps * scale)
+
+
+def test_mesh_rings_use_different_links_per_channel():
+    """MI300X mesh: strides 1, 3, 5, 7 give 4 rings over disjoint GPU-to-GPU links, so the
+    busiest link carries a quarter of what a single ring would put on it."""
+    cluster = make_cluster(node="mi300x-platform")
+    model = NetworkCostModel(cluster)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.RING, whole_cluster(cluster))
+    assert schedule.channels == 4
+    loads = model.edge_loads(schedule)
+    assert loads.max() == pytest.approx(2 * 7 / 8 / 4)

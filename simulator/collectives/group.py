@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from math import gcd
 
+from simulator.config.hardware import IntraFabricKind
 from simulator.topology.cluster import Cluster
 
 
@@ -43,22 +45,34 @@ class Group:
 
     @property
     def channels(self) -> int:
-        """Parallel rings/trees: one per NIC the group can use across servers, else 1."""
-        if self.servers == 1:
-            return 1
+        """Parallel rings/trees: one per NIC the group can use across servers (else 1),
+        and at least one per stride on a fully connected mesh (see :meth:`ring_order`)."""
         local = min(len(s) for s in self.by_server)
-        return max(1, min(local, self.cluster.hw.nics_per_node))
+        nics = 1 if self.servers == 1 else min(local, self.cluster.hw.nics_per_node)
+        return max(1, nics, len(self._strides))
+
+    @cached_property
+    def _strides(self) -> list[int]:
+        """Strides coprime with the GPUs per server: on a mesh each is its own Hamiltonian
+        cycle over different links (AMD Infinity Fabric nodes; RCCL builds such rings)."""
+        if self.cluster.hw.node.fabric.kind != IntraFabricKind.MESH:
+            return []
+        local = min(len(s) for s in self.by_server)
+        return [k for k in range(1, local) if gcd(k, local) == 1] if local > 2 else []
 
     def ring_order(self, channel: int) -> list[int]:
         """Ring of channel ``c``: servers in order, each server's GPUs rotated by ``c``.
 
         Rotating makes channel ``c`` leave every server from a different GPU, so
-        the rings' inter-server hops spread over the servers' NICs as NCCL's do.
+        the rings' inter-server hops spread over the servers' NICs as NCCL's do. On a
+        mesh the GPUs are also visited with stride ``strides[c]``, so that the channels'
+        rings use different GPU-to-GPU links.
         """
+        stride = self._strides[channel % len(self._strides)] if self._strides else 1
         order = []
         for server in self.by_server:
-            shift = channel % len(server)
-            order += server[shift:] + server[:shift]
+            g, shift = len(server), channel % len(server)
+            order += [server[(shift + k * stride) % g] for k in range(g)]
         return order
 
 
