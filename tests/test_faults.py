@@ -68,3 +68,19 @@ def test_rail_optimized_beats_an_oversubscribed_fat_tree_for_rail_aligned_traffi
     rails = _rail_group_time("rail-optimized", 4.0)
     assert rails < fat_tree
     assert _rail_group_time("fat-tree", 1.0) <= fat_tree
+
+
+def test_groups_that_share_a_nic_share_its_bandwidth():
+    """Two data-parallel groups (one per pipeline stage) whose GPUs leave through the same
+    NIC take twice as long at large sizes as one group alone (analytical and DES price
+    collectives this way)."""
+    from simulator.collectives import Op as _Op
+
+    data = {"cluster": {"node": "dgx-h100", "nodes": 2,
+                        "fabric": {"topology": "fat-tree", "link": "ib-ndr", "nics_per_node": 1}}}
+    session = session_from_scenario(scenario_from_mapping(data, "shared-nic.yaml"))
+    size = 2**30
+    alone = session.collectives.concurrent_time(_Op.ALL_REDUCE, [(0, 8)], size, Algorithm.RING)[0]
+    shared = session.collectives.concurrent_time(_Op.ALL_REDUCE, [(0, 8), (1, 9)], size,
+                                                 Algorithm.RING)[0]
+    assert shared == pytest.approx(2 * alone, rel=0.02)
