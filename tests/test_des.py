@@ -167,3 +167,17 @@ def test_histogram_png(tmp_path, capsys):
     code = main(["run", str(path), "--engine", "des", "--steps", "20", "--png", str(png)])
     out = capsys.readouterr().out
     assert code == 0 and "p50 / p99" in out and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_json_is_byte_identical_for_the_same_seed(capsys, tmp_path):
+    from simulator.cli import main
+
+    text = (ROOT / "scenarios" / "sc21-39b.yaml").read_text() + (
+        "\nnoise:\n  straggler: {distribution: lognormal, sigma: 0.03}\n")
+    path = tmp_path / "noisy.yaml"
+    path.write_text(text)
+    outputs = []
+    for seed in (7, 7, 8):
+        main(["run", str(path), "--engine", "des", "--steps", "5", "--seed", str(seed), "--json"])
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and outputs[0] != outputs[2]
