@@ -108,16 +108,21 @@ def scale_figure(frame: pd.DataFrame, name: str, weak: bool):
     figure = Figure(figsize=(7, 6), layout="constrained")
     FigureCanvasAgg(figure)
     top, bottom = figure.subplots(2, 1, sharex=True)
-    top.plot(ok["gpus"], ok["tokens_per_s_per_gpu"], marker="o")
-    top.set_ylabel("tokens/s per GPU")
-    bottom.plot(ok["gpus"], ok["scaling_efficiency"] * 100, marker="o", color="tab:orange")
-    bottom.set_ylabel("scaling efficiency (%)")
+    _panel(top, ok["gpus"], ok["tokens_per_s_per_gpu"], "tokens/s per GPU", "tab:blue")
+    _panel(bottom, ok["gpus"], ok["scaling_efficiency"] * 100, "scaling efficiency (%)",
+           "tab:orange")
     bottom.set_xlabel("GPUs")
     bottom.set_xscale("log", base=2)
-    bottom.set_xticks(list(frame["gpus"]), [str(g) for g in frame["gpus"]])
-    for axes in (top, bottom):
-        axes.minorticks_off()
-        axes.grid(True, alpha=0.3)
-        axes.set_ylim(bottom=0)
+    bottom.minorticks_off()
+    if len(ok):
+        bottom.set_xticks(list(ok["gpus"]), [str(g) for g in ok["gpus"]])
     figure.suptitle(f"{name}: {_mode(weak)} scaling")
     return figure
+
+
+def _panel(axes, x: pd.Series, y: pd.Series, label: str, color: str) -> None:
+    axes.plot(x, y, marker="o", color=color)
+    axes.set_ylabel(label)
+    axes.minorticks_off()
+    axes.grid(True, alpha=0.3)
+    axes.set_ylim(0, 1.1 * y.max() if len(y) else 1.0)

@@ -155,11 +155,8 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
         return ScalePoint(gpus, nodes, reason=f"{gpus} GPUs is not a multiple of tp*pp*cp = "
                                               f"{par['tp']}*{par['pp']}*{par['cp']} = {per_replica}")
     batch = base["training"]["global_batch"]
-    if weak and (batch * dp) % base_dp:
-        return ScalePoint(gpus, nodes, dp, reason=f"weak scaling: global_batch {batch}*{dp}/"
-                                                  f"{base_dp} is not an integer")
-    if weak:
-        batch = batch * dp // base_dp
+    if weak:  # exact: a valid scenario's global_batch is a multiple of its dp
+        batch = batch // base_dp * dp
     mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes},
                "parallelism": {**par, "dp": dp},
                "training": {**base["training"], "global_batch": batch}}
