@@ -127,3 +127,16 @@ def test_gpt3_175b_has_174_6_billion_parameters():
     from simulator.config.scenario import ModelConfig
     from simulator.workload.params import parameter_count
     assert round(parameter_count(ModelConfig(**MODEL_PRESETS["gpt3-175b"])) / 1e8) == 1746
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
+    """pp = 1: the stage's last task is the last microbatch's backward, so the exposed
+    reduction is ``max(0, sync - backward)`` with overlap_grad_reduce and ``sync`` without."""
+    scenario = _scenario("megatron-7.5b", nodes=4, tp=8, pp=1, gb=32, overlap_grad_reduce=overlap)
+    result = simulate_step(scenario, _collectives(scenario))
+    sync, backward = result.dp_comm_s, result.stages[0].backward_s
+    expected = max(0.0, sync - backward) if overlap else sync
+    assert sync > 0 and result.dp_comm_exposed_s == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert result.step_time_s == pytest.approx(
+        result.pipeline_s + expected + result.optimizer_s, rel=1e-12)

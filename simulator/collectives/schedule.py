@@ -66,7 +66,7 @@ class Step:
     @staticmethod
     def of(flows: list[tuple[int, int, float]], repeat: int = 1, ring_like: bool = False) -> Step:
         """A step from ``(src, dst, frac)`` triples, merging duplicate (src, dst) pairs."""
-        if not flows:
+        if len(flows) == 0:
             empty = np.zeros(0, dtype=np.int64)
             return Step(empty, empty, np.zeros(0), repeat, ring_like)
         triples = np.array(flows, dtype=np.float64)

@@ -137,8 +137,11 @@ class CollectivesConfig(_Section):
 
 
 class Fidelity(StrEnum):
-    TP_COLLAPSED = "tp-collapsed"   # one flow per stage-to-stage send of a replica
-    PER_RANK = "per-rank"           # one flow per tensor-parallel rank
+    """How finely the discrete-event engine replays traffic (docs/engines.md)."""
+
+    TP_COLLAPSED = "tp-collapsed"   # tp rank 0's flows stand for the tensor-parallel ranks'
+    PER_RANK = "per-rank"           # every rank's flows; one flow per collective per pair
+    PER_TRANSFER = "per-transfer"   # every rank's flows, collectives step by step
 
 
 class SimulateConfig(_Section):

@@ -83,35 +83,44 @@ class CollectiveModel:
 
     def concurrent_time(self, op: Op, groups, size_bytes: float,
                         algorithm: Algorithm | None = None, key=None) -> tuple[float, str]:
-        """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``.
+        """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``, and the
+        chosen ``"algorithm/protocol"`` (see :meth:`concurrent_terms`)."""
+        best = self.concurrent_terms(op, groups, size_bytes, algorithm, key)
+        return (best.time(size_bytes).item(),
+                f"{best.schedule.algorithm.value}/{best.protocol.value}")
+
+    def concurrent_terms(self, op: Op, groups, size_bytes: float,
+                         algorithm: Algorithm | None = None, key=None) -> CostTerms:
+        """Fastest (algorithm, protocol) for ``op`` run by all ``groups`` at once.
 
         Every candidate algorithm is priced with all groups' flows merged (they share
-        links), and the fastest (algorithm, protocol) is returned with its name.
-        ``groups`` may be a callable returning the groups, evaluated only on a cache
-        miss; ``key`` then names the set of groups (e.g. the layout) for the cache.
+        links); the returned terms carry the merged schedule, which the discrete-event
+        engine replays. ``groups`` may be a callable returning the groups, evaluated only
+        on a cache miss; ``key`` then names the set of groups (e.g. the layout) for the cache.
         """
         key = ("concurrent", op, algorithm, key if key is not None else tuple(groups))
         if key not in self._terms:
-            groups = groups() if callable(groups) else groups
-            candidates = [algorithm] if algorithm else list(ALGORITHMS)
-            terms = []
-            for algo in candidates:
-                native = algo in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
-                if algorithm is None and not native:
-                    continue
-                try:
-                    merged = merge_schedules([build_schedule(op, algo, Group(self.cluster, g))
-                                              for g in groups])
-                except (InfeasibleError, KeyError, ValueError):
-                    continue
-                terms += self.network.terms(merged)
-            if not terms:
-                raise InfeasibleError(f"no algorithm can run {op.value} on groups of "
-                                      f"{len(groups[0])} ranks")
-            self._terms[key] = terms
-        times = [(t.time(size_bytes).item(), f"{t.schedule.algorithm.value}/{t.protocol.value}")
-                 for t in self._terms[key]]
-        return min(times)
+            self._terms[key] = self._concurrent_candidates(op, groups, algorithm)
+        return min(self._terms[key], key=lambda t: t.time(size_bytes).item())
+
+    def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:
+        groups = groups() if callable(groups) else groups
+        candidates = [algorithm] if algorithm else list(ALGORITHMS)
+        terms = []
+        for algo in candidates:
+            native = algo in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+            if algorithm is None and not native:
+                continue
+            try:
+                merged = merge_schedules([build_schedule(op, algo, Group(self.cluster, g))
+                                          for g in groups])
+            except (InfeasibleError, KeyError, ValueError):
+                continue
+            terms += self.network.terms(merged)
+        if not terms:
+            raise InfeasibleError(f"no algorithm can run {op.value} on groups of "
+                                  f"{len(groups[0])} ranks")
+        return terms
 
     def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
               size_bytes) -> CollectiveSweep:

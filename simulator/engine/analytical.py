@@ -1,7 +1,10 @@
 """The analytical engine: one training step from closed-form critical paths.
 
-step = pipeline (m microbatches through p stages, :mod:`simulator.workload.pipeline`)
-     + data-parallel gradient reduction not hidden behind the last backward
+step = pipeline (m microbatches through p stages: the exact task graph,
+       :mod:`simulator.workload.taskgraph`)
+     + data-parallel gradient synchronisation not hidden behind the pipeline: each stage
+       starts its own (:mod:`simulator.engine.gradient_sync`) with its last backward
+       (``overlap_grad_reduce``) or after it; the latest to finish counts
      + optimizer step (memory-bound Adam update).
 Per-microbatch stage work comes from :mod:`simulator.engine.stage_cost`; all durations
 come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
@@ -10,49 +13,23 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from simulator.collectives import Op
-from simulator.config.checks import data_parallel_size
 from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
-from simulator.cost.compute import ComputeModel
+from simulator.engine.context import Context, make_context
 from simulator.engine.flops import step_flops
+from simulator.engine.gradient_sync import gradient_sync_time
 from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
 from simulator.results import StageBreakdown, StepResult
-from simulator.workload.layout import Layout
-from simulator.workload.memory import BYTES, layer_split, stage_memory, stage_parameters
-from simulator.workload.taskgraph import compiled_graph, critical_path
-from simulator.workload.transformer import Attention, LayerShape
+from simulator.workload.memory import layer_split, stage_memory, stage_parameters
+from simulator.workload.taskgraph import compiled_graph, stage_clocks
+
+__all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
 
 ADAM_BYTES_PER_PARAM = 34.0
 """Adam update traffic per parameter: read+write fp32 master, m and v (24 B), read the
 gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pass."""
-
-
-@dataclass(frozen=True)
-class Context:
-    scenario: Scenario
-    layout: Layout
-    shape: LayerShape
-    compute: ComputeModel
-    collectives: CollectiveModel
-    microbatches: int
-
-
-def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0) -> Context:
-    par, training = scenario.parallelism, scenario.training
-    gpus = collectives.cluster.gpus
-    dp = data_parallel_size(scenario, gpus)
-    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
-    shape = LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
-                       par.sequence_parallel, Attention(training.attention),
-                       BYTES[training.dtype])
-    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup)
-    microbatches = training.global_batch // (training.micro_batch * dp)
-    return Context(scenario, layout, shape, compute, collectives, microbatches)
 
 
 def simulate_step(scenario: Scenario, collectives: CollectiveModel,
@@ -63,28 +40,47 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     """
     ctx = make_context(scenario, collectives, compute_speedup)
     stages = _stages(ctx)
-    pipe, bubble = _pipeline(ctx, stages)
-    dp_time = _dp_time(ctx, stages)
-    overlap = stages[0].backward_s if scenario.parallelism.overlap_grad_reduce else 0.0
-    dp_exposed = max(0.0, dp_time - overlap)
+    finish, last_start = _stage_clocks(ctx, stages)
+    pipe = float(finish.max())
+    bubble = pipe - _busiest_stage(ctx, stages)
+    sync = np.array([gradient_sync_time(ctx, s) for s in range(ctx.layout.pp)])
+    synced = gradient_sync_start(scenario, finish, last_start) + sync
+    dp_exposed = max(0.0, float(synced.max()) - pipe)
     optimizer = _optimizer_time(ctx, stages)
     step = pipe + dp_exposed + optimizer
-    return _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer)
+    return _result(ctx, stages, step, pipe, bubble, float(sync.max()), dp_exposed, optimizer)
 
 
-def _pipeline(ctx: Context, stages: list[StageBreakdown]) -> tuple[float, float]:
-    """(pipeline time, bubble of the busiest stage): the exact critical path of the task graph.
+def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:
+    """When each stage starts its gradient synchronisation (s).
 
-    Equals :func:`simulator.workload.pipeline.pipeline_time` for uniform stages.
+    With ``overlap_grad_reduce`` buckets are reduced as the last backward produces them,
+    so the reduction starts with the stage's last task (Megatron-LM's distributed
+    optimizer, ``overlap_grad_reduce``); otherwise after it.
+    """
+    return last_start if scenario.parallelism.overlap_grad_reduce else finish
+
+
+def _stage_clocks(ctx: Context, stages: list[StageBreakdown]) -> tuple[np.ndarray, np.ndarray]:
+    """(finish, start of last task) per stage: the exact critical path of the task graph.
+
+    Its maximum equals :func:`simulator.workload.pipeline.pipeline_time` for uniform stages.
     """
     par = ctx.scenario.parallelism
     forward = np.array([s.forward_s for s in stages])
     backward = np.array([s.backward_s for s in stages])
-    p2p = stages[0].p2p_s
-    pipe = critical_path(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
+    return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages,
+                        stages[0].p2p_s)
+
+
+def _busiest_stage(ctx: Context, stages: list[StageBreakdown]) -> float:
+    """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
+    par = ctx.scenario.parallelism
     graph = compiled_graph(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    busy = ctx.microbatches * (forward + backward) + p2p * np.array([g.sum() for g in graph.sends])
-    return pipe, pipe - float(busy.max())
+    forward = np.array([s.forward_s for s in stages])
+    backward = np.array([s.backward_s for s in stages])
+    sends = np.array([g.sum() for g in graph.sends])
+    return float((ctx.microbatches * (forward + backward) + stages[0].p2p_s * sends).max())
 
 
 def _stages(ctx: Context) -> list[StageBreakdown]:
@@ -123,22 +119,6 @@ def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
                for layers, first, is_last in kinds)
 
 
-def _dp_time(ctx: Context, stages: list[StageBreakdown]) -> float:
-    """Gradient reduction of every stage's data-parallel groups at once (they share NICs)."""
-    if ctx.layout.dp == 1:
-        return 0.0
-    grad_bytes = _max_stage_params(ctx, stages) * BYTES[ctx.scenario.training.dtype]
-    groups, key = ctx.layout.all_dp_groups, ("dp", ctx.layout)
-    price = ctx.collectives.concurrent_time
-    zero = ctx.scenario.parallelism.zero_stage
-    if zero == 0:
-        return price(Op.ALL_REDUCE, groups, grad_bytes, key=key)[0]
-    if zero == 3:
-        return 0.0          # gradients were reduce-scattered layer by layer (stage_cost)
-    reduce = price(Op.REDUCE_SCATTER, groups, grad_bytes, key=key)[0]
-    return reduce + price(Op.ALL_GATHER, groups, grad_bytes, key=key)[0]
-
-
 def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
     params = _max_stage_params(ctx, stages)
     if ctx.scenario.parallelism.zero_stage >= 1:
@@ -157,7 +137,8 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> 
                "dp": dp_exposed, "cp": ctx.microbatches * stages[0].cp_comm_s,
                "ep": ctx.microbatches * stages[0].ep_comm_s}
     return StepResult(
-        name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p99_s=step,
+        name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
+        step_time_p99_s=step,
         tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
         model_flops_per_gpu=model_flops / step / gpus,
         hardware_flops_per_gpu=hardware_flops / step / gpus,

@@ -1,17 +1,24 @@
 """The discrete-event engine (simpy): replay the pipeline task graph of every data-parallel
-replica, with per-GPU noise and, optionally, pipeline transfers as flows that share links.
+replica, then each stage's gradient synchronisation, with per-GPU noise and, optionally,
+every transfer as a flow that shares links with the others.
 
-Fidelity: each (replica, stage) is one entity, its tensor-parallel GPUs collapsed (they
-synchronise every layer, so the entity runs at the pace of its slowest GPU). Compute and
-in-line collectives take the durations of the shared cost model
-(:mod:`simulator.engine.stage_cost`); stage-to-stage sends are flows over the routed links
-(:mod:`simulator.engine.flows`) when ``contention`` is on, fixed alpha-beta times when off.
-The data-parallel reduction and optimizer step follow as in the analytical engine.
+Each (replica, stage) is one entity, its tensor-parallel GPUs collapsed (they synchronise
+every layer, so the entity runs at the pace of its slowest GPU). Compute and in-line
+collectives take the durations of the shared cost model
+(:mod:`simulator.engine.stage_cost`). With ``contention`` on, stage-to-stage sends and the
+data-parallel gradient collectives are flows over the routed links
+(:mod:`simulator.engine.flows`, :mod:`simulator.engine.replay`), so gradient traffic of
+every stage and the pipeline's sends meet on the NICs and switches they share; with it
+off they take the cost model's alpha-beta times.
 
-Invariants (tests): without noise and contention the pipeline finishes exactly at the task
-graph's critical path (:func:`simulator.workload.taskgraph.critical_path`), which equals
-the analytical closed form for uniform stages and never exceeds it; with contention the
-step is never faster than without.
+A stage's gradient synchronisation starts when all its replicas reach it: with their last
+backward (``overlap_grad_reduce``) or after it
+(:func:`simulator.engine.analytical.gradient_sync_start`). The optimizer step follows
+the last stage to finish (Megatron's global gradient-norm all-reduce synchronises them).
+
+Invariants (tests): without noise and contention the step equals the analytical step;
+with contention the step is never faster than without (fixed per-stage task orders, and
+every contended duration is at least its uncontended one).
 """
 
 from __future__ import annotations
@@ -21,23 +28,32 @@ from dataclasses import dataclass, replace
 import numpy as np
 import simpy
 
-from simulator.config.scenario import Fidelity, NoiseDistribution, Scenario
+from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
-from simulator.engine.analytical import make_context, simulate_step
+from simulator.engine.analytical import simulate_step
+from simulator.engine.context import Context, make_context
 from simulator.engine.flows import FlowNetwork
+from simulator.engine.gradient_sync import gradient_collectives
+from simulator.engine.noise import entity_slowdown
+from simulator.engine.replay import CollectiveReplay, replay_of
 from simulator.results import StepResult
 from simulator.workload.taskgraph import Task, compiled_graph, stage_order
 
+TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
+
 
 @dataclass(frozen=True)
-class PipelineTiming:
-    """Per-stage chunk durations and the stage-to-stage transfer."""
+class StepPlan:
+    """Everything one simulated step needs, priced once per scenario."""
 
-    forward: np.ndarray       # seconds per forward chunk, per stage
+    forward: np.ndarray        # seconds per forward chunk, per stage
     backward: np.ndarray
-    p2p_s: float              # fixed transfer time (alpha-beta, contention off)
+    p2p_s: float               # stage-to-stage transfer (alpha-beta, contention off)
     p2p_bytes: float
     p2p_latency_s: float
+    sync_s: np.ndarray         # uncontended gradient synchronisation per stage
+    sync_replays: tuple[tuple[CollectiveReplay, ...], ...]   # per stage (contention on)
+    optimizer_s: float
 
 
 def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: int | None = None,
@@ -48,29 +64,48 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     contention = sim.contention if contention is None else contention
     base = simulate_step(scenario, collectives)
     ctx = make_context(scenario, collectives)
-    timing = _timing(base, ctx)
+    plan = step_plan(ctx, base, contention)
+    routes = SendRoutes(ctx)
     rng = np.random.default_rng(seed)
-    times = np.array([_one_step(ctx, timing, base, rng, contention) for _ in range(steps)])
-    p50, p99 = np.percentile(times, [50, 99])
-    return replace(base, step_time_s=float(p50), step_time_p50_s=float(p50),
-                   step_time_p99_s=float(p99),
-                   tokens_per_s=base.tokens_per_s * base.step_time_s / float(p50),
-                   model_flops_per_gpu=base.model_flops_per_gpu * base.step_time_s / float(p50),
-                   hardware_flops_per_gpu=base.hardware_flops_per_gpu * base.step_time_s / float(p50),
-                   mfu=base.mfu * base.step_time_s / float(p50), step_times_s=times.tolist())
+    times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
+    return _with_times(base, times)
 
 
-def _timing(base: StepResult, ctx) -> PipelineTiming:
+def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
+    """``base`` rescaled to the median simulated step, with the distribution attached."""
+    p50, p95, p99 = (float(x) for x in np.percentile(times, [50, 95, 99]))
+    scale = base.step_time_s / p50
+    return replace(base, step_time_s=p50, step_time_p50_s=p50, step_time_p95_s=p95,
+                   step_time_p99_s=p99, tokens_per_s=base.tokens_per_s * scale,
+                   model_flops_per_gpu=base.model_flops_per_gpu * scale,
+                   hardware_flops_per_gpu=base.hardware_flops_per_gpu * scale,
+                   mfu=base.mfu * scale, step_times_s=times.tolist())
+
+
+def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
+    """Chunk durations, transfers and gradient synchronisation of ``ctx`` (see StepPlan)."""
     v = ctx.scenario.parallelism.virtual_stages
     forward = np.array([s.forward_s for s in base.stages]) / v
     backward = np.array([s.backward_s for s in base.stages]) / v
     p2p = base.stages[0].p2p_s
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
-    latency = _p2p_latency(ctx, nbytes, p2p)
-    return PipelineTiming(forward, backward, p2p, nbytes, latency)
+    syncs = [gradient_collectives(ctx, s) for s in range(ctx.layout.pp)]
+    sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
+    replays = tuple(tuple(_replay(ctx, s, c) for c in sync) if contention else ()
+                    for s, sync in enumerate(syncs))
+    return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
+                    replays, base.optimizer_s)
 
 
-def _p2p_latency(ctx, nbytes: float, p2p: float) -> float:
+def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
+    fidelity = ctx.scenario.simulate.fidelity
+    mode = "steps" if fidelity == Fidelity.PER_TRANSFER else "pairs"
+    only = ctx.layout.stage_dp_groups(stage)[0] if fidelity == Fidelity.TP_COLLAPSED else None
+    return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
+                     _p2p_efficiency(ctx), mode, only)
+
+
+def _p2p_latency(ctx: Context, nbytes: float, p2p: float) -> float:
     """The alpha of the analytical transfer: its time minus the bandwidth part."""
     if ctx.layout.pp == 1:
         return 0.0
@@ -80,43 +115,161 @@ def _p2p_latency(ctx, nbytes: float, p2p: float) -> float:
     return max(p2p - nbytes / (bottleneck * _p2p_efficiency(ctx)), 0.0)
 
 
-def _p2p_efficiency(ctx) -> float:
+def _p2p_efficiency(ctx: Context) -> float:
     table = ctx.collectives.cluster.hw.protocols
     return table.bandwidth_efficiency["p2p"]["Simple"]
 
 
-def _path(ctx, src_gpu: int, dst_gpu: int) -> np.ndarray:
+def _path(ctx: Context, src_gpu: int, dst_gpu: int) -> np.ndarray:
     cluster, router = ctx.collectives.cluster, ctx.collectives.network.router
     return np.array(router.path(cluster.gpu_vertex(src_gpu), cluster.gpu_vertex(dst_gpu)),
                     dtype=np.int64)
 
 
-def _one_step(ctx, timing: PipelineTiming, base: StepResult, rng, contention: bool,
+class SendRoutes:
+    """Edge paths of each replica's stage-to-stage sends, routed once per scenario.
+
+    Fidelity ``tp-collapsed``: tensor-parallel rank 0's route stands for the ranks'
+    parallel sends; finer levels: every rank sends its own flow over its own route.
+    """
+
+    def __init__(self, ctx: Context):
+        self._ctx = ctx
+        per_rank = ctx.scenario.simulate.fidelity != Fidelity.TP_COLLAPSED
+        self._ranks = range(ctx.layout.tp) if per_rank else range(1)
+        self._paths: dict[tuple[int, int, int], list[np.ndarray]] = {}
+
+    def __call__(self, replica: int, src_stage: int, dst_stage: int) -> list[np.ndarray]:
+        key = (replica, src_stage, dst_stage)
+        if key not in self._paths:
+            lay = self._ctx.layout
+            self._paths[key] = [_path(self._ctx, lay.gpu(t, 0, replica, src_stage),
+                                      lay.gpu(t, 0, replica, dst_stage)) for t in self._ranks]
+        return self._paths[key]
+
+
+def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes, rng, contention: bool,
               log: list | None = None) -> float:
-    slowdown = _entity_slowdown(ctx, rng)
     env = simpy.Environment()
     capacity = ctx.collectives.cluster.bandwidth_Bps * _p2p_efficiency(ctx)
     network = FlowNetwork(env, capacity) if contention else None
-    finish = _run_pipelines(env, ctx, timing, slowdown, network, log)
-    tail = base.step_time_s - base.pipeline_s
-    if log is not None:
-        _log_tail(ctx, base, finish, log)
-    return finish + tail
-
-
-def _log_tail(ctx, base: StepResult, start: float, log: list) -> None:
-    """The data-parallel reduction and optimizer after the pipeline, on every entity."""
+    run = _StepRun(env, ctx, plan, routes, network, log)
+    slowdown = entity_slowdown(ctx, rng)
     for r in range(ctx.layout.dp):
         for s in range(ctx.layout.pp):
-            gpu = ctx.layout.gpu(dp_rank=r, pp_rank=s)
-            log.append((gpu, "comm", "dp", "gradient reduction", start,
-                        start + base.dp_comm_exposed_s, 0.0))
-            end = start + base.dp_comm_exposed_s
-            log.append((gpu, "compute", "optimizer", "optimizer step", end,
-                        end + base.optimizer_s, 0.0))
+            env.process(run.stage(r, s, slowdown[r, s]))
+    env.run()
+    end = float(run.end.max())
+    if log is not None:
+        _log_optimizer(ctx, end, plan.optimizer_s, log)
+    return end + plan.optimizer_s
 
 
-TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
+class _StepRun:
+    """The shared state of one simulated step: task events, gradient barriers, end times."""
+
+    def __init__(self, env, ctx: Context, plan: StepPlan, routes: SendRoutes, network, log):
+        par, lay = ctx.scenario.parallelism, ctx.layout
+        m, v = ctx.microbatches, par.virtual_stages
+        graph = compiled_graph(par.schedule, lay.pp, m, v)
+        self.env, self.ctx, self.plan, self.routes, self.network, self.log = (
+            env, ctx, plan, routes, network, log)
+        self.orders = [(stage_order(par.schedule, lay.pp, s, m, v), graph.ids[s], graph.deps[s],
+                        graph.sends[s].tolist()) for s in range(lay.pp)]
+        width = 2 * lay.pp * m * v
+        self.done = [[env.event() for _ in range(width)] for _ in range(lay.dp)]
+        self.arrived = [0] * lay.pp
+        self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
+        self.end = np.zeros((lay.dp, lay.pp))
+        self.overlap = par.overlap_grad_reduce
+
+    def stage(self, replica: int, stage: int, factor: float):
+        """One entity: its tasks in order, then its stage's gradient synchronisation."""
+        env, done = self.env, self.done[replica]
+        order, ids, deps, sends_after = self.orders[stage]
+        forward, backward = self.plan.forward[stage] * factor, self.plan.backward[stage] * factor
+        gpu, last = self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(ids) - 1
+        for k, (task, tid, dep, send) in enumerate(zip(order, ids, deps, sends_after, strict=True)):
+            if dep >= 0 and not done[dep].processed:
+                yield done[dep]
+            if k == last and self.overlap:
+                self._arrive(stage)
+            start = env.now
+            yield env.timeout(forward if task.forward else backward)
+            if self.log is not None:
+                _log_compute(self.log, gpu, task, start, env.now)
+            if send:
+                yield from self._send(replica, task, gpu)
+            done[tid].succeed()
+        if not self.overlap:
+            self._arrive(stage)
+        if self.synced[stage] is not None:
+            yield self.synced[stage]
+        self.end[replica, stage] = env.now
+
+    def _send(self, replica: int, task: Task, gpu: int):
+        """A blocking send to the next stage: alpha-beta time, or flows that share links."""
+        env, plan, start = self.env, self.plan, self.env.now
+        if self.network is None:
+            yield env.timeout(plan.p2p_s)
+        else:
+            yield env.timeout(plan.p2p_latency_s)
+            paths = self.routes(replica, task.stage, _next_stage(task, self.ctx.layout.pp))
+            yield env.all_of([self.network.start(path, plan.p2p_bytes) for path in paths])
+        if self.log is not None:
+            self.log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
+                             f"{task.microbatch}", start, env.now, plan.p2p_bytes))
+
+    def _arrive(self, stage: int) -> None:
+        """A replica of ``stage`` is ready to synchronise; the last one starts it."""
+        self.arrived[stage] += 1
+        if self.arrived[stage] == self.ctx.layout.dp and self.synced[stage] is not None:
+            self.env.process(self._synchronise(stage))
+
+    def _synchronise(self, stage: int):
+        env, start = self.env, self.env.now
+        if self.network is None:
+            yield env.timeout(self.plan.sync_s[stage])
+        else:
+            for replay in self.plan.sync_replays[stage]:
+                yield from run_replay(env, self.network, replay)
+        self.synced[stage].succeed()
+        if self.log is not None:
+            _log_sync(self.ctx, stage, start, env.now, self.log)
+
+
+def run_replay(env, network: FlowNetwork, replay: CollectiveReplay):
+    """Run one collective's phases of flows (:mod:`simulator.engine.replay`)."""
+    start = env.now
+    yield env.timeout(replay.latency_s)
+    for phase in replay.phases:
+        yield env.all_of([network.start(path, nbytes)
+                          for path, nbytes in zip(phase.paths, phase.nbytes, strict=True)])
+    if env.now - start < replay.floor_s:
+        yield env.timeout(replay.floor_s - (env.now - start))
+
+
+def _next_stage(task: Task, p: int) -> int:
+    return (task.stage + 1) % p if task.forward else (task.stage - 1) % p
+
+
+def _log_compute(log: list, gpu: int, task: Task, start: float, end: float) -> None:
+    kind = "forward" if task.forward else "backward"
+    log.append((gpu, "compute", kind, f"{kind[0].upper()}{task.microbatch}.{task.chunk}",
+                start, end, 0.0))
+
+
+def _log_sync(ctx: Context, stage: int, start: float, end: float, log: list) -> None:
+    for r in range(ctx.layout.dp):
+        log.append((ctx.layout.gpu(dp_rank=r, pp_rank=stage), "comm", "dp", "gradient reduction",
+                    start, end, 0.0))
+
+
+def _log_optimizer(ctx: Context, start: float, seconds: float, log: list) -> None:
+    for r in range(ctx.layout.dp):
+        for s in range(ctx.layout.pp):
+            log.append((ctx.layout.gpu(dp_rank=r, pp_rank=s), "compute", "optimizer",
+                        "optimizer step", start, start + seconds, 0.0))
 
 
 def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None = None,
@@ -129,104 +282,10 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     import pandas as pd
 
     sim = scenario.simulate
+    contention = sim.contention if contention is None else contention
     base = simulate_step(scenario, collectives)
     ctx = make_context(scenario, collectives)
     rng = np.random.default_rng(sim.seed if seed is None else seed)
     log: list = []
-    _one_step(ctx, _timing(base, ctx), base, rng,
-              sim.contention if contention is None else contention, log)
+    _one_step(ctx, step_plan(ctx, base, contention), SendRoutes(ctx), rng, contention, log)
     return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))
-
-
-def _entity_slowdown(ctx, rng) -> np.ndarray:
-    """(dp, pp) slowdown factors: the max over each entity's tp*cp GPUs of per-GPU noise.
-
-    Per GPU and step: lognormal jitter ``exp(N(0, sigma))`` times, with probability
-    ``throttle.probability``, a throttling ``factor``; ``slow_gpus`` are always slower.
-    Tensor-parallel GPUs synchronise every layer, so an entity runs at the pace of its
-    slowest GPU.
-    """
-    lay, noise = ctx.layout, ctx.scenario.noise
-    shape = (lay.dp, lay.pp, lay.tp * lay.cp)
-    factors = np.ones(shape)
-    jitter = noise.straggler
-    if jitter.distribution == NoiseDistribution.LOGNORMAL and jitter.sigma > 0:
-        factors *= np.exp(rng.normal(0.0, jitter.sigma, size=shape))
-    throttle = noise.throttle
-    if throttle.probability > 0 and throttle.factor > 1:
-        factors *= np.where(rng.random(shape) < throttle.probability, throttle.factor, 1.0)
-    for slow in noise.slow_gpus:
-        rest, within = divmod(slow.gpu, lay.tp * lay.cp)
-        pp_rank, dp_rank = divmod(rest, lay.dp)
-        factors[dp_rank, pp_rank, within] *= slow.factor
-    return factors.max(axis=2)
-
-
-def _run_pipelines(env, ctx, timing: PipelineTiming, slowdown, network, log=None) -> float:
-    par, lay = ctx.scenario.parallelism, ctx.layout
-    m, v = ctx.microbatches, par.virtual_stages
-    graph = compiled_graph(par.schedule, lay.pp, m, v)
-    orders = [stage_order(par.schedule, lay.pp, s, m, v) for s in range(lay.pp)]
-    width = 2 * lay.pp * m * v
-    done = [env.event() for _ in range(lay.dp * width)]
-    finish = np.zeros((lay.dp, lay.pp))
-    for r in range(lay.dp):
-        for s in range(lay.pp):
-            plan = (orders[s], graph.ids[s], graph.deps[s], graph.sends[s].tolist())
-            env.process(_stage(env, ctx, timing, slowdown[r, s], network, done[r * width:][:width],
-                               finish, r, s, plan, log))
-    env.run()
-    return float(finish.max())
-
-
-def _stage(env, ctx, timing, factor, network, done, finish, replica, stage, plan, log=None):
-    """Run one stage's tasks in order; ``done`` holds this replica's task events by id."""
-    order, ids, deps, sends_after = plan
-    gpu = ctx.layout.gpu(dp_rank=replica, pp_rank=stage)
-    forward, backward = timing.forward[stage] * factor, timing.backward[stage] * factor
-    for task, tid, dep, send in zip(order, ids, deps, sends_after, strict=True):
-        if dep >= 0 and not done[dep].processed:
-            yield done[dep]
-        start = env.now
-        yield env.timeout(forward if task.forward else backward)
-        if log is not None:
-            _log_compute(log, gpu, task, start, env.now)
-        if send:
-            start = env.now
-            yield from _send(env, ctx, timing, network, replica, stage,
-                             _next_stage(task, ctx.layout.pp))
-            if log is not None:
-                log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
-                            f"{task.microbatch}", start, env.now, timing.p2p_bytes))
-        done[tid].succeed()
-    finish[replica, stage] = env.now
-
-
-def _log_compute(log: list, gpu: int, task: Task, start: float, end: float) -> None:
-    kind = "forward" if task.forward else "backward"
-    log.append((gpu, "compute", kind, f"{kind[0].upper()}{task.microbatch}.{task.chunk}",
-                start, end, 0.0))
-
-
-def _next_stage(task: Task, p: int) -> int:
-    return (task.stage + 1) % p if task.forward else (task.stage - 1) % p
-
-
-def _send(env, ctx, timing: PipelineTiming, network, replica: int, src_stage: int, dst_stage: int):
-    """A blocking send to the next stage: fixed alpha-beta time, or a flow that shares links.
-
-    Fidelity ``tp-collapsed``: the tensor-parallel ranks' parallel sends are represented by
-    rank 0's flow; ``per-rank``: every rank sends its own flow over its own route.
-    """
-    if network is None:
-        yield env.timeout(timing.p2p_s)
-        return
-    lay = ctx.layout
-    ranks = range(lay.tp) if ctx.scenario.simulate.fidelity == Fidelity.PER_RANK else range(1)
-    flows = []
-    for t in ranks:
-        src = lay.gpu(tp_rank=t, dp_rank=replica, pp_rank=src_stage)
-        dst = lay.gpu(tp_rank=t, dp_rank=replica, pp_rank=dst_stage)
-        flows.append(env.process(network.transfer(_path(ctx, src, dst), timing.p2p_bytes,
-                                                  timing.p2p_latency_s)))
-    yield env.all_of(flows)

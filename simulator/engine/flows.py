@@ -1,111 +1,296 @@
 """Flow-level network for the discrete-event engine: max-min fair sharing of links.
 
-Active flows share every link they cross; rates are the max-min fair allocation
-(progressive filling: repeatedly saturate the link with the smallest fair share and
-freeze its flows; Bertsekas & Gallager, "Data Networks", sec. 6.5.2). Rates are
-recomputed whenever a flow starts or ends. A flow of ``n`` bytes that is alone on its
-path finishes after ``latency + n / min(capacity on its path)``.
+Model. Active flows share every link they cross; rates are the max-min fair allocation
+(progressive filling: repeatedly saturate the link with the smallest fair share and freeze
+its flows; Bertsekas & Gallager, "Data Networks", 2nd ed., sec. 6.5.2). Rates are
+recomputed whenever a flow starts or ends. A flow of ``n`` bytes that is alone on its path
+finishes after ``latency + n / min(capacity on its path)``. Units: bytes, seconds, B/s.
+
+Implementation. The allocation decomposes over connected components (flows linked through
+shared links), so a start or an end re-solves only the component it touches; a flow whose
+links carry no other flow gets ``min(capacity)`` directly and touches nobody when it ends.
+Progress is lazy: a flow stores its bytes left at the time its rate last changed, and only
+flows whose rate changes are touched. Changes at one simulated instant are batched into one
+re-solve (a zero-delay flush, before time advances). Completions sit in one heap of
+``(finish time, stamp, flow)``, stale entries skipped by stamp, behind one simpy wake-up.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
+import math
 
 import numpy as np
-import scipy.sparse as sp
 import simpy
+
+_DONE = 1e-9        # a flow with at most this fraction of its bytes left has finished
+_TIE = 1e-12        # relative tolerance grouping links that saturate at the same level
 
 
 def max_min_rates(paths: list[np.ndarray], capacity: np.ndarray) -> np.ndarray:
-    """Max-min fair rate (B/s) of each flow; ``paths[i]`` are the edge ids flow i crosses."""
-    lengths = np.array([len(p) for p in paths])
+    """Max-min fair rate of each flow.
+
+    Parameters
+    ----------
+    paths : list of numpy.ndarray
+        ``paths[i]`` are the edge ids flow ``i`` crosses.
+    capacity : numpy.ndarray
+        Capacity of every edge (B/s).
+
+    Returns
+    -------
+    numpy.ndarray
+        Rate of each flow (B/s); ``inf`` for an empty path.
+    """
+    lengths = np.array([len(p) for p in paths], dtype=np.int64)
     rates = np.where(lengths == 0, np.inf, 0.0)
     if not lengths.any():
         return rates
-    rows = np.repeat(np.arange(len(paths)), lengths)
-    incidence = sp.csr_matrix((np.ones(rows.size), (rows, np.concatenate(paths))),
-                              shape=(len(paths), len(capacity)))
-    left = capacity.astype(np.float64).copy()
-    active = lengths > 0
-    while active.any():
-        counts = incidence.T @ active.astype(np.float64)
-        used = counts > 0
-        share = np.full(len(capacity), np.inf)
-        share[used] = left[used] / counts[used]
-        level = share.min()
-        saturated = (share <= level * (1 + 1e-12)).astype(np.float64)
-        frozen = active & ((incidence @ saturated) > 0)
-        rates[frozen] = level
-        left -= level * (incidence.T @ frozen.astype(np.float64))
-        active &= ~frozen
+    flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+    edges, local = np.unique(flat, return_inverse=True)
+    owner = np.repeat(np.arange(len(paths)), lengths)
+    filled = _progressive_filling(local, owner, np.asarray(capacity, dtype=np.float64)[edges], len(paths))
+    rates[lengths > 0] = filled[lengths > 0]
     return rates
 
 
+def _progressive_filling(edge: np.ndarray, owner: np.ndarray, capacity: np.ndarray, n_flows: int):
+    """Progressive filling on an incidence list: entry ``k`` puts flow ``owner[k]`` on ``edge[k]``.
+
+    ``edge`` holds local ids ``0 .. len(capacity) - 1``; flows without entries keep rate 0.
+    """
+    n_edges = len(capacity)
+    left = capacity.copy()
+    rates = np.zeros(n_flows)
+    while edge.size:                              # entries of the flows not yet frozen
+        counts = np.bincount(edge, minlength=n_edges)
+        share = np.full(n_edges, np.inf)
+        np.divide(left, counts, out=share, where=counts > 0)
+        level = share.min()
+        frozen = np.zeros(n_flows, dtype=bool)
+        frozen[owner[share[edge] <= level * (1 + _TIE)]] = True
+        rates[frozen] = level
+        gone = frozen[owner]
+        left -= level * np.bincount(edge[gone], minlength=n_edges)
+        edge, owner = edge[~gone], owner[~gone]
+    return rates
+
+
+class _Flow:
+    """One active flow: bytes ``left`` at time ``since``, sent at ``rate`` from then on."""
+
+    __slots__ = ("edges", "size", "left", "rate", "since", "stamp", "done", "shared")
+
+    def __init__(self, edges: list[int], size: float, done: simpy.Event, now: float):
+        self.edges = edges
+        self.size = size
+        self.left = size
+        self.rate = 0.0
+        self.since = now
+        self.stamp = 0          # matches its live heap entry; -1 once finished
+        self.done = done
+        self.shared = False     # ever indexed in an edge's dict of flows (else: sole holder)
+
+    def settle(self, now: float) -> None:
+        """Account for the bytes sent since the last rate change."""
+        self.left -= self.rate * (now - self.since)
+        self.since = now
+
+
 class FlowNetwork:
-    """Flows on a graph's edges inside a simpy environment (``contention`` shares links)."""
+    """Flows on a graph's edges inside a simpy environment, sharing links max-min fairly.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+        The environment the flows live in.
+    capacity : numpy.ndarray
+        Capacity of every edge (B/s), read once at construction.
+    """
 
     def __init__(self, env: simpy.Environment, capacity: np.ndarray):
         self.env = env
-        self.capacity = capacity
-        self._flows: dict[int, list] = {}   # id -> [path, bytes left, done event, bytes]
-        self._ids = itertools.count()
-        self._rates: dict[int, float] = {}
-        self._updated = 0.0
-        self._wakeup: simpy.Event | None = None
-        self._edge_flows = np.zeros(len(capacity), dtype=np.int64)
-        env.process(self._run())
+        self.capacity = np.asarray(capacity, dtype=np.float64)
+        self._cap = self.capacity.tolist()
+        self._on_edge: dict[int, _Flow | dict[_Flow, None]] = {}   # edge -> its flow(s)
+        self._routes: dict[bytes, tuple[list[int], float]] = {}
+        self._dirty: dict[int, None] = {}                     # edges whose component changed
+        self._flush_pending = False
+        self._heap: list[tuple[float, int, _Flow]] = []       # (finish time, stamp, flow)
+        self._stamps = itertools.count(1)
+        self._wake: simpy.Event | None = None
+        self._wake_at = math.inf
 
     def transfer(self, path: np.ndarray, nbytes: float, latency: float):
-        """A simpy process: wait ``latency``, then move ``nbytes`` over ``path`` at a fair rate."""
-        yield self.env.timeout(latency)
+        """A simpy process: wait ``latency`` (s), then move ``nbytes`` over the edge ids in ``path``."""
+        if latency > 0:
+            yield self.env.timeout(latency)
+        if nbytes > 0 and len(path):
+            yield self.start(path, nbytes)
+
+    def start(self, path: np.ndarray, nbytes: float) -> simpy.Event:
+        """Begin a flow of ``nbytes`` over the edge ids in ``path`` now (no latency).
+
+        Returns
+        -------
+        simpy.Event
+            Succeeds when the flow's last byte arrives (at once for no bytes or no edges).
+        """
+        env = self.env
         if nbytes <= 0 or len(path) == 0:
-            return
-        done = self.env.event()
-        self._advance()
-        fid = next(self._ids)
-        self._flows[fid] = [path, float(nbytes), done, float(nbytes)]
-        shared = bool(self._edge_flows[path].any())
-        self._edge_flows[path] += 1
-        if shared:
-            self._reschedule()
-        else:                       # alone on its links: nobody else's rate changes
-            self._rates[fid] = float(self.capacity[path].min())
-            self._poke()
-        yield done
+            return env.timeout(0)
+        edges, bottleneck = self._route(path)
+        now = env.now
+        flow = _Flow(edges, float(nbytes), env.event(), now)
+        on_edge = self._on_edge
+        if not on_edge.keys().isdisjoint(edges):
+            self._join(flow)
+            return flow.done
+        for e in edges:                           # alone: the bottleneck rate, nobody else touched
+            on_edge[e] = flow
+        flow.rate = bottleneck
+        self._schedule(flow)
+        if self._heap and self._heap[0][0] < self._wake_at:
+            self._arm()
+        return flow.done
 
-    def _advance(self) -> None:
-        elapsed = self.env.now - self._updated
-        for fid, flow in self._flows.items():
-            flow[1] -= self._rates.get(fid, 0.0) * elapsed
-        self._updated = self.env.now
+    def _route(self, path: np.ndarray) -> tuple[list[int], float]:
+        """The distinct edges of ``path`` and its bottleneck capacity (B/s), cached per path."""
+        if path.__class__ is not np.ndarray or path.itemsize != 8:
+            path = np.asarray(path, dtype=np.int64)
+        key = path.tobytes()
+        known = self._routes.get(key)
+        if known is None:
+            edges = list(dict.fromkeys(path.tolist()))
+            known = self._routes[key] = (edges, min(self._cap[e] for e in edges))
+        return known
 
-    def _reschedule(self) -> None:
-        ids = list(self._flows)
-        rates = max_min_rates([self._flows[i][0] for i in ids], self.capacity)
-        self._rates = dict(zip(ids, rates, strict=True))
-        self._poke()
+    def _join(self, flow: _Flow) -> None:
+        """Index ``flow``, which shares an edge, and re-solve its component before time advances.
 
-    def _poke(self) -> None:
-        if self._wakeup is not None and not self._wakeup.triggered:
-            self._wakeup.succeed()
-
-    def _run(self):
-        while True:
-            finish = [(max(f[1], 0.0) / self._rates[i], i) for i, f in self._flows.items()]
-            self._wakeup = self.env.event()
-            if finish:
-                wait, _ = min(finish)
-                yield self.env.timeout(wait) | self._wakeup
+        An edge with one flow maps to that flow, an edge with more to a dict of them.
+        """
+        self._dirty.update(dict.fromkeys(flow.edges))
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.env.timeout(0).callbacks.append(self._on_flush)
+        on_edge = self._on_edge
+        flow.shared = True
+        for e in flow.edges:
+            held = on_edge.get(e)
+            if held is None:
+                on_edge[e] = flow
+            elif held.__class__ is _Flow:
+                held.shared = True
+                on_edge[e] = {held: None, flow: None}
             else:
-                yield self._wakeup
-            self._advance()
-            finished = [i for i, f in self._flows.items() if f[1] <= 1e-9 * f[3]]
-            shared = False
-            for i in finished:
-                path, _, done, _ = self._flows.pop(i)
-                self._rates.pop(i, None)
-                self._edge_flows[path] -= 1
-                shared |= bool(self._edge_flows[path].any())
-                done.succeed()
-            if shared:
-                self._reschedule()
+                held[flow] = None
+
+    def _detach(self, flow: _Flow) -> bool:
+        """Remove ``flow`` from the index and succeed its event; True when it shared an edge."""
+        flow.stamp = -1
+        flow.done.succeed()
+        on_edge = self._on_edge
+        if not flow.shared:
+            for e in flow.edges:
+                del on_edge[e]
+            return False
+        shared = False
+        for e in flow.edges:
+            held = on_edge[e]
+            if held is flow:
+                del on_edge[e]
+                continue
+            del held[flow]
+            if held:
+                shared = True
+            else:
+                del on_edge[e]
+        return shared
+
+    def _schedule(self, flow: _Flow) -> None:
+        """Push the finish time of ``flow`` at its current rate (invalidates older entries)."""
+        flow.stamp = stamp = next(self._stamps)
+        if flow.rate > 0:
+            heapq.heappush(self._heap, (flow.since + flow.left / flow.rate, stamp, flow))
+
+    def _arm(self) -> None:
+        """Make sure a wake-up is scheduled no later than the earliest live finish time."""
+        heap = self._heap
+        while heap and heap[0][2].stamp != heap[0][1]:
+            heapq.heappop(heap)
+        if heap and heap[0][0] < self._wake_at:
+            self._wake_at = heap[0][0]
+            self._wake = self.env.timeout(max(self._wake_at - self.env.now, 0.0))
+            self._wake.callbacks.append(self._on_wake)
+
+    def _on_wake(self, event: simpy.Event) -> None:
+        """Finish every flow due now; re-solve the components they leave."""
+        if event is not self._wake:
+            return                                  # superseded by an earlier wake-up
+        self._wake, self._wake_at = None, math.inf
+        now, heap, dirty = self.env.now, self._heap, self._dirty
+        while heap:
+            due, stamp, flow = heap[0]
+            if flow.stamp == stamp and due > now and \
+                    flow.left - flow.rate * (now - flow.since) > _DONE * flow.size:
+                break
+            heapq.heappop(heap)
+            if flow.stamp == stamp and self._detach(flow):
+                dirty.update(dict.fromkeys(flow.edges))
+        if dirty:
+            self._flush()
+        self._arm()
+
+    def _on_flush(self, _event: simpy.Event) -> None:
+        self._flush_pending = False
+        if self._dirty:
+            self._flush()
+            self._arm()
+
+    def _flush(self) -> None:
+        """Re-solve the components of the dirty edges; reschedule flows whose rate changed."""
+        flows = self._component(self._dirty)
+        self._dirty = {}
+        now = self.env.now
+        for flow in flows:
+            flow.settle(now)
+        live = [f for f in flows if f.left > _DONE * f.size]
+        for flow in flows:
+            if flow.left <= _DONE * flow.size:
+                self._detach(flow)                  # its component is re-solved below anyway
+        for flow, rate in zip(live, self._rates(live), strict=True):
+            if rate != flow.rate:
+                flow.rate = rate
+                self._schedule(flow)
+
+    def _component(self, seeds) -> list[_Flow]:
+        """Every flow connected to the edges ``seeds`` through shared edges (BFS)."""
+        on_edge = self._on_edge
+        seen_edges = dict.fromkeys(seeds)
+        queue = list(seen_edges)
+        found: dict[_Flow, None] = {}
+        while queue:
+            held = on_edge.get(queue.pop(), ())
+            for flow in (held,) if held.__class__ is _Flow else held:
+                if flow not in found:
+                    found[flow] = None
+                    for e in flow.edges:
+                        if e not in seen_edges:
+                            seen_edges[e] = None
+                            queue.append(e)
+        return list(found)
+
+    def _rates(self, flows: list[_Flow]) -> list[float]:
+        """Max-min fair rates of ``flows`` (a union of whole components)."""
+        if len(flows) == 1:
+            return [min(self._cap[e] for e in flows[0].edges)]
+        if not flows:
+            return []
+        lengths = [len(f.edges) for f in flows]
+        flat = np.fromiter(itertools.chain.from_iterable(f.edges for f in flows), dtype=np.int64,
+                           count=sum(lengths))
+        edges, local = np.unique(flat, return_inverse=True)
+        owner = np.repeat(np.arange(len(flows)), lengths)
+        return _progressive_filling(local, owner, self.capacity[edges], len(flows)).tolist()

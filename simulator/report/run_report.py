@@ -19,7 +19,8 @@ def _headline(r: StepResult) -> Table:
     table.add_column("value", justify="right")
     rows = [
         ("step time", f"{r.step_time_s:.3f} s"),
-        *([("step time p50 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p99_s:.3f} s "
+        *([("step time p50 / p95 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p95_s:.3f} / "
+                                           f"{r.step_time_p99_s:.3f} s "
                                      f"over {len(r.step_times_s)} steps")]
           if len(r.step_times_s) > 1 else []),
         ("tokens/s", f"{r.tokens_per_s:,.0f}"),

@@ -30,6 +30,7 @@ class StepResult:
     gpus: int
     step_time_s: float
     step_time_p50_s: float
+    step_time_p95_s: float
     step_time_p99_s: float
     tokens_per_s: float
     model_flops_per_gpu: float

@@ -50,6 +50,10 @@ class Layout:
         return [tuple(int(g) for g in grid[s, :, j]) for s in range(self.pp)
                 for j in range(self.cp * self.tp)]
 
+    def stage_dp_groups(self, stage: int) -> list[tuple[int, ...]]:
+        """The data-parallel groups of one stage (one per tensor- and context-parallel rank)."""
+        return [self.dp_group(stage, t, c) for c in range(self.cp) for t in range(self.tp)]
+
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
         return self.gpu(pp_rank=stage), self.gpu(pp_rank=stage + 1)

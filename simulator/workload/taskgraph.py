@@ -89,11 +89,18 @@ def sends(task: Task, p: int, v: int) -> bool:
 
 def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
                   p2p: float = 0.0) -> float:
-    """Exact finish time of the task graph.
+    """Exact finish time of the task graph (the latest of :func:`stage_clocks`' finishes)."""
+    return float(stage_clocks(schedule, forward, backward, m, v, p2p)[0].max())
+
+
+def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
+                 p2p: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(finish, start of the last task) of every stage, in seconds: the exact task graph.
 
     Stage i's chunk forward takes ``forward[i] / v`` (backward alike); a task whose output
     goes to another stage then spends ``p2p`` sending it (Megatron's blocking send/recv),
-    and the receiver may start once the send is done.
+    and the receiver may start once the send is done. A task starts at the later of its
+    stage's clock and its dependency's finish (a longest path in the stages' own order).
     """
     f, b = np.asarray(forward, float) / v, np.asarray(backward, float) / v
     p = len(f)
@@ -125,7 +132,9 @@ def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
                 progressed = True
         if not progressed:
             raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    return float(max(clock))
+    finish = np.array(clock)
+    last = np.array([durations[i][-1] for i in range(p)])
+    return finish, finish - last
 
 
 @dataclass(frozen=True)

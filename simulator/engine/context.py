@@ -1,0 +1,40 @@
+"""What both engines need to price one scenario: its layout, layer shape and cost models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.config.checks import data_parallel_size
+from simulator.config.scenario import Scenario
+from simulator.cost import CollectiveModel
+from simulator.cost.compute import ComputeModel
+from simulator.workload.layout import Layout
+from simulator.workload.memory import BYTES
+from simulator.workload.transformer import Attention, LayerShape
+
+
+@dataclass(frozen=True)
+class Context:
+    scenario: Scenario
+    layout: Layout
+    shape: LayerShape
+    compute: ComputeModel
+    collectives: CollectiveModel
+    microbatches: int
+
+
+def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0) -> Context:
+    """The context of ``scenario`` on the cluster behind ``collectives``.
+
+    ``speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
+    """
+    par, training = scenario.parallelism, scenario.training
+    gpus = collectives.cluster.gpus
+    dp = data_parallel_size(scenario, gpus)
+    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
+    shape = LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
+                       par.sequence_parallel, Attention(training.attention),
+                       BYTES[training.dtype])
+    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup)
+    microbatches = training.global_batch // (training.micro_batch * dp)
+    return Context(scenario, layout, shape, compute, collectives, microbatches)

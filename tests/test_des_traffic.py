@@ -1,0 +1,139 @@
+"""Collectives replayed as flows in the discrete-event engine (issue #4): the replay of a
+schedule alone on the network takes exactly the cost model's time, and gradient traffic
+meets the pipeline's sends on the links they share."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from simulator.collectives import Algorithm, Op
+from simulator.config import scenario_from_mapping
+from simulator.engine.des import run_replay
+from simulator.engine.flows import FlowNetwork
+from simulator.engine.replay import replay_of
+from simulator.pipeline import session_from_scenario
+
+
+def _session(nodes=4, node="dgx-h100", link="ib-ndr", oversubscription=1.0):
+    data = {"cluster": {"node": node, "nodes": nodes,
+                        "fabric": {"topology": "fat-tree", "link": link, "switch_radix": 16,
+                                   "oversubscription": oversubscription}}}
+    return session_from_scenario(scenario_from_mapping(data, "replay.yaml"))
+
+
+def _replayed_time(session, replay) -> float:
+    cluster = session.cluster
+    efficiency = cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    env = simpy.Environment()
+    network = FlowNetwork(env, cluster.bandwidth_Bps * efficiency)
+    env.process(run_replay(env, network, replay))
+    env.run()
+    return env.now
+
+
+@pytest.mark.parametrize("mode", ["steps", "pairs"])
+@pytest.mark.parametrize("op,algorithm", [
+    (Op.ALL_REDUCE, Algorithm.RING), (Op.REDUCE_SCATTER, Algorithm.RING),
+    (Op.ALL_GATHER, Algorithm.RING), (Op.ALL_REDUCE, Algorithm.TREE),
+    (Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING),
+])
+def test_a_replay_alone_takes_the_cost_model_time(op, algorithm, mode):
+    """Eight data-parallel groups (one per rail) across 4 DGX H100, 256 MiB each: the
+    flows of the merged schedule, alone on the network, finish at ``a + b n``."""
+    session = _session()
+    groups = [tuple(node * 8 + rail for node in range(4)) for rail in range(8)]
+    size = 2.0**28
+    terms = session.collectives.concurrent_terms(op, groups, size, algorithm)
+    efficiency = session.cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    replay = replay_of(terms, size, session.collectives.network.router, efficiency, mode)
+    assert _replayed_time(session, replay) == pytest.approx(float(terms.time(size)), rel=1e-9)
+
+
+def test_a_collapsed_replay_is_floored_at_the_price_of_all_groups():
+    """tp-collapsed fidelity replays one group; it must not finish before all would."""
+    session = _session(node="dgx-a100-80gb", link="ib-hdr", oversubscription=4.0)
+    groups = [tuple(node * 8 + rail for node in range(4)) for rail in range(8)]
+    size = 2.0**28
+    terms = session.collectives.concurrent_terms(Op.ALL_REDUCE, groups, size, Algorithm.RING)
+    efficiency = session.cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    replay = replay_of(terms, size, session.collectives.network.router, efficiency, "pairs",
+                       only_group=groups[0])
+    assert _replayed_time(session, replay) >= float(terms.time(size)) * (1 - 1e-12)
+
+
+def _training(overlap=True, fidelity="per-rank", nodes=4, tp=8, pp=2):
+    data = {"name": "nic", "cluster": {"node": "dgx-h100", "nodes": nodes,
+                                       "fabric": {"topology": "fat-tree", "link": "ib-ndr"}},
+            "model": {"preset": "megatron-7.5b"},
+            "training": {"global_batch": 32, "micro_batch": 1},
+            "parallelism": {"tp": tp, "pp": pp, "overlap_grad_reduce": overlap},
+            "simulate": {"engine": "des", "fidelity": fidelity}}
+    session = session_from_scenario(scenario_from_mapping(data, "nic.yaml"))
+    return session.scenario, session.collectives
+
+
+def test_gradient_traffic_and_the_last_pipeline_send_share_a_nic():
+    """Stage 1 starts reducing its gradients with its last backward (overlap_grad_reduce);
+    that backward's send to stage 0 then leaves through the NIC the ring already uses, so
+    with contention its bandwidth part takes twice as long (max-min: half the NIC each),
+    and the step is slower than without contention."""
+    from simulator.engine.des import timeline
+
+    scenario, collectives = _training()
+    sends = {}
+    for contention in (False, True):
+        frame = timeline(scenario, collectives, contention=contention)
+        last = frame[(frame.kind == "send") & (frame.gpu == 16)].iloc[-1]
+        sends[contention] = last.end_s - last.start_s
+        sync = frame[(frame.kind == "dp") & (frame.gpu == 16)].iloc[0]
+        assert sync.start_s < last.start_s < sync.end_s      # they overlap in time
+    from simulator.engine.analytical import simulate_step
+    from simulator.engine.context import make_context
+    from simulator.engine.des import step_plan
+
+    plan = step_plan(make_context(scenario, collectives), simulate_step(scenario, collectives),
+                     contention=True)
+    alpha = plan.p2p_latency_s                  # the send's latency, which is not shared
+    assert sends[False] == pytest.approx(plan.p2p_s, rel=1e-12)
+    assert sends[True] - alpha == pytest.approx(2 * (sends[False] - alpha), rel=1e-6)
+
+
+def test_contention_slows_the_step_when_gradients_overlap_the_drain():
+    from simulator.engine.des import simulate_steps_des
+
+    scenario, collectives = _training()
+    off = simulate_steps_des(scenario, collectives, steps=1, contention=False).step_time_s
+    on = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+    assert on > off
+
+
+def _sync_seconds(ratio: float, contention: bool) -> float:
+    """Longest gradient synchronisation of a stage: Megatron 7.5B on 64 A100 (tp 2, pp 4,
+    dp 8) on a radix-16 fat-tree whose leaves are ``ratio``:1 oversubscribed."""
+    from simulator.engine.des import timeline
+
+    data = {"name": "over", "cluster": {
+        "node": "dgx-a100-80gb", "nodes": 8,
+        "fabric": {"topology": "fat-tree", "link": "ib-hdr", "oversubscription": ratio,
+                   "switch_radix": 16}},
+        "model": {"preset": "megatron-7.5b"}, "training": {"global_batch": 128, "micro_batch": 1},
+        "parallelism": {"tp": 2, "pp": 4}, "simulate": {"fidelity": "per-rank"}}
+    session = session_from_scenario(scenario_from_mapping(data, "over.yaml"))
+    frame = timeline(session.scenario, session.collectives, contention=contention)
+    sync = frame[frame.kind == "dp"]
+    return float((sync.end_s - sync.start_s).max())
+
+
+def test_oversubscribed_uplinks_slow_the_gradient_collectives_of_colliding_stages():
+    """1:1: every stage's rings fit the fabric, so contention changes nothing. 2:1 and
+    4:1: the stages' reductions (staggered by the pipeline drain, each priced alone when
+    uncontended) meet on the leaf uplinks and take longer than their uncontended price,
+    by less than the 4x an uplink's share could fall to."""
+    alone = {r: _sync_seconds(r, contention=False) for r in (1.0, 2.0, 4.0)}
+    shared = {r: _sync_seconds(r, contention=True) for r in (1.0, 2.0, 4.0)}
+    assert shared[1.0] == pytest.approx(alone[1.0], rel=1e-9)
+    assert alone[1.0] < alone[2.0] <= alone[4.0]
+    assert shared[1.0] < shared[2.0] < shared[4.0]
+    for ratio in (2.0, 4.0):
+        assert 1.1 * alone[ratio] < shared[ratio] < 4 * alone[ratio]
