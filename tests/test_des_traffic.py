@@ -9,7 +9,7 @@ import simpy
 
 from simulator.collectives import Algorithm, Op
 from simulator.config import scenario_from_mapping
-from simulator.engine.des import run_replay
+from simulator.engine.des import PreparedReplay, run_replay
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.replay import replay_of
 from simulator.pipeline import session_from_scenario
@@ -26,8 +26,9 @@ def _replayed_time(session, replay) -> float:
     cluster = session.cluster
     efficiency = cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
     env = simpy.Environment()
-    network = FlowNetwork(env, cluster.bandwidth_Bps * efficiency)
-    env.process(run_replay(env, network, replay))
+    capacity = cluster.bandwidth_Bps * efficiency
+    network = FlowNetwork(env, capacity)
+    env.process(run_replay(env, network, PreparedReplay.of(replay, capacity)))
     env.run()
     return env.now
 

@@ -77,19 +77,47 @@ def _progressive_filling(edge: np.ndarray, owner: np.ndarray, capacity: np.ndarr
     return rates
 
 
+class Route:
+    """A path prepared for :meth:`FlowNetwork.start_all`: its distinct edge ids and its
+    bottleneck capacity (B/s). Build it once per path with :meth:`FlowNetwork.route`."""
+
+    __slots__ = ("edges", "bottleneck")
+
+    def __init__(self, edges: list[int], bottleneck: float):
+        self.edges = edges
+        self.bottleneck = bottleneck
+
+
+def make_route(path, capacity) -> Route:
+    """The :class:`Route` of ``path`` (edge ids; a repeated edge counts once) on edges of
+    ``capacity`` (B/s, any indexable)."""
+    edges = list(dict.fromkeys(np.asarray(path, dtype=np.int64).tolist()))
+    return Route(edges, min(float(capacity[e]) for e in edges))
+
+
+class _Group:
+    """Flows started together; ``done`` succeeds when the last of them finishes."""
+
+    __slots__ = ("pending", "done")
+
+    def __init__(self, pending: int, done: simpy.Event):
+        self.pending = pending
+        self.done = done
+
+
 class _Flow:
     """One active flow: bytes ``left`` at time ``since``, sent at ``rate`` from then on."""
 
-    __slots__ = ("edges", "size", "left", "rate", "since", "stamp", "done", "shared")
+    __slots__ = ("edges", "size", "left", "rate", "since", "stamp", "group", "shared")
 
-    def __init__(self, edges: list[int], size: float, done: simpy.Event, now: float):
+    def __init__(self, edges: list[int], size: float, group: _Group, now: float):
         self.edges = edges
         self.size = size
         self.left = size
         self.rate = 0.0
         self.since = now
         self.stamp = 0          # matches its live heap entry; -1 once finished
-        self.done = done
+        self.group = group
         self.shared = False     # ever indexed in an edge's dict of flows (else: sole holder)
 
     def settle(self, now: float) -> None:
@@ -114,13 +142,14 @@ class FlowNetwork:
         self.capacity = np.asarray(capacity, dtype=np.float64)
         self._cap = self.capacity.tolist()
         self._on_edge: dict[int, _Flow | dict[_Flow, None]] = {}   # edge -> its flow(s)
-        self._routes: dict[bytes, tuple[list[int], float]] = {}
+        self._routes: dict[bytes, Route] = {}
         self._dirty: dict[int, None] = {}                     # edges whose component changed
         self._flush_pending = False
         self._heap: list[tuple[float, int, _Flow]] = []       # (finish time, stamp, flow)
         self._stamps = itertools.count(1)
         self._wake: simpy.Event | None = None
         self._wake_at = math.inf
+        self.flows_started = 0      # diagnostics: every flow with bytes, since construction
 
     def transfer(self, path: np.ndarray, nbytes: float, latency: float):
         """A simpy process: wait ``latency`` (s), then move ``nbytes`` over the edge ids in ``path``."""
@@ -137,33 +166,48 @@ class FlowNetwork:
         simpy.Event
             Succeeds when the flow's last byte arrives (at once for no bytes or no edges).
         """
-        env = self.env
         if nbytes <= 0 or len(path) == 0:
-            return env.timeout(0)
-        edges, bottleneck = self._route(path)
-        now = env.now
-        flow = _Flow(edges, float(nbytes), env.event(), now)
-        on_edge = self._on_edge
-        if not on_edge.keys().isdisjoint(edges):
-            self._join(flow)
-            return flow.done
-        for e in edges:                           # alone: the bottleneck rate, nobody else touched
-            on_edge[e] = flow
-        flow.rate = bottleneck
-        self._schedule(flow)
-        if self._heap and self._heap[0][0] < self._wake_at:
-            self._arm()
-        return flow.done
+            return self.env.timeout(0)
+        return self.start_all((self.route(path),), (float(nbytes),))
 
-    def _route(self, path: np.ndarray) -> tuple[list[int], float]:
-        """The distinct edges of ``path`` and its bottleneck capacity (B/s), cached per path."""
-        if path.__class__ is not np.ndarray or path.itemsize != 8:
-            path = np.asarray(path, dtype=np.int64)
+    def start_all(self, routes, nbytes) -> simpy.Event:
+        """Begin one flow per :class:`Route` in ``routes`` now, ``nbytes[i]`` bytes each.
+
+        Returns
+        -------
+        simpy.Event
+            Succeeds when the last of the flows finishes (at once if none has bytes).
+        """
+        env = self.env
+        group = _Group(0, env.event())
+        now, on_edge, heap, stamps = env.now, self._on_edge, self._heap, self._stamps
+        for route, size in zip(routes, nbytes, strict=True):
+            if size <= 0:
+                continue
+            group.pending += 1
+            flow = _Flow(route.edges, size, group, now)
+            if not on_edge.keys().isdisjoint(route.edges):
+                self._join(flow)
+                continue
+            for e in route.edges:                 # alone: the bottleneck rate, nobody else touched
+                on_edge[e] = flow
+            flow.rate = rate = route.bottleneck
+            flow.stamp = stamp = next(stamps)
+            heapq.heappush(heap, (now + size / rate, stamp, flow))
+        self.flows_started += group.pending
+        if not group.pending:
+            group.done.succeed()
+        elif heap and heap[0][0] < self._wake_at:
+            self._arm()
+        return group.done
+
+    def route(self, path: np.ndarray) -> Route:
+        """The :class:`Route` of ``path`` (edge ids; repeated edges count once), cached."""
+        path = np.asarray(path, dtype=np.int64)
         key = path.tobytes()
         known = self._routes.get(key)
         if known is None:
-            edges = list(dict.fromkeys(path.tolist()))
-            known = self._routes[key] = (edges, min(self._cap[e] for e in edges))
+            known = self._routes[key] = make_route(path, self._cap)
         return known
 
     def _join(self, flow: _Flow) -> None:
@@ -190,7 +234,10 @@ class FlowNetwork:
     def _detach(self, flow: _Flow) -> bool:
         """Remove ``flow`` from the index and succeed its event; True when it shared an edge."""
         flow.stamp = -1
-        flow.done.succeed()
+        group = flow.group
+        group.pending -= 1
+        if not group.pending:
+            group.done.succeed()
         on_edge = self._on_edge
         if not flow.shared:
             for e in flow.edges:
