@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LEVELS = ("per-transfer", "per-rank", "tp-collapsed")
 
 
-def _fat_tree_case(ratio: float):
-    """64 A100 (8 DGX), Megatron 7.5B with tp 2, pp 4, dp 8 on a radix-16 fat-tree."""
+def _fat_tree_case(ratio: float, node: str = "dgx-a100-80gb"):
+    """64 A100 (8 servers), Megatron 7.5B with tp 2, pp 4, dp 8 on a radix-16 fat-tree."""
     data = {"name": f"64xA100 {ratio:g}:1", "cluster": {
-        "node": "dgx-a100-80gb", "nodes": 8,
+        "node": node, "nodes": 8,
         "fabric": {"topology": "fat-tree", "link": "ib-hdr", "oversubscription": ratio,
                    "switch_radix": 16}},
         "model": {"preset": "megatron-7.5b"}, "training": {"global_batch": 128, "micro_batch": 1},
@@ -34,9 +34,12 @@ def _fat_tree_case(ratio: float):
 def _cases():
     yield "GPT-3 175B, 1,024 A100, fat-tree 1:1", open_scenario(
         ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
-    yield "Llama 3 8B, 64 H100", open_scenario(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
+    yield "Llama 3 70B, 1,024 H100", open_scenario(ROOT / "scenarios" / "llama3-70b-1024xH100.yaml")
+    yield "Llama 3 8B, 64 H100 (pp 1)", open_scenario(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
     for ratio in (1.0, 2.0, 4.0):
         yield f"Megatron 7.5B, 64 A100 (tp 2, pp 4), fat-tree {ratio:g}:1", _fat_tree_case(ratio)
+    yield ("Megatron 7.5B, 64 PCIe A100 (4 NICs per 8 GPUs), fat-tree 1:1",
+           _fat_tree_case(1.0, "pcie-a100x8"))
 
 
 def _step(session, level: str) -> tuple[float, float]:
