@@ -36,6 +36,8 @@ def _cases():
         ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
     yield "Llama 3 70B, 1,024 H100", open_scenario(ROOT / "scenarios" / "llama3-70b-1024xH100.yaml")
     yield "Llama 3 8B, 64 H100 (pp 1)", open_scenario(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
+    yield ("Mixtral 8x7B, 64 H100 (ep 8 across 2 servers), rail-optimized",
+           open_scenario(ROOT / "scenarios" / "mixtral-8x7b-64xH100.yaml"))
     for ratio in (1.0, 2.0, 4.0):
         yield f"Megatron 7.5B, 64 A100 (tp 2, pp 4), fat-tree {ratio:g}:1", _fat_tree_case(ratio)
     yield ("Megatron 7.5B, 64 PCIe A100 (4 NICs per 8 GPUs), fat-tree 1:1",

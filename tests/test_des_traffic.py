@@ -37,7 +37,7 @@ def _replayed_time(session, replay) -> float:
 @pytest.mark.parametrize("op,algorithm", [
     (Op.ALL_REDUCE, Algorithm.RING), (Op.REDUCE_SCATTER, Algorithm.RING),
     (Op.ALL_GATHER, Algorithm.RING), (Op.ALL_REDUCE, Algorithm.TREE),
-    (Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING),
+    (Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING), (Op.ALL_TO_ALL, Algorithm.DIRECT),
 ])
 def test_a_replay_alone_takes_the_cost_model_time(op, algorithm, mode):
     """Eight data-parallel groups (one per rail) across 4 DGX H100, 256 MiB each: the
@@ -138,3 +138,50 @@ def test_oversubscribed_uplinks_slow_the_gradient_collectives_of_colliding_stage
     assert shared[1.0] < shared[2.0] < shared[4.0]
     for ratio in (2.0, 4.0):
         assert 1.1 * alone[ratio] < shared[ratio] < 4 * alone[ratio]
+
+
+def _moe(nodes: int, topology: str, fidelity: str = "per-rank", overlap: bool = True):
+    """Mixtral 8x7B, tp 2, ep 8, pp 1: each expert-parallel group spans two DGX H100."""
+    data = {"name": "moe", "cluster": {"node": "dgx-h100", "nodes": nodes,
+                                       "fabric": {"topology": topology, "link": "ib-ndr"}},
+            "model": {"preset": "mixtral-8x7b"},
+            "training": {"global_batch": 4 * nodes, "micro_batch": 1},
+            "parallelism": {"tp": 2, "ep": 8, "zero_stage": 1, "overlap_grad_reduce": overlap},
+            "simulate": {"engine": "des", "fidelity": fidelity}}
+    session = session_from_scenario(scenario_from_mapping(data, "moe.yaml"))
+    return session.scenario, session.collectives
+
+
+def test_expert_all_to_alls_alone_replay_to_the_analytical_step():
+    """One expert-parallel block (2 servers, one switch): its all-to-alls, replayed as flows
+    between compute segments in step with the peer replicas, meet nothing else, so the
+    step is the analytical one (the segments and replays add up to the task durations).
+    With overlap_grad_reduce the gradient flows meet the last backward's all-to-alls on
+    the NICs, and the step is slower."""
+    from simulator.engine.analytical import simulate_step
+    from simulator.engine.des import simulate_steps_des
+
+    for overlap in (False, True):
+        scenario, collectives = _moe(nodes=2, topology="single-switch", overlap=overlap)
+        analytical = simulate_step(scenario, collectives).step_time_s
+        des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+        if overlap:
+            assert analytical < des < 1.1 * analytical
+        else:
+            assert des == pytest.approx(analytical, rel=1e-9)
+
+
+def test_expert_blocks_collide_on_a_rail_optimized_spine():
+    """Four expert-parallel blocks on 8 DGX H100, rail-optimized: an all-to-all sends most
+    bytes across rails, through the spines, where the blocks' flows meet; the cost model
+    prices one group alone, so only the DES (finer than tp-collapsed) sees it."""
+    from simulator.engine.analytical import simulate_step
+    from simulator.engine.des import simulate_steps_des
+
+    scenario, collectives = _moe(nodes=8, topology="rail-optimized")
+    analytical = simulate_step(scenario, collectives).step_time_s
+    fine = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+    coarse_scenario, _ = _moe(nodes=8, topology="rail-optimized", fidelity="tp-collapsed")
+    coarse = simulate_steps_des(coarse_scenario, collectives, steps=1, contention=True).step_time_s
+    assert coarse == pytest.approx(analytical, rel=1e-9)
+    assert 1.01 * analytical < fine < 2 * analytical

@@ -30,12 +30,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import simpy
 
+from simulator.collectives import Group, build_schedule
+from simulator.collectives.concurrent import merge_schedules
 from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
+from simulator.engine.expert_exchange import ExpertExchange, expert_exchange, expert_group
 from simulator.engine.flows import FlowNetwork, Route, make_route
-from simulator.engine.gradient_sync import gradient_collectives
+from simulator.engine.gradient_sync import PricedCollective, gradient_collectives
 from simulator.engine.noise import entity_slowdown
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.results import StepResult
@@ -56,6 +59,8 @@ class StepPlan:
     sync_s: np.ndarray         # uncontended gradient synchronisation per stage
     sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
     optimizer_s: float
+    exchanges: tuple[ExpertExchange | None, ...] = ()        # per stage, when replayed
+    exchange_replays: dict[tuple[int, int], PreparedReplay] | None = None  # (block, stage)
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,38 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     capacity = _capacity(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
+    exchanges, exchange_replays = _expert_exchanges(ctx, contention)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
-                    replays, base.optimizer_s)
+                    replays, base.optimizer_s, exchanges, exchange_replays)
+
+
+def _expert_exchanges(ctx: Context, contention: bool):
+    """Cross-server expert all-to-alls to replay (contention on, finer than tp-collapsed):
+    per stage, what each task exchanges; per (block, stage), the flows of its groups."""
+    lay = ctx.layout
+    if not contention or ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED:
+        return (), None
+    exchanges = tuple(expert_exchange(ctx, s) for s in range(lay.pp))
+    if not any(exchanges):
+        return (), None
+    replays = {}
+    for s, exchange in enumerate(exchanges):
+        for block in range(lay.dp // lay.ep if exchange else 0):
+            groups = [expert_group(ctx, block, s, t) for t in range(lay.tp)]
+            replays[block, s] = PreparedReplay.of(_merged_replay(ctx, exchange.priced, groups),
+                                                  _capacity(ctx))
+    return exchanges, replays
+
+
+def _merged_replay(ctx: Context, priced: PricedCollective, groups) -> CollectiveReplay:
+    """``priced``'s algorithm run by all ``groups`` at once, as one replay."""
+    cluster = ctx.collectives.cluster
+    schedule = priced.terms.schedule
+    merged = merge_schedules([build_schedule(schedule.op, schedule.algorithm, Group(cluster, g))
+                              for g in groups])
+    mode = "steps" if ctx.scenario.simulate.fidelity == Fidelity.PER_TRANSFER else "pairs"
+    return replay_of(replace(priced.terms, schedule=merged), priced.size_bytes,
+                     ctx.collectives.network.router, _p2p_efficiency(ctx), mode)
 
 
 def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
@@ -223,6 +258,7 @@ class _StepRun:
         self.finished = [[False] * width for _ in range(lay.dp)]   # by task id, per replica
         self.waiting: list[dict[int, simpy.Event]] = [{} for _ in range(lay.dp)]
         self.arrived = [0] * lay.pp
+        self.barriers: dict[tuple[int, int, int, int], list] = {}
         self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
@@ -239,6 +275,11 @@ class _StepRun:
         finished, waiting = self.finished[replica], self.waiting[replica]
         order, ids, deps, sends_after = self.orders[stage]
         forward, backward = self.plan.forward[stage] * factor, self.plan.backward[stage] * factor
+        exchange = self.plan.exchanges[stage] if self.plan.exchanges else None
+        if exchange is not None:            # compute between the task's all-to-alls
+            exchanged = exchange.per_task * exchange.priced.time_s
+            forward = (self.plan.forward[stage] - exchanged) * factor / exchange.per_task
+            backward = (self.plan.backward[stage] - exchanged) * factor / exchange.per_task
         p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(ids) - 1
         for k, (task, tid, dep, send) in enumerate(zip(order, ids, deps, sends_after, strict=True)):
             if dep >= 0 and not finished[dep]:
@@ -249,7 +290,11 @@ class _StepRun:
             if k == last and self.overlap:
                 self._arrive(stage)
             start = env.now
-            yield env.timeout(forward if task.forward else backward)
+            if exchange is None:
+                yield env.timeout(forward if task.forward else backward)
+            else:
+                yield from self._exchanging(replica, stage, tid, exchange.per_task,
+                                            forward if task.forward else backward)
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
@@ -279,6 +324,28 @@ class _StepRun:
         if self.log is not None:
             self.log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
                              f"{task.microbatch}", start, env.now, plan.p2p_bytes))
+
+    def _exchanging(self, replica: int, stage: int, tid: int, count: int, segment: float):
+        """A task of an MoE stage: ``count`` times, compute then an all-to-all with its peers."""
+        block = replica // self.ctx.layout.ep
+        for i in range(count):
+            yield self.env.timeout(segment)
+            yield self._exchange_barrier((block, stage, tid, i))
+
+    def _exchange_barrier(self, key: tuple[int, int, int, int]) -> simpy.Event:
+        """Event of the all-to-all ``key``; the last peer to arrive starts its flows."""
+        state = self.barriers.get(key)
+        if state is None:
+            state = self.barriers[key] = [0, self.env.event()]
+        state[0] += 1
+        if state[0] == self.ctx.layout.ep:
+            del self.barriers[key]
+            self.env.process(self._exchange(self.plan.exchange_replays[key[:2]], state[1]))
+        return state[1]
+
+    def _exchange(self, replay: PreparedReplay, done: simpy.Event):
+        yield from run_replay(self.env, self.network, replay)
+        done.succeed()
 
     def _arrive(self, stage: int) -> None:
         """A replica of ``stage`` is ready to synchronise; the last one starts it."""
