@@ -181,3 +181,23 @@ def test_cli_json_is_byte_identical_for_the_same_seed(capsys, tmp_path):
         main(["run", str(path), "--engine", "des", "--steps", "5", "--seed", str(seed), "--json"])
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] and outputs[0] != outputs[2]
+
+
+def test_a_slow_node_slows_the_step_like_its_gpus_and_must_exist():
+    """noise.slow_nodes is shorthand for every GPU of that server in noise.slow_gpus."""
+    from simulator.errors import ConfigError
+
+    scenario, collectives = _scenario(steps=2)
+    noise = type(scenario.noise)
+
+    def step(spec):
+        slowed = scenario.model_copy(update={"noise": noise.model_validate(spec)})
+        return simulate_steps_des(slowed, collectives).step_time_s
+
+    node = step({"slow_nodes": [{"node": 1, "factor": 1.2}]})
+    gpus = step({"slow_gpus": [{"gpu": g, "factor": 1.2} for g in range(8, 16)]})
+    assert node == gpus > simulate_steps_des(scenario, collectives).step_time_s
+    data = {"cluster": {"node": "dgx-a100-80gb", "nodes": 2},
+            "noise": {"slow_nodes": [{"node": 2, "factor": 1.5}]}}
+    with pytest.raises(ConfigError, match=r"noise\.slow_nodes\.0\.node: node 2 is beyond"):
+        scenario_from_mapping(data, "slow.yaml")

@@ -12,7 +12,7 @@ from simulator.errors import ConfigError
 def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     """Raise :class:`ConfigError` for the first violated rule, else return None."""
     _check_fabric(scenario, cluster)
-    _check_noise(scenario, cluster.gpus)
+    _check_noise(scenario, cluster.gpus, cluster.nodes)
     if scenario.model is None or scenario.training is None:
         return
     _check_model(scenario)
@@ -39,11 +39,15 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
                 f"({cluster.nodes})", key="cluster.fabric.torus_dims")
 
 
-def _check_noise(scenario: Scenario, gpus: int) -> None:
+def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:
     for i, slow in enumerate(scenario.noise.slow_gpus):
         if slow.gpu >= gpus:
             raise ConfigError(f"GPU {slow.gpu} is beyond the cluster's {gpus} GPUs (0..{gpus - 1})",
                               key=f"noise.slow_gpus.{i}.gpu")
+    for i, slow in enumerate(scenario.noise.slow_nodes):
+        if slow.node >= nodes:
+            raise ConfigError(f"node {slow.node} is beyond the cluster's {nodes} nodes "
+                              f"(0..{nodes - 1})", key=f"noise.slow_nodes.{i}.node")
 
 
 def _check_model(scenario: Scenario) -> None:

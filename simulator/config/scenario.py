@@ -171,6 +171,13 @@ class SlowGpuConfig(_Section):
     factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)]
 
 
+class SlowNodeConfig(_Section):
+    """One server whose GPUs are all slower by ``factor`` (a throttled chassis, bad cooling)."""
+
+    node: Annotated[int, Strict(), Field(ge=0, le=10_000_000)]
+    factor: Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)]
+
+
 class LinkFaultConfig(_Section):
     """A link between two switches, named by their labels (``fabric/leaf0``, ``fabric/spine3``).
 
@@ -186,6 +193,7 @@ class NoiseConfig(_Section):
     straggler: StragglerConfig = StragglerConfig()
     throttle: ThrottleConfig = ThrottleConfig()
     slow_gpus: list[SlowGpuConfig] = Field(default_factory=list)
+    slow_nodes: list[SlowNodeConfig] = Field(default_factory=list)
     links: list[LinkFaultConfig] = Field(default_factory=list)
 
 

@@ -36,7 +36,7 @@ from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
-from simulator.engine.expert_exchange import ExpertExchange, expert_exchange, expert_group
+from simulator.engine.expert_exchange import ExpertExchange, expert_exchange
 from simulator.engine.flows import FlowNetwork, Route, make_route
 from simulator.engine.gradient_sync import PricedCollective, gradient_collectives
 from simulator.engine.noise import entity_slowdown
@@ -136,7 +136,7 @@ def _expert_exchanges(ctx: Context, contention: bool):
     replays = {}
     for s, exchange in enumerate(exchanges):
         for block in range(lay.dp // lay.ep if exchange else 0):
-            groups = [expert_group(ctx, block, s, t) for t in range(lay.tp)]
+            groups = [lay.expert_group(block, s, t, c) for c in range(lay.cp) for t in range(lay.tp)]
             replays[block, s] = PreparedReplay.of(_merged_replay(ctx, exchange.priced, groups),
                                                   _capacity(ctx))
     return exchanges, replays

@@ -12,7 +12,8 @@ def entity_slowdown(ctx: Context, rng: np.random.Generator) -> np.ndarray:
     """(dp, pp) slowdown factors: the max over each entity's tp*cp GPUs of per-GPU noise.
 
     Per GPU and step: lognormal jitter ``exp(N(0, sigma))`` times, with probability
-    ``throttle.probability``, a throttling ``factor``; ``slow_gpus`` are always slower.
+    ``throttle.probability``, a throttling ``factor``; ``slow_gpus`` and every GPU of
+    ``slow_nodes`` are always slower.
     Tensor-parallel GPUs synchronise every layer, so an entity runs at the pace of its
     slowest GPU.
     """
@@ -25,8 +26,11 @@ def entity_slowdown(ctx: Context, rng: np.random.Generator) -> np.ndarray:
     throttle = noise.throttle
     if throttle.probability > 0 and throttle.factor > 1:
         factors *= np.where(rng.random(shape) < throttle.probability, throttle.factor, 1.0)
-    for slow in noise.slow_gpus:
-        rest, within = divmod(slow.gpu, lay.tp * lay.cp)
+    per_node = ctx.collectives.cluster.hw.gpus_per_node
+    slow = [(s.gpu, s.factor) for s in noise.slow_gpus]
+    slow += [(n.node * per_node + g, n.factor) for n in noise.slow_nodes for g in range(per_node)]
+    for gpu, factor in slow:
+        rest, within = divmod(gpu, lay.tp * lay.cp)
         pp_rank, dp_rank = divmod(rest, lay.dp)
-        factors[dp_rank, pp_rank, within] *= slow.factor
+        factors[dp_rank, pp_rank, within] *= factor
     return factors.max(axis=2)

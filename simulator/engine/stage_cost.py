@@ -17,6 +17,7 @@ from simulator.collectives import Group, Op
 from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
+from simulator.cost.network import CostTerms
 from simulator.workload.layout import Layout
 from simulator.workload.params import layer_parameters
 from simulator.workload.transformer import (
@@ -113,13 +114,27 @@ def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) ->
 
 
 def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
-    """Dispatch and combine all-to-alls of top_k token copies, forward and backward."""
+    """Dispatch and combine all-to-alls of top_k token copies, forward and backward.
+
+    Every expert-parallel group of the stage exchanges at once (the replicas run in
+    lockstep), so their flows are priced together: they meet on shared NICs and uplinks.
+    """
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
         return 0.0
-    nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
-    group = Group(collectives.cluster, layout.ep_group())
-    return float(4 * collectives.sweep(Op.ALL_TO_ALL, None, group, [nbytes]).time_s[0])
+    return 4 * expert_all_to_all(shape, collectives, layout).time(expert_bytes(shape)).item()
+
+
+def expert_bytes(shape: LayerShape) -> float:
+    """Bytes one GPU sends in one all-to-all: ``b s top_k h`` activations (its tokens' copies)."""
+    return shape.tokens * shape.model.top_k * shape.model.hidden * shape.dtype_bytes
+
+
+def expert_all_to_all(shape: LayerShape, collectives: CollectiveModel, layout: Layout,
+                      stage: int = 0) -> CostTerms:
+    """Chosen terms of one all-to-all run by every expert-parallel group of ``stage``."""
+    return collectives.concurrent_terms(Op.ALL_TO_ALL, lambda: layout.stage_expert_groups(stage),
+                                        expert_bytes(shape), key=("ep", layout, stage))
 
 
 def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:

@@ -42,7 +42,17 @@ class Layout:
         return tuple(self.gpu(tp_rank, cp_rank, i, stage) for i in range(self.dp))
 
     def ep_group(self, stage: int = 0) -> tuple[int, ...]:
-        return tuple(self.gpu(dp_rank=i, pp_rank=stage) for i in range(self.ep))
+        return self.expert_group(0, stage)
+
+    def expert_group(self, block: int = 0, stage: int = 0, tp_rank: int = 0,
+                     cp_rank: int = 0) -> tuple[int, ...]:
+        """Expert-parallel group ``block``: replicas ``block * ep .. block * ep + ep - 1``."""
+        return tuple(self.gpu(tp_rank, cp_rank, block * self.ep + i, stage) for i in range(self.ep))
+
+    def stage_expert_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
+        """Every expert-parallel group of a stage: they exchange tokens at the same time."""
+        return [self.expert_group(b, stage, t, c) for b in range(self.dp // self.ep)
+                for c in range(self.cp) for t in range(self.tp)]
 
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
