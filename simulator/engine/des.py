@@ -104,7 +104,8 @@ def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
                    step_time_p99_s=p99, tokens_per_s=base.tokens_per_s * scale,
                    model_flops_per_gpu=base.model_flops_per_gpu * scale,
                    hardware_flops_per_gpu=base.hardware_flops_per_gpu * scale,
-                   mfu=base.mfu * scale, step_times_s=times.tolist())
+                   mfu=base.mfu * scale, step_times_s=times.tolist(),
+                   contention_and_noise_s=p50 - base.step_time_s)
 
 
 def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:

@@ -54,6 +54,8 @@ def _time_table(r: StepResult) -> Table:
              ("pipeline bubble", r.bubble_s),
              ("data-parallel reduction, exposed", r.dp_comm_exposed_s),
              ("optimizer", r.optimizer_s)]
+    if r.step_times_s:
+        parts.append(("contention and noise (DES median - analytical)", r.contention_and_noise_s))
     for name, seconds in parts:
         table.add_row(name, f"{seconds:.4f}", f"{seconds / r.step_time_s:.1%}")
     for dim, seconds in r.exposed_by_dimension.items():

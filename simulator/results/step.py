@@ -52,6 +52,7 @@ class StepResult:
     memory_capacity_bytes: float
     warnings: list[str] = field(default_factory=list)
     step_times_s: list[float] = field(default_factory=list)
+    contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
