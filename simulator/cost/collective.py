@@ -67,6 +67,7 @@ class CollectiveModel:
         self.cluster = cluster
         self.network = network or NetworkCostModel(cluster)
         self._terms: dict[tuple, list[CostTerms]] = {}
+        self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
 
     def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:
         """Cost terms of every (algorithm, protocol) allowed; ``algorithm=None`` means auto."""
@@ -99,9 +100,15 @@ class CollectiveModel:
         on a cache miss; ``key`` then names the set of groups (e.g. the layout) for the cache.
         """
         key = ("concurrent", op, algorithm, key if key is not None else tuple(groups))
-        if key not in self._terms:
-            self._terms[key] = self._concurrent_candidates(op, groups, algorithm)
-        return min(self._terms[key], key=lambda t: t.time(size_bytes).item())
+        found = self._concurrent.get(key)
+        if found is None:
+            terms = self._concurrent_candidates(op, groups, algorithm)
+            found = self._concurrent[key] = (terms, [t.latency_s for t in terms],
+                                             [t.seconds_per_byte for t in terms])
+        terms, latency, per_byte = found
+        size = float(size_bytes)
+        best = min(range(len(terms)), key=lambda i: latency[i] + per_byte[i] * size)
+        return terms[best]
 
     def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:
         groups = groups() if callable(groups) else groups

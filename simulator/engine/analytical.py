@@ -19,7 +19,7 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.context import Context, make_context
 from simulator.engine.flops import step_flops
-from simulator.engine.gradient_sync import gradient_sync_time
+from simulator.engine.gradient_sync import gradient_sync_times
 from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
 from simulator.results import StageBreakdown, StepResult
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
@@ -43,7 +43,7 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     finish, last_start = _stage_clocks(ctx, stages)
     pipe = float(finish.max())
     bubble = pipe - _busiest_stage(ctx, stages)
-    sync = np.array([gradient_sync_time(ctx, s) for s in range(ctx.layout.pp)])
+    sync = np.array(gradient_sync_times(ctx))
     synced = gradient_sync_start(scenario, finish, last_start) + sync
     dp_exposed = max(0.0, float(synced.max()) - pipe)
     optimizer = _optimizer_time(ctx, stages)

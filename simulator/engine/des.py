@@ -38,7 +38,7 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
 from simulator.engine.expert_exchange import ExpertExchange, expert_exchange
 from simulator.engine.flows import FlowNetwork, Route, make_route
-from simulator.engine.gradient_sync import PricedCollective, gradient_collectives
+from simulator.engine.gradient_sync import PricedCollective, all_gradient_collectives
 from simulator.engine.noise import entity_slowdown
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.results import StepResult
@@ -115,7 +115,7 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     backward = np.array([s.backward_s for s in base.stages]) / v
     p2p = base.stages[0].p2p_s
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
-    syncs = [gradient_collectives(ctx, s) for s in range(ctx.layout.pp)]
+    syncs = all_gradient_collectives(ctx)
     sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
     capacity = _capacity(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)

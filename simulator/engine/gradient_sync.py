@@ -34,32 +34,35 @@ class PricedCollective:
 
     @property
     def time_s(self) -> float:
-        return float(self.terms.time(self.size_bytes))
+        """``a + b n`` (s) of the chosen terms."""
+        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
 
 
-def stage_gradient_bytes(ctx: Context, stage: int) -> float:
-    """Gradient bytes one GPU of ``stage`` holds (dense + expert parameters x dtype bytes)."""
-    par = ctx.scenario.parallelism
-    layers = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)[stage]
-    params = stage_parameters(ctx.scenario.model, par, layers, stage == 0, stage == par.pp - 1)
-    return sum(params) * BYTES[ctx.scenario.training.dtype]
-
-
-def gradient_collectives(ctx: Context, stage: int) -> list[PricedCollective]:
-    """The collectives that synchronise ``stage``'s gradients, in order (see module doc)."""
-    zero = ctx.scenario.parallelism.zero_stage
-    if ctx.layout.dp == 1 or zero == 3:
-        return []
-    ops = [Op.ALL_REDUCE] if zero == 0 else [Op.REDUCE_SCATTER, Op.ALL_GATHER]
-    nbytes = stage_gradient_bytes(ctx, stage)
-    layout = ctx.layout
+def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
+    """Per stage, the collectives that synchronise its gradients, in order."""
+    par, layout = ctx.scenario.parallelism, ctx.layout
+    if layout.dp == 1 or par.zero_stage == 3:
+        return [[] for _ in range(layout.pp)]
+    ops = [Op.ALL_REDUCE] if par.zero_stage == 0 else [Op.REDUCE_SCATTER, Op.ALL_GATHER]
+    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
     price = ctx.collectives.concurrent_terms
-    return [PricedCollective(op, nbytes,
-                             price(op, lambda: layout.stage_dp_groups(stage), nbytes,
-                                   key=("dp-stage", layout, stage)))
-            for op in ops]
+    out, sizes, dtype_bytes = [], {}, BYTES[ctx.scenario.training.dtype]
+    for stage, layers in enumerate(split):
+        kind = (layers, stage == 0, stage == par.pp - 1)
+        if kind not in sizes:
+            sizes[kind] = sum(stage_parameters(ctx.scenario.model, par, *kind)) * dtype_bytes
+        nbytes = sizes[kind]
+        groups = _stage_groups(layout, stage)
+        out.append([PricedCollective(op, nbytes, price(op, groups, nbytes, key=("dp-stage", layout, stage)))
+                    for op in ops])
+    return out
 
 
-def gradient_sync_time(ctx: Context, stage: int) -> float:
-    """Seconds of ``stage``'s gradient synchronisation with no other traffic on its links."""
-    return sum(c.time_s for c in gradient_collectives(ctx, stage))
+def _stage_groups(layout, stage: int):
+    """The stage's data-parallel groups, listed only on a cache miss of the cost model."""
+    return lambda: layout.stage_dp_groups(stage)
+
+
+def gradient_sync_times(ctx: Context) -> list[float]:
+    """Seconds of each stage's gradient synchronisation with no other traffic on its links."""
+    return [sum(c.time_s for c in stage) for stage in all_gradient_collectives(ctx)]
