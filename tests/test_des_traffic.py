@@ -181,11 +181,11 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     from simulator.engine.analytical import simulate_step
     from simulator.engine.context import make_context
     from simulator.engine.des import simulate_steps_des
-    from simulator.engine.stage_cost import expert_bytes
+    from simulator.engine.stage_cost import ep_collective
 
     scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=False)
     ctx = make_context(scenario, collectives)
-    nbytes = expert_bytes(ctx.shape)
+    nbytes = ep_collective(ctx.shape, collectives, ctx.layout).size_bytes
     alone = collectives.sweep(Op.ALL_TO_ALL, None, Group(collectives.cluster, ctx.layout.expert_group()),
                               [nbytes]).time_s[0]
     together = collectives.concurrent_time(Op.ALL_TO_ALL, ctx.layout.stage_expert_groups(), nbytes)[0]
@@ -201,3 +201,37 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     coarse = simulate_steps_des(coarse_scenario, collectives, steps=1, contention=True).step_time_s
     assert coarse == pytest.approx(analytical, rel=1e-9)
     assert analytical < fine < 1.2 * analytical
+
+
+@pytest.mark.parametrize("parallelism", [
+    {"tp": 16},                                                      # all-reduces
+    {"tp": 16, "sequence_parallel": True, "recompute": "full"},      # AG + RS, repeated
+    {"tp": 8, "cp": 2},                                              # ring-attention gathers
+], ids=["tp16", "tp16-sp-recompute", "cp2"])
+def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_step(parallelism):
+    """Groups that span two DGX A100: the DES replays their collectives as flows between
+    compute segments (per-rank fidelity). On one switch nothing else meets them, so the
+    counts per pass (2 or 4 per layer, 2 more with full recompute, 3 for ring attention)
+    and the segments add up to the analytical task durations exactly; the replayed
+    collectives are exactly the stage's priced in-layer communication."""
+    from simulator.engine.analytical import simulate_step
+    from simulator.engine.context import make_context
+    from simulator.engine.des import simulate_steps_des
+    from simulator.engine.in_layer import in_layer_kinds
+
+    data = {"name": "wide", "cluster": {"node": "dgx-a100-80gb", "nodes": 4,
+                                        "fabric": {"topology": "single-switch", "link": "ib-hdr"}},
+            "model": {"preset": "megatron-7.5b"}, "training": {"global_batch": 8, "micro_batch": 1},
+            "parallelism": {**parallelism, "overlap_grad_reduce": False},
+            "simulate": {"engine": "des", "fidelity": "per-rank"}}
+    session = session_from_scenario(scenario_from_mapping(data, "wide.yaml"))
+    scenario, collectives = session.scenario, session.collectives
+    kinds = in_layer_kinds(make_context(scenario, collectives), 0)
+    result = simulate_step(scenario, collectives)
+    stage = result.stages[0]
+    replayed = sum((k.forward + k.backward) * k.collective.time_s for k in kinds)
+    priced = {"tp": stage.tp_comm_s, "cp": stage.cp_comm_s, "ep": stage.ep_comm_s}
+    expected = sum(priced[d] for d in {k.dimension for k in kinds})
+    assert kinds and replayed == pytest.approx(expected, rel=1e-12)
+    des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+    assert des == pytest.approx(result.step_time_s, rel=1e-9)

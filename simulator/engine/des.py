@@ -36,9 +36,9 @@ from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
-from simulator.engine.expert_exchange import ExpertExchange, expert_exchange
 from simulator.engine.flows import FlowNetwork, Route, make_route
-from simulator.engine.gradient_sync import PricedCollective, all_gradient_collectives
+from simulator.engine.gradient_sync import all_gradient_collectives
+from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds, task_sequence
 from simulator.engine.noise import entity_slowdown
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.results import StepResult
@@ -59,8 +59,8 @@ class StepPlan:
     sync_s: np.ndarray         # uncontended gradient synchronisation per stage
     sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
     optimizer_s: float
-    exchanges: tuple[ExpertExchange | None, ...] = ()        # per stage, when replayed
-    exchange_replays: dict[tuple[int, int], PreparedReplay] | None = None  # (block, stage)
+    in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
+    in_layer_replays: dict[tuple[int, int, int], PreparedReplay] | None = None  # (stage, kind, owner)
 
 
 @dataclass(frozen=True)
@@ -120,30 +120,33 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     capacity = _capacity(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
-    exchanges, exchange_replays = _expert_exchanges(ctx, contention)
+    in_layer, in_layer_replays = _in_layer(ctx, contention)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
-                    replays, base.optimizer_s, exchanges, exchange_replays)
+                    replays, base.optimizer_s, in_layer, in_layer_replays)
 
 
-def _expert_exchanges(ctx: Context, contention: bool):
-    """Cross-server expert all-to-alls to replay (contention on, finer than tp-collapsed):
-    per stage, what each task exchanges; per (block, stage), the flows of its groups."""
+def _in_layer(ctx: Context, contention: bool):
+    """Cross-server in-layer collectives to replay (contention on, finer than tp-collapsed):
+    per stage, their kinds; per (stage, kind, owner), the flows of the owner's groups. The
+    owner is the replica (tensor and context parallel) or the expert-parallel block."""
     lay = ctx.layout
     if not contention or ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED:
         return (), None
-    exchanges = tuple(expert_exchange(ctx, s) for s in range(lay.pp))
-    if not any(exchanges):
+    kinds = tuple(tuple(in_layer_kinds(ctx, s)) for s in range(lay.pp))
+    if not any(kinds):
         return (), None
-    replays = {}
-    for s, exchange in enumerate(exchanges):
-        for block in range(lay.dp // lay.ep if exchange else 0):
-            groups = [lay.expert_group(block, s, t, c) for c in range(lay.cp) for t in range(lay.tp)]
-            replays[block, s] = PreparedReplay.of(_merged_replay(ctx, exchange.priced, groups),
-                                                  _capacity(ctx))
-    return exchanges, replays
+    replays, capacity = {}, _capacity(ctx)
+    for s, stage_kinds in enumerate(kinds):
+        for k, kind in enumerate(stage_kinds):
+            step = lay.ep if kind.dimension == "ep" else 1
+            for owner in range(lay.dp // step):
+                groups = entity_groups(ctx, kind.dimension, owner * step, s)
+                replays[s, k, owner] = PreparedReplay.of(
+                    _merged_replay(ctx, kind.collective, groups), capacity)
+    return kinds, replays
 
 
-def _merged_replay(ctx: Context, priced: PricedCollective, groups) -> CollectiveReplay:
+def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
     """``priced``'s algorithm run by all ``groups`` at once, as one replay."""
     cluster = ctx.collectives.cluster
     schedule = priced.terms.schedule
@@ -259,7 +262,7 @@ class _StepRun:
         self.finished = [[False] * width for _ in range(lay.dp)]   # by task id, per replica
         self.waiting: list[dict[int, simpy.Event]] = [{} for _ in range(lay.dp)]
         self.arrived = [0] * lay.pp
-        self.barriers: dict[tuple[int, int, int, int], list] = {}
+        self.barriers: dict[tuple[int, int, int, int, int], list] = {}
         self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
@@ -276,11 +279,11 @@ class _StepRun:
         finished, waiting = self.finished[replica], self.waiting[replica]
         order, ids, deps, sends_after = self.orders[stage]
         forward, backward = self.plan.forward[stage] * factor, self.plan.backward[stage] * factor
-        exchange = self.plan.exchanges[stage] if self.plan.exchanges else None
-        if exchange is not None:            # compute between the task's all-to-alls
-            exchanged = exchange.per_task * exchange.priced.time_s
-            forward = (self.plan.forward[stage] - exchanged) * factor / exchange.per_task
-            backward = (self.plan.backward[stage] - exchanged) * factor / exchange.per_task
+        kinds = self.plan.in_layer[stage] if self.plan.in_layer else ()
+        if kinds:                            # compute segments between in-layer collectives
+            sequences = (task_sequence(kinds, True), task_sequence(kinds, False))
+            forward, backward = (_segment(self.plan.forward[stage], kinds, sequences[0], factor),
+                                 _segment(self.plan.backward[stage], kinds, sequences[1], factor))
         p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(ids) - 1
         for k, (task, tid, dep, send) in enumerate(zip(order, ids, deps, sends_after, strict=True)):
             if dep >= 0 and not finished[dep]:
@@ -291,11 +294,11 @@ class _StepRun:
             if k == last and self.overlap:
                 self._arrive(stage)
             start = env.now
-            if exchange is None:
+            if not kinds or not sequences[not task.forward]:
                 yield env.timeout(forward if task.forward else backward)
             else:
-                yield from self._exchanging(replica, stage, tid, exchange.per_task,
-                                            forward if task.forward else backward)
+                yield from self._in_layer(replica, stage, tid, sequences[not task.forward],
+                                          forward if task.forward else backward)
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
@@ -326,22 +329,25 @@ class _StepRun:
             self.log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
                              f"{task.microbatch}", start, env.now, plan.p2p_bytes))
 
-    def _exchanging(self, replica: int, stage: int, tid: int, count: int, segment: float):
-        """A task of an MoE stage: ``count`` times, compute then an all-to-all with its peers."""
-        block = replica // self.ctx.layout.ep
-        for i in range(count):
+    def _in_layer(self, replica: int, stage: int, tid: int, sequence: list[int], segment: float):
+        """A task with cross-server in-layer collectives: compute, then each collective."""
+        kinds, replays = self.plan.in_layer[stage], self.plan.in_layer_replays
+        for i, k in enumerate(sequence):
             yield self.env.timeout(segment)
-            yield self._exchange_barrier((block, stage, tid, i))
+            if kinds[k].dimension == "ep":
+                yield self._exchange_barrier((stage, k, replica // self.ctx.layout.ep, tid, i))
+            else:
+                yield from run_replay(self.env, self.network, replays[stage, k, replica])
 
-    def _exchange_barrier(self, key: tuple[int, int, int, int]) -> simpy.Event:
-        """Event of the all-to-all ``key``; the last peer to arrive starts its flows."""
+    def _exchange_barrier(self, key: tuple[int, int, int, int, int]) -> simpy.Event:
+        """Event of the expert all-to-all ``key``; the last peer to arrive starts its flows."""
         state = self.barriers.get(key)
         if state is None:
             state = self.barriers[key] = [0, self.env.event()]
         state[0] += 1
         if state[0] == self.ctx.layout.ep:
             del self.barriers[key]
-            self.env.process(self._exchange(self.plan.exchange_replays[key[:2]], state[1]))
+            self.env.process(self._exchange(self.plan.in_layer_replays[key[:3]], state[1]))
         return state[1]
 
     def _exchange(self, replay: PreparedReplay, done: simpy.Event):
@@ -364,6 +370,15 @@ class _StepRun:
         self.synced[stage].succeed()
         if self.log is not None:
             _log_sync(self.ctx, stage, start, env.now, self.log)
+
+
+def _segment(duration: float, kinds, sequence: list[int], factor: float) -> float:
+    """Compute before each of a task's in-layer collectives: the task's duration less their
+    uncontended time, split evenly, slowed by the entity's noise ``factor``."""
+    if not sequence:
+        return duration * factor
+    communication = sum(kinds[k].collective.time_s for k in sequence)
+    return (duration - communication) * factor / len(sequence)
 
 
 def run_replay(env, network: FlowNetwork, replay: PreparedReplay):

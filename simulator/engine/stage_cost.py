@@ -82,15 +82,48 @@ def _zero3_exposed(scenario, shape: LayerShape, collectives: CollectiveModel, la
 
 def _tp_comm(scenario, shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
     """Two collectives per layer per pass: all-reduce, or all-gather + reduce-scatter with SP."""
+    return 2 * sum(c.time_s for c in tp_collectives(scenario, shape, collectives, layout))
+
+
+@dataclass(frozen=True)
+class InLayerCollective:
+    """One kind of collective inside a layer, its message size and chosen cost terms."""
+
+    op: Op
+    size_bytes: float
+    terms: CostTerms
+
+    @property
+    def time_s(self) -> float:
+        """``a + b n`` (s) of the chosen terms."""
+        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
+
+
+def tp_collectives(scenario, shape: LayerShape, collectives: CollectiveModel,
+                   layout: Layout) -> list[InLayerCollective]:
+    """The tensor-parallel collectives a layer runs twice per pass (none with tp = 1)."""
     if layout.tp == 1:
-        return 0.0
+        return []
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
-    group = Group(collectives.cluster, layout.tp_group())
-    if scenario.parallelism.sequence_parallel:
-        ag = collectives.sweep(Op.ALL_GATHER, None, group, [nbytes]).time_s[0]
-        rs = collectives.sweep(Op.REDUCE_SCATTER, None, group, [nbytes]).time_s[0]
-        return float(2 * (ag + rs))
-    return float(2 * collectives.sweep(Op.ALL_REDUCE, None, group, [nbytes]).time_s[0])
+    ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
+    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
+    return [InLayerCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
+                                                         nbytes, ("tp", layout)))
+            for op in ops]
+
+
+def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[int, ...],
+                   nbytes: float, key) -> CostTerms:
+    """Chosen terms of ``op`` on ``group``; if the group spans servers, priced with all the
+    stage's ``groups`` at once (they run in lockstep and may share NICs and uplinks).
+
+    Groups inside one server ride NVLink, which no other group shares, so one is priced alone.
+    """
+    per_node = collectives.cluster.hw.gpus_per_node
+    if len({gpu // per_node for gpu in group}) > 1:
+        return collectives.concurrent_terms(op, groups, nbytes, key=key)
+    terms = collectives.terms(op, None, Group(collectives.cluster, group))
+    return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
 
 
 def _recompute(scenario, shape, compute, forward: float, tp_fwd: float) -> float:
@@ -104,37 +137,41 @@ def _recompute(scenario, shape, compute, forward: float, tp_fwd: float) -> float
 
 
 def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
-    """Ring attention: each rank passes its K and V blocks cp-1 times (forward and backward)."""
+    """Ring attention: each rank passes its K and V blocks cp-1 times, three times per pass."""
+    found = cp_collective(shape, collectives, layout)
+    return 0.0 if found is None else 3 * found.time_s
+
+
+def cp_collective(shape: LayerShape, collectives: CollectiveModel,
+                  layout: Layout) -> InLayerCollective | None:
+    """The context-parallel all-gather of K and V blocks (None with cp = 1)."""
     if layout.cp == 1:
-        return 0.0
+        return None
     mdl = shape.model
     kv = 2 * shape.tokens * mdl.kv_heads * shape.head_dim / shape.tp * shape.dtype_bytes
-    group = Group(collectives.cluster, layout.cp_group())
-    return float(3 * collectives.sweep(Op.ALL_GATHER, None, group, [kv * layout.cp]).time_s[0])
+    nbytes = kv * layout.cp
+    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]  # noqa: E731
+    return InLayerCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
+        collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout)))
 
 
 def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
-    """Dispatch and combine all-to-alls of top_k token copies, forward and backward.
+    """Dispatch and combine all-to-alls of top_k token copies, forward and backward."""
+    found = ep_collective(shape, collectives, layout)
+    return 0.0 if found is None else 4 * found.time_s
 
-    Every expert-parallel group of the stage exchanges at once (the replicas run in
-    lockstep), so their flows are priced together: they meet on shared NICs and uplinks.
-    """
+
+def ep_collective(shape: LayerShape, collectives: CollectiveModel,
+                  layout: Layout) -> InLayerCollective | None:
+    """The expert-parallel all-to-all: ``b s top_k h`` activations per GPU (None without
+    experts). Every expert-parallel group of a stage exchanges at once."""
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
-        return 0.0
-    return 4 * expert_all_to_all(shape, collectives, layout).time(expert_bytes(shape)).item()
-
-
-def expert_bytes(shape: LayerShape) -> float:
-    """Bytes one GPU sends in one all-to-all: ``b s top_k h`` activations (its tokens' copies)."""
-    return shape.tokens * shape.model.top_k * shape.model.hidden * shape.dtype_bytes
-
-
-def expert_all_to_all(shape: LayerShape, collectives: CollectiveModel, layout: Layout,
-                      stage: int = 0) -> CostTerms:
-    """Chosen terms of one all-to-all run by every expert-parallel group of ``stage``."""
-    return collectives.concurrent_terms(Op.ALL_TO_ALL, lambda: layout.stage_expert_groups(stage),
-                                        expert_bytes(shape), key=("ep", layout, stage))
+        return None
+    nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
+    return InLayerCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
+        collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
+        ("ep", layout)))
 
 
 def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:

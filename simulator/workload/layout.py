@@ -49,6 +49,14 @@ class Layout:
         """Expert-parallel group ``block``: replicas ``block * ep .. block * ep + ep - 1``."""
         return tuple(self.gpu(tp_rank, cp_rank, block * self.ep + i, stage) for i in range(self.ep))
 
+    def entity_tp_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
+        """Tensor-parallel groups of one (replica, stage): one per context-parallel rank."""
+        return [tuple(self.gpu(t, c, replica, stage) for t in range(self.tp)) for c in range(self.cp)]
+
+    def entity_cp_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
+        """Context-parallel groups of one (replica, stage): one per tensor-parallel rank."""
+        return [tuple(self.gpu(t, c, replica, stage) for c in range(self.cp)) for t in range(self.tp)]
+
     def stage_expert_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
         """Every expert-parallel group of a stage: they exchange tokens at the same time."""
         return [self.expert_group(b, stage, t, c) for b in range(self.dp // self.ep)

@@ -1,0 +1,85 @@
+"""Collectives inside a layer that leave the server, for the discrete-event engine.
+
+A layer runs tensor-parallel collectives (2 all-reduces per pass, or 2 all-gathers and 2
+reduce-scatters with sequence parallelism; Shoeybi et al. 2019, Korthikanti et al. 2022),
+context-parallel all-gathers of K and V blocks (3 per pass, ring attention) and, with
+experts, a dispatch and a combine all-to-all per pass (Lepikhin et al. 2020, GShard);
+full recompute repeats the forward's tensor-parallel collectives before the backward.
+Inside a server they ride NVLink, which carries no other traffic, and keep the cost
+model's duration. Across servers they share NICs and uplinks with the other groups of the
+stage (priced together by :mod:`simulator.engine.stage_cost`) and with everything else
+(only the DES sees that), so the DES replays them as flows between compute segments.
+Tensor- and context-parallel groups lie inside one (replica, stage) entity; an
+expert-parallel group spans ``ep`` replicas, which exchange in step (a barrier).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.config.scenario import Recompute
+from simulator.engine.context import Context
+from simulator.engine.stage_cost import (
+    InLayerCollective,
+    cp_collective,
+    ep_collective,
+    tp_collectives,
+)
+from simulator.workload.memory import layer_split
+
+
+@dataclass(frozen=True)
+class InLayerKind:
+    """One collective a stage's tasks run ``forward`` / ``backward`` times per chunk.
+
+    ``dimension`` is tp, cp or ep: it names whose groups run it (the entity's own, or the
+    expert-parallel block's ``ep`` replicas).
+    """
+
+    dimension: str
+    collective: InLayerCollective
+    forward: int
+    backward: int
+
+    def count(self, forward: bool) -> int:
+        return self.forward if forward else self.backward
+
+
+def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
+    """The cross-server in-layer collectives of ``stage``'s tasks (empty if none)."""
+    par, lay = ctx.scenario.parallelism, ctx.layout
+    layers = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)[stage] / par.virtual_stages
+    per_node = ctx.collectives.cluster.hw.gpus_per_node
+
+    def spans(group) -> bool:
+        return len({gpu // per_node for gpu in group}) > 1
+
+    kinds = []
+    if lay.tp > 1 and spans(lay.tp_group(stage)):
+        recompute = 2 if par.recompute == Recompute.FULL else 0
+        for c in tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, lay):
+            kinds.append(InLayerKind("tp", c, round(2 * layers), round((2 + recompute) * layers)))
+    cp = cp_collective(ctx.shape, ctx.collectives, lay)
+    if cp is not None and spans(lay.cp_group(stage)):
+        kinds.append(InLayerKind("cp", cp, round(3 * layers), round(3 * layers)))
+    ep = ep_collective(ctx.shape, ctx.collectives, lay)
+    if ep is not None and spans(lay.expert_group(0, stage)):
+        kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))
+    return [k for k in kinds if k.forward or k.backward]
+
+
+def task_sequence(kinds: list[InLayerKind], forward: bool) -> list[int]:
+    """Indices into ``kinds``, one per collective of a task, interleaved round-robin."""
+    counts = [k.count(forward) for k in kinds]
+    return [i for step in range(max(counts, default=0)) for i, n in enumerate(counts) if step < n]
+
+
+def entity_groups(ctx: Context, dimension: str, replica: int, stage: int) -> list[tuple[int, ...]]:
+    """The groups that run ``dimension``'s collective for the entity (or its ep block)."""
+    lay = ctx.layout
+    if dimension == "tp":
+        return lay.entity_tp_groups(replica, stage)
+    if dimension == "cp":
+        return lay.entity_cp_groups(replica, stage)
+    block = replica // lay.ep
+    return [lay.expert_group(block, stage, t, c) for c in range(lay.cp) for t in range(lay.tp)]
