@@ -9,7 +9,8 @@ import simpy
 
 from simulator.collectives import Algorithm, Op
 from simulator.config import scenario_from_mapping
-from simulator.engine.des import PreparedReplay, run_replay
+from simulator.engine.des import run_replay
+from simulator.engine.des_plan import PreparedReplay
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.replay import replay_of
 from simulator.pipeline import session_from_scenario
@@ -91,7 +92,7 @@ def test_gradient_traffic_and_the_last_pipeline_send_share_a_nic():
         assert sync.start_s < last.start_s < sync.end_s      # they overlap in time
     from simulator.engine.analytical import simulate_step
     from simulator.engine.context import make_context
-    from simulator.engine.des import step_plan
+    from simulator.engine.des_plan import step_plan
 
     plan = step_plan(make_context(scenario, collectives), simulate_step(scenario, collectives),
                      contention=True)

@@ -5,11 +5,13 @@ every transfer as a flow that shares links with the others.
 Each (replica, stage) is one entity, its tensor-parallel GPUs collapsed (they synchronise
 every layer, so the entity runs at the pace of its slowest GPU). Compute and in-line
 collectives take the durations of the shared cost model
-(:mod:`simulator.engine.stage_cost`). With ``contention`` on, stage-to-stage sends and the
-data-parallel gradient collectives are flows over the routed links
-(:mod:`simulator.engine.flows`, :mod:`simulator.engine.replay`), so gradient traffic of
-every stage and the pipeline's sends meet on the NICs and switches they share; with it
-off they take the cost model's alpha-beta times.
+(:mod:`simulator.engine.stage_cost`). With ``contention`` on, stage-to-stage sends, the
+data-parallel gradient collectives and, at fidelities finer than tp-collapsed, in-layer
+collectives that span servers are flows over the routed links
+(:mod:`simulator.engine.flows`, :mod:`simulator.engine.replay`,
+:mod:`simulator.engine.in_layer`), so they meet on the NICs and switches they share; with
+it off they take the cost model's alpha-beta times. What is priced before the first event
+is in :mod:`simulator.engine.des_plan`.
 
 A stage's gradient synchronisation starts when all its replicas reach it: with their last
 backward (``overlap_grad_reduce``) or after it
@@ -25,60 +27,23 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import simpy
 
-from simulator.collectives import Group, build_schedule
-from simulator.collectives.concurrent import merge_schedules
-from simulator.config.scenario import Fidelity, Scenario
+from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
-from simulator.engine.flows import FlowNetwork, Route, make_route
-from simulator.engine.gradient_sync import all_gradient_collectives
-from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds, task_sequence
+from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
+from simulator.engine.flows import FlowNetwork
+from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise import entity_slowdown
-from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.results import StepResult
 from simulator.workload.taskgraph import Task, compiled_graph, stage_order
 
 TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
-
-
-@dataclass(frozen=True)
-class StepPlan:
-    """Everything one simulated step needs, priced once per scenario."""
-
-    forward: np.ndarray        # seconds per forward chunk, per stage
-    backward: np.ndarray
-    p2p_s: float               # stage-to-stage transfer (alpha-beta, contention off)
-    p2p_bytes: float
-    p2p_latency_s: float
-    sync_s: np.ndarray         # uncontended gradient synchronisation per stage
-    sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
-    optimizer_s: float
-    in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
-    in_layer_replays: dict[tuple[int, int, int], PreparedReplay] | None = None  # (stage, kind, owner)
-
-
-@dataclass(frozen=True)
-class PreparedReplay:
-    """A :class:`~simulator.engine.replay.CollectiveReplay` with its paths made routes."""
-
-    latency_s: float
-    phases: tuple[tuple[tuple[Route, ...], tuple[float, ...]], ...]
-    floor_s: float
-
-    @staticmethod
-    def of(replay: CollectiveReplay, capacity: np.ndarray) -> PreparedReplay:
-        return PreparedReplay(replay.latency_s, tuple(_prepared(p, capacity) for p in replay.phases),
-                              replay.floor_s)
-
-
-def _prepared(phase: FlowPhase, capacity: np.ndarray) -> tuple[tuple[Route, ...], tuple[float, ...]]:
-    return tuple(make_route(p, capacity) for p in phase.paths), tuple(phase.nbytes.tolist())
 
 
 def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: int | None = None,
@@ -108,115 +73,10 @@ def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
                    contention_and_noise_s=p50 - base.step_time_s)
 
 
-def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
-    """Chunk durations, transfers and gradient synchronisation of ``ctx`` (see StepPlan)."""
-    v = ctx.scenario.parallelism.virtual_stages
-    forward = np.array([s.forward_s for s in base.stages]) / v
-    backward = np.array([s.backward_s for s in base.stages]) / v
-    p2p = base.stages[0].p2p_s
-    nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
-    syncs = all_gradient_collectives(ctx)
-    sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
-    capacity = _capacity(ctx)
-    replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
-                    if contention else () for s, sync in enumerate(syncs))
-    in_layer, in_layer_replays = _in_layer(ctx, contention)
-    return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
-                    replays, base.optimizer_s, in_layer, in_layer_replays)
-
-
-def _in_layer(ctx: Context, contention: bool):
-    """Cross-server in-layer collectives to replay (contention on, finer than tp-collapsed):
-    per stage, their kinds; per (stage, kind, owner), the flows of the owner's groups. The
-    owner is the replica (tensor and context parallel) or the expert-parallel block."""
-    lay = ctx.layout
-    if not contention or ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED:
-        return (), None
-    kinds = tuple(tuple(in_layer_kinds(ctx, s)) for s in range(lay.pp))
-    if not any(kinds):
-        return (), None
-    replays, capacity = {}, _capacity(ctx)
-    for s, stage_kinds in enumerate(kinds):
-        for k, kind in enumerate(stage_kinds):
-            step = lay.ep if kind.dimension == "ep" else 1
-            for owner in range(lay.dp // step):
-                groups = entity_groups(ctx, kind.dimension, owner * step, s)
-                replays[s, k, owner] = PreparedReplay.of(
-                    _merged_replay(ctx, kind.collective, groups), capacity)
-    return kinds, replays
-
-
-def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
-    """``priced``'s algorithm run by all ``groups`` at once, as one replay."""
-    cluster = ctx.collectives.cluster
-    schedule = priced.terms.schedule
-    merged = merge_schedules([build_schedule(schedule.op, schedule.algorithm, Group(cluster, g))
-                              for g in groups])
-    mode = "steps" if ctx.scenario.simulate.fidelity == Fidelity.PER_TRANSFER else "pairs"
-    return replay_of(replace(priced.terms, schedule=merged), priced.size_bytes,
-                     ctx.collectives.network.router, _p2p_efficiency(ctx), mode)
-
-
-def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
-    fidelity = ctx.scenario.simulate.fidelity
-    mode = "steps" if fidelity == Fidelity.PER_TRANSFER else "pairs"
-    only = ctx.layout.stage_dp_groups(stage)[0] if fidelity == Fidelity.TP_COLLAPSED else None
-    return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
-                     _p2p_efficiency(ctx), mode, only)
-
-
-def _p2p_latency(ctx: Context, nbytes: float, p2p: float) -> float:
-    """The alpha of the analytical transfer: its time minus the bandwidth part."""
-    if ctx.layout.pp == 1:
-        return 0.0
-    src, dst = ctx.layout.pp_pair(0)
-    path = _path(ctx, src, dst)
-    bottleneck = ctx.collectives.cluster.bandwidth_Bps[path].min()
-    return max(p2p - nbytes / (bottleneck * _p2p_efficiency(ctx)), 0.0)
-
-
-def _capacity(ctx: Context) -> np.ndarray:
-    """Edge capacities (B/s) the flows share: link bandwidth x point-to-point efficiency."""
-    return ctx.collectives.cluster.bandwidth_Bps * _p2p_efficiency(ctx)
-
-
-def _p2p_efficiency(ctx: Context) -> float:
-    table = ctx.collectives.cluster.hw.protocols
-    return table.bandwidth_efficiency["p2p"]["Simple"]
-
-
-def _path(ctx: Context, src_gpu: int, dst_gpu: int) -> np.ndarray:
-    cluster, router = ctx.collectives.cluster, ctx.collectives.network.router
-    return np.array(router.path(cluster.gpu_vertex(src_gpu), cluster.gpu_vertex(dst_gpu)),
-                    dtype=np.int64)
-
-
-class SendRoutes:
-    """Routes of every replica's stage-to-stage sends, prepared before the event loop.
-
-    Fidelity ``tp-collapsed``: tensor-parallel rank 0's route stands for the ranks'
-    parallel sends; finer levels: every rank sends its own flow over its own route.
-    """
-
-    def __init__(self, ctx: Context):
-        lay = ctx.layout
-        per_rank = ctx.scenario.simulate.fidelity != Fidelity.TP_COLLAPSED
-        ranks = range(lay.tp) if per_rank else range(1)
-        capacity = _capacity(ctx)
-        self.routes: dict[tuple[int, int, int], tuple[Route, ...]] = {}
-        for replica in range(lay.dp):
-            for src in range(lay.pp):
-                for dst in {(src + 1) % lay.pp, (src - 1) % lay.pp} - {src}:
-                    self.routes[replica, src, dst] = tuple(
-                        make_route(_path(ctx, lay.gpu(t, 0, replica, src), lay.gpu(t, 0, replica, dst)),
-                                   capacity) for t in ranks)
-        self.sizes = len(ranks)
-
-
 def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, rng, contention: bool,
               log: list | None = None) -> float:
     env = simpy.Environment()
-    network = FlowNetwork(env, _capacity(ctx)) if contention else None
+    network = FlowNetwork(env, capacity_of(ctx)) if contention else None
     run = _StepRun(env, ctx, plan, routes, network, log)
     slowdown = entity_slowdown(ctx, rng)
     for r in range(ctx.layout.dp):
@@ -278,27 +138,19 @@ class _StepRun:
         env, log, network = self.env, self.log, self.network
         finished, waiting = self.finished[replica], self.waiting[replica]
         order, ids, deps, sends_after = self.orders[stage]
-        forward, backward = self.plan.forward[stage] * factor, self.plan.backward[stage] * factor
-        kinds = self.plan.in_layer[stage] if self.plan.in_layer else ()
-        if kinds:                            # compute segments between in-layer collectives
-            sequences = (task_sequence(kinds, True), task_sequence(kinds, False))
-            forward, backward = (_segment(self.plan.forward[stage], kinds, sequences[0], factor),
-                                 _segment(self.plan.backward[stage], kinds, sequences[1], factor))
+        forward, backward, sequences = self._durations(stage, factor)
         p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(ids) - 1
         for k, (task, tid, dep, send) in enumerate(zip(order, ids, deps, sends_after, strict=True)):
             if dep >= 0 and not finished[dep]:
-                event = waiting.get(dep)
-                if event is None:
-                    event = waiting[dep] = env.event()
-                yield event
+                yield _waiter(env, waiting, dep)
             if k == last and self.overlap:
                 self._arrive(stage)
-            start = env.now
-            if not kinds or not sequences[not task.forward]:
-                yield env.timeout(forward if task.forward else backward)
-            else:
-                yield from self._in_layer(replica, stage, tid, sequences[not task.forward],
+            start, sequence = env.now, sequences[not task.forward]
+            if sequence:
+                yield from self._in_layer(replica, stage, tid, sequence,
                                           forward if task.forward else backward)
+            else:
+                yield env.timeout(forward if task.forward else backward)
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
@@ -307,14 +159,24 @@ class _StepRun:
                 else:
                     yield from self._send(replica, task, gpu)
             finished[tid] = True
-            event = waiting.pop(tid, None)
-            if event is not None:
-                event.succeed()
+            if tid in waiting:
+                waiting.pop(tid).succeed()
         if not self.overlap:
             self._arrive(stage)
         if self.synced[stage] is not None:
             yield self.synced[stage]
         self.end[replica, stage] = env.now
+
+    def _durations(self, stage: int, factor: float) -> tuple[float, float, tuple[list, list]]:
+        """(forward, backward) seconds of a chunk, or of each compute segment between its
+        cross-server in-layer collectives, and those collectives (forward, backward)."""
+        plan = self.plan
+        kinds = plan.in_layer[stage] if plan.in_layer else ()
+        if not kinds:
+            return plan.forward[stage] * factor, plan.backward[stage] * factor, ([], [])
+        sequences = (task_sequence(kinds, True), task_sequence(kinds, False))
+        return (_segment(plan.forward[stage], kinds, sequences[0], factor),
+                _segment(plan.backward[stage], kinds, sequences[1], factor), sequences)
 
     def _send(self, replica: int, task: Task, gpu: int):
         """A blocking send to the next stage: alpha-beta time, or flows that share links."""
@@ -370,6 +232,14 @@ class _StepRun:
         self.synced[stage].succeed()
         if self.log is not None:
             _log_sync(self.ctx, stage, start, env.now, self.log)
+
+
+def _waiter(env, waiting: dict, tid: int) -> simpy.Event:
+    """The event a task waits on until task ``tid`` finishes (made on first need)."""
+    event = waiting.get(tid)
+    if event is None:
+        event = waiting[tid] = env.event()
+    return event
 
 
 def _segment(duration: float, kinds, sequence: list[int], factor: float) -> float:

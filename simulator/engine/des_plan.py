@@ -1,0 +1,165 @@
+"""What the discrete-event engine prices once per scenario, before any event: chunk
+durations, transfer sizes and latencies, the routes of every pipeline send, and the flows
+of every collective it replays (gradient synchronisation; in-layer collectives that span
+servers), at the scenario's ``simulate.fidelity`` (docs/engines.md).
+
+Fidelity ``tp-collapsed``: tensor-parallel rank 0's flows stand for the ranks' (a
+collapsed gradient replay is never done before the uncontended price of all groups); finer
+levels: every rank's flows, one flow per (src, dst) pair per collective (``per-rank``) or
+every schedule step (``per-transfer``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from simulator.collectives import Group, build_schedule
+from simulator.collectives.concurrent import merge_schedules
+from simulator.config.scenario import Fidelity
+from simulator.engine.context import Context
+from simulator.engine.flows import Route, make_route
+from simulator.engine.gradient_sync import all_gradient_collectives
+from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds
+from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
+from simulator.results import StepResult
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """Everything one simulated step needs, priced once per scenario."""
+
+    forward: np.ndarray        # seconds per forward chunk, per stage
+    backward: np.ndarray
+    p2p_s: float               # stage-to-stage transfer (alpha-beta, contention off)
+    p2p_bytes: float
+    p2p_latency_s: float
+    sync_s: np.ndarray         # uncontended gradient synchronisation per stage
+    sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
+    optimizer_s: float
+    in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
+    in_layer_replays: dict[tuple[int, int, int], PreparedReplay] | None = None  # (stage, kind, owner)
+
+
+@dataclass(frozen=True)
+class PreparedReplay:
+    """A :class:`~simulator.engine.replay.CollectiveReplay` with its paths made routes."""
+
+    latency_s: float
+    phases: tuple[tuple[tuple[Route, ...], tuple[float, ...]], ...]
+    floor_s: float
+
+    @staticmethod
+    def of(replay: CollectiveReplay, capacity: np.ndarray) -> PreparedReplay:
+        return PreparedReplay(replay.latency_s, tuple(_prepared(p, capacity) for p in replay.phases),
+                              replay.floor_s)
+
+
+def _prepared(phase: FlowPhase, capacity: np.ndarray) -> tuple[tuple[Route, ...], tuple[float, ...]]:
+    return tuple(make_route(p, capacity) for p in phase.paths), tuple(phase.nbytes.tolist())
+
+
+def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
+    """Chunk durations, transfers and gradient synchronisation of ``ctx`` (see StepPlan)."""
+    v = ctx.scenario.parallelism.virtual_stages
+    forward = np.array([s.forward_s for s in base.stages]) / v
+    backward = np.array([s.backward_s for s in base.stages]) / v
+    p2p = base.stages[0].p2p_s
+    nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
+    syncs = all_gradient_collectives(ctx)
+    sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
+    capacity = capacity_of(ctx)
+    replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
+                    if contention else () for s, sync in enumerate(syncs))
+    in_layer, in_layer_replays = _in_layer(ctx, contention)
+    return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
+                    replays, base.optimizer_s, in_layer, in_layer_replays)
+
+
+def _in_layer(ctx: Context, contention: bool):
+    """Cross-server in-layer collectives to replay (contention on, finer than tp-collapsed):
+    per stage, their kinds; per (stage, kind, owner), the flows of the owner's groups. The
+    owner is the replica (tensor and context parallel) or the expert-parallel block."""
+    lay = ctx.layout
+    if not contention or ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED:
+        return (), None
+    kinds = tuple(tuple(in_layer_kinds(ctx, s)) for s in range(lay.pp))
+    if not any(kinds):
+        return (), None
+    replays, capacity = {}, capacity_of(ctx)
+    for s, stage_kinds in enumerate(kinds):
+        for k, kind in enumerate(stage_kinds):
+            step = lay.ep if kind.dimension == "ep" else 1
+            for owner in range(lay.dp // step):
+                groups = entity_groups(ctx, kind.dimension, owner * step, s)
+                replays[s, k, owner] = PreparedReplay.of(
+                    _merged_replay(ctx, kind.collective, groups), capacity)
+    return kinds, replays
+
+
+def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
+    """``priced``'s algorithm run by all ``groups`` at once, as one replay."""
+    cluster = ctx.collectives.cluster
+    schedule = priced.terms.schedule
+    merged = merge_schedules([build_schedule(schedule.op, schedule.algorithm, Group(cluster, g))
+                              for g in groups])
+    mode = "steps" if ctx.scenario.simulate.fidelity == Fidelity.PER_TRANSFER else "pairs"
+    return replay_of(replace(priced.terms, schedule=merged), priced.size_bytes,
+                     ctx.collectives.network.router, _p2p_efficiency(ctx), mode)
+
+
+def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
+    fidelity = ctx.scenario.simulate.fidelity
+    mode = "steps" if fidelity == Fidelity.PER_TRANSFER else "pairs"
+    only = ctx.layout.stage_dp_groups(stage)[0] if fidelity == Fidelity.TP_COLLAPSED else None
+    return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
+                     _p2p_efficiency(ctx), mode, only)
+
+
+def _p2p_latency(ctx: Context, nbytes: float, p2p: float) -> float:
+    """The alpha of the analytical transfer: its time minus the bandwidth part."""
+    if ctx.layout.pp == 1:
+        return 0.0
+    src, dst = ctx.layout.pp_pair(0)
+    path = _path(ctx, src, dst)
+    bottleneck = ctx.collectives.cluster.bandwidth_Bps[path].min()
+    return max(p2p - nbytes / (bottleneck * _p2p_efficiency(ctx)), 0.0)
+
+
+def capacity_of(ctx: Context) -> np.ndarray:
+    """Edge capacities (B/s) the flows share: link bandwidth x point-to-point efficiency."""
+    return ctx.collectives.cluster.bandwidth_Bps * _p2p_efficiency(ctx)
+
+
+def _p2p_efficiency(ctx: Context) -> float:
+    table = ctx.collectives.cluster.hw.protocols
+    return table.bandwidth_efficiency["p2p"]["Simple"]
+
+
+def _path(ctx: Context, src_gpu: int, dst_gpu: int) -> np.ndarray:
+    cluster, router = ctx.collectives.cluster, ctx.collectives.network.router
+    return np.array(router.path(cluster.gpu_vertex(src_gpu), cluster.gpu_vertex(dst_gpu)),
+                    dtype=np.int64)
+
+
+class SendRoutes:
+    """Routes of every replica's stage-to-stage sends, prepared before the event loop.
+
+    Fidelity ``tp-collapsed``: tensor-parallel rank 0's route stands for the ranks'
+    parallel sends; finer levels: every rank sends its own flow over its own route.
+    """
+
+    def __init__(self, ctx: Context):
+        lay = ctx.layout
+        per_rank = ctx.scenario.simulate.fidelity != Fidelity.TP_COLLAPSED
+        ranks = range(lay.tp) if per_rank else range(1)
+        capacity = capacity_of(ctx)
+        self.routes: dict[tuple[int, int, int], tuple[Route, ...]] = {}
+        for replica in range(lay.dp):
+            for src in range(lay.pp):
+                for dst in {(src + 1) % lay.pp, (src - 1) % lay.pp} - {src}:
+                    self.routes[replica, src, dst] = tuple(
+                        make_route(_path(ctx, lay.gpu(t, 0, replica, src), lay.gpu(t, 0, replica, dst)),
+                                   capacity) for t in ranks)
+        self.sizes = len(ranks)
