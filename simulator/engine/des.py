@@ -41,7 +41,7 @@ from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise import entity_slowdown
 from simulator.results import StepResult
-from simulator.workload.taskgraph import Task, compiled_graph, stage_order
+from simulator.workload.taskgraph import Task, stage_tasks
 
 TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
 
@@ -113,11 +113,9 @@ class _StepRun:
     def __init__(self, env, ctx: Context, plan: StepPlan, routes: SendRoutes | None, network, log):
         par, lay = ctx.scenario.parallelism, ctx.layout
         m, v = ctx.microbatches, par.virtual_stages
-        graph = compiled_graph(par.schedule, lay.pp, m, v)
         self.env, self.ctx, self.plan, self.routes, self.network, self.log = (
             env, ctx, plan, routes, network, log)
-        self.orders = [(stage_order(par.schedule, lay.pp, s, m, v), graph.ids[s], graph.deps[s],
-                        graph.sends[s].tolist()) for s in range(lay.pp)]
+        self.tasks = stage_tasks(par.schedule, lay.pp, m, v)
         width = 2 * lay.pp * m * v
         self.finished = [[False] * width for _ in range(lay.dp)]   # by task id, per replica
         self.waiting: list[dict[int, simpy.Event]] = [{} for _ in range(lay.dp)]
@@ -135,33 +133,32 @@ class _StepRun:
         made for it only then (most cross-stage dependencies are done before they are
         needed, so they cost no simpy event).
         """
-        env, log, network = self.env, self.log, self.network
-        finished, waiting = self.finished[replica], self.waiting[replica]
-        order, ids, deps, sends_after = self.orders[stage]
+        env, log, network, overlap = self.env, self.log, self.network, self.overlap
+        finished, waiting, tasks = self.finished[replica], self.waiting[replica], self.tasks[stage]
         forward, backward, sequences = self._durations(stage, factor)
-        p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(ids) - 1
-        for k, (task, tid, dep, send) in enumerate(zip(order, ids, deps, sends_after, strict=True)):
+        durations, timeout = (backward, forward), env.timeout
+        p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(tasks) - 1
+        for k, (tid, dep, is_forward, send, task) in enumerate(tasks):
             if dep >= 0 and not finished[dep]:
                 yield _waiter(env, waiting, dep)
-            if k == last and self.overlap:
+            if k == last and overlap:
                 self._arrive(stage)
-            start, sequence = env.now, sequences[not task.forward]
-            if sequence:
-                yield from self._in_layer(replica, stage, tid, sequence,
-                                          forward if task.forward else backward)
+            start = env.now
+            if sequences[is_forward]:
+                yield from self._in_layer(replica, stage, tid, sequences[is_forward], durations[is_forward])
             else:
-                yield env.timeout(forward if task.forward else backward)
+                yield timeout(durations[is_forward])
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
                 if network is None and log is None:
-                    yield env.timeout(p2p)
+                    yield timeout(p2p)
                 else:
                     yield from self._send(replica, task, gpu)
             finished[tid] = True
             if tid in waiting:
                 waiting.pop(tid).succeed()
-        if not self.overlap:
+        if not overlap:
             self._arrive(stage)
         if self.synced[stage] is not None:
             yield self.synced[stage]
@@ -169,14 +166,15 @@ class _StepRun:
 
     def _durations(self, stage: int, factor: float) -> tuple[float, float, tuple[list, list]]:
         """(forward, backward) seconds of a chunk, or of each compute segment between its
-        cross-server in-layer collectives, and those collectives (forward, backward)."""
+        cross-server in-layer collectives, and those collectives (backward, forward: indexed
+        by the task's ``forward`` flag)."""
         plan = self.plan
         kinds = plan.in_layer[stage] if plan.in_layer else ()
         if not kinds:
             return plan.forward[stage] * factor, plan.backward[stage] * factor, ([], [])
-        sequences = (task_sequence(kinds, True), task_sequence(kinds, False))
-        return (_segment(plan.forward[stage], kinds, sequences[0], factor),
-                _segment(plan.backward[stage], kinds, sequences[1], factor), sequences)
+        sequences = (task_sequence(kinds, False), task_sequence(kinds, True))
+        return (_segment(plan.forward[stage], kinds, sequences[1], factor),
+                _segment(plan.backward[stage], kinds, sequences[0], factor), sequences)
 
     def _send(self, replica: int, task: Task, gpu: int):
         """A blocking send to the next stage: alpha-beta time, or flows that share links."""

@@ -161,3 +161,13 @@ def compiled_graph(schedule: Schedule, p: int, m: int, v: int) -> CompiledGraph:
         fwd.append(np.array([t.forward for t in order]))
         snd.append(np.array([sends(t, p, v) for t in order], dtype=float))
     return CompiledGraph(tuple(ids), tuple(deps), tuple(fwd), tuple(snd))
+
+
+@lru_cache(maxsize=64)
+def stage_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[tuple[tuple, ...], ...]:
+    """Per stage, in execution order: ``(id, dependency id or -1, forward, sends, Task)``."""
+    graph = compiled_graph(schedule, p, m, v)
+    return tuple(tuple(zip(graph.ids[i], graph.deps[i], graph.is_forward[i].tolist(),
+                           (graph.sends[i] > 0).tolist(), stage_order(schedule, p, i, m, v),
+                           strict=True))
+                 for i in range(p))
