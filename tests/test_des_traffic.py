@@ -236,3 +236,19 @@ def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_st
     assert kinds and replayed == pytest.approx(expected, rel=1e-12)
     des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
     assert des == pytest.approx(result.step_time_s, rel=1e-9)
+
+
+def test_timeline_shows_replayed_all_to_alls_inside_their_tasks():
+    """Per-rank fidelity: each backward/forward of the MoE stage holds 2 all-to-alls per
+    layer, logged as ``ep`` rows within the task's span; gradient rows carry their bytes."""
+    from simulator.engine.des import timeline
+
+    scenario, collectives = _moe(nodes=2, topology="single-switch", overlap=False)
+    frame = timeline(scenario, collectives, contention=True)
+    ep, tasks = frame[frame.kind == "ep"], frame[frame.kind.isin(["forward", "backward"])]
+    layers = scenario.model.layers
+    assert len(ep) == len(tasks) * 2 * layers
+    first = tasks.iloc[0]
+    inside = ep[(ep.gpu == first.gpu) & (ep.start_s >= first.start_s) & (ep.end_s <= first.end_s)]
+    assert len(inside) == 2 * layers and (inside.bytes > 0).all()
+    assert (frame[frame.kind == "dp"].bytes > 0).all()

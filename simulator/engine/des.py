@@ -191,13 +191,19 @@ class _StepRun:
 
     def _in_layer(self, replica: int, stage: int, tid: int, sequence: list[int], segment: float):
         """A task with cross-server in-layer collectives: compute, then each collective."""
+        env, log = self.env, self.log
         kinds, replays = self.plan.in_layer[stage], self.plan.in_layer_replays
         for i, k in enumerate(sequence):
-            yield self.env.timeout(segment)
-            if kinds[k].dimension == "ep":
+            yield env.timeout(segment)
+            start, kind = env.now, kinds[k]
+            if kind.dimension == "ep":
                 yield self._exchange_barrier((stage, k, replica // self.ctx.layout.ep, tid, i))
             else:
-                yield from run_replay(self.env, self.network, replays[stage, k, replica])
+                yield from run_replay(env, self.network, replays[stage, k, replica])
+            if log is not None:
+                log.append((self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), "comm", kind.dimension,
+                            f"{kind.collective.op.value} ({kind.dimension})", start, env.now,
+                            kind.collective.size_bytes))
 
     def _exchange_barrier(self, key: tuple[int, int, int, int, int]) -> simpy.Event:
         """Event of the expert all-to-all ``key``; the last peer to arrive starts its flows."""
@@ -229,7 +235,7 @@ class _StepRun:
                 yield from run_replay(env, self.network, replay)
         self.synced[stage].succeed()
         if self.log is not None:
-            _log_sync(self.ctx, stage, start, env.now, self.log)
+            _log_sync(self.ctx, stage, start, env.now, self.plan.sync_bytes[stage], self.log)
 
 
 def _waiter(env, waiting: dict, tid: int) -> simpy.Event:
@@ -269,10 +275,10 @@ def _log_compute(log: list, gpu: int, task: Task, start: float, end: float) -> N
                 start, end, 0.0))
 
 
-def _log_sync(ctx: Context, stage: int, start: float, end: float, log: list) -> None:
+def _log_sync(ctx: Context, stage: int, start: float, end: float, nbytes: float, log: list) -> None:
     for r in range(ctx.layout.dp):
         log.append((ctx.layout.gpu(dp_rank=r, pp_rank=stage), "comm", "dp", "gradient reduction",
-                    start, end, 0.0))
+                    start, end, nbytes))
 
 
 def _log_optimizer(ctx: Context, start: float, seconds: float, log: list) -> None:
@@ -287,7 +293,10 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     """Every task of one simulated step as a pandas DataFrame (:data:`TIMELINE_COLUMNS`).
 
     ``gpu`` is the entity's tensor-parallel rank-0 GPU; streams are ``compute`` and
-    ``comm``; kinds are forward, backward, send, dp and optimizer.
+    ``comm``; kinds are forward, backward, send, dp (the stage's gradient synchronisation,
+    ``bytes`` the gradients of one GPU), optimizer and, when replayed, the in-layer
+    collectives that span servers (tp, cp, ep; a forward or backward task then spans its
+    compute segments and those collectives).
     """
     import pandas as pd
 

@@ -36,6 +36,7 @@ class StepPlan:
     p2p_bytes: float
     p2p_latency_s: float
     sync_s: np.ndarray         # uncontended gradient synchronisation per stage
+    sync_bytes: np.ndarray     # gradient bytes one GPU of each stage synchronises
     sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
     optimizer_s: float
     in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
@@ -69,12 +70,13 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
     syncs = all_gradient_collectives(ctx)
     sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
+    sync_bytes = np.array([sync[0].size_bytes if sync else 0.0 for sync in syncs])
     capacity = capacity_of(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
-                    replays, base.optimizer_s, in_layer, in_layer_replays)
+                    sync_bytes, replays, base.optimizer_s, in_layer, in_layer_replays)
 
 
 def _in_layer(ctx: Context, contention: bool):
