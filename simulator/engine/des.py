@@ -248,11 +248,15 @@ def _waiter(env, waiting: dict, tid: int) -> simpy.Event:
 
 def _segment(duration: float, kinds, sequence: list[int], factor: float) -> float:
     """Compute before each of a task's in-layer collectives: the task's duration less their
-    uncontended time, split evenly, slowed by the entity's noise ``factor``."""
+    uncontended time, split evenly, slowed by the entity's noise ``factor``.
+
+    Exact when the chunk's layer count is whole; with ``layers / v`` fractional the rounded
+    collective count may exceed the priced share, and the compute is then clamped at 0.
+    """
     if not sequence:
         return duration * factor
     communication = sum(kinds[k].collective.time_s for k in sequence)
-    return (duration - communication) * factor / len(sequence)
+    return max(duration - communication, 0.0) * factor / len(sequence)
 
 
 def run_replay(env, network: FlowNetwork, replay: PreparedReplay):
