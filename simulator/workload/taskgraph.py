@@ -101,37 +101,40 @@ def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
     goes to another stage then spends ``p2p`` sending it (Megatron's blocking send/recv),
     and the receiver may start once the send is done. A task starts at the later of its
     stage's clock and its dependency's finish (a longest path in the stages' own order).
+    Each stage runs until it needs a task not yet finished and resumes when that finishes,
+    so every task is visited once.
     """
     f, b = np.asarray(forward, float) / v, np.asarray(backward, float) / v
     p = len(f)
     graph = compiled_graph(schedule, p, m, v)
     durations = [(np.where(graph.is_forward[i], f[i], b[i]) + p2p * graph.sends[i]).tolist()
                  for i in range(p)]
-    done = [-1.0] * (2 * p * m * v)
+    size = 2 * p * m * v
+    done, waiter = [-1.0] * size, [-1] * size     # finish time; stage blocked on the task
     clock, cursor = [0.0] * p, [0] * p
-    remaining = sum(len(ids) for ids in graph.ids)
-    while remaining:
-        progressed = False
-        for i in range(p):
-            ids, deps, dur = graph.ids[i], graph.deps[i], durations[i]
-            k, now, end = cursor[i], clock[i], len(ids)
-            while k < end:
-                dep = deps[k]
-                if dep >= 0:
-                    ready = done[dep]
-                    if ready < 0.0:
-                        break
-                    if ready > now:
-                        now = ready
-                now += dur[k]
-                done[ids[k]] = now
-                k += 1
-            if k != cursor[i]:
-                remaining -= k - cursor[i]
-                cursor[i], clock[i] = k, now
-                progressed = True
-        if not progressed:
-            raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
+    ready = list(range(p))                          # stages that can make progress
+    while ready:
+        i = ready.pop()
+        ids, deps, dur = graph.ids[i], graph.deps[i], durations[i]
+        k, now, end = cursor[i], clock[i], len(ids)
+        while k < end:
+            dep = deps[k]
+            if dep >= 0:
+                at = done[dep]
+                if at < 0.0:
+                    waiter[dep] = i
+                    break
+                if at > now:
+                    now = at
+            now += dur[k]
+            tid = ids[k]
+            done[tid] = now
+            if waiter[tid] >= 0:
+                ready.append(waiter[tid])
+            k += 1
+        cursor[i], clock[i] = k, now
+    if any(cursor[i] < len(graph.ids[i]) for i in range(p)):
+        raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
     finish = np.array(clock)
     last = np.array([durations[i][-1] for i in range(p)])
     return finish, finish - last
