@@ -58,7 +58,8 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     routes = SendRoutes(ctx) if contention else None
     rng = np.random.default_rng(seed)
     times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
-    return _with_times(base, times)
+    engine = f"des ({sim.fidelity.value}{', contention' if contention else ''})"
+    return replace(_with_times(base, times), engine=engine)
 
 
 def _with_times(base: StepResult, times: np.ndarray) -> StepResult:

@@ -53,6 +53,7 @@ class StepResult:
     warnings: list[str] = field(default_factory=list)
     step_times_s: list[float] = field(default_factory=list)
     contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
+    engine: str = "analytical"            # or "des (fidelity[, contention])"
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
