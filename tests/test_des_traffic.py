@@ -110,14 +110,14 @@ def test_contention_slows_the_step_when_gradients_overlap_the_drain():
     assert on > off
 
 
-def _sync_seconds(ratio: float, contention: bool) -> float:
+def _sync_seconds(ratio: float, contention: bool, topology: str = "fat-tree") -> float:
     """Longest gradient synchronisation of a stage: Megatron 7.5B on 64 A100 (tp 2, pp 4,
-    dp 8) on a radix-16 fat-tree whose leaves are ``ratio``:1 oversubscribed."""
+    dp 8) on a radix-16 ``topology`` whose leaves are ``ratio``:1 oversubscribed."""
     from simulator.engine.des import timeline
 
     data = {"name": "over", "cluster": {
         "node": "dgx-a100-80gb", "nodes": 8,
-        "fabric": {"topology": "fat-tree", "link": "ib-hdr", "oversubscription": ratio,
+        "fabric": {"topology": topology, "link": "ib-hdr", "oversubscription": ratio,
                    "switch_radix": 16}},
         "model": {"preset": "megatron-7.5b"}, "training": {"global_batch": 128, "micro_batch": 1},
         "parallelism": {"tp": 2, "pp": 4}, "simulate": {"fidelity": "per-rank"}}
@@ -236,6 +236,16 @@ def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_st
     assert kinds and replayed == pytest.approx(expected, rel=1e-12)
     des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
     assert des == pytest.approx(result.step_time_s, rel=1e-9)
+
+
+def test_rails_keep_gradient_rings_off_the_oversubscribed_uplinks():
+    """Same job, rail-optimized at 4:1: every data-parallel ring stays on its rail switch,
+    so the stages' reductions take their uncontended time, while the 4:1 fat-tree's
+    mixed leaves send them over the shared uplinks."""
+    rails = _sync_seconds(4.0, contention=True, topology="rail-optimized")
+    assert rails == pytest.approx(_sync_seconds(4.0, contention=False, topology="rail-optimized"),
+                                  rel=1e-9)
+    assert rails < _sync_seconds(4.0, contention=True)
 
 
 def test_timeline_shows_replayed_all_to_alls_inside_their_tasks():
