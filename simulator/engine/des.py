@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 import simpy
 
-from simulator.config.scenario import Scenario
+from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
@@ -58,7 +58,7 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     routes = SendRoutes(ctx) if contention else None
     rng = np.random.default_rng(seed)
     times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
-    engine = f"des ({sim.fidelity.value}{', contention' if contention else ''})"
+    engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
     return replace(_with_times(base, times), engine=engine)
 
 

@@ -26,6 +26,7 @@ import simpy
 
 _DONE = 1e-9        # a flow with at most this fraction of its bytes left has finished
 _TIE = 1e-12        # relative tolerance grouping links that saturate at the same level
+_MEMO_LIMIT = 4096  # memoised component solutions kept per network
 
 
 def max_min_rates(paths: list[np.ndarray], capacity: np.ndarray) -> np.ndarray:
@@ -150,6 +151,7 @@ class FlowNetwork:
         self._wake: simpy.Event | None = None
         self._wake_at = math.inf
         self.flows_started = 0      # diagnostics: every flow with bytes, since construction
+        self._solved: dict[tuple[int, ...], dict[int, float]] = {}   # paths -> rate per path
 
     def transfer(self, path: np.ndarray, nbytes: float, latency: float):
         """A simpy process: wait ``latency`` (s), then move ``nbytes`` over the edge ids in ``path``."""
@@ -330,11 +332,26 @@ class FlowNetwork:
         return list(found)
 
     def _rates(self, flows: list[_Flow]) -> list[float]:
-        """Max-min fair rates of ``flows`` (a union of whole components)."""
+        """Max-min fair rates of ``flows`` (a union of whole components).
+
+        The allocation depends only on the multiset of paths, and flows on the same path get
+        the same rate, so solutions are memoised by the paths' identities: a collective
+        replayed round after round re-solves nothing (routes are shared objects).
+        """
         if len(flows) == 1:
             return [min(self._cap[e] for e in flows[0].edges)]
         if not flows:
             return []
+        key = tuple(sorted(id(f.edges) for f in flows))
+        known = self._solved.get(key)
+        if known is None:
+            rates = self._solve(flows)
+            if len(self._solved) >= _MEMO_LIMIT:
+                self._solved.clear()
+            known = self._solved[key] = {id(f.edges): r for f, r in zip(flows, rates, strict=True)}
+        return [known[id(f.edges)] for f in flows]
+
+    def _solve(self, flows: list[_Flow]) -> list[float]:
         lengths = [len(f.edges) for f in flows]
         flat = np.fromiter(itertools.chain.from_iterable(f.edges for f in flows), dtype=np.int64,
                            count=sum(lengths))
