@@ -201,3 +201,12 @@ def test_a_slow_node_slows_the_step_like_its_gpus_and_must_exist():
             "noise": {"slow_nodes": [{"node": 2, "factor": 1.5}]}}
     with pytest.raises(ConfigError, match=r"noise\.slow_nodes\.0\.node: node 2 is beyond"):
         scenario_from_mapping(data, "slow.yaml")
+
+
+def test_fidelity_set_by_model_copy_runs_and_is_reported():
+    """Notebooks and scripts switch fidelity with ``model_copy`` (a plain string)."""
+    scenario, collectives = _scenario()
+    simulate = scenario.simulate.model_copy(update={"fidelity": "per-transfer"})
+    result = simulate_steps_des(scenario.model_copy(update={"simulate": simulate}), collectives,
+                                contention=True)
+    assert result.engine == "des (per-transfer, contention)"
