@@ -60,6 +60,20 @@ class CollectiveSweep:
         ]
 
 
+@dataclass(frozen=True)
+class PricedCollective:
+    """One collective on ``size_bytes`` per rank and the cost terms chosen for it."""
+
+    op: Op
+    size_bytes: float
+    terms: CostTerms
+
+    @property
+    def time_s(self) -> float:
+        """``a + b n`` (s) of the chosen terms."""
+        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
+
+
 class CollectiveModel:
     """Times of collectives on one cluster (routes and schedules cached per instance)."""
 

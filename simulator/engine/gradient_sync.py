@@ -16,26 +16,10 @@ are priced separately; where they still collide, the discrete-event engine finds
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from simulator.collectives import Op
-from simulator.cost.network import CostTerms
+from simulator.cost.collective import PricedCollective
 from simulator.engine.context import Context
 from simulator.workload.memory import BYTES, layer_split, stage_parameters
-
-
-@dataclass(frozen=True)
-class PricedCollective:
-    """One collective of a stage's gradient synchronisation and its chosen cost terms."""
-
-    op: Op
-    size_bytes: float
-    terms: CostTerms
-
-    @property
-    def time_s(self) -> float:
-        """``a + b n`` (s) of the chosen terms."""
-        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.scenario import Recompute
+from simulator.cost.collective import PricedCollective
 from simulator.engine.context import Context
 from simulator.engine.stage_cost import (
-    InLayerCollective,
     cp_collective,
     ep_collective,
     tp_collectives,
@@ -37,7 +37,7 @@ class InLayerKind:
     """
 
     dimension: str
-    collective: InLayerCollective
+    collective: PricedCollective
     forward: int
     backward: int
 

@@ -16,6 +16,7 @@ import numpy as np
 from simulator.collectives import Group, Op
 from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
+from simulator.cost.collective import PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.network import CostTerms
 from simulator.workload.layout import Layout
@@ -85,29 +86,15 @@ def _tp_comm(scenario, shape: LayerShape, collectives: CollectiveModel, layout: 
     return 2 * sum(c.time_s for c in tp_collectives(scenario, shape, collectives, layout))
 
 
-@dataclass(frozen=True)
-class InLayerCollective:
-    """One kind of collective inside a layer, its message size and chosen cost terms."""
-
-    op: Op
-    size_bytes: float
-    terms: CostTerms
-
-    @property
-    def time_s(self) -> float:
-        """``a + b n`` (s) of the chosen terms."""
-        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
-
-
 def tp_collectives(scenario, shape: LayerShape, collectives: CollectiveModel,
-                   layout: Layout) -> list[InLayerCollective]:
+                   layout: Layout) -> list[PricedCollective]:
     """The tensor-parallel collectives a layer runs twice per pass (none with tp = 1)."""
     if layout.tp == 1:
         return []
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
     ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
     groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
-    return [InLayerCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
+    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
                                                          nbytes, ("tp", layout)))
             for op in ops]
 
@@ -143,7 +130,7 @@ def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) ->
 
 
 def cp_collective(shape: LayerShape, collectives: CollectiveModel,
-                  layout: Layout) -> InLayerCollective | None:
+                  layout: Layout) -> PricedCollective | None:
     """The context-parallel all-gather of K and V blocks (None with cp = 1)."""
     if layout.cp == 1:
         return None
@@ -151,7 +138,7 @@ def cp_collective(shape: LayerShape, collectives: CollectiveModel,
     kv = 2 * shape.tokens * mdl.kv_heads * shape.head_dim / shape.tp * shape.dtype_bytes
     nbytes = kv * layout.cp
     groups = lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]  # noqa: E731
-    return InLayerCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
+    return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
         collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout)))
 
 
@@ -162,14 +149,14 @@ def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) ->
 
 
 def ep_collective(shape: LayerShape, collectives: CollectiveModel,
-                  layout: Layout) -> InLayerCollective | None:
+                  layout: Layout) -> PricedCollective | None:
     """The expert-parallel all-to-all: ``b s top_k h`` activations per GPU (None without
     experts). Every expert-parallel group of a stage exchanges at once."""
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
         return None
     nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
-    return InLayerCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
+    return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
         collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
         ("ep", layout)))
 
