@@ -23,6 +23,7 @@ from simulator.engine.context import Context
 from simulator.engine.stage_cost import (
     cp_collective,
     ep_collective,
+    spans_servers,
     tp_collectives,
 )
 from simulator.workload.memory import layer_split
@@ -49,10 +50,9 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     """The cross-server in-layer collectives of ``stage``'s tasks (empty if none)."""
     par, lay = ctx.scenario.parallelism, ctx.layout
     layers = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)[stage] / par.virtual_stages
-    per_node = ctx.collectives.cluster.hw.gpus_per_node
 
     def spans(group) -> bool:
-        return len({gpu // per_node for gpu in group}) > 1
+        return spans_servers(ctx.collectives, group)
 
     kinds = []
     if lay.tp > 1 and spans(lay.tp_group(stage)):

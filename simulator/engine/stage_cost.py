@@ -99,6 +99,11 @@ def tp_collectives(scenario, shape: LayerShape, collectives: CollectiveModel,
             for op in ops]
 
 
+def spans_servers(collectives: CollectiveModel, gpus: tuple[int, ...]) -> bool:
+    """Whether the GPUs ``gpus`` sit in more than one server."""
+    return Group(collectives.cluster, gpus).servers > 1
+
+
 def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[int, ...],
                    nbytes: float, key) -> CostTerms:
     """Chosen terms of ``op`` on ``group``; if the group spans servers, priced with all the
@@ -106,8 +111,7 @@ def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[in
 
     Groups inside one server ride NVLink, which no other group shares, so one is priced alone.
     """
-    per_node = collectives.cluster.hw.gpus_per_node
-    if len({gpu // per_node for gpu in group}) > 1:
+    if spans_servers(collectives, group):
         return collectives.concurrent_terms(op, groups, nbytes, key=key)
     terms = collectives.terms(op, None, Group(collectives.cluster, group))
     return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
