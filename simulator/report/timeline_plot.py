@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 COLORS = {"forward": "#4C72B0", "backward": "#DD8452", "send": "#55A868", "dp": "#C44E52",
-          "optimizer": "#8172B3"}
+          "optimizer": "#8172B3", "tp": "#937860", "cp": "#DA8BC3", "ep": "#8C8C8C"}
 
 
 def write_gantt(frame, stage_gpus: list[int], title: str, path: Path | str) -> None:
