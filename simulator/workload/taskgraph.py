@@ -100,44 +100,62 @@ def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
     Stage i's chunk forward takes ``forward[i] / v`` (backward alike); a task whose output
     goes to another stage then spends ``p2p`` sending it (Megatron's blocking send/recv),
     and the receiver may start once the send is done. A task starts at the later of its
-    stage's clock and its dependency's finish (a longest path in the stages' own order).
-    Each stage runs until it needs a task not yet finished and resumes when that finishes,
-    so every task is visited once.
+    stage's clock and its dependency's finish: a longest path, evaluated in a fixed order
+    in which every dependency comes first (:func:`_evaluation_order`).
     """
     f, b = np.asarray(forward, float) / v, np.asarray(backward, float) / v
     p = len(f)
+    order, last_kind = _evaluation_order(schedule, p, m, v)
+    # duration of each task kind: index 4 * stage + 2 * forward + sends
+    table = (np.stack([b, b + p2p, f, f + p2p], axis=1)).ravel().tolist()
+    done, clock = [0.0] * (2 * p * m * v), [0.0] * p
+    for tid, stage, dep, kind in order:
+        now = clock[stage]
+        if dep >= 0:
+            at = done[dep]
+            if at > now:
+                now = at
+        now += table[kind]
+        done[tid] = now
+        clock[stage] = now
+    finish = np.array(clock)
+    return finish, finish - np.array([table[k] for k in last_kind])
+
+
+@lru_cache(maxsize=64)
+def _evaluation_order(schedule: Schedule, p: int, m: int, v: int) -> tuple[list, list[int]]:
+    """Every task as ``(id, stage, dependency id or -1, kind)`` in an order where each
+    dependency precedes its dependants, and each stage's last task kind (see
+    :func:`stage_clocks`). Each stage runs until it needs a task not yet reached and
+    resumes when that is reached, so every task is visited once.
+
+    Raises
+    ------
+    RuntimeError
+        If the stage orders deadlock (no valid order exists).
+    """
     graph = compiled_graph(schedule, p, m, v)
-    durations = [(np.where(graph.is_forward[i], f[i], b[i]) + p2p * graph.sends[i]).tolist()
-                 for i in range(p)]
-    size = 2 * p * m * v
-    done, waiter = [-1.0] * size, [-1] * size     # finish time; stage blocked on the task
-    clock, cursor = [0.0] * p, [0] * p
-    ready = list(range(p))                          # stages that can make progress
+    kinds = [(4 * i + 2 * graph.is_forward[i] + (graph.sends[i] > 0)).tolist() for i in range(p)]
+    reached, waiter = [False] * (2 * p * m * v), [-1] * (2 * p * m * v)
+    cursor, ready, order = [0] * p, list(range(p)), []
     while ready:
         i = ready.pop()
-        ids, deps, dur = graph.ids[i], graph.deps[i], durations[i]
-        k, now, end = cursor[i], clock[i], len(ids)
-        while k < end:
+        ids, deps, k = graph.ids[i], graph.deps[i], cursor[i]
+        while k < len(ids):
             dep = deps[k]
-            if dep >= 0:
-                at = done[dep]
-                if at < 0.0:
-                    waiter[dep] = i
-                    break
-                if at > now:
-                    now = at
-            now += dur[k]
+            if dep >= 0 and not reached[dep]:
+                waiter[dep] = i
+                break
             tid = ids[k]
-            done[tid] = now
+            order.append((tid, i, dep, kinds[i][k]))
+            reached[tid] = True
             if waiter[tid] >= 0:
                 ready.append(waiter[tid])
             k += 1
-        cursor[i], clock[i] = k, now
+        cursor[i] = k
     if any(cursor[i] < len(graph.ids[i]) for i in range(p)):
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    finish = np.array(clock)
-    last = np.array([durations[i][-1] for i in range(p)])
-    return finish, finish - last
+    return order, [kinds[i][-1] for i in range(p)]
 
 
 @dataclass(frozen=True)
