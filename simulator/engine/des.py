@@ -50,16 +50,20 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
                        seed: int | None = None, contention: bool | None = None) -> StepResult:
     """Simulate ``steps`` steps (default: the scenario's) and report the distribution."""
     sim = scenario.simulate
-    steps, seed = steps or sim.steps, sim.seed if seed is None else seed
-    contention = sim.contention if contention is None else contention
-    base = simulate_step(scenario, collectives)
-    ctx = make_context(scenario, collectives)
-    plan = step_plan(ctx, base, contention)
-    routes = SendRoutes(ctx) if contention else None
-    rng = np.random.default_rng(seed)
+    steps, contention = steps or sim.steps, sim.contention if contention is None else contention
+    base, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
     times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
     engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
     return replace(_with_times(base, times), engine=engine)
+
+
+def _prepare(scenario: Scenario, collectives: CollectiveModel, seed: int | None, contention: bool):
+    """(analytical step, context, plan, send routes, seeded generator) of one simulation."""
+    base = simulate_step(scenario, collectives)
+    ctx = make_context(scenario, collectives)
+    routes = SendRoutes(ctx) if contention else None
+    rng = np.random.default_rng(scenario.simulate.seed if seed is None else seed)
+    return base, ctx, step_plan(ctx, base, contention), routes, rng
 
 
 def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
@@ -305,12 +309,8 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     """
     import pandas as pd
 
-    sim = scenario.simulate
-    contention = sim.contention if contention is None else contention
-    base = simulate_step(scenario, collectives)
-    ctx = make_context(scenario, collectives)
-    rng = np.random.default_rng(sim.seed if seed is None else seed)
+    contention = scenario.simulate.contention if contention is None else contention
+    _, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
     log: list = []
-    routes = SendRoutes(ctx) if contention else None
-    _one_step(ctx, step_plan(ctx, base, contention), routes, rng, contention, log)
+    _one_step(ctx, plan, routes, rng, contention, log)
     return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))
