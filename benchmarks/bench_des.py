@@ -8,7 +8,8 @@
    are in ``seconds``), counted two ways: simpy events scheduled, and model events (compute
    tasks plus transfers: every flow with contention, every send without). The raw simpy
    rate of this machine is measured first, as the reference.
-3. Llama 3 405B on 16,384 H100 at the coarse fidelity (tp-collapsed): <= 5 minutes.
+3. Llama 3 405B on 16,384 H100 at the coarse fidelity (tp-collapsed): <= 5 minutes (the
+   finest, per-transfer, is run too, for reference).
 
 Usage: python benchmarks/bench_des.py
 """
@@ -125,3 +126,4 @@ if __name__ == "__main__":
     print(json.dumps(one_step("gpt3-175b-1024xA100", "per-rank")))
     print(json.dumps(one_step("gpt3-175b-1024xA100", "tp-collapsed", contention=False)))
     print(json.dumps(one_step("llama3-405b-16384xH100", "tp-collapsed")))
+    print(json.dumps(one_step("llama3-405b-16384xH100", "per-transfer")))

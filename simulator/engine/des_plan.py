@@ -53,7 +53,12 @@ class PreparedReplay:
 
     @staticmethod
     def of(replay: CollectiveReplay, capacity: np.ndarray) -> PreparedReplay:
-        return PreparedReplay(replay.latency_s, tuple(_prepared(p, capacity) for p in replay.phases),
+        """Routes made once per distinct phase (a ring's unrolled steps share one)."""
+        made: dict[int, tuple] = {}
+        for phase in replay.phases:
+            if id(phase) not in made:
+                made[id(phase)] = _prepared(phase, capacity)
+        return PreparedReplay(replay.latency_s, tuple(made[id(p)] for p in replay.phases),
                               replay.floor_s)
 
 

@@ -67,7 +67,12 @@ def replay_of(terms: CostTerms, size_bytes: float, router: Router, network_effic
         schedule = build_schedule(schedule.op, schedule.algorithm, Group(cluster, only_group))
         floor = float(terms.time(size_bytes))
     steps = _phase_steps(schedule, mode)
-    phases = tuple(_phase(router, step, scale) for step in steps if step.src.size)
+    steps = [step for step in steps if step.src.size]
+    made: dict[int, FlowPhase] = {}                 # an unrolled step repeats one object
+    for step in steps:
+        if id(step) not in made:
+            made[id(step)] = _phase(router, step, scale)
+    phases = tuple(made[id(step)] for step in steps)
     return CollectiveReplay(terms.latency_s, phases, floor)
 
 
