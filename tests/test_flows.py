@@ -174,3 +174,40 @@ def test_max_min_rates_equals_textbook_progressive_filling(seed):
     expected = _textbook_rates([set(p.tolist()) for p in paths], capacity)
     assert max_min_rates(paths, capacity) == pytest.approx(expected, rel=1e-9)
     assert max_min_rates([*paths, np.array([], dtype=np.int64)], capacity)[-1] == np.inf
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_groups_started_together_match_the_reference(seed):
+    """start_all groups of disjoint, equal flows (started as one bundle while alone) with
+    single flows joining their links later: every group ends when its last member would."""
+    rng = np.random.default_rng(500 + seed)
+    n_edges = 12
+    capacity = np.full(n_edges, 2.0)
+    capacity[rng.choice(n_edges, size=3, replace=False)] = 5.0     # some links never bind
+    paths, sizes, starts, groups = [], [], [], []
+    for _ in range(int(rng.integers(2, 6))):
+        members = int(rng.integers(2, 4))
+        edges = rng.permutation(n_edges)[: 2 * members].reshape(members, 2)
+        size, t0 = float(rng.choice([1.0, 2.0, 4.0])), float(rng.choice([0.0, 0.3, 1.0, 2.0]))
+        groups.append(list(range(len(paths), len(paths) + members)))
+        for row in edges:
+            paths.append(row)
+            sizes.append(size)
+            starts.append(t0)
+    starts, sizes = np.array(starts), np.array(sizes)
+    env = simpy.Environment()
+    network = FlowNetwork(env, capacity)
+    ends = {}
+
+    def group_run(k, members):
+        yield env.timeout(starts[members[0]])
+        routes = tuple(network.route(paths[i]) for i in members)
+        yield network.start_all(routes, tuple(sizes[i] for i in members))
+        ends[k] = env.now
+
+    for k, members in enumerate(groups):
+        env.process(group_run(k, members))
+    env.run()
+    reference = _reference(capacity, starts, paths, sizes)
+    expected = [max(reference[i] for i in members) for members in groups]
+    assert [ends[k] for k in range(len(groups))] == pytest.approx(expected, rel=1e-9)

@@ -96,6 +96,15 @@ def make_route(path, capacity) -> Route:
     return Route(edges, min(float(capacity[e]) for e in edges))
 
 
+def _bundle_shape(routes) -> tuple[list[int], float] | None:
+    """(all edges, common bottleneck) of routes that share no edge and one bottleneck, else None."""
+    edges = [e for route in routes for e in route.edges]
+    bottlenecks = {route.bottleneck for route in routes}
+    if len(set(edges)) != len(edges) or len(bottlenecks) != 1:
+        return None
+    return edges, bottlenecks.pop()
+
+
 class _Group:
     """Flows started together; ``done`` succeeds when the last of them finishes."""
 
@@ -109,9 +118,9 @@ class _Group:
 class _Flow:
     """One active flow: bytes ``left`` at time ``since``, sent at ``rate`` from then on."""
 
-    __slots__ = ("edges", "size", "left", "rate", "since", "stamp", "group", "shared")
+    __slots__ = ("edges", "size", "left", "rate", "since", "stamp", "group", "shared", "members")
 
-    def __init__(self, edges: list[int], size: float, group: _Group, now: float):
+    def __init__(self, edges: list[int], size: float, group: _Group, now: float, members=None):
         self.edges = edges
         self.size = size
         self.left = size
@@ -120,6 +129,7 @@ class _Flow:
         self.stamp = 0          # matches its live heap entry; -1 once finished
         self.group = group
         self.shared = False     # ever indexed in an edge's dict of flows (else: sole holder)
+        self.members = members  # a bundle: the routes of identical lone flows it stands for
 
     def settle(self, now: float) -> None:
         """Account for the bytes sent since the last rate change."""
@@ -152,6 +162,7 @@ class FlowNetwork:
         self._wake_at = math.inf
         self.flows_started = 0      # diagnostics: every flow with bytes, since construction
         self._solved: dict[tuple[int, ...], dict[int, float]] = {}   # paths -> rate per path
+        self._bundles: dict[tuple, tuple[list[int], float] | None] = {}   # routes -> bundle shape
 
     def transfer(self, path: np.ndarray, nbytes: float, latency: float):
         """A simpy process: wait ``latency`` (s), then move ``nbytes`` over the edge ids in ``path``."""
@@ -183,6 +194,8 @@ class FlowNetwork:
         env = self.env
         group = _Group(0, env.event())
         now, on_edge, heap, stamps = env.now, self._on_edge, self._heap, self._stamps
+        if len(routes) > 1 and self._bundled(routes, nbytes, group):
+            routes = nbytes = ()
         for route, size in zip(routes, nbytes, strict=True):
             if size <= 0:
                 continue
@@ -203,6 +216,40 @@ class FlowNetwork:
             self._arm()
         return group.done
 
+    def _bundled(self, routes, nbytes, group: _Group) -> bool:
+        """Start ``routes`` as one bundle if they are disjoint, share a bottleneck and a size,
+        and meet no active flow: they then progress identically, so one heap entry and one
+        index object stand for all (split into single flows as soon as another flow joins
+        one of their links, :meth:`_split`)."""
+        shape = self._bundles.get(routes)
+        if shape is None:
+            shape = self._bundles[routes] = _bundle_shape(routes)
+        size = nbytes[0]
+        if not shape or size <= 0 or any(n != size for n in nbytes):
+            return False
+        edges, rate = shape
+        if not self._on_edge.keys().isdisjoint(edges):
+            return False
+        bundle = _Flow(edges, size, group, self.env.now, routes)
+        for e in edges:
+            self._on_edge[e] = bundle
+        group.pending += len(routes)
+        bundle.rate = rate
+        self._schedule(bundle)
+        return True
+
+    def _split(self, bundle: _Flow) -> None:
+        """Replace ``bundle`` by one flow per member, each at the bundle's progress."""
+        now, on_edge = self.env.now, self._on_edge
+        bundle.settle(now)
+        bundle.stamp = -1
+        for route in bundle.members:
+            flow = _Flow(route.edges, bundle.size, bundle.group, now)
+            flow.left, flow.rate = bundle.left, bundle.rate
+            for e in route.edges:
+                on_edge[e] = flow
+            self._schedule(flow)
+
     def route(self, path: np.ndarray) -> Route:
         """The :class:`Route` of ``path`` (edge ids; repeated edges count once), cached."""
         path = np.asarray(path, dtype=np.int64)
@@ -217,11 +264,15 @@ class FlowNetwork:
 
         An edge with one flow maps to that flow, an edge with more to a dict of them.
         """
+        on_edge = self._on_edge
+        for e in flow.edges:
+            held = on_edge.get(e)
+            if held is not None and held.__class__ is _Flow and held.members is not None:
+                self._split(held)
         self._dirty.update(dict.fromkeys(flow.edges))
         if not self._flush_pending:
             self._flush_pending = True
             self.env.timeout(0).callbacks.append(self._on_flush)
-        on_edge = self._on_edge
         flow.shared = True
         for e in flow.edges:
             held = on_edge.get(e)
@@ -237,7 +288,7 @@ class FlowNetwork:
         """Remove ``flow`` from the index and succeed its event; True when it shared an edge."""
         flow.stamp = -1
         group = flow.group
-        group.pending -= 1
+        group.pending -= len(flow.members) if flow.members is not None else 1
         if not group.pending:
             group.done.succeed()
         on_edge = self._on_edge
