@@ -40,9 +40,11 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     """
     ctx = make_context(scenario, collectives, compute_speedup)
     stages = _stages(ctx)
-    finish, last_start = _stage_clocks(ctx, stages)
+    forward = np.array([s.forward_s for s in stages])
+    backward = np.array([s.backward_s for s in stages])
+    finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
     pipe = float(finish.max())
-    bubble = pipe - _busiest_stage(ctx, stages)
+    bubble = pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s)
     sync = np.array(gradient_sync_times(ctx))
     synced = gradient_sync_start(scenario, finish, last_start) + sync
     dp_exposed = max(0.0, float(synced.max()) - pipe)
@@ -61,26 +63,22 @@ def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.n
     return last_start if scenario.parallelism.overlap_grad_reduce else finish
 
 
-def _stage_clocks(ctx: Context, stages: list[StageBreakdown]) -> tuple[np.ndarray, np.ndarray]:
+def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
+                  p2p: float) -> tuple[np.ndarray, np.ndarray]:
     """(finish, start of last task) per stage: the exact critical path of the task graph.
 
     Its maximum equals :func:`simulator.workload.pipeline.pipeline_time` for uniform stages.
     """
     par = ctx.scenario.parallelism
-    forward = np.array([s.forward_s for s in stages])
-    backward = np.array([s.backward_s for s in stages])
-    return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages,
-                        stages[0].p2p_s)
+    return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
 
 
-def _busiest_stage(ctx: Context, stages: list[StageBreakdown]) -> float:
+def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
     """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
     par = ctx.scenario.parallelism
     graph = compiled_graph(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    forward = np.array([s.forward_s for s in stages])
-    backward = np.array([s.backward_s for s in stages])
     sends = np.array([g.sum() for g in graph.sends])
-    return float((ctx.microbatches * (forward + backward) + stages[0].p2p_s * sends).max())
+    return float((ctx.microbatches * (forward + backward) + p2p * sends).max())
 
 
 def _stages(ctx: Context) -> list[StageBreakdown]:

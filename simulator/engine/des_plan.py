@@ -111,17 +111,20 @@ def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
     schedule = priced.terms.schedule
     merged = merge_schedules([build_schedule(schedule.op, schedule.algorithm, Group(cluster, g))
                               for g in groups])
-    mode = "steps" if ctx.scenario.simulate.fidelity == Fidelity.PER_TRANSFER else "pairs"
     return replay_of(replace(priced.terms, schedule=merged), priced.size_bytes,
-                     ctx.collectives.network.router, _p2p_efficiency(ctx), mode)
+                     ctx.collectives.network.router, _p2p_efficiency(ctx), _replay_mode(ctx))
 
 
 def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
-    fidelity = ctx.scenario.simulate.fidelity
-    mode = "steps" if fidelity == Fidelity.PER_TRANSFER else "pairs"
-    only = ctx.layout.stage_dp_groups(stage)[0] if fidelity == Fidelity.TP_COLLAPSED else None
+    collapsed = ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED
+    only = ctx.layout.stage_dp_groups(stage)[0] if collapsed else None
     return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
-                     _p2p_efficiency(ctx), mode, only)
+                     _p2p_efficiency(ctx), _replay_mode(ctx), only)
+
+
+def _replay_mode(ctx: Context) -> str:
+    """Schedules step by step at the finest fidelity, else one flow per (src, dst) pair."""
+    return "steps" if ctx.scenario.simulate.fidelity == Fidelity.PER_TRANSFER else "pairs"
 
 
 def _p2p_latency(ctx: Context, nbytes: float, p2p: float) -> float:

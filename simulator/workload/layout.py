@@ -41,9 +41,6 @@ class Layout:
     def dp_group(self, stage: int = 0, tp_rank: int = 0, cp_rank: int = 0) -> tuple[int, ...]:
         return tuple(self.gpu(tp_rank, cp_rank, i, stage) for i in range(self.dp))
 
-    def ep_group(self, stage: int = 0) -> tuple[int, ...]:
-        return self.expert_group(0, stage)
-
     def expert_group(self, block: int = 0, stage: int = 0, tp_rank: int = 0,
                      cp_rank: int = 0) -> tuple[int, ...]:
         """Expert-parallel group ``block``: replicas ``block * ep .. block * ep + ep - 1``."""
