@@ -182,7 +182,7 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     from simulator.engine.analytical import simulate_step
     from simulator.engine.context import make_context
     from simulator.engine.des import simulate_steps_des
-    from simulator.engine.stage_cost import ep_collective
+    from simulator.cost.in_layer import ep_collective
 
     scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=False)
     ctx = make_context(scenario, collectives)
@@ -209,12 +209,16 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     {"tp": 16, "sequence_parallel": True, "recompute": "full"},      # AG + RS, repeated
     {"tp": 8, "cp": 2},                                              # ring-attention gathers
 ], ids=["tp16", "tp16-sp-recompute", "cp2"])
-def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_step(parallelism):
+@pytest.mark.parametrize("stack", ["megatron-lm-2021", "megatron-core"])
+def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_step(parallelism, stack):
     """Groups that span two DGX A100: the DES replays their collectives as flows between
     compute segments (per-rank fidelity). On one switch nothing else meets them, so the
     counts per pass (2 or 4 per layer, 2 more with full recompute, 3 for ring attention)
-    and the segments add up to the analytical task durations exactly; the replayed
-    collectives are exactly the stage's priced in-layer communication."""
+    and the segments add up to the analytical task durations exactly. With in-line tensor
+    parallelism (Megatron-LM 2021) the replayed collectives are exactly the stage's priced
+    in-layer communication; Megatron-Core overlaps the backward input-gradient collective
+    with the weight-gradient GEMM, which is not replayed, so less is replayed than priced
+    in full but the step is still the analytical one."""
     from simulator.engine.analytical import simulate_step
     from simulator.engine.context import make_context
     from simulator.engine.des import simulate_steps_des
@@ -222,7 +226,8 @@ def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_st
 
     data = {"name": "wide", "cluster": {"node": "dgx-a100-80gb", "nodes": 4,
                                         "fabric": {"topology": "single-switch", "link": "ib-hdr"}},
-            "model": {"preset": "megatron-7.5b"}, "training": {"global_batch": 8, "micro_batch": 1},
+            "model": {"preset": "megatron-7.5b"},
+            "training": {"global_batch": 8, "micro_batch": 1, "stack": stack},
             "parallelism": {**parallelism, "overlap_grad_reduce": False},
             "simulate": {"engine": "des", "fidelity": "per-rank"}}
     session = session_from_scenario(scenario_from_mapping(data, "wide.yaml"))
@@ -233,7 +238,10 @@ def test_cross_server_tensor_and_context_collectives_replay_to_the_analytical_st
     replayed = sum((k.forward + k.backward) * k.collective.time_s for k in kinds)
     priced = {"tp": stage.tp_comm_s, "cp": stage.cp_comm_s, "ep": stage.ep_comm_s}
     expected = sum(priced[d] for d in {k.dimension for k in kinds})
-    assert kinds and replayed == pytest.approx(expected, rel=1e-12)
+    if stack == "megatron-lm-2021" or "cp" in parallelism:
+        assert kinds and replayed == pytest.approx(expected, rel=1e-12)
+    else:
+        assert kinds and replayed < expected
     des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
     assert des == pytest.approx(result.step_time_s, rel=1e-9)
 

@@ -85,6 +85,11 @@ class ComputeEfficiency(BaseModel):
     ``gemm_k_overhead``: per-tile prologue/epilogue cost, in K elements.
     ``memory_bandwidth_fraction``: fraction of HBM bandwidth streaming kernels reach.
     ``kernel_overhead_us``: launch and tail cost per kernel.
+    ``fp8_gemm_peak_fraction``: the same as ``gemm_peak_fraction`` for fp8 GEMMs, as a
+    fraction of the fp8 peak (default: ``gemm_peak_fraction``).
+    ``attention_forward_fraction`` / ``attention_backward_fraction``: fraction of the
+    16-bit dense peak that the fused (flash) attention kernel reaches, forward and backward,
+    causal, head dimension 128, long sequences (default: ``gemm_peak_fraction``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -94,6 +99,23 @@ class ComputeEfficiency(BaseModel):
     gemm_k_overhead: NonNegativeFloat = 128.0
     memory_bandwidth_fraction: Fraction
     kernel_overhead_us: NonNegativeFloat
+    fp8_gemm_peak_fraction: Fraction | None = None
+    attention_forward_fraction: Fraction | None = None
+    attention_backward_fraction: Fraction | None = None
+    attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)
+    """Per attention implementation (fa2, fa3, cudnn...): (forward, backward) fractions;
+    an implementation not listed uses the two fields above."""
+
+    @property
+    def fp8_fraction(self) -> float:
+        return self.fp8_gemm_peak_fraction or self.gemm_peak_fraction
+
+    def attention_fraction(self, backward: bool, kernel: str = "default") -> float:
+        """Fraction of the 16-bit peak the ``kernel`` implementation of fused attention reaches."""
+        if kernel in self.attention_kernels:
+            return self.attention_kernels[kernel][int(backward)]
+        found = self.attention_backward_fraction if backward else self.attention_forward_fraction
+        return found or self.gemm_peak_fraction
 
 
 class GpuSpec(_Spec):
@@ -105,6 +127,15 @@ class GpuSpec(_Spec):
     hbm_bandwidth_GBps: PositiveFloat
     sm_count: PositiveInt
     compute: ComputeEfficiency
+    derived_from: str = ""
+    sustained_clock_fraction: Fraction | None = None
+    """Sustained tensor-core clock under the part's power limit over the boost clock its
+    peaks are quoted at; scales compute-bound kernels (GEMMs, attention), not HBM traffic.
+    None: the part sustains the clock its peaks assume (1.0)."""
+
+    @property
+    def clock_fraction(self) -> float:
+        return self.sustained_clock_fraction or 1.0
 
     def peak_flops(self, dtype: Dtype | str) -> float:
         """Dense peak in FLOP/s at ``dtype`` (fp8 falls back to fp16 on GPUs without it)."""

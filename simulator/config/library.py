@@ -13,10 +13,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from simulator.config.hardware import GpuSpec, LinkSpec, NodeSpec, ProtocolTable
+from simulator.config.stack import StackProfile, merged_profile
 from simulator.config.yaml_io import did_you_mean, read_yaml_mapping, validate_model
 from simulator.errors import ConfigError
 
-CATEGORIES = {"gpus": GpuSpec, "links": LinkSpec, "nodes": NodeSpec, "protocols": ProtocolTable}
+CATEGORIES = {"gpus": GpuSpec, "links": LinkSpec, "nodes": NodeSpec, "protocols": ProtocolTable,
+              "stacks": StackProfile}
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -57,6 +59,14 @@ class HardwareLibrary:
     def protocols(self, name: str = "nccl") -> ProtocolTable:
         return self._load("protocols", name)
 
+    def stack(self, name: str) -> StackProfile:
+        return self._load("stacks", name)
+
+    def stack_data(self, name: str) -> dict:
+        """The raw mapping of stack ``name`` (validated once), for merging overrides into."""
+        self.stack(name)
+        return read_yaml_mapping(self.path("stacks", name))
+
     def load_any(self, category: str, name: str):
         """Load spec ``name`` of ``category`` (for ``clustersim specs NAME``)."""
         return self._load(category, name)
@@ -78,9 +88,30 @@ class HardwareLibrary:
 
 @lru_cache(maxsize=256)
 def _load_spec(path: Path, mtime_ns: int, category: str):
-    """Parse one spec file; cached per (path, modification time), specs are immutable."""
+    """Parse one spec file; cached per (path, modification time), specs are immutable.
+
+    A GPU file may derive from another with ``base: NAME`` and give only what differs
+    (a power-capped or memory variant); nested mappings, ``sources`` included, merge.
+    """
     data = read_yaml_mapping(path)
+    if category == "gpus" and "base" in data:
+        data = _derived(data, path)
     spec = validate_model(CATEGORIES[category], data, str(path))
     if spec.name != path.stem:
         raise ConfigError(f"name '{spec.name}' differs from the file name", str(path), "name")
     return spec
+
+
+def _derived(data: dict, path: Path) -> dict:
+    """``data`` merged over the GPU it names in ``base`` (one level of derivation)."""
+    base = data["base"]
+    siblings = sorted(p.stem for p in path.parent.glob("*.yaml"))
+    if not isinstance(base, str) or base not in siblings or base == path.stem:
+        raise ConfigError(f"base must name another GPU file of this folder; known: {', '.join(siblings)}",
+                          str(path), "base")
+    parent = read_yaml_mapping(path.parent / f"{base}.yaml")
+    if "base" in parent:
+        raise ConfigError(f"base GPU '{base}' is itself derived; derive from a datasheet GPU",
+                          str(path), "base")
+    overrides = {k: v for k, v in data.items() if k != "base"}
+    return {**merged_profile(parent, overrides), "derived_from": base}

@@ -14,6 +14,7 @@ from simulator.config.library import HardwareLibrary
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.resolved import ResolvedCluster, resolve_cluster
 from simulator.config.scenario import Scenario
+from simulator.config.stack import DEFAULT_STACK, StackProfile, merged_profile
 from simulator.config.yaml_io import (
     did_you_mean,
     parse_yaml_mapping,
@@ -45,7 +46,7 @@ def scenario_from_mapping(data: dict[str, Any], source: str,
                           library: HardwareLibrary | None = None) -> Scenario:
     """Validate an already-parsed mapping as a scenario (see :func:`load_scenario`)."""
     library = library or HardwareLibrary()
-    data = _with_preset(data, source)
+    data = _with_stack(_with_preset(data, source), source, library)
     scenario = validate_model(Scenario, data, source)
     try:
         cluster = resolve_cluster(scenario.cluster, library)
@@ -62,6 +63,37 @@ def load_cluster(path: Path | str, library: HardwareLibrary | None = None) -> Re
     return resolve_cluster(scenario.cluster, library)
 
 
+def _with_stack(data: dict[str, Any], source: str, library: HardwareLibrary) -> dict[str, Any]:
+    """``training.stack`` (a name, or a mapping ``{base: NAME, ...overrides}``) replaced by the
+    full profile mapping, overrides merged in (see :mod:`simulator.config.stack`)."""
+    training = data.get("training")
+    if not isinstance(training, dict):
+        return data
+    wanted = training.get("stack", DEFAULT_STACK)
+    overrides: dict[str, Any] = {}
+    if isinstance(wanted, StackProfile):
+        return data
+    if isinstance(wanted, dict) and "name" in wanted and "base" not in wanted:
+        profile = validate_model(StackProfile, wanted, source, "training.stack.")  # a whole profile
+        return {**data, "training": {**training, "stack": profile}}
+    if isinstance(wanted, dict):
+        overrides = {k: v for k, v in wanted.items() if k != "base"}
+        wanted = wanted.get("base", DEFAULT_STACK)
+        if "name" in overrides:
+            raise ConfigError("a stack mapping names its profile with 'base', not 'name'", source,
+                              "training.stack.name")
+    if not isinstance(wanted, str):
+        raise ConfigError(f"expected a stack name or a mapping with 'base', got {short_value(wanted)}",
+                          source, "training.stack")
+    key = "training.stack.base" if overrides else "training.stack"
+    try:
+        base = library.stack_data(wanted)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, exc.source or source, exc.key or key) from None
+    profile = validate_model(StackProfile, merged_profile(base, overrides), source, "training.stack.")
+    return {**data, "training": {**training, "stack": profile}}
+
+
 def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
     model = data.get("model")
     if not isinstance(model, dict) or model.get("preset") is None:
@@ -74,3 +106,12 @@ def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
             "model.preset"
         )
     return {**data, "model": {**MODEL_PRESETS[name], **model}}
+
+
+def scenario_stack(scenario: Scenario, library: HardwareLibrary | None = None) -> StackProfile:
+    """The resolved stack profile of ``scenario`` (loaded by name if the scenario was built in
+    code rather than by :func:`load_scenario`)."""
+    stack = scenario.training.stack if scenario.training is not None else DEFAULT_STACK
+    if isinstance(stack, StackProfile):
+        return stack
+    return (library or HardwareLibrary()).stack(stack)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
+from simulator.config.stack import DEFAULT_STACK, StackProfile
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
@@ -66,6 +67,7 @@ class FabricConfig(_Section):
     switch_radix: Annotated[int, Strict(), Field(ge=4, le=1024)] = 64
     tiers: Annotated[int, Strict(), Field(ge=2, le=3)] | None = None
     torus_dims: list[Count] | None = None
+    pxn: Flag = False  # NCCL PXN: cross-rail sends hop over NVLink to the GPU at the peer's rail NIC
 
 
 class ClusterConfig(_Section):
@@ -109,6 +111,7 @@ class TrainingConfig(_Section):
     micro_batch: BigCount = 1
     dtype: Dtype = Dtype.BF16
     attention: AttentionKernel = AttentionKernel.FLASH
+    stack: StackProfile | str = DEFAULT_STACK   # resolved to a profile by the loader
 
     @field_validator("dtype")
     @classmethod
@@ -210,6 +213,18 @@ class Scenario(_Section):
     simulate: SimulateConfig = SimulateConfig()
     noise: NoiseConfig = NoiseConfig()
     description: str = ""
+
+    @model_validator(mode="after")
+    def _stack_defaults(self) -> Scenario:
+        """Fill the ``parallelism`` keys the scenario leaves out from the stack's defaults."""
+        stack = self.training.stack if self.training is not None else None
+        if not isinstance(stack, StackProfile):
+            return self
+        par = self.parallelism
+        unset = {k: v for k, v in stack.defaults.model_dump().items() if k not in par.model_fields_set}
+        if unset:
+            object.__setattr__(self, "parallelism", par.model_copy(update=unset))
+        return self
 
     @field_validator("name", mode="before")
     @classmethod

@@ -6,7 +6,7 @@ step = pipeline (m microbatches through p stages: the exact task graph,
        starts its own (:mod:`simulator.engine.gradient_sync`) with its last backward
        (``overlap_grad_reduce``) or after it; the latest to finish counts
      + optimizer step (memory-bound Adam update).
-Per-microbatch stage work comes from :mod:`simulator.engine.stage_cost`; all durations
+Per-microbatch stage work comes from :mod:`simulator.cost.layer`; all durations
 come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 :mod:`simulator.cost.network`).
 """
@@ -19,8 +19,15 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.context import Context, make_context
 from simulator.engine.flops import step_flops
-from simulator.engine.gradient_sync import gradient_sync_times
-from simulator.engine.stage_cost import head_costs, layer_cost, p2p_time
+from simulator.config.loader import scenario_stack
+from simulator.cost.in_layer import p2p_time
+from simulator.cost.layer import head_costs, layer_cost
+from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
+from simulator.engine.gradient_sync import (
+    first_param_bucket_time,
+    gradient_sync_times,
+    last_bucket_times,
+)
 from simulator.results import StageBreakdown, StepResult
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import compiled_graph, stage_clocks
@@ -39,18 +46,21 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     ``compute_speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
     """
     ctx = make_context(scenario, collectives, compute_speedup)
-    stages = _stages(ctx)
+    stages, sharded = _stages(ctx)
     forward = np.array([s.forward_s for s in stages])
     backward = np.array([s.backward_s for s in stages])
     finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
     pipe = float(finish.max())
     bubble = pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s)
     sync = np.array(gradient_sync_times(ctx))
-    synced = gradient_sync_start(scenario, finish, last_start) + sync
-    dp_exposed = max(0.0, float(synced.max()) - pipe)
-    optimizer = _optimizer_time(ctx, stages)
-    step = pipe + dp_exposed + optimizer
-    return _result(ctx, stages, step, pipe, bubble, float(sync.max()), dp_exposed, optimizer)
+    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
+                        finish + np.array(last_bucket_times(ctx)))
+    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
+    fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
+    step = pipe + dp_exposed + fixed
+    sharding = _sharding_totals(ctx, sharded)
+    return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
+                   (dp_exposed, sharding[1]), fixed)
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:
@@ -81,32 +91,57 @@ def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p:
     return float((ctx.microbatches * (forward + backward) + p2p * sends).max())
 
 
-def _stages(ctx: Context) -> list[StageBreakdown]:
-    par = ctx.scenario.parallelism
+def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
+    """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
+    par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
-    layer = layer_cost(ctx.scenario, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
+    layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
     p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
-    out, memories = [], {}
+    out, shardings, memories, priced = [], [], {}, {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
         kind = (layers, first, last)
         if kind not in memories:
             memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
                                           ctx.layout.dp, first, last, ctx.microbatches)
+        sharding = _stage_sharding(ctx, stack, layer, i, layers, priced)
         memory = memories[kind]
-        fwd = layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2
-                        + layer.zero3_forward)
-        bwd = layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2
-                        + layer.zero3_backward)
-        recompute = layers * layer.recompute
-        fwd += embed * first + logits_f * last
-        bwd += recompute + logits_b * last
-        tp = layers * (layer.tp_forward + layer.tp_backward
-                       + (layer.tp_forward if par.recompute == Recompute.FULL else 0.0))
+        recompute = layers * (layer.recompute + layer.tp_recompute)
+        fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
+               + embed * first + logits_f * last + sharding.forward_exposed)
+        bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+               + recompute + logits_b * last + sharding.backward_exposed)
+        tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
         out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
-                                  layers * layer.ep, p2p, memory.total, memory.as_dict()))
-    return out
+                                  layers * layer.ep, p2p, memory.total, memory.as_dict(),
+                                  sharding.forward_exposed + sharding.backward_exposed))
+        shardings.append(sharding)
+    return out, shardings
+
+
+def _stage_sharding(ctx: Context, stack, layer, stage: int, layers: int, priced: dict) -> ShardingCost:
+    """ZeRO-3 / FSDP cost of ``stage`` (:mod:`simulator.cost.sharding`); unit prices are
+    shared by stages with the same shape of groups."""
+    if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
+        return NO_SHARDING
+    key = stage if ctx.layout.pp > 1 else 0
+    if key not in priced:
+        priced[key] = unit_comm(ctx.scenario, stack, ctx.collectives, ctx.layout, stage)
+    chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
+    one = sharding_cost(ctx.scenario, stack, priced[key], chunk_layers, layer.forward,
+                        layer.backward + layer.recompute, ctx.microbatches)
+    v = ctx.scenario.parallelism.virtual_stages
+    return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
+
+
+def _sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:
+    """(communication seconds per step, exposed seconds per step) of the busiest stage."""
+    if not sharded:
+        return 0.0, 0.0
+    comm = max(s.comm_per_step for s in sharded)
+    exposed = max(s.forward_exposed + s.backward_exposed for s in sharded) * ctx.microbatches
+    return comm, exposed
 
 
 def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
@@ -120,11 +155,12 @@ def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
 def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
     params = _max_stage_params(ctx, stages)
     if ctx.scenario.parallelism.zero_stage >= 1:
-        params /= ctx.layout.dp
+        params /= ctx.layout.dp * ctx.layout.cp
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 
-def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> StepResult:
+def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
+    """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
     model_flops, hardware_flops = step_flops(sc)
     peak = ctx.compute.gpu.peak_flops(sc.training.dtype)
@@ -132,7 +168,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> 
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
-               "dp": dp_exposed, "cp": ctx.microbatches * stages[0].cp_comm_s,
+               "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
                "ep": ctx.microbatches * stages[0].ep_comm_s}
     return StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
@@ -143,6 +179,6 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, optimizer) -> 
         mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / step,
         comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
-        dp_comm_s=dp_time, dp_comm_exposed_s=dp_exposed, optimizer_s=optimizer,
+        dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
         microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity)

@@ -5,12 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.checks import data_parallel_size
+from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.workload.layout import Layout
-from simulator.workload.memory import BYTES
+from simulator.config.hardware import Dtype
+from simulator.workload.memory import BYTES  # noqa: F401  (re-exported for callers)
 from simulator.workload.transformer import Attention, LayerShape
+
+
+ACTIVATION_BYTES = {Dtype.FP32: 4}
+"""Bytes per activation element: 4 for fp32 training, else 2 (fp8 recipes keep activations
+and tensor-parallel traffic in bf16; only GEMM operands are cast to fp8)."""
 
 
 @dataclass(frozen=True)
@@ -32,9 +39,11 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)
     layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
+    fused = scenario_stack(scenario).kernels.fused_elementwise
     shape = LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
                        par.sequence_parallel, Attention(training.attention),
-                       BYTES[training.dtype])
-    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup)
+                       ACTIVATION_BYTES.get(training.dtype, 2), fused)
+    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup,
+                           scenario_stack(scenario).kernels.attention)
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches)

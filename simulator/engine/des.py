@@ -5,7 +5,7 @@ every transfer as a flow that shares links with the others.
 Each (replica, stage) is one entity, its tensor-parallel GPUs collapsed (they synchronise
 every layer, so the entity runs at the pace of its slowest GPU). Compute and in-line
 collectives take the durations of the shared cost model
-(:mod:`simulator.engine.stage_cost`). With ``contention`` on, stage-to-stage sends, the
+(:mod:`simulator.cost.layer`). With ``contention`` on, stage-to-stage sends, the
 data-parallel gradient collectives and, at fidelities finer than tp-collapsed, in-layer
 collectives that span servers are flows over the routed links
 (:mod:`simulator.engine.flows`, :mod:`simulator.engine.replay`,
@@ -15,7 +15,8 @@ is in :mod:`simulator.engine.des_plan`.
 
 A stage's gradient synchronisation starts when all its replicas reach it: with their last
 backward (``overlap_grad_reduce``) or after it
-(:func:`simulator.engine.analytical.gradient_sync_start`). The optimizer step follows
+(:func:`simulator.engine.analytical.gradient_sync_start`), and ends no earlier than its
+last bucket's reduction after the last replica's backward. The optimizer step follows
 the last stage to finish (Megatron's global gradient-norm all-reduce synchronises them).
 
 Invariants (tests): without noise and contention the step equals the analytical step;
@@ -125,6 +126,8 @@ class _StepRun:
         self.finished = [[False] * width for _ in range(lay.dp)]   # by task id, per replica
         self.waiting: list[dict[int, simpy.Event]] = [{} for _ in range(lay.dp)]
         self.arrived = [0] * lay.pp
+        self.done = [0] * lay.pp                    # replicas past their last task, per stage
+        self.all_done = [env.event() for _ in range(lay.pp)]
         self.barriers: dict[tuple[int, int, int, int, int], list] = {}
         self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
         self.end = np.zeros((lay.dp, lay.pp))
@@ -163,6 +166,9 @@ class _StepRun:
             finished[tid] = True
             if tid in waiting:
                 waiting.pop(tid).succeed()
+        self.done[stage] += 1
+        if self.done[stage] == self.ctx.layout.dp:
+            self.all_done[stage].succeed(env.now)
         if not overlap:
             self._arrive(stage)
         if self.synced[stage] is not None:
@@ -238,6 +244,10 @@ class _StepRun:
         else:
             for replay in self.plan.sync_replays[stage]:
                 yield from run_replay(env, self.network, replay)
+        tail = self.plan.sync_tail_s[stage] if self.plan.sync_tail_s is not None else 0.0
+        if tail > 0.0:
+            finished = yield self.all_done[stage]
+            yield env.timeout(max(0.0, finished + tail - env.now))
         self.synced[stage].succeed()
         if self.log is not None:
             _log_sync(self.ctx, stage, start, env.now, self.plan.sync_bytes[stage], self.log)

@@ -20,7 +20,11 @@ from simulator.collectives.concurrent import merge_schedules
 from simulator.config.scenario import Fidelity
 from simulator.engine.context import Context
 from simulator.engine.flows import Route, make_route
-from simulator.engine.gradient_sync import all_gradient_collectives
+from simulator.engine.gradient_sync import (
+    all_gradient_collectives,
+    first_param_bucket_time,
+    last_bucket_times,
+)
 from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.results import StepResult
@@ -38,9 +42,10 @@ class StepPlan:
     sync_s: np.ndarray         # uncontended gradient synchronisation per stage
     sync_bytes: np.ndarray     # gradient bytes one GPU of each stage synchronises
     sync_replays: tuple[tuple[PreparedReplay, ...], ...]     # per stage (contention on)
-    optimizer_s: float
+    optimizer_s: float         # optimizer, fixed step cost, first weight bucket's wait
     in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
     in_layer_replays: dict[tuple[int, int, int], PreparedReplay] | None = None  # (stage, kind, owner)
+    sync_tail_s: np.ndarray | None = None   # last gradient bucket's reduction, after the backward
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,10 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
+    fixed = base.optimizer_s + first_param_bucket_time(ctx)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
-                    sync_bytes, replays, base.optimizer_s, in_layer, in_layer_replays)
+                    sync_bytes, replays, fixed, in_layer, in_layer_replays,
+                    np.array(last_bucket_times(ctx)))
 
 
 def _in_layer(ctx: Context, contention: bool):

@@ -7,38 +7,67 @@ are priced together (:meth:`simulator.cost.CollectiveModel.concurrent_terms`). S
 start their reduction at different times (the pipeline drains stage by stage), so stages
 are priced separately; where they still collide, the discrete-event engine finds it.
 
-- ZeRO 0: all-reduce of the gradients (bf16/fp16: ``2 * params`` bytes per GPU).
+- ZeRO 0: all-reduce of the gradients.
 - ZeRO 1 and 2: reduce-scatter of the gradients, then all-gather of the updated weights
-  (Rajbhandari et al. 2020, sec. 5).
-- ZeRO 3: nothing here; gradients are reduce-scattered layer by layer during backward
-  (:mod:`simulator.engine.stage_cost`).
+  (Rajbhandari et al. 2020, sec. 5; Megatron's distributed optimizer). With the stack's
+  ``overlap_param_gather`` the all-gather runs bucket by bucket during the next step's
+  forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``).
+- ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
+
+Gradients are reduced in the stack's ``grad_reduce_dtype`` (Megatron-LM reduces in fp32
+under bf16 by default, ``accumulate_allreduce_grads_in_fp32``); weights are gathered in
+the training dtype. With ``overlap_grad_reduce`` buckets of ``bucket_MB`` are reduced as
+backward fills them, so the reduction of the last bucket cannot start before the backward
+ends: that bucket's time is the least the reduction adds after it (PyTorch DDP, Li et al.
+2020, VLDB, sec. 3.2.3).
 """
 
 from __future__ import annotations
 
 from simulator.collectives import Op
+from simulator.config.hardware import Dtype
+from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.engine.context import Context
-from simulator.workload.memory import BYTES, layer_split, stage_parameters
+from simulator.workload.memory import layer_split, stage_parameters
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
-    """Per stage, the collectives that synchronise its gradients, in order."""
+    """Per stage, the collectives that synchronise its gradients at the end of a step."""
     par, layout = ctx.scenario.parallelism, ctx.layout
     if layout.dp == 1 or par.zero_stage == 3:
         return [[] for _ in range(layout.pp)]
-    ops = [Op.ALL_REDUCE] if par.zero_stage == 0 else [Op.REDUCE_SCATTER, Op.ALL_GATHER]
-    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    sizes = _stage_sizes(ctx)
     price = ctx.collectives.concurrent_terms
-    out, sizes, dtype_bytes = [], {}, BYTES[ctx.scenario.training.dtype]
+    out = []
+    for stage, (grad_bytes, param_bytes) in enumerate(sizes):
+        key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
+        out.append([PricedCollective(op, n, price(op, groups, n, key=key))
+                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes)])
+    return out
+
+
+def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float) -> list[tuple[Op, float]]:
+    if ctx.scenario.parallelism.zero_stage == 0:
+        return [(Op.ALL_REDUCE, grad_bytes)]
+    if scenario_stack(ctx.scenario).data_parallel.overlap_param_gather:
+        return [(Op.REDUCE_SCATTER, grad_bytes)]
+    return [(Op.REDUCE_SCATTER, grad_bytes), (Op.ALL_GATHER, param_bytes)]
+
+
+def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
+    """Per stage: (gradient bytes in the reduce dtype, weight bytes) one GPU synchronises."""
+    par = ctx.scenario.parallelism
+    dtype = Dtype(ctx.scenario.training.dtype)
+    grad = scenario_stack(ctx.scenario).data_parallel.grad_reduce_dtype.nbytes(dtype)
+    weight = 4 if dtype == Dtype.FP32 else 2
+    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    sizes, out = {}, []
     for stage, layers in enumerate(split):
         kind = (layers, stage == 0, stage == par.pp - 1)
         if kind not in sizes:
-            sizes[kind] = sum(stage_parameters(ctx.scenario.model, par, *kind)) * dtype_bytes
-        nbytes = sizes[kind]
-        groups = _stage_groups(layout, stage)
-        out.append([PricedCollective(op, nbytes, price(op, groups, nbytes, key=("dp-stage", layout, stage)))
-                    for op in ops])
+            sizes[kind] = sum(stage_parameters(ctx.scenario.model, par, *kind))
+        out.append((sizes[kind] * grad, sizes[kind] * weight))
     return out
 
 
@@ -50,3 +79,30 @@ def _stage_groups(layout, stage: int):
 def gradient_sync_times(ctx: Context) -> list[float]:
     """Seconds of each stage's gradient synchronisation with no other traffic on its links."""
     return [sum(c.time_s for c in stage) for stage in all_gradient_collectives(ctx)]
+
+
+def last_bucket_times(ctx: Context) -> list[float]:
+    """Per stage, seconds of the reduction of its last gradient bucket (0 without overlap):
+    the part of the reduction that cannot hide behind the backward."""
+    if not ctx.scenario.parallelism.overlap_grad_reduce:
+        return [0.0] * ctx.layout.pp
+    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
+                if c.op != Op.ALL_GATHER)
+            for stage in all_gradient_collectives(ctx)]
+
+
+def first_param_bucket_time(ctx: Context) -> float:
+    """Seconds the next step's forward waits for its first weight bucket (ZeRO 1-2 with
+    ``overlap_param_gather``; 0 otherwise), the slowest stage's."""
+    par, layout = ctx.scenario.parallelism, ctx.layout
+    stack = scenario_stack(ctx.scenario)
+    if layout.dp == 1 or par.zero_stage not in (1, 2) or not stack.data_parallel.overlap_param_gather:
+        return 0.0
+    worst = 0.0
+    for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
+        nbytes = min(stack.data_parallel.bucket_bytes, param_bytes)
+        terms = ctx.collectives.concurrent_terms(Op.ALL_GATHER, _stage_groups(layout, stage), nbytes,
+                                                 key=("dp-stage", layout, stage))
+        worst = max(worst, terms.time(nbytes).item())
+    return worst

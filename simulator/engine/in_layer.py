@@ -5,9 +5,12 @@ reduce-scatters with sequence parallelism; Shoeybi et al. 2019, Korthikanti et a
 context-parallel all-gathers of K and V blocks (3 per pass, ring attention) and, with
 experts, a dispatch and a combine all-to-all per pass (Lepikhin et al. 2020, GShard);
 full recompute repeats the forward's tensor-parallel collectives before the backward.
+Collectives the stack overlaps with GEMMs (the backward input-gradient all-reduce or
+reduce-scatter with ``overlap_dgrad_comm``; all of them with ``comm_overlap``) are not
+replayed: their exposed remainder stays in the compute segments, as priced.
 Inside a server they ride NVLink, which carries no other traffic, and keep the cost
 model's duration. Across servers they share NICs and uplinks with the other groups of the
-stage (priced together by :mod:`simulator.engine.stage_cost`) and with everything else
+stage (priced together by :mod:`simulator.cost.in_layer`) and with everything else
 (only the DES sees that), so the DES replays them as flows between compute segments.
 Tensor- and context-parallel groups lie inside one (replica, stage) entity; an
 expert-parallel group spans ``ep`` replicas, which exchange in step (a barrier).
@@ -17,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.cost.collective import PricedCollective
 from simulator.engine.context import Context
-from simulator.engine.stage_cost import (
+from simulator.cost.in_layer import (
     cp_collective,
     ep_collective,
     spans_servers,
@@ -55,10 +59,14 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
         return spans_servers(ctx.collectives, group)
 
     kinds = []
-    if lay.tp > 1 and spans(lay.tp_group(stage)):
+    overlap = scenario_stack(ctx.scenario).tensor_parallel
+    if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
         recompute = 2 if par.recompute == Recompute.FULL else 0
-        for c in tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, lay):
-            kinds.append(InLayerKind("tp", c, round(2 * layers), round((2 + recompute) * layers)))
+        found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, lay)
+        for i, c in enumerate(found):
+            hidden = overlap.overlap_dgrad_comm and i == len(found) - 1
+            backward = recompute if hidden else 2 + recompute
+            kinds.append(InLayerKind("tp", c, round(2 * layers), round(backward * layers)))
     cp = cp_collective(ctx.shape, ctx.collectives, lay)
     if cp is not None and spans(lay.cp_group(stage)):
         kinds.append(InLayerKind("cp", cp, round(3 * layers), round(3 * layers)))

@@ -20,6 +20,7 @@ class StageBreakdown:
     p2p_s: float
     memory_bytes: float
     memory: dict = field(default_factory=dict)
+    zero3_exposed_s: float = 0.0    # ZeRO-3/FSDP gathers and reductions not hidden, per microbatch
 
 
 @dataclass(frozen=True)

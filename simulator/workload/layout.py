@@ -69,6 +69,13 @@ class Layout:
         """The data-parallel groups of one stage (one per tensor- and context-parallel rank)."""
         return [self.dp_group(stage, t, c) for c in range(self.cp) for t in range(self.tp)]
 
+    def stage_shard_groups(self, stage: int) -> list[tuple[int, ...]]:
+        """Groups that ZeRO-3/FSDP shards parameters over on ``stage``: the data- and
+        context-parallel ranks of each tensor-parallel rank (Megatron and torchtitan shard
+        over dp x cp; context-parallel ranks hold the same weights)."""
+        return [tuple(self.gpu(t, c, r, stage) for r in range(self.dp) for c in range(self.cp))
+                for t in range(self.tp)]
+
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
         return self.gpu(pp_rank=stage), self.gpu(pp_rank=stage + 1)

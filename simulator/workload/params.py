@@ -55,3 +55,25 @@ def non_expert_parameters(model: ModelConfig) -> int:
     h, f = model.hidden, model.ffn_hidden
     mlp = (2 * h * f + f + h) if model.mlp == Mlp.GELU else 3 * h * f
     return layer_parameters(model) - model.experts * mlp
+
+
+def layer_tensor_sizes(model: ModelConfig) -> list[int]:
+    """Elements of each parameter tensor of one layer, as frameworks register them.
+
+    GPT (Megatron): fused QKV weight and bias, output projection weight and bias, two
+    LayerNorms (weight, bias), fc1 and fc2 weights and biases: 12 tensors. Llama: wq, wk,
+    wv, wo, w1, w3, w2 and two RMSNorm weights: 9 tensors. MoE layers list each expert's
+    MLP matrices and the router. The sizes sum to :func:`layer_parameters`.
+    """
+    h, f = model.hidden, model.ffn_hidden
+    kv = model.kv_heads * (h // model.heads)
+    if model.mlp == Mlp.GELU:
+        attention = [h * (h + 2 * kv), h + 2 * kv, h * h, h]
+        mlp = [h * f, f, f * h, h]
+        norms = [h, h, h, h]
+    else:
+        attention = [h * h, h * kv, h * kv, h * h]
+        mlp = [h * f, h * f, f * h]
+        norms = [h, h]
+    router = [h * model.experts] if model.experts > 1 else []
+    return attention + mlp * model.experts + norms + router

@@ -15,9 +15,15 @@ fc2        (b s, h, f/t)
 =========  =============================  ========================================
 
 Backward runs two GEMMs per forward GEMM (data and weight gradients), so twice
-the FLOPs. Memory-bound kernels (layer norms, bias+activation, bias+dropout+add,
-and the unfused softmax/dropout over the b a/t s^2 score matrix) move the bytes
-listed in :func:`_memory_bytes`; backward moves twice the forward bytes.
+the FLOPs. With fused (flash) attention the scores and context products are one kernel
+of its own class, ``4 b (a/t) s s_kv d`` FLOPs forward (half of it with a causal mask),
+and its backward is 2.5x the forward: five matrix products instead of two, since it
+recomputes ``Q K^T`` (Dao 2023, FlashAttention-2, arXiv:2307.08691, sec. 3.1-3.2).
+Memory-bound kernels (norms, bias+activation, bias+dropout+add, rotary embeddings, and
+the unfused softmax/dropout over the b a/t s^2 score matrix) move the bytes listed in
+:func:`_memory_bytes`, fused (one kernel per op group, as Megatron/TransformerEngine
+fusions or torch.compile run them) or eager (one PyTorch op per kernel); backward
+moves twice the forward bytes.
 Reference: Narayanan et al. SC21, sec. 3 and Appendix; Korthikanti et al. 2022.
 """
 
@@ -48,6 +54,7 @@ class LayerShape:
     sequence_parallel: bool = False
     attention: Attention = Attention.FLASH
     dtype_bytes: int = 2
+    fused: bool = True
 
     @property
     def seq(self) -> int:
@@ -64,41 +71,67 @@ class LayerShape:
 
 @dataclass(frozen=True)
 class Kernels:
-    """GEMMs as an (n, 4) array of (M, N, K, batch) and memory kernels as byte counts."""
+    """GEMMs as an (n, 4) array of (M, N, K, batch), which of them are linear layers
+    (their weights may run in fp8), fused-attention FLOPs and memory kernels' bytes."""
 
     gemms: np.ndarray
     memory_bytes: np.ndarray
+    linear: np.ndarray | None = None
+    attention_flops: float = 0.0
+    is_backward: bool = False
 
     @property
     def flops(self) -> float:
         g = self.gemms
-        return float(np.sum(2.0 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]))
+        return float(np.sum(2.0 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3])) + self.attention_flops
+
+    @property
+    def linear_mask(self) -> np.ndarray:
+        return np.zeros(len(self.gemms), bool) if self.linear is None else self.linear
 
     def backward(self) -> Kernels:
-        """Data-gradient and weight-gradient GEMMs, and twice the memory traffic."""
+        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, twice the memory traffic."""
         m, n, k, batch = self.gemms.T
         dgrad = np.stack([m, k, n, batch], axis=1)
         wgrad = np.stack([k, n, m, batch], axis=1)
-        return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2))
+        mask = self.linear_mask
+        return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2),
+                       np.concatenate([mask, mask]), FLASH_BACKWARD_RATIO * self.attention_flops, True)
+
+
+FLASH_BACKWARD_RATIO = 2.5
+"""Flash-attention backward FLOPs over forward: 5 matrix products (recomputed Q K^T, dV,
+dP, dQ, dK) against 2 (Dao 2023, arXiv:2307.08691, sec. 3.2; FlashAttention-3 counts the
+same, arXiv:2407.08608 sec. 4.1)."""
 
 
 def layer_forward(shape: LayerShape) -> Kernels:
     """Forward kernels of one transformer layer (see the module table)."""
-    return Kernels(np.array(_gemms(shape), dtype=np.float64), _memory_bytes(shape))
+    gemms, linear = _gemms(shape)
+    return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape), np.array(linear),
+                   _flash_flops(shape))
 
 
-def _gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
+def _flash_flops(shape: LayerShape) -> float:
+    """``4 b (a/t) s s_kv d``, halved by the causal mask (0 for unfused attention)."""
+    if shape.attention != Attention.FLASH:
+        return 0.0
+    heads = shape.model.heads / shape.tp
+    return 4.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * shape.head_dim * 0.5
+
+
+def _gemms(shape: LayerShape) -> tuple[list[tuple[float, float, float, float]], list[bool]]:
     mdl, t, d = shape.model, shape.tp, shape.head_dim
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
-    causal = 0.5 if shape.attention == Attention.FLASH else 1.0
-    gemms = [
-        (tokens, (mdl.heads + 2 * mdl.kv_heads) * d / t, mdl.hidden, 1),
-        (shape.seq, kv_seq * causal, d, shape.micro_batch * heads),
-        (shape.seq, d, kv_seq * causal, shape.micro_batch * heads),
-        (tokens, mdl.hidden, mdl.heads * d / t, 1),
-    ]
-    return gemms + _mlp_gemms(shape)
+    qkv = (tokens, (mdl.heads + 2 * mdl.kv_heads) * d / t, mdl.hidden, 1)
+    proj = (tokens, mdl.hidden, mdl.heads * d / t, 1)
+    core = []
+    if shape.attention == Attention.UNFUSED:
+        core = [(shape.seq, kv_seq, d, shape.micro_batch * heads),
+                (shape.seq, d, kv_seq, shape.micro_batch * heads)]
+    mlp = _mlp_gemms(shape)
+    return [qkv, *core, proj, *mlp], [True] + [False] * len(core) + [True] * (1 + len(mlp))
 
 
 def _mlp_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
@@ -114,14 +147,46 @@ def _mlp_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
 
 
 def _memory_bytes(shape: LayerShape) -> np.ndarray:
-    """Bytes moved by each memory-bound forward kernel (read + write)."""
+    """Bytes moved by each memory-bound forward kernel (read + write).
+
+    In units of ``act`` = the layer's hidden activation bytes (``b s h`` elements, over
+    ``t`` with sequence parallelism) and ``ffn`` = the MLP inner activation bytes:
+
+    ===================  ===============================  ===================================
+    kernel               fused                            eager (one PyTorch op per kernel)
+    ===================  ===============================  ===================================
+    2 norms              2 act each (read x, write y)     RMSNorm in fp32 ops: 18 act each
+    2 residual adds      3 act (Llama); GPT bias+dropout  3 act; GPT 7.5 act (bias, dropout,
+                         +add 3.5 act (1 B mask)          add apart)
+    activation           GELU 2 ffn; SwiGLU 3 ffn         GELU 4 ffn (bias apart); SwiGLU 5 ffn
+    rotary (SwiGLU/      read + write q, k                fp32 complex product: 10x q, k
+    Llama models)
+    attention output     -                                transpose + contiguous: 2 act
+    ===================  ===============================  ===================================
+
+    The eager RMSNorm is ``(x.float() * rsqrt(x.float().pow(2).mean(-1) + eps)).type_as(x)
+    * w``: upcast (2 B read, 4 B write per element), pow (4 + 4), mean (4), multiply (4 + 4),
+    downcast (4 + 2), weight (2 + 2): 36 B per element (torchtitan models/llama, 2024).
+    The eager rotary embedding upcasts, multiplies as complex numbers and downcasts:
+    6 + 8 + 6 B per element of q and k. Unfused attention adds scale+mask+softmax and
+    dropout over the ``b a/t s^2`` scores (Megatron-LM 2021).
+    """
     mdl, nb = shape.model, shape.dtype_bytes
+    llama = mdl.mlp == Mlp.SWIGLU
     sp_tokens = shape.tokens / (shape.tp if shape.sequence_parallel else 1)
     act = sp_tokens * mdl.hidden * nb
-    ffn_act = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1)
-    kernels = [2 * act, 2 * act,                       # two layer norms
-               3.5 * act, 3.5 * act,                   # bias + dropout + residual add (mask 1 B)
-               (3.0 if mdl.mlp == Mlp.SWIGLU else 2.0) * ffn_act]   # bias + activation
+    ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1)
+    qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
+    if shape.fused:
+        norm, residual = 2.0, (3.0 if llama else 3.5)
+        kernels = [norm * act, norm * act, residual * act, residual * act,
+                   (3.0 if llama else 2.0) * ffn]
+        kernels += [2.0 * qk] if llama else []
+    else:
+        norm, residual = (18.0, 3.0) if llama else (2.0, 7.5)
+        kernels = [norm * act, norm * act, residual * act, residual * act,
+                   (5.0 if llama else 4.0) * ffn, 2.0 * act]
+        kernels += [10.0 * qk] if llama else []
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)

@@ -1,0 +1,141 @@
+"""Software-stack profiles: how a training framework shards, gathers, reduces and overlaps.
+
+A profile is data (``hardware_specs/stacks/<name>.yaml``), one per framework and era
+(Megatron-LM 2021, Megatron-Core, NeMo, DeepSpeed, PyTorch FSDP/FSDP2, torchtitan), each
+value with its source; docs/stacks.md describes them. A scenario names one with
+``training.stack: NAME`` or overrides fields with a mapping
+``training.stack: {base: fsdp2, sharding: {prefetch: 2}}``; the default is
+:data:`DEFAULT_STACK`. Keys the stack sets in ``defaults`` fill the scenario's
+``parallelism`` keys that the scenario leaves out.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, Strict
+
+from simulator.config.hardware import Dtype
+
+DEFAULT_STACK = "megatron-core"
+"""What a new user most likely runs: Megatron-Core (directly, or through NeMo/Megatron-LM)."""
+
+Flag = Annotated[bool, Strict()]
+_MB = 1e6
+
+
+class ReduceDtype(StrEnum):
+    """Dtype of a gradient or weight collective; ``param`` means the training dtype."""
+
+    PARAM = "param"
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+    def nbytes(self, training_dtype: Dtype) -> int:
+        """Bytes per element of this dtype (``param``: the training dtype's bytes, fp8 -> 2
+        since fp8 recipes keep bf16 weights and gradients)."""
+        sizes = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+        if self is ReduceDtype.PARAM:
+            return {Dtype.FP32: 4}.get(training_dtype, 2)
+        return sizes[self.value]
+
+
+class GatherUnit(StrEnum):
+    LAYER = "layer"          # one coalesced all-gather per transformer block (FSDP unit)
+    PARAMETER = "parameter"  # one all-gather per weight tensor (DeepSpeed ZeRO-3, 2021)
+
+
+class Fp8Scaling(StrEnum):
+    DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
+    DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
+
+
+class SelectiveRecompute(StrEnum):
+    """What ``recompute: selective`` recomputes in a stack."""
+
+    CORE_ATTENTION = "core_attention"            # Megatron: the attention core (Korthikanti 2022)
+    EVERY_SECOND_MATMUL = "every_second_matmul"  # torchtitan per-op SAC: every second mm + cheap ops
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StackDefaults(_Part):
+    zero_stage: Annotated[int, Strict(), Field(ge=0, le=3)] = 1
+    overlap_grad_reduce: Flag = True
+
+
+class DataParallelProfile(_Part):
+    """Gradient reduction for ZeRO 0-2 (DDP, Megatron DDP and distributed optimizer)."""
+
+    grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
+    bucket_MB: Annotated[float, Field(gt=0.0, le=1e6, allow_inf_nan=False)] = 25.0
+    overlap_param_gather: Flag = False
+
+    @property
+    def bucket_bytes(self) -> float:
+        return self.bucket_MB * _MB
+
+
+class ShardingProfile(_Part):
+    """Parameter sharding (ZeRO-3, FSDP): gather granularity, prefetch, dtypes."""
+
+    unit: GatherUnit = GatherUnit.LAYER
+    prefetch: Annotated[int, Strict(), Field(ge=0, le=16)] = 1
+    reshard_after_forward: Flag = True
+    regather_for_recompute: Flag = False
+    param_gather_dtype: ReduceDtype = ReduceDtype.PARAM
+    grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
+    reduce_every_microbatch: Flag = True
+
+
+class TensorParallelProfile(_Part):
+    overlap_dgrad_comm: Flag = False
+    comm_overlap: Flag = False
+
+
+class KernelProfile(_Part):
+    fused_elementwise: Flag = True
+    fp8_scaling: Fp8Scaling = Fp8Scaling.DELAYED
+    attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
+    """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
+    (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""
+
+
+class RecomputeProfile(_Part):
+    selective: SelectiveRecompute = SelectiveRecompute.CORE_ATTENTION
+
+
+class StackProfile(_Part):
+    """One training stack (see the module docstring and docs/stacks.md)."""
+
+    name: str
+    display_name: str = ""
+    version: str = ""
+    defaults: StackDefaults = StackDefaults()
+    data_parallel: DataParallelProfile = DataParallelProfile()
+    sharding: ShardingProfile = ShardingProfile()
+    tensor_parallel: TensorParallelProfile = TensorParallelProfile()
+    kernels: KernelProfile = KernelProfile()
+    recompute: RecomputeProfile = RecomputeProfile()
+    step_overhead_ms: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def step_overhead_s(self) -> float:
+        return self.step_overhead_ms * 1e-3
+
+
+def merged_profile(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` merged in, section by section (nested mappings merge)."""
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged_profile(out[key], value)
+        else:
+            out[key] = value
+    return out

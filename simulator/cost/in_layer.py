@@ -1,0 +1,85 @@
+"""Collectives inside a layer (tensor-, context-, expert-parallel) and pipeline sends: which
+collective, on how many bytes, priced on which groups.
+
+Megatron-LM runs tensor-parallel collectives in line with compute; with sequence
+parallelism each all-reduce becomes an all-gather plus a reduce-scatter of the same
+activation (Shoeybi et al. 2019; Korthikanti et al. 2022). Ring attention passes K and V
+blocks around the context-parallel group; expert layers dispatch and combine tokens with
+all-to-alls (Lepikhin et al. 2020). Groups that span servers are priced together with the
+stage's other groups, since they run in lockstep and may share NICs and uplinks.
+"""
+
+from __future__ import annotations
+
+from simulator.collectives import Group, Op
+from simulator.config.scenario import Scenario
+from simulator.cost.collective import CollectiveModel, PricedCollective
+from simulator.cost.network import CostTerms
+from simulator.workload.layout import Layout
+from simulator.workload.transformer import LayerShape
+
+
+def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: CollectiveModel,
+                   layout: Layout) -> list[PricedCollective]:
+    """The tensor-parallel collectives a layer runs twice per pass (none with tp = 1)."""
+    if layout.tp == 1:
+        return []
+    nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
+    ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
+    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
+    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
+                                                         nbytes, ("tp", layout)))
+            for op in ops]
+
+
+def spans_servers(collectives: CollectiveModel, gpus: tuple[int, ...]) -> bool:
+    """Whether the GPUs ``gpus`` sit in more than one server."""
+    return Group(collectives.cluster, gpus).servers > 1
+
+
+def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[int, ...],
+                   nbytes: float, key) -> CostTerms:
+    """Chosen terms of ``op`` on ``group``; if the group spans servers, priced with all the
+    stage's ``groups`` at once (they run in lockstep and may share NICs and uplinks).
+
+    Groups inside one server ride NVLink, which no other group shares, so one is priced alone.
+    """
+    if spans_servers(collectives, group):
+        return collectives.concurrent_terms(op, groups, nbytes, key=key)
+    terms = collectives.terms(op, None, Group(collectives.cluster, group))
+    return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
+
+
+def cp_collective(shape: LayerShape, collectives: CollectiveModel,
+                  layout: Layout) -> PricedCollective | None:
+    """The context-parallel all-gather of K and V blocks (None with cp = 1)."""
+    if layout.cp == 1:
+        return None
+    mdl = shape.model
+    kv = 2 * shape.tokens * mdl.kv_heads * shape.head_dim / shape.tp * shape.dtype_bytes
+    nbytes = kv * layout.cp
+    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]  # noqa: E731
+    return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
+        collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout)))
+
+
+def ep_collective(shape: LayerShape, collectives: CollectiveModel,
+                  layout: Layout) -> PricedCollective | None:
+    """The expert-parallel all-to-all: ``b s top_k h`` activations per GPU (None without
+    experts). Every expert-parallel group of a stage exchanges at once."""
+    mdl = shape.model
+    if mdl.experts == 1 or layout.ep == 1:
+        return None
+    nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
+    return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
+        collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
+        ("ep", layout)))
+
+
+def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """One activation send between adjacent stages (scatter-gather: b s h / t per GPU)."""
+    if layout.pp == 1:
+        return 0.0
+    nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes / shape.tp
+    group = Group(collectives.cluster, layout.pp_pair(0))
+    return float(collectives.sweep(Op.SENDRECV, None, group, [nbytes]).time_s[0])

@@ -1,0 +1,209 @@
+"""Per-microbatch cost of one transformer layer on one GPU: compute, recompute, and the
+tensor-, context- and expert-parallel communication left on its critical path.
+
+Compute prices the kernels of :mod:`simulator.workload.transformer` with
+:mod:`simulator.cost.compute`; under fp8 each linear layer also casts its input, weight
+and output gradient to fp8 (read 2 B, write the fp8 copy and its transpose, 1 B each:
+Hopper fp8 GEMMs take only the TN layout, so TransformerEngine casts and transposes in one
+kernel; dynamic scaling reads the tensor once more for its amax first; TE caches the
+weight's fp8 copy over a step's microbatches, torchao's dynamic scaling casts it every
+forward). NVIDIA TransformerEngine docs, "Using FP8 with Transformer Engine";
+pytorch/ao float8 README.
+
+Tensor-parallel communication follows the stack profile (``tensor_parallel``):
+
+- in line (Megatron-LM 2021): all of it exposed;
+- ``overlap_dgrad_comm`` (Megatron-Core's ``LinearWithGradAccumulationAndAsyncCommunication``):
+  in backward, the input-gradient all-reduce (reduce-scatter with sequence parallelism) of
+  the two column-parallel linears (QKV, fc1) runs while their weight-gradient GEMMs do:
+  exposed ``max(0, comm - wgrad)``;
+- ``comm_overlap`` (TransformerEngine userbuffers, PyTorch async TP): each collective is cut
+  into ``t`` chunks pipelined with its GEMM's chunks, exposed
+  ``(t-1) max(c/(t-1), g/t) + g/t - g`` for comm ``c`` and GEMM ``g`` (Wang et al., ASPLOS
+  2023, "Overlap communication with dependent computation via decomposition").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.config.scenario import Recompute, Scenario
+from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
+from simulator.cost.collective import CollectiveModel
+from simulator.cost.compute import ComputeModel
+from simulator.cost.in_layer import cp_collective, ep_collective, tp_collectives
+from simulator.workload.layout import Layout
+from simulator.workload.transformer import (
+    Attention,
+    Kernels,
+    LayerShape,
+    embedding_forward,
+    layer_forward,
+    logits_forward,
+)
+
+FP8_CAST_BYTES = 4.0
+"""Bytes per element of a cast-and-transpose to fp8: read 2, write 1 + 1 (transposed)."""
+AMAX_BYTES = 2.0
+"""Bytes per element of the amax pass that dynamic scaling runs before each cast."""
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Seconds for one layer and one microbatch on one GPU (communication: exposed part)."""
+
+    forward: float
+    backward: float
+    recompute: float
+    tp_forward: float
+    tp_backward: float
+    cp: float
+    ep: float
+    tp_recompute: float = 0.0
+
+
+def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
+    """Seconds of all of ``kernels`` run one after another on one GPU."""
+    return float(_gemm_times(compute, kernels).sum() + compute.memory_time(kernels.memory_bytes).sum()
+                 + compute.attention_time(kernels.attention_flops, kernels.is_backward))
+
+
+def _gemm_times(compute: ComputeModel, kernels: Kernels) -> np.ndarray:
+    g = kernels.gemms
+    if not len(g):
+        return np.zeros(0)
+    return compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], kernels.linear_mask)
+
+
+def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+               collectives: CollectiveModel, layout: Layout) -> LayerCost:
+    """Compute and exposed communication of one layer (see the module docstring)."""
+    fwd_k = layer_forward(shape)
+    bwd_k = fwd_k.backward()
+    casts = _fp8_cast_times(stack, shape, compute, fwd_k)
+    forward = kernels_time(compute, fwd_k) + casts[0]
+    backward = kernels_time(compute, bwd_k) + casts[1]
+    tp_fwd, tp_bwd = _tp_exposed(scenario, stack, shape, compute, collectives, layout, fwd_k, bwd_k)
+    recompute, tp_re = _recompute(scenario, stack, shape, compute, forward, tp_fwd)
+    cp = _cp_comm(shape, collectives, layout)
+    ep = _ep_comm(shape, collectives, layout)
+    return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
+
+
+def _fp8_cast_times(stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+                    fwd: Kernels) -> tuple[float, float]:
+    """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8)."""
+    if compute.dtype.value != "fp8":
+        return 0.0, 0.0
+    g = fwd.gemms[fwd.linear_mask]
+    m, n, k = g[:, 0], g[:, 1], g[:, 2]
+    per_element = FP8_CAST_BYTES
+    weights = (n * k).sum()
+    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
+        per_element += AMAX_BYTES
+    else:
+        weights = 0.0  # delayed scaling: the weight's fp8 copy is made once per step
+    forward = compute.memory_time(per_element * np.append(m * k, weights)).sum()
+    backward = compute.memory_time(per_element * (m * n)).sum()
+    return float(forward), float(backward)
+
+
+def _tp_exposed(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+                collectives: CollectiveModel, layout: Layout, fwd: Kernels,
+                bwd: Kernels) -> tuple[float, float]:
+    """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring)."""
+    found = tp_collectives(scenario, shape, collectives, layout)
+    if not found:
+        return 0.0, 0.0
+    per_site = sum(c.time_s for c in found)          # one attention and one MLP site per pass
+    tp = stack.tensor_parallel
+    fwd_sites, bwd_sites = _site_gemm_times(compute, fwd), _site_gemm_times(compute, bwd)
+    if tp.comm_overlap:
+        return (sum(_chunked_exposed(per_site, g, layout.tp) for g in fwd_sites),
+                sum(_chunked_exposed(per_site, g, layout.tp) for g in bwd_sites))
+    if not tp.overlap_dgrad_comm:
+        return 2 * per_site, 2 * per_site
+    dgrad_comm = found[-1].time_s                     # the all-reduce, or the reduce-scatter
+    wgrads = _column_wgrad_times(compute, bwd)
+    backward = sum(per_site - dgrad_comm + max(0.0, dgrad_comm - w) for w in wgrads)
+    return 2 * per_site, backward
+
+
+def _chunked_exposed(comm: float, gemm: float, tp: int) -> float:
+    """Exposed seconds of ``comm`` pipelined with ``gemm`` in ``tp`` chunks (module docstring)."""
+    steps = max(tp - 1, 1)
+    return max(0.0, steps * max(comm / steps, gemm / tp) + gemm / tp - gemm)
+
+
+def _linear_rows(kernels: Kernels) -> np.ndarray:
+    """Row indices of the linear GEMMs (QKV, proj, fc1, fc2 order) in forward layout."""
+    return np.flatnonzero(kernels.linear_mask)
+
+
+def _site_gemm_times(compute: ComputeModel, kernels: Kernels) -> tuple[float, float]:
+    """GEMM seconds of the attention block's and the MLP's linears (forward or backward)."""
+    times = _gemm_times(compute, kernels)
+    rows = _linear_rows(kernels)
+    if kernels.is_backward:
+        half = len(kernels.gemms) // 2
+        rows = rows[rows < half]
+        times = times[:half] + times[half:]
+    return float(times[rows[:2]].sum()), float(times[rows[2:]].sum())
+
+
+def _column_wgrad_times(compute: ComputeModel, bwd: Kernels) -> tuple[float, float]:
+    """Weight-gradient GEMM seconds of the column-parallel linears (QKV, fc1)."""
+    times = _gemm_times(compute, bwd)
+    half = len(bwd.gemms) // 2
+    rows = _linear_rows(bwd)
+    rows = rows[rows < half]
+    return float(times[half + rows[0]]), float(times[half + rows[2]])
+
+
+def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+               forward: float, tp_fwd: float) -> tuple[float, float]:
+    """(recompute compute seconds, its exposed TP seconds) of one layer in backward."""
+    mode = scenario.parallelism.recompute
+    if mode == Recompute.FULL:
+        return forward, tp_fwd
+    if mode != Recompute.SELECTIVE:
+        return 0.0, 0.0
+    layer = layer_forward(shape)
+    if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
+        return kernels_time(compute, _alternate_matmuls(shape, layer)), 0.0
+    if shape.attention == Attention.FLASH:
+        return compute.attention_time(layer.attention_flops, backward=False), 0.0
+    return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
+
+
+def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:
+    """torchtitan's per-op selective checkpointing: the block's matmuls run as wq, wk, wv,
+    wo, w1, w3, w2 and every second one (wk, wo, w3) is recomputed, with every memory-bound
+    op (pytorch/torchtitan ``_get_custom_policy``, ``mm_count % 2``)."""
+    mdl, t, d = shape.model, shape.tp, shape.head_dim
+    tokens = shape.tokens
+    gemms = np.array([(tokens, mdl.kv_heads * d / t, mdl.hidden, 1),
+                      (tokens, mdl.hidden, mdl.heads * d / t, 1),
+                      (tokens, mdl.ffn_hidden / t, mdl.hidden, 1)], dtype=np.float64)
+    return Kernels(gemms, layer.memory_bytes, np.ones(3, bool))
+
+
+def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """Ring attention: each rank passes its K and V blocks cp-1 times, three times per pass."""
+    found = cp_collective(shape, collectives, layout)
+    return 0.0 if found is None else 3 * found.time_s
+
+
+def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+    """Dispatch and combine all-to-alls of top_k token copies, forward and backward."""
+    found = ep_collective(shape, collectives, layout)
+    return 0.0 if found is None else 4 * found.time_s
+
+
+def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:
+    """(embedding forward, logits forward, logits backward) seconds per microbatch."""
+    logits = logits_forward(shape)
+    return (kernels_time(compute, embedding_forward(shape)), kernels_time(compute, logits),
+            kernels_time(compute, logits.backward()))

@@ -1,0 +1,105 @@
+"""Parameter sharding (ZeRO-3, PyTorch FSDP/FSDP2): the weight all-gathers and gradient
+reduce-scatters of one pipeline stage, and how much of them compute hides.
+
+Each unit (a transformer block, or one weight tensor with ``unit: parameter``) is
+all-gathered over the data- and context-parallel ranks of its tensor-parallel rank before
+its forward, again before its backward when ``reshard_after_forward`` freed it (and once
+more for the recompute when ``regather_for_recompute``), and its gradients are
+reduce-scattered after its backward (Rajbhandari et al. 2020, ZeRO sec. 5.3; Zhao et al.
+2023, "PyTorch FSDP", VLDB, sec. 3.3-3.4). The gather runs in ``param_gather_dtype``, the
+reduction in ``grad_reduce_dtype``.
+
+Overlap follows the stack's ``prefetch`` depth. With ``prefetch: 0`` every collective waits
+for the device and compute waits for it (DeepSpeed ZeRO-3 of 2021): ``L c`` exposed per
+pass of ``L`` units with ``c`` communication each. With ``prefetch >= 1`` the next unit's
+gather runs on its own stream during the current unit's compute ``C``, so a pass takes
+``c_first + (L - 1) max(C, c) + C + c_last``: the first gather and, in backward, the last
+unit's reduce-scatter cannot hide (FSDP's two-stream pipeline; the forward gathers of unit
+``i+1`` overlap the forward of unit ``i``, the backward gather of unit ``i-1`` and the
+reduce-scatter of unit ``i+1`` overlap the backward of unit ``i``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.collectives import Op
+from simulator.config.hardware import Dtype
+from simulator.config.scenario import Recompute, Scenario
+from simulator.config.stack import GatherUnit, StackProfile
+from simulator.cost.collective import CollectiveModel
+from simulator.workload.layout import Layout
+from simulator.workload.params import layer_tensor_sizes
+
+
+@dataclass(frozen=True)
+class UnitComm:
+    """Seconds of one unit's collectives (uncontended; all the stage's groups at once)."""
+
+    gather: float
+    reduce: float
+
+
+@dataclass(frozen=True)
+class ShardingCost:
+    """Per-microbatch exposed seconds of a stage's passes, and the communication per step."""
+
+    forward_exposed: float
+    backward_exposed: float
+    comm_per_step: float
+
+
+NO_SHARDING = ShardingCost(0.0, 0.0, 0.0)
+
+
+def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
+              layout: Layout, stage: int) -> UnitComm:
+    """Gather and reduce-scatter seconds of one layer's parameters on ``stage``'s groups.
+
+    With ``unit: parameter`` each weight tensor is its own collective, so each pays the
+    collective's latency; with ``unit: layer`` the layer is one coalesced collective.
+    """
+    sizes = layer_tensor_sizes(scenario.model)
+    if stack.sharding.unit == GatherUnit.LAYER:
+        sizes = [sum(sizes)]
+    dtype = Dtype(scenario.training.dtype)
+    gather_bytes = stack.sharding.param_gather_dtype.nbytes(dtype) / layout.tp
+    reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
+    groups, key = (lambda: layout.stage_shard_groups(stage)), ("shard", layout, stage)
+    price = collectives.concurrent_terms
+    gather = sum(price(Op.ALL_GATHER, groups, n * gather_bytes, key=key).time(n * gather_bytes).item()
+                 for n in sizes)
+    reduce = sum(price(Op.REDUCE_SCATTER, groups, n * reduce_bytes, key=key).time(n * reduce_bytes).item()
+                 for n in sizes)
+    return UnitComm(gather, reduce)
+
+
+def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layers: float,
+                  layer_forward_s: float, layer_backward_s: float, microbatches: int) -> ShardingCost:
+    """Exposed ZeRO-3 seconds per microbatch (averaged over the step's microbatches).
+
+    ``layer_backward_s`` is a layer's backward compute including its recompute.
+    """
+    prof = stack.sharding
+    full_recompute = scenario.parallelism.recompute == Recompute.FULL
+    regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full_recompute)
+    reduces = microbatches if prof.reduce_every_microbatch else 1
+    forward_gathers = microbatches if prof.reshard_after_forward else 1
+    fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch)
+    bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, regathers * comm.gather,
+                                                   0.0, prof.prefetch)
+    bwd += reduces * _pass_exposed(layers, layer_backward_s, regathers * comm.gather, comm.reduce,
+                                   prof.prefetch)
+    total = layers * (forward_gathers * comm.gather + microbatches * regathers * comm.gather
+                      + reduces * comm.reduce)
+    return ShardingCost(fwd / microbatches, bwd / microbatches, total)
+
+
+def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, prefetch: int) -> float:
+    """Exposed seconds of one pass over ``layers`` units (module docstring)."""
+    comm = gather + reduce
+    if comm <= 0.0 or layers <= 0:
+        return 0.0
+    if prefetch == 0:
+        return layers * comm
+    return gather + reduce + max(layers - 1, 0.0) * max(0.0, comm - compute)
