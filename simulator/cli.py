@@ -219,5 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+from simulator.measure.cli_commands import import_log, import_trace  # noqa: E402
+
+app.add_command(import_trace)
+app.add_command(import_log)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,114 @@
+"""``clustersim import-trace`` and ``clustersim import-log``: measured runs in, tables and
+draft scenarios out.
+
+Both raise :class:`~simulator.errors.ClusterSimError` subclasses for every user mistake;
+``simulator.cli.main`` prints them as one ``error: ...`` line and exits with status 2.
+Output files are checked before any work and written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+out = Console()
+_PATH = click.Path(path_type=Path)
+_SUMMARY_COLUMNS = (("wall", "wall_s"), ("compute", "compute_s"), ("comm", "comm_s"),
+                    ("exposed", "comm_exposed_s"), ("overlap", "comm_overlapped_s"),
+                    ("idle", "idle_s"), ("gemm", "gemm_s"), ("attn", "attention_s"),
+                    ("mem", "memory_s"), ("other", "other_s"))
+
+_LEGEND = ("exposed: communication no compute overlaps; overlap: communication under compute\n"
+           "gemm + attn + mem + other = compute; compute + exposed + idle = wall")
+
+
+@click.command("import-trace")
+@click.argument("trace", type=_PATH)
+@click.option("--json", "as_json", is_flag=True,
+              help="print metadata, per-step summary and collectives as one JSON object")
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="also write the per-step summary as CSV")
+def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
+    """Per-step breakdown of a PyTorch profiler (Kineto) trace: compute, communication
+    (exposed and overlapped), idle time and kernel classes, from JSON or JSON.gz."""
+    from simulator.measure.files import check_output_path, write_atomic
+    from simulator.measure.kineto import nccl_table, read_kineto_trace
+
+    if csv_path is not None:
+        check_output_path(csv_path, "--csv")
+    imported = read_kineto_trace(trace)
+    collectives = nccl_table(imported.kernels)
+    if csv_path is not None:
+        write_atomic(csv_path, imported.steps.to_csv(index=False))
+    if as_json:
+        click.echo(json.dumps({"metadata": imported.metadata,
+                               "steps": json.loads(imported.steps.to_json(orient="records")),
+                               "collectives": json.loads(collectives.to_json(orient="records"))}))
+        return
+    out.print(_steps_table(imported.steps, _title(trace, imported.metadata)))
+    out.print(_LEGEND, highlight=False)
+    if len(collectives):
+        out.print(_collectives_table(collectives))
+
+
+def _title(trace: Path, metadata: dict) -> str:
+    who = [f"rank {metadata['rank']} of {metadata['world_size']}"] if metadata.get("rank") is not None else []
+    who += [metadata["device_name"]] if metadata.get("device_name") else []
+    return f"{trace.name}" + (f"\n{', '.join(who)}" if who else "") + "\nmilliseconds per step"
+
+
+def _steps_table(steps, title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1),
+                  pad_edge=False, collapse_padding=True)
+    table.add_column("step", justify="right")
+    for label, _ in _SUMMARY_COLUMNS:
+        table.add_column(label, justify="right")
+    for row in steps.to_dict(orient="records"):
+        table.add_row(str(row["step"]), *(f"{1e3 * row[key]:.1f}" for _, key in _SUMMARY_COLUMNS))
+    return table
+
+
+def _collectives_table(collectives) -> Table:
+    table = Table(title="NCCL kernels by collective")
+    for name in ("collective", "calls", "busy (ms)", "bytes"):
+        table.add_column(name, justify="left" if name == "collective" else "right")
+    for row in collectives.to_dict(orient="records"):
+        size = "" if row["bytes"] != row["bytes"] else f"{row['bytes']:,.0f}"
+        table.add_row(row["op"], str(row["calls"]), f"{1e3 * row['busy_s']:.3f}", size)
+    return table
+
+
+@click.command("import-log")
+@click.argument("log", type=_PATH)
+@click.option("--node", required=True, help="node spec the run used (see 'clustersim specs')")
+@click.option("--nodes", type=int, required=True, help="number of nodes the run used")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="write the draft scenario here (default: print it)")
+def import_log(log: Path, node: str, nodes: int, output: Path | None) -> None:
+    """Draft scenario from a Megatron-LM training log (also Megatron-Core, NeMo, Primus):
+    the arguments block becomes the scenario, the iteration lines the measured step time."""
+    from simulator.config import HardwareLibrary
+    from simulator.measure.draft import check_node, draft_from_log
+    from simulator.measure.files import check_output_path, write_atomic
+    from simulator.measure.megatron_log import read_megatron_log
+    from simulator.measure.scenario_text import render_draft
+
+    library = HardwareLibrary()
+    if output is not None:
+        check_output_path(output)
+    check_node(node, nodes, library)
+    draft = draft_from_log(read_megatron_log(log), node, nodes, library)
+    text = render_draft(draft, log.name)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomic(output, text)
+    m = draft.measured
+    click.echo(f"wrote {output}: measured {m.step_time_s:.3f} s per iteration (median of "
+               f"{len(m.iterations)} steady-state iterations of {m.logged}); "
+               f"{len(draft.not_inferred)} item(s) not inferred, listed at the top of the file")

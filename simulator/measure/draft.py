@@ -1,0 +1,260 @@
+"""A draft scenario from a Megatron-LM log: arguments -> scenario keys, iterations -> the
+measured step time.
+
+Mapping (Megatron argument -> scenario key):
+
+=========================================================  ==================================
+``num_layers``, ``hidden_size``, ``num_attention_heads``   ``model.layers``, ``hidden``, ``heads``
+``num_query_groups`` (when ``group_query_attention``)      ``model.kv_heads``
+``ffn_hidden_size``, ``seq_length``                        ``model.ffn_hidden``, ``seq_len``
+padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
+``vocab_size``
+``swiglu``                                                 ``model.mlp: swiglu`` (else gelu)
+``num_experts``, ``moe_router_topk``                       ``model.experts``, ``top_k``
+``global_batch_size``, ``micro_batch_size``                ``training.global_batch``, ``micro_batch``
+``fp8`` (any format) / ``bf16`` / ``fp16``                 ``training.dtype`` fp8/bf16/fp16 (else fp32)
+``attention_backend`` unfused/local                        ``training.attention: unfused`` (else flash)
+``tensor/pipeline/context/expert_model_parallel_size``     ``parallelism.tp/pp/cp/ep``
+``world_size / (tp*pp*cp)``                                ``parallelism.dp``
+``sequence_parallel``, ``overlap_grad_reduce``             the same keys
+``virtual_pipeline_model_parallel_size`` or                ``parallelism.virtual_stages`` and
+``num_layers / pp / num_layers_per_virtual_pipeline_stage`` ``schedule: interleaved-1f1b`` (else 1f1b)
+``recompute_granularity`` full/selective,                  ``parallelism.recompute``
+``recompute_activations``
+``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
+``data_parallel_sharding_strategy``)                       FSDP: 0/1/2/3)
+=========================================================  ==================================
+
+``training.stack`` is always ``megatron-core``. The cluster comes from the command line
+(``--node``, ``--nodes``); the fabric is not in the log and is listed as not inferred.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.config import HardwareLibrary
+from simulator.config.yaml_io import did_you_mean
+from simulator.errors import ConfigError, UsageError
+from simulator.measure.megatron_log import MegatronLog
+from simulator.measure.steady import Measured, measure_log
+
+STACK = "megatron-core"
+_FSDP_STAGES = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A scenario mapping, what could not be inferred, and the measurement."""
+
+    scenario: dict[str, Any]
+    not_inferred: list[str]
+    not_modelled: list[str]
+    measured: Measured
+
+
+def draft_from_log(log: MegatronLog, node: str, nodes: int,
+                   library: HardwareLibrary | None = None) -> Draft:
+    """Draft scenario for ``log`` run on ``nodes`` servers of type ``node``.
+
+    Raises
+    ------
+    UsageError
+        ``node`` is not in the hardware library or ``nodes`` < 1.
+    ConfigError
+        A required argument is missing from the log, or the log's world size is not
+        ``nodes`` x the node's GPUs.
+    """
+    library = library or HardwareLibrary()
+    notes: list[str] = []
+    extra: list[str] = []
+    _check_cluster(log, node, nodes, library)
+    scenario = {"name": _name(log.source), "description": "",
+                "cluster": {"node": node, "nodes": nodes},
+                "model": _model(log, notes, extra),
+                "training": _training(log, notes, extra),
+                "parallelism": _parallelism(log, notes, extra)}
+    link = library.node(node).nic_link
+    notes.insert(0, f"cluster.fabric: topology, link and oversubscription are not in the log; "
+                    f"clustersim's defaults apply (non-blocking fat-tree of the node's NIC "
+                    f"link, {link})")
+    measured = measure_log(log.iterations, scenario["training"]["global_batch"],
+                           scenario["model"]["seq_len"], log.arguments["world_size"])
+    scenario["description"] = _description(log, measured)
+    return Draft(scenario, notes, extra, measured)
+
+
+def check_node(node: str, nodes: int, library: HardwareLibrary) -> int:
+    """GPUs per node of ``node``; UsageError if the library has no such node or ``nodes`` < 1."""
+    names = library.names("nodes")
+    if node not in names:
+        raise UsageError(f"--node: no node spec named '{node}'{did_you_mean(node, names)}; "
+                         "run 'clustersim specs' for the list")
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise UsageError(f"--nodes: {nodes} is not a positive whole number")
+    return library.node(node).gpus
+
+
+def _check_cluster(log: MegatronLog, node: str, nodes: int, library: HardwareLibrary) -> None:
+    per_node = check_node(node, nodes, library)
+    world = _required(log, "world_size")
+    if world != nodes * per_node:
+        raise ConfigError(f"the log's world size {world} is not --nodes {nodes} x {per_node} "
+                          f"GPUs per {node} = {nodes * per_node}; give the nodes the run used",
+                          log.source, "world_size")
+
+
+def _required(log: MegatronLog, key: str) -> Any:
+    value = log.arguments.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        shown = "missing" if key not in log.arguments else f"'{value}'"
+        raise ConfigError(f"argument {shown}; expected a positive integer in the arguments "
+                          "block", log.source, key)
+    return value
+
+
+def _name(source: str) -> str:
+    stem = source.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".gz", ".log", ".txt", ".out"):
+        stem = stem.removesuffix(suffix)
+    return stem or "imported"
+
+
+def _description(log: MegatronLog, measured: Measured) -> str:
+    first, last = measured.iterations[0], measured.iterations[-1]
+    text = (f"Draft from the Megatron log {_name(log.source)}: measured "
+            f"{measured.step_time_s:.3f} s per iteration (median of iterations {first}-{last})")
+    if measured.tflops_per_gpu is not None:
+        text += f", {measured.tflops_per_gpu:.1f} TFLOP/s per GPU"
+    return text + f", {measured.tokens_per_gpu_s:,.0f} tokens/s per GPU."
+
+
+def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
+    args = log.arguments
+    model: dict[str, Any] = {"layers": _required(log, "num_layers"),
+                             "hidden": _required(log, "hidden_size"),
+                             "heads": _required(log, "num_attention_heads")}
+    if args.get("group_query_attention") and isinstance(args.get("num_query_groups"), int):
+        model["kv_heads"] = args["num_query_groups"]
+    if isinstance(args.get("ffn_hidden_size"), int):
+        model["ffn_hidden"] = args["ffn_hidden_size"]
+    else:
+        notes.append("model.ffn_hidden: ffn_hidden_size not logged; 4 x hidden assumed")
+    model["mlp"] = "swiglu" if args.get("swiglu") else "gelu"
+    if "swiglu" not in args:
+        notes.append("model.mlp: swiglu not logged; gelu assumed")
+    model["seq_len"] = _required(log, "seq_length")
+    model.update(_vocab(log, notes))
+    experts = args.get("num_experts")
+    if isinstance(experts, int) and experts > 1:
+        model["experts"] = experts
+        model["top_k"] = int(args.get("moe_router_topk") or 1)
+        if isinstance(args.get("moe_ffn_hidden_size"), int):
+            extra.append(f"moe_ffn_hidden_size {args['moe_ffn_hidden_size']} (experts use "
+                         "model.ffn_hidden)")
+    _note_shape_extras(args, extra)
+    return model
+
+
+def _vocab(log: MegatronLog, notes: list[str]) -> dict[str, int]:
+    args = log.arguments
+    if log.padded_vocab:
+        return {"vocab": log.padded_vocab}
+    for key in ("padded_vocab_size", "vocab_size"):
+        if isinstance(args.get(key), int) and args[key] > 0:
+            if key == "vocab_size":
+                notes.append("model.vocab: no padded vocabulary logged; the unpadded "
+                             "vocab_size is used")
+            return {"vocab": args[key]}
+    notes.append("model.vocab: the log gives no vocabulary size (tokenizer-defined); "
+                 "clustersim's default 51200 applies")
+    return {}
+
+
+def _note_shape_extras(args: dict[str, Any], extra: list[str]) -> None:
+    for key in ("normalization", "position_embedding_type", "untie_embeddings_and_output_weights",
+                "add_bias_linear"):
+        if key in args:
+            extra.append(f"{key}: {args[key]}")
+
+
+def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
+    args = log.arguments
+    training: dict[str, Any] = {"stack": STACK,
+                                "global_batch": _required(log, "global_batch_size"),
+                                "micro_batch": _required(log, "micro_batch_size")}
+    if args.get("fp8"):
+        training["dtype"] = "fp8"
+        recipe = args.get("fp8_recipe")
+        extra.append(f"fp8 format {args['fp8']}" + (f", {recipe} scaling" if recipe else "")
+                     + " (the scenario has dtype fp8 only)")
+    else:
+        training["dtype"] = "bf16" if args.get("bf16") else "fp16" if args.get("fp16") else "fp32"
+    backend = str(args.get("attention_backend", "auto")).lower().split(".")[-1]
+    training["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
+    if "attention_backend" not in args and "use_flash_attn" not in args:
+        notes.append("training.attention: attention backend not logged; flash assumed")
+    return training
+
+
+def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
+    args = log.arguments
+    sizes = {key: _size(args, arg) for key, arg in (
+        ("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+        ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"))}
+    replica = sizes["tp"] * sizes["pp"] * sizes["cp"]
+    world = args["world_size"]
+    if world % replica:
+        raise ConfigError(f"world size {world} is not a multiple of tp*pp*cp = {replica}",
+                          log.source, "world_size")
+    stages = _virtual_stages(log, sizes["pp"])
+    parallelism = {**sizes, "dp": world // replica,
+                   "sequence_parallel": bool(args.get("sequence_parallel", False)),
+                   "schedule": "interleaved-1f1b" if stages > 1 else "1f1b",
+                   "virtual_stages": stages, "zero_stage": _zero_stage(args),
+                   "recompute": _recompute(args, extra),
+                   "overlap_grad_reduce": bool(args.get("overlap_grad_reduce", False))}
+    for key in ("overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"):
+        if args.get(key):
+            extra.append(f"{key}: True (the stack profile decides how this overlaps)")
+    if "overlap_grad_reduce" not in args:
+        notes.append("parallelism.overlap_grad_reduce: not logged; False (Megatron's default)")
+    return parallelism
+
+
+def _size(args: dict[str, Any], key: str) -> int:
+    value = args.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _virtual_stages(log: MegatronLog, pp: int) -> int:
+    """Model chunks per pipeline rank (Megatron's interleaved schedule)."""
+    args = log.arguments
+    if isinstance(args.get("virtual_pipeline_model_parallel_size"), int):
+        return max(args["virtual_pipeline_model_parallel_size"], 1)
+    per_chunk = args.get("num_layers_per_virtual_pipeline_stage")
+    if isinstance(per_chunk, int) and per_chunk > 0 and pp > 1:
+        return max(args["num_layers"] // pp // per_chunk, 1)
+    return 1
+
+
+def _zero_stage(args: dict[str, Any]) -> int:
+    """Megatron-FSDP's sharding strategy if it is on, else 1 with the distributed optimizer
+    (optimizer state sharded over data-parallel ranks, as ZeRO-1) and 0 without."""
+    if args.get("use_custom_fsdp") or args.get("use_megatron_fsdp"):
+        return _FSDP_STAGES.get(str(args.get("data_parallel_sharding_strategy")), 3)
+    return 1 if args.get("use_distributed_optimizer") else 0
+
+
+def _recompute(args: dict[str, Any], extra: list[str]) -> str:
+    granularity = str(args.get("recompute_granularity") or "").lower()
+    if granularity == "full":
+        method, count = args.get("recompute_method"), args.get("recompute_num_layers")
+        if method or count:
+            extra.append(f"recompute_method {method}, recompute_num_layers {count} "
+                         "(modelled as full recompute of every layer)")
+        return "full"
+    if granularity == "selective" or args.get("recompute_activations"):
+        return "selective"
+    return "none"

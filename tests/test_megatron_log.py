@@ -1,0 +1,232 @@
+"""Megatron-LM log import on the real Primus log of Llama 2 7B on 8 x 8 MI325X
+(validation/training_logs, see validation/README.md): arguments, iteration times, the
+warm-up rule, the draft scenario (it loads and runs), and clear errors for bad files."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.cli import main
+from simulator.errors import ClusterSimError, ConfigError, UsageError
+from simulator.measure.draft import draft_from_log
+from simulator.measure.megatron_log import read_megatron_log
+from simulator.measure.scenario_text import render_draft
+from simulator.measure.steady import steady_state
+from simulator.pipeline import open_scenario, run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+LOG = ROOT / "validation" / "training_logs" / "primus-megatron_llama2-7b_8x8-mi325x.log.gz"
+NODE = "mi325x-platform"
+
+
+@pytest.fixture(scope="module")
+def log():
+    return read_megatron_log(LOG)
+
+
+@pytest.fixture(scope="module")
+def draft(log):
+    return draft_from_log(log, NODE, 8)
+
+
+def _logged_times_ms() -> dict[int, float]:
+    """The oracle: elapsed ms per iteration, read from the raw text with one regex."""
+    text = gzip.decompress(LOG.read_bytes()).decode("utf-8", "replace")
+    found = re.findall(r"iteration\s+(\d+)/\s*50 \|.*?elapsed time per iteration \(ms\): ([\d.]+)",
+                       text)
+    return {int(i): float(ms) for i, ms in found}
+
+
+def test_arguments_are_llama2_7b_on_64_gpus(log):
+    """Llama 2 7B (Touvron et al. 2023, arXiv:2307.09288; HF config): 32 layers, hidden 4096,
+    32 heads, FFN 11008, 4096 tokens; the run (validation/README.md): 64 GPUs, batch 2048."""
+    a = log.arguments
+    assert (a["num_layers"], a["hidden_size"], a["num_attention_heads"]) == (32, 4096, 32)
+    assert (a["ffn_hidden_size"], a["seq_length"], a["swiglu"]) == (11008, 4096, True)
+    assert (a["tensor_model_parallel_size"], a["pipeline_model_parallel_size"]) == (1, 1)
+    assert (a["data_parallel_size"], a["world_size"]) == (64, 64)
+    assert (a["global_batch_size"], a["micro_batch_size"]) == (2048, 4)
+    assert a["fp8"] == "hybrid" and a["bf16"] is True and a["recompute_granularity"] is None
+    assert a["inference_dynamic_batching_buffer_guaranteed_fraction"] == 0.2   # no dots printed
+    assert log.padded_vocab == 32000
+
+
+def test_iteration_lines_match_the_raw_text(log):
+    oracle = _logged_times_ms()
+    frame = log.iterations
+    assert frame["iteration"].tolist() == list(range(1, 51)) == sorted(oracle)
+    np.testing.assert_allclose(frame["elapsed_s"], [oracle[i] / 1e3 for i in range(1, 51)])
+    assert frame["elapsed_s"].iloc[0] == pytest.approx(306.1305)   # warm-up iteration
+    assert frame["global_batch"].eq(2048).all()
+
+
+def test_steady_state_step_time_is_the_median_after_warm_up(draft):
+    """The rule drops the first 10% (iterations 1-5); iteration 6 is within 5% of the median,
+    so iterations 6-50 remain. README: about 6.40 s, 943 TFLOP/s, 20,470 tokens/s per GPU."""
+    oracle = _logged_times_ms()
+    m = draft.measured
+    assert m.iterations == list(range(6, 51)) and m.logged == 50
+    assert m.step_time_s == pytest.approx(statistics.median(oracle[i] for i in range(6, 51)) / 1e3)
+    assert m.step_time_s == pytest.approx(6.40, rel=0.01)
+    assert m.tflops_per_gpu == pytest.approx(943, rel=0.01)
+    assert m.tokens_logged and m.tokens_per_gpu_s == pytest.approx(20470, rel=0.01)
+    # tokens/s per GPU is global batch x sequence / (step time x GPUs)
+    assert m.tokens_per_gpu_s == pytest.approx(2048 * 4096 / (m.step_time_s * 64), rel=0.01)
+
+
+@pytest.mark.parametrize(("times", "kept_from"), [
+    ([300.0] + [6.4] * 9, 1),                       # one warm-up iteration of ten
+    ([300.0, 9.0, 7.2, 6.4, 6.41, 6.39, 6.4, 6.42, 6.4, 6.38], 3),  # settles at the 4th
+    ([300.0, 6.4, 6.4, 6.4, 9.0, 6.4, 6.4, 6.4, 6.4, 6.4], 1),      # a later outlier stays
+    ([5.0], 0),
+])
+def test_warm_up_rule(times, kept_from):
+    steady = steady_state(np.array(times))
+    assert steady.kept.tolist() == [i >= kept_from for i in range(len(times))]
+    assert steady.step_time_s == pytest.approx(float(np.median(times[kept_from:])))
+
+
+def test_draft_maps_the_arguments(draft):
+    s = draft.scenario
+    assert s["cluster"] == {"node": NODE, "nodes": 8}
+    assert s["model"] == {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008,
+                          "mlp": "swiglu", "seq_len": 4096, "vocab": 32000}
+    assert s["training"] == {"stack": "megatron-core", "global_batch": 2048, "micro_batch": 4,
+                             "dtype": "fp8", "attention": "flash"}
+    p = s["parallelism"]
+    assert (p["tp"], p["pp"], p["dp"], p["cp"], p["ep"]) == (1, 1, 64, 1, 1)
+    assert (p["zero_stage"], p["recompute"], p["overlap_grad_reduce"]) == (1, "none", True)
+    assert any("fabric" in note for note in draft.not_inferred)
+
+
+def test_import_log_writes_a_scenario_that_loads_and_runs(tmp_path, capsys):
+    out = tmp_path / "llama2.yaml"
+    code = main(["import-log", str(LOG), "--node", NODE, "--nodes", "8", "-o", str(out)])
+    assert code == 0 and "6.39" in capsys.readouterr().out
+    text = out.read_text()
+    assert "# Not inferred from the log" in text and "fabric" in text
+    assert not list(tmp_path.glob(".*.tmp")), "temporary file left behind"
+    session = open_scenario(out)
+    assert session.scenario.model.layers == 32 and session.hardware.gpus == 64
+    result = run_scenario(out)
+    assert result.step_time_s > 0
+    assert main(["run", str(out), "--json"]) == 0
+
+
+def test_import_log_prints_the_draft_without_output_file(capsys):
+    assert main(["import-log", str(LOG), "--node", NODE, "--nodes", "8"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("# Draft scenario") and "stack: megatron-core" in printed
+
+
+def test_render_is_valid_yaml_for_the_loader(draft, tmp_path):
+    path = tmp_path / "draft.yaml"
+    path.write_text(render_draft(draft, LOG.name))
+    assert open_scenario(path).scenario.training.global_batch == 2048
+
+
+def _upstream_log(folder: Path) -> Path:
+    """A log in upstream Megatron-LM's own format (training.py training_log; arguments.py
+    _print_args), with GQA, interleaved pipeline, full recompute, no distributed optimizer."""
+    args = {"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+            "group_query_attention": True, "num_query_groups": 8, "ffn_hidden_size": 14336,
+            "seq_length": 8192, "padded_vocab_size": 128256, "swiglu": True,
+            "tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2,
+            "num_layers_per_virtual_pipeline_stage": 4, "context_parallel_size": 1,
+            "sequence_parallel": True, "global_batch_size": 128, "micro_batch_size": 1,
+            "recompute_granularity": "full", "recompute_method": "uniform",
+            "recompute_num_layers": 1, "bf16": True, "fp8": None,
+            "use_distributed_optimizer": False, "overlap_grad_reduce": False, "world_size": 16}
+    lines = ["------------------------ arguments ------------------------"]
+    lines += [f"  {k} {'.' * (48 - len(k))} {v}" for k, v in sorted(args.items())]
+    lines += ["-------------------- end of arguments ---------------------"]
+    for i, ms in enumerate([9000.0, 2300.0, 2000.5, 2001.0, 1999.0, 2002.0], start=1):
+        lines.append(f" [2024-05-01 10:00:0{i}] iteration {i:8d}/{100:8d} | consumed samples: "
+                     f"{128 * i:12d} | elapsed time per iteration (ms): {ms:.1f} | learning rate:"
+                     f" 1.0E-05 | global batch size:   128 | lm loss: 1.0E+01 | loss scale: 1.0 |"
+                     " number of skipped iterations:   0 | number of nan iterations:   0 |")
+    path = folder / "megatron.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_upstream_format_maps_gqa_interleaving_and_recompute(tmp_path):
+    draft = draft_from_log(read_megatron_log(_upstream_log(tmp_path)), "dgx-h100", 2)
+    s = draft.scenario
+    assert s["model"]["kv_heads"] == 8 and s["model"]["vocab"] == 128256
+    p = s["parallelism"]
+    assert (p["tp"], p["pp"], p["dp"], p["virtual_stages"]) == (4, 2, 2, 4)
+    assert (p["schedule"], p["recompute"], p["zero_stage"]) == ("interleaved-1f1b", "full", 0)
+    assert s["training"]["dtype"] == "bf16"
+    assert draft.measured.step_time_s == pytest.approx(2.00075)   # 1: warm-up; 2: not settled
+    assert draft.measured.iterations == [3, 4, 5, 6]
+    assert draft.measured.tflops_per_gpu is None and not draft.measured.tokens_logged
+    assert any("recompute_num_layers 1" in item for item in draft.not_modelled)
+
+
+def _cut(folder: Path, name: str, marker: str) -> Path:
+    """The real log cut just before the first line containing ``marker``."""
+    text = gzip.decompress(LOG.read_bytes()).decode("utf-8", "replace")
+    path = folder / name
+    path.write_text(text[: text.index(marker)])
+    return path
+
+
+def _write(folder: Path, name: str, data: bytes) -> Path:
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(("make", "fragment"), [
+    (lambda d: _write(d, "empty.log", b""), "empty"),
+    (lambda d: _write(d, "bin.log", bytes(range(256)) * 16), "binary"),
+    (lambda d: _write(d, "cut.log.gz", LOG.read_bytes()[:20_000]), "truncated"),
+    (lambda d: _cut(d, "in-args.log", "  num_layers ....."), "never ends"),
+    (lambda d: _cut(d, "before-training.log", "iteration        1/"), "no iteration lines"),
+    (lambda d: _write(d, "readme.md", b"# a README\n\nnot a log\n"), "no Megatron arguments block"),
+    (lambda d: d / "absent.log", "not found"),
+])
+def test_bad_logs_raise_one_config_error_naming_the_file(tmp_path, make, fragment):
+    path = make(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        read_megatron_log(path)
+    message = str(caught.value)
+    assert message.startswith(str(path)) and fragment in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("args", "fragment", "kind"), [
+    (["--node", NODE, "--nodes", "4"], "world size 64 is not --nodes 4 x 8", ConfigError),
+    (["--node", "mi325x-platfrom", "--nodes", "8"], "did you mean 'mi325x-platform'", UsageError),
+    (["--node", NODE, "--nodes", "0"], "--nodes", UsageError),
+])
+def test_cluster_must_match_the_log(log, capsys, args, fragment, kind):
+    with pytest.raises(kind) as caught:
+        draft_from_log(log, args[1], int(args[3]))
+    assert fragment in str(caught.value)
+    code = main(["import-log", str(LOG), *args])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0]
+
+
+def test_missing_output_folder_is_refused_before_reading(tmp_path, capsys):
+    """The log does not even exist: the folder check comes first."""
+    code = main(["import-log", str(tmp_path / "absent.log"), "--node", NODE, "--nodes", "8",
+                 "-o", str(tmp_path / "no" / "such" / "x.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not exist" in err and "absent.log" not in err
+
+
+def test_cli_bad_log_one_line(tmp_path, capsys):
+    path = tmp_path / "trace.json"
+    path.write_text('{"traceEvents": []}')
+    code = main(["import-log", str(path), "--node", NODE, "--nodes", "8"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and str(path) in lines[0]
+    assert issubclass(ConfigError, ClusterSimError)
