@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
@@ -95,7 +96,7 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
 def _fp8_cast_times(stack: StackProfile, shape: LayerShape, compute: ComputeModel,
                     fwd: Kernels) -> tuple[float, float]:
     """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8)."""
-    if compute.dtype.value != "fp8":
+    if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
     m, n, k = g[:, 0], g[:, 1], g[:, 2]
@@ -172,6 +173,8 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
         return 0.0, 0.0
     layer = layer_forward(shape)
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
+        if compute.dtype == Dtype.FP8:   # fp8 matmuls (_scaled_mm) are not in the save list
+            return forward - compute.attention_time(layer.attention_flops, backward=False), 0.0
         return kernels_time(compute, _alternate_matmuls(shape, layer)), 0.0
     if shape.attention == Attention.FLASH:
         return compute.attention_time(layer.attention_flops, backward=False), 0.0
@@ -181,7 +184,9 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
 def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:
     """torchtitan's per-op selective checkpointing: the block's matmuls run as wq, wk, wv,
     wo, w1, w3, w2 and every second one (wk, wo, w3) is recomputed, with every memory-bound
-    op (pytorch/torchtitan ``_get_custom_policy``, ``mm_count % 2``)."""
+    op (pytorch/torchtitan ``_get_custom_policy``, ``mm_count % 2``). Under float8 the
+    linears run as ``torch._scaled_mm``, which the policy's save list (``aten.mm``, attention)
+    does not hold, so every linear and its casts are recomputed (docs/research/stack_facts.md)."""
     mdl, t, d = shape.model, shape.tp, shape.head_dim
     tokens = shape.tokens
     gemms = np.array([(tokens, mdl.kv_heads * d / t, mdl.hidden, 1),
