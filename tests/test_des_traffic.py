@@ -141,10 +141,10 @@ def test_oversubscribed_uplinks_slow_the_gradient_collectives_of_colliding_stage
         assert 1.1 * alone[ratio] < shared[ratio] < 4 * alone[ratio]
 
 
-def _moe(nodes: int, topology: str, fidelity: str = "per-rank", overlap: bool = True):
+def _moe(nodes: int, topology: str, fidelity: str = "per-rank", overlap: bool = True, **fabric):
     """Mixtral 8x7B, tp 2, ep 8, pp 1: each expert-parallel group spans two DGX H100."""
     data = {"name": "moe", "cluster": {"node": "dgx-h100", "nodes": nodes,
-                                       "fabric": {"topology": topology, "link": "ib-ndr"}},
+                                       "fabric": {"topology": topology, "link": "ib-ndr", **fabric}},
             "model": {"preset": "mixtral-8x7b"},
             "training": {"global_batch": 4 * nodes, "micro_batch": 1},
             "parallelism": {"tp": 2, "ep": 8, "zero_stage": 1, "overlap_grad_reduce": overlap},
@@ -173,8 +173,10 @@ def test_expert_all_to_alls_alone_replay_to_the_analytical_step():
 
 
 def test_expert_groups_meet_on_a_rail_optimized_spine():
-    """Four expert-parallel blocks x 2 tensor-parallel ranks on 8 DGX H100, rail-optimized:
-    an all-to-all sends most bytes across rails, through the spines, where the groups meet.
+    """Four expert-parallel blocks x 2 tensor-parallel ranks on 8 DGX H100, rail-optimized
+    with radix-16 switches at 2:1: an all-to-all sends most bytes across rails, through the
+    oversubscribed spines, where the groups meet (at 1:1 the per-rail spine choice gives
+    them the NICs' bandwidth; tests/test_rails.py).
     The cost model prices all groups together (slower than one alone); the DES replay of
     the same lockstep flows reproduces it exactly; only with overlap_grad_reduce do the
     gradient flows add contention that the finer fidelities see and tp-collapsed does not."""
@@ -184,7 +186,8 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     from simulator.engine.des import simulate_steps_des
     from simulator.cost.in_layer import ep_collective
 
-    scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=False)
+    oversubscribed = {"switch_radix": 16, "oversubscription": 2.0}
+    scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=False, **oversubscribed)
     ctx = make_context(scenario, collectives)
     nbytes = ep_collective(ctx.shape, collectives, ctx.layout).size_bytes
     alone = collectives.sweep(Op.ALL_TO_ALL, None, Group(collectives.cluster, ctx.layout.expert_group()),
@@ -195,10 +198,11 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     des = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
     assert des == pytest.approx(analytical, rel=1e-9)
 
-    scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=True)
+    scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=True, **oversubscribed)
     analytical = simulate_step(scenario, collectives).step_time_s
     fine = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
-    coarse_scenario, _ = _moe(nodes=8, topology="rail-optimized", fidelity="tp-collapsed")
+    coarse_scenario, _ = _moe(nodes=8, topology="rail-optimized", fidelity="tp-collapsed",
+                              **oversubscribed)
     coarse = simulate_steps_des(coarse_scenario, collectives, steps=1, contention=True).step_time_s
     assert coarse == pytest.approx(analytical, rel=1e-9)
     assert analytical < fine < 1.2 * analytical

@@ -22,6 +22,7 @@ FACTS = {
     "h100pcie": (2, 2**30, 2**31, 9306.7, "all_reduce", None, None, None),
     "h100x8": (1, 8 * 2**30, 8 * 2**30, 31356, "all_reduce", None, None, None),
     "h20": (10, 4, 2048, 12.49, "all_reduce", None, None, None),
+    "mi300x": (31, 8, 8 * 2**30, 19.28, "all_reduce", 8, None, 110.464),
 }
 
 
@@ -31,7 +32,7 @@ def load(prefix):
 
 
 def test_every_log_has_facts():
-    assert len(ALL_LOGS) == len(FACTS) == 6
+    assert len(ALL_LOGS) == len(FACTS) == 7
 
 
 @pytest.mark.parametrize("prefix", FACTS)

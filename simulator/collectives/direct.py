@@ -5,6 +5,12 @@ when the fabric is non-blocking. All-gather / reduce-scatter: the same pattern.
 All-reduce: reduce-scatter then all-gather, T = 2a + 2(p-1)/p * n/B.
 Broadcast / reduce: the root sends (receives) n to (from) each peer.
 Sendrecv: rank i sends n to rank i+1 (nccl-tests' sendrecv_perf pattern).
+
+These are NCCL's point-to-point transfers; which NIC a cross-server send leaves by is
+the router's choice (:meth:`simulator.topology.routing.Router.exit_nic`): the sender's
+own rail NIC, or with ``fabric.pxn`` the NIC on the receiver's rail, reached over NVLink
+through the GPU next to it (NCCL PXN: src/graph/search.cc ``ncclTopoGetNetDev``,
+``NCCL_P2P_PXN_LEVEL=2``), which keeps cross-rail all-to-all traffic off the spines.
 """
 
 from __future__ import annotations

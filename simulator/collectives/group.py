@@ -1,13 +1,23 @@
-"""A communicator: the GPUs of one collective, in rank order, on a built cluster."""
+"""A communicator: the GPUs of one collective, in rank order, on a built cluster.
+
+Channels and their rings follow NCCL's graph search (NVIDIA/nccl src/graph/search.cc):
+an inter-node ring is ``NET n -> GPU a -> ... -> GPU x -> NET n``, entering each server
+through a NIC at the GPU next to it and leaving through a NIC again; a tree is
+``NET n -> GPU a -> ... -> GPU x`` with the same NIC up and down. On fully connected
+meshes the rings are RCCL's kind, loading every GPU-to-GPU link (:mod:`.mesh`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from math import gcd
+from math import lcm
 
+from simulator.collectives.mesh import mesh_rings
 from simulator.config.hardware import IntraFabricKind
+from simulator.config.scenario import TopologyKind
 from simulator.topology.cluster import Cluster
+from simulator.topology.routing import pcie_switches
 
 
 @dataclass(frozen=True)
@@ -45,35 +55,125 @@ class Group:
 
     @property
     def channels(self) -> int:
-        """Parallel rings/trees: one per NIC the group can use across servers (else 1),
-        and at least one per stride on a fully connected mesh (see :meth:`ring_order`)."""
+        """Parallel rings/trees: one per NIC the group can use across servers (else 1).
+
+        On a fully connected mesh, one per mesh ring (:func:`~.mesh.mesh_rings`) on one
+        server; across servers, one per (mesh ring, entry GPU) pair, ``g x rings``: a
+        channel's ring crosses each server along its mesh ring opened at the entry GPU,
+        and opening every ring at every GPU leaves every GPU-to-GPU link equally loaded
+        and every GPU (so every NIC) leaving the server equally often.
+        """
         local = min(len(s) for s in self.by_server)
         nics = 1 if self.servers == 1 else min(local, self.cluster.hw.nics_per_node)
-        return max(1, nics, len(self._strides))
-
-    @cached_property
-    def _strides(self) -> list[int]:
-        """Strides coprime with the GPUs per server: on a mesh each is its own Hamiltonian
-        cycle over different links (AMD Infinity Fabric nodes; RCCL builds such rings)."""
-        if self.cluster.hw.node.fabric.kind != IntraFabricKind.MESH:
-            return []
-        local = min(len(s) for s in self.by_server)
-        return [k for k in range(1, local) if gcd(k, local) == 1] if local > 2 else []
+        if not self._mesh:
+            return max(1, nics)
+        rings = lcm(*(len(mesh_rings(len(s))) for s in self.by_server))
+        return rings if self.servers == 1 else lcm(max(1, nics), local) * rings
 
     def ring_order(self, channel: int) -> list[int]:
-        """Ring of channel ``c``: servers in order, each server's GPUs rotated by ``c``.
+        """Ring of channel ``c``: servers in order, each server's GPUs as :meth:`segments`."""
+        return [v for segment in self.segments(channel) for v in segment]
 
-        Rotating makes channel ``c`` leave every server from a different GPU, so
-        the rings' inter-server hops spread over the servers' NICs as NCCL's do. On a
-        mesh the GPUs are also visited with stride ``strides[c]``, so that the channels'
-        rings use different GPU-to-GPU links.
+    def segments(self, channel: int) -> list[list[int]]:
+        """Per server, the GPUs channel ``c`` visits, from the one it enters at to the one
+        it leaves from.
+
+        The entry GPU is position ``c mod g`` (``g`` GPUs of the group on the server), so
+        the channels enter each server at different GPUs and spread over its NICs. On a
+        mesh the GPUs follow ring ``c`` of :func:`~.mesh.mesh_rings`, so the channels
+        cover every GPU-to-GPU link; elsewhere they follow rank order.
+
+        On a rail-optimized fabric, or with PXN, a channel's network hops stay on one
+        rail, as NCCL keeps them (NCCL_CROSS_NIC=2, the default, first searches rings
+        with ``crossNic`` 0: search.cc ``ncclTopoSearchCheckNet`` requires the leaving
+        NIC to be on the entering NIC's rail; only if no ring is found does it allow
+        crossing): channel ``c`` enters each server at the group's GPU next to the NIC of
+        its rail (the group's rails taken in turn) and, on NVSwitch or PCIe nodes, leaves
+        from a GPU behind the same PCIe switch as that NIC when the group has one
+        (search.cc tries the inter-node path types from PIX upwards, so such a GPU is
+        preferred). The router then sends from the leaving GPU through the rail's NIC,
+        directly or with PXN over NVLink through the entry GPU; without either, the hop
+        crosses rails (:meth:`~simulator.topology.routing.Router.exit_nic`). Mesh rings
+        are not reordered, to keep their links evenly loaded.
         """
-        stride = self._strides[channel % len(self._strides)] if self._strides else 1
-        order = []
-        for server in self.by_server:
-            g, shift = len(server), channel % len(server)
-            order += [server[(shift + k * stride) % g] for k in range(g)]
-        return order
+        return [self._segment(server, channel) for server in self.by_server]
+
+    # -- internals ---------------------------------------------------------------------------
+    @cached_property
+    def _mesh(self) -> bool:
+        return self.cluster.hw.node.fabric.kind == IntraFabricKind.MESH
+
+    @cached_property
+    def _rail_aligned(self) -> bool:
+        hw = self.cluster.hw
+        return (self.servers > 1 and hw.nics_per_node > 0
+                and (hw.fabric.topology == TopologyKind.RAIL_OPTIMIZED or hw.fabric.pxn))
+
+    def _segment(self, server: list[int], channel: int) -> list[int]:
+        g = len(server)
+        cycle = self._mesh_ring(g, channel) if self._mesh else list(range(g))
+        start = self._head(server, channel) if self._rail_aligned else channel % g
+        i = cycle.index(start)
+        order = cycle[i:] + cycle[:i]
+        if self._rail_aligned and not self._mesh:
+            order = self._leave_near_nic(server, order)
+        return [server[p] for p in order]
+
+    def _mesh_ring(self, g: int, channel: int) -> list[int]:
+        """Mesh ring of channel ``c``: ring ``c`` on one server; across servers ring
+        ``c // g_min``, so consecutive channels open one ring at every entry GPU."""
+        rings = mesh_rings(g)
+        spread = 1 if self.servers == 1 else min(len(s) for s in self.by_server)
+        return list(rings[(channel // spread) % len(rings)])
+
+    @cached_property
+    def _local(self) -> dict[int, int]:
+        """Local vertex -> local GPU index."""
+        return {v: i for i, v in enumerate(self.cluster.layout.gpus)}
+
+    def _rail(self, vertex: int) -> int:
+        """Rail (local NIC index) of a GPU vertex: GPU g -> NIC g*nics//gpus."""
+        layout = self.cluster.layout
+        return layout.rail_nic(self._local[vertex % layout.vertices])
+
+    @cached_property
+    def _rails(self) -> list[int]:
+        """Distinct rails of the group's GPUs on its first server, in rank order."""
+        return list(dict.fromkeys(self._rail(v) for v in self.by_server[0]))
+
+    def _head(self, server: list[int], channel: int) -> int:
+        """Position of the GPU channel ``c`` enters at: next to the NIC of its rail."""
+        rails = self._rails
+        rail = rails[channel % len(rails)]
+        on_rail = [p for p, v in enumerate(server) if self._rail(v) == rail]
+        if not on_rail:
+            return channel % len(server)
+        return on_rail[(channel // len(rails)) % len(on_rail)]
+
+    def _leave_near_nic(self, server: list[int], order: list[int]) -> list[int]:
+        """``order`` with a GPU that reaches the entry GPU's NIC without crossing the CPU
+        (its own rail, or the NIC's PCIe switch) moved last, if the group has one."""
+        rail = self._rail(server[order[0]])
+        nic = self.cluster.layout.nics[rail]
+        switch = self._switch_of
+        n = self.cluster.layout.vertices
+
+        def near(p: int) -> int:
+            v = server[p] % n
+            if self._rail(v) == rail:
+                return 2
+            return int(switch.get(v) is not None and switch.get(v) == switch.get(nic))
+
+        if len(order) < 3 or near(order[-1]):
+            return order
+        best = max(order[1:], key=near)
+        if not near(best):
+            return order
+        return [p for p in order if p != best] + [best]
+
+    @cached_property
+    def _switch_of(self) -> dict[int, int]:
+        return pcie_switches(self.cluster)
 
 
 def whole_cluster(cluster: Cluster) -> Group:

@@ -6,6 +6,8 @@ GPUs with the same local index (ring, 2(N-1) steps of n/(gN)), all-gather inside
 each server. The phases are pipelined over chunks, so each link's time is its
 total load: T ~ max(2(g-1)/g * n/B_intra, 2(N-1)/N * n/(g B_inter)).
 All-gather and reduce-scatter use the matching half.
+The inter-server rings join the GPUs with the same position on every server, which
+(for the usual layouts) share a rail, so on a rail-optimized fabric they stay on it.
 """
 
 from __future__ import annotations

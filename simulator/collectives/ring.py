@@ -4,6 +4,13 @@ All-reduce over p ranks: reduce-scatter then all-gather, 2(p-1) steps each movin
 n/p per rank: T = 2(p-1) a + 2(p-1)/p * n/B (Patarasuk & Yuan 2009; Thakur et al. 2005).
 Reduce-scatter and all-gather: (p-1) steps, T = (p-1) a + (p-1)/p * n/B.
 Broadcast and reduce: a pipelined chain from (to) the root, T = (p-1) a + n/B.
+
+Each channel is one ring (``Group.channels``, ``Group.ring_order``), sharing n equally.
+Across servers a channel enters and leaves every server through one NIC, so on a
+rail-optimized fabric its network hops stay on one rail (NVIDIA/nccl src/graph/search.cc,
+``crossNic``); with one NIC per channel, B = k B_nic for k NICs in use per server. On a
+fully connected mesh the channels are RCCL's all-link rings (ROCm/rccl
+src/graph/rome_models.cc; :mod:`simulator.collectives.mesh`): B = (g-1) B_link for g GPUs.
 """
 
 from __future__ import annotations

@@ -38,12 +38,16 @@ def step_flows(step: Step) -> list[tuple[int, int, float]]:
 
 
 def _chains(group: Group, channel: int) -> tuple[list[int], list[list[int]]]:
-    """Per server, the chain of GPUs ending at the channel's head (rotated by channel)."""
-    chains = []
-    for server in group.by_server:
-        shift = channel % len(server)
-        rotated = server[shift:] + server[:shift]
-        chains.append(rotated[1:] + rotated[:1])
+    """Per server, the chain of GPUs ending at the channel's head.
+
+    The head is the GPU the channel's ring enters the server at (``Group.segments``):
+    next to the channel's NIC, which NCCL's tree uses both up and down (search.cc
+    ``ncclTopoSearchCheckNet``: "Trees are symmetric"), so on a rail-optimized fabric
+    the tree's network hops stay on that rail. The chain follows the ring's segment
+    from its second GPU round to the head; on a mesh that walks the links of the
+    channel's mesh ring, so the channels' chains spread over all GPU-to-GPU links.
+    """
+    chains = [segment[1:] + segment[:1] for segment in group.segments(channel)]
     return [chain[-1] for chain in chains], chains
 
 

@@ -2,14 +2,34 @@
 
 Inside a server, paths minimise the sum of 1/bandwidth (NVLink before PCIe),
 computed once on server 0 and shifted to the others. Between servers a flow
-leaves through the source GPU's rail NIC, crosses the fabric over a shortest
-path (hop count) and enters through the destination GPU's rail NIC. Among
-equal-cost next hops the router picks by destination, D-mod-K style: at each
-upward hop with k choices it takes ``d mod k`` and divides ``d`` by ``k``, where
-``d`` is the destination NIC's index (Zahavi et al., "Optimized InfiniBand fat-tree
-routing for shift all-to-all communication patterns", 2010; the routing InfiniBand
-subnet managers use). Shift patterns such as rings then never collide on an uplink. Caches live on the
-:class:`Router` instance; there is no global state.
+crosses the fabric over a shortest path (hop count) from a NIC of the source
+server to the destination GPU's rail NIC: NCCL receives locally (NVIDIA/nccl
+src/transport/net.cc; src/graph/paths.cc enables PXN "only in the GPU->NIC
+direction ... to favor receiving locally and sending remotely").
+
+Which NIC sends (see :meth:`Router.exit_nic`):
+
+- by default, the source GPU's own rail NIC (GPU g -> NIC g*nics//gpus);
+- on a rail-optimized fabric (or with PXN), the source server's NIC on the
+  *destination's* rail if the source reaches it through its own PCIe switch (NCCL's PIX path type): that is
+  how a ring channel leaves a server on the rail it entered by (search.cc,
+  ``crossNic`` 0), and one of the NICs NCCL's point-to-point may use
+  (``ncclTopoGetLocalNet`` spreads channels over the NICs closest to the GPU);
+- with ``fabric.pxn`` (NCCL's PXN, ``NCCL_PXN_DISABLE=0``), the NIC on the destination's
+  rail reached over NVLink through the source server's GPU with the destination's
+  local index, which sits next to that NIC (paths.cc ``addInterStep`` GPU -> GPU -> NET;
+  search.cc ``ncclTopoGetNetDev`` with ``NCCL_P2P_PXN_LEVEL=2``: the proxy rank is
+  that GPU), so cross-rail traffic stays on one rail in the fabric.
+
+Among equal-cost next hops the router picks by destination, D-mod-K style: at each
+upward hop with k choices it takes ``d mod k`` and divides ``d`` by ``k`` (Zahavi et
+al., "Optimized InfiniBand fat-tree routing for shift all-to-all communication
+patterns", 2010; the routing InfiniBand subnet managers use). ``d`` is the destination
+NIC's index: global on a fat-tree; on a rail-optimized fabric its index within its
+rail (its server), as an ftree/D-mod-K ordering of each rail's leaf group gives, so one
+rail's destinations spread over all spines. Shift patterns such as rings then never
+collide on an uplink. Caches live on the :class:`Router` instance; there is no global
+state.
 """
 
 from __future__ import annotations
@@ -19,12 +39,21 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from simulator.config.hardware import HwClass
+from simulator.config.scenario import TopologyKind
 from simulator.topology.cluster import Cluster
-from simulator.topology.graph import VertexKind
+from simulator.topology.graph import HW_CLASS_CODE, VertexKind
 
 _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.ROUTER}
+_NVLINK = HW_CLASS_CODE[HwClass.NVLINK]
 
 
+def pcie_switches(cluster: Cluster) -> dict[int, int]:
+    """Local vertex -> the local PCIe switch it hangs off, for server 0's GPUs and NICs."""
+    graph, n = cluster.graph, cluster.layout.vertices
+    kinds = (VertexKind.GPU, VertexKind.NIC)
+    return {v: u for v in range(n) if graph.nodes[v]["kind"] in kinds
+            for u in graph.successors(v) if graph.nodes[u]["kind"] == VertexKind.PCIE_SWITCH}
 
 
 def _memo(cache: dict, key: tuple, compute):
@@ -69,8 +98,13 @@ class Router:
         self._hops: dict[tuple[int, int], list[int]] = {}
         self._fabric_paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._local_rail = self._local_rails()
+        fabric = cluster.hw.fabric
+        self._rails = fabric.topology == TopologyKind.RAIL_OPTIMIZED
+        self._pxn = fabric.pxn
+        self._switch_of = pcie_switches(cluster) if self._rails or self._pxn else {}
+        self._relay_ok: dict[tuple[int, int, int], bool] = {}
         nics = sorted(v for v, k in self._graph.nodes(data="kind") if k == VertexKind.NIC)
-        self._nic_rank = {v: i for i, v in enumerate(nics)}
+        self._nic_rank = self._dmodk_keys(nics)
         switches = {v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS}
         self._switches = switches
         self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
@@ -127,15 +161,65 @@ class Router:
         s_srv, d_srv = src // layout.vertices, dst // layout.vertices
         if s_srv == d_srv:
             return self._intra_path(src, dst)
-        src_nic = self._rail_nic(src)
+        src_nic, relay = self.exit_nic(src, dst)
         dst_nic = self._rail_nic(dst)
-        return (self._intra_path(src, src_nic) + self._fabric_path(src_nic, dst_nic)
-                + self._intra_path(dst_nic, dst))
+        up = self._intra_path(src, src_nic) if relay == src else \
+            self._intra_path(src, relay) + self._intra_path(relay, src_nic)
+        return up + self._fabric_path(src_nic, dst_nic) + self._intra_path(dst_nic, dst)
+
+    def exit_nic(self, src: int, dst: int) -> tuple[int, int]:
+        """(NIC vertex a flow from ``src`` to ``dst`` on another server leaves by, the
+        GPU that hands it to that NIC): see the module docstring.
+
+        ``(own rail NIC, src)`` unless the fabric is rail-optimized or PXN is on; then
+        the NIC of the source server on the destination's rail, handed over by ``src``
+        itself if it shares the NIC's PCIe switch (NCCL path type PIX), else with PXN by
+        the GPU with the destination's local index if ``src`` reaches it over NVLink
+        only and it shares the NIC's PCIe switch (paths.cc conditions (1)-(3) for
+        ``PATH_PXN``), else ``(own rail NIC, src)``: the flow crosses rails in the
+        fabric, as NCCL's ``crossNic`` fallback and its non-PXN point-to-point do.
+        """
+        own = self._rail_nic(src)
+        if not (self._rails or self._pxn):
+            return own, src
+        n = self.cluster.layout.vertices
+        base = src - src % n
+        want = base + self._local_rail[dst % n]
+        if want == own or self._shares_switch(src % n, want % n):
+            return want, src
+        relay = base + dst % n
+        if self._pxn and self._can_relay(src % n, relay % n, want % n):
+            return want, relay
+        return own, src
 
     def _rail_nic(self, vertex: int) -> int:
         """The NIC a GPU (or NIC) vertex uses to leave its server: GPU g -> NIC g*nics//gpus."""
         server, local = divmod(vertex, self.cluster.layout.vertices)
         return server * self.cluster.layout.vertices + self._local_rail[local]
+
+    def _dmodk_keys(self, nics: list[int]) -> dict[int, int]:
+        """D-mod-K key of each NIC: its global index, or on a rail-optimized fabric its
+        index within its rail (the server, as every server has one NIC per rail)."""
+        if self._rails:
+            return {v: v // self.cluster.layout.vertices for v in nics}
+        return {v: i for i, v in enumerate(nics)}
+
+    def _shares_switch(self, local_a: int, local_b: int) -> bool:
+        switch = self._switch_of.get(local_a)
+        return switch is not None and switch == self._switch_of.get(local_b)
+
+    def _can_relay(self, src: int, relay: int, nic: int) -> bool:
+        """PXN relay test on local vertices: ``relay`` is another GPU next to ``nic``
+        (same PCIe switch) that ``src`` reaches over NVLink-class links only."""
+        key = (src, relay, nic)
+        found = self._relay_ok.get(key)
+        if found is None:
+            gpus = set(self.cluster.layout.gpus)
+            found = (relay != src and relay in gpus and self._shares_switch(relay, nic)
+                     and all(self.cluster.hw_class[e] == _NVLINK
+                             for e in self._intra_path(src, relay)))
+            self._relay_ok[key] = found
+        return found
 
     def _local_rails(self) -> dict[int, int]:
         layout = self.cluster.layout
