@@ -224,6 +224,10 @@ from simulator.measure.cli_commands import import_log, import_trace  # noqa: E40
 app.add_command(import_trace)
 app.add_command(import_log)
 
+from simulator.validation.cli_validate import validate  # noqa: E402
+
+app.add_command(validate)
+
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,269 @@
+"""Every shipped validation set, replayed into one table (``clustersim validate``).
+
+A set is a callable ``run(root) -> DataFrame`` with one row per published measurement and the
+columns of :data:`COLUMNS`: ``set``, ``row`` (the row's id inside its set), ``description``,
+``scenario`` (the file that encodes it, relative to ``root``), ``metric``, ``measured``,
+``predicted``, ``error`` (predicted / measured - 1), ``scored`` (the row counts towards the
+set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile used) and
+``notes``. The sets (:data:`SETS`):
+
+- ``megatron_sc21``: Megatron-LM SC21 Table 1, hardware TFLOP/s per GPU (:mod:`.megatron`).
+- ``nccl``: nccl-tests / rccl-tests logs, busbw per message size (:mod:`.nccl_suite`); scored
+  rows are the sizes >= 64 MiB, the ones with a busbw target.
+- ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
+- ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
+
+Every set uses the same hardware library: one set of constants per GPU, never fitted per set
+or per row. The issue's target for each set is MAPE <= 8% and max |error| <= 15%
+(:data:`TARGET_MAPE`, :data:`TARGET_MAX`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from simulator.config import HardwareLibrary, load_scenario, resolve_cluster
+from simulator.config.stack import DEFAULT_STACK
+from simulator.config.yaml_io import did_you_mean, read_yaml_mapping
+from simulator.errors import ConfigError, UsageError
+from simulator.pipeline import run_scenario
+from simulator.units import format_bytes
+from simulator.validation import megatron, nccl_suite
+
+COLUMNS = ["set", "row", "description", "scenario", "metric", "measured", "predicted", "error",
+           "scored", "gpu", "stack", "notes"]
+TARGET_MAPE = 0.08
+TARGET_MAX = 0.15
+TOKENS = "tokens/s per GPU"
+
+
+@dataclass(frozen=True)
+class ValidationSet:
+    """One validation set: its name, a title with the source, its metric and its runner."""
+
+    name: str
+    title: str
+    metric: str
+    run: Callable[[Path], pd.DataFrame]
+
+
+def default_root() -> Path:
+    """The checkout that holds ``validation/``: this package's source tree, else the cwd.
+
+    Raises
+    ------
+    UsageError
+        When neither has a ``validation/`` folder (e.g. an installed wheel run elsewhere).
+    """
+    for candidate in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if (candidate / "validation").is_dir():
+            return candidate
+    raise UsageError("no validation/ folder here or next to the simulator package; run from a "
+                     "clustersim source checkout")
+
+
+def run_validation(root: Path | None = None, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Run the sets ``names`` (default: all, in :data:`SETS` order) and stack their rows."""
+    root = Path(root) if root is not None else default_root()
+    wanted = list(names) if names else list(SETS)
+    for name in wanted:
+        if name not in SETS:
+            raise UsageError(f"unknown validation set '{name}'{did_you_mean(name, SETS)}; "
+                             f"known: {', '.join(SETS)}")
+    order = [name for name in SETS if name in wanted]
+    frames = [SETS[name].run(root) for name in order]
+    return pd.concat(frames, ignore_index=True)[COLUMNS]
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per set: rows, scored rows, MAPE and max |error| over the scored rows, target met."""
+    records = []
+    for name, rows in frame.groupby("set", sort=False):
+        errors = rows.loc[rows["scored"], "error"].abs()
+        mape, worst = float(errors.mean()), float(errors.max())
+        records.append({"set": name, "title": SETS[name].title, "metric": SETS[name].metric,
+                        "rows": len(rows), "scored": len(errors), "mape": mape, "max_abs_error": worst,
+                        "meets_target": bool(mape <= TARGET_MAPE and worst <= TARGET_MAX)})
+    return pd.DataFrame(records)
+
+
+class Facts(NamedTuple):
+    """What a row's scenario uses: GPU spec name, stack label, model section."""
+
+    gpu: str
+    stack: str
+    model: object
+
+
+def scenario_facts(path: Path, library: HardwareLibrary) -> Facts:
+    """GPU spec, stack label and model of the scenario at ``path``.
+
+    The stack label is the profile name with the scenario's overrides as ``section.key=value``
+    (``torchtitan + kernels.fused_elementwise=false``); ``-`` for a cluster-only scenario.
+    """
+    scenario = load_scenario(path, library)
+    gpu = resolve_cluster(scenario.cluster, library).gpu.name
+    if scenario.training is None:
+        return Facts(gpu, "-", None)
+    raw = (read_yaml_mapping(path).get("training") or {}).get("stack", f"{DEFAULT_STACK} (default)")
+    if not isinstance(raw, dict):
+        return Facts(gpu, str(raw), scenario.model)
+    if "name" in raw and "base" not in raw:
+        return Facts(gpu, f"{raw['name']} (inline profile)", scenario.model)
+    overrides = [f"{key}={value}" for key, value in _flatten({k: v for k, v in raw.items() if k != "base"})]
+    return Facts(gpu, " + ".join([str(raw.get("base", DEFAULT_STACK)), *overrides]), scenario.model)
+
+
+def _flatten(mapping: dict, prefix: str = "") -> list[tuple[str, object]]:
+    pairs = []
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            pairs += _flatten(value, f"{prefix}{key}.")
+        else:
+            pairs.append((f"{prefix}{key}", str(value).lower() if isinstance(value, bool) else value))
+    return pairs
+
+
+def _megatron(root: Path) -> pd.DataFrame:
+    """SC21 Table 1 through :func:`simulator.validation.megatron.replay`."""
+    table = megatron.replay(root / "validation" / "megatron_sc21_table1.csv", root / "scenarios")
+    library, rows = HardwareLibrary(), []
+    for r in table.itertuples():
+        path = root / "scenarios" / f"sc21-{r.model.lower()}.yaml"
+        gpu, stack, _ = scenario_facts(path, library)
+        rows.append({"set": "megatron_sc21", "row": r.model,
+                     "description": f"GPT {r.model}, {r.gpus} GPUs, tp {r.tp} x pp {r.pp} x dp {r.dp}",
+                     "scenario": _relative(path, root), "metric": "hardware TFLOP/s per GPU",
+                     "measured": r.measured_tflops, "predicted": r.predicted_tflops, "error": r.error,
+                     "scored": True, "gpu": gpu, "stack": stack,
+                     "notes": f"bubble {r.bubble_fraction:.1%}, step {r.step_time_s:.2f} s"})
+    return pd.DataFrame(rows)
+
+
+def _nccl(root: Path) -> pd.DataFrame:
+    """Every nccl-tests log with a scenario; busbw rows >= 64 MiB are scored."""
+    folder = root / "validation" / "nccl_tests"
+    table = nccl_suite.replay(folder)
+    library = HardwareLibrary()
+    gpus = {stem: scenario_facts(folder / "scenarios" / f"{stem}.yaml", library).gpu
+            for stem in table["log"].unique()}
+    return pd.DataFrame([_nccl_row(r, gpus[r.log], _relative(folder / "scenarios" / f"{r.log}.yaml", root))
+                         for r in table.itertuples()])
+
+
+def _nccl_row(r, gpu: str, scenario: str) -> dict:
+    timed = r.target.startswith("time")
+    met = {True: "met", False: "not met"}.get(r.meets_target)
+    target = f"target {r.target}: {met}" if met else "no target"
+    return {"set": "nccl", "row": format_bytes(r.size_bytes), "description": r.log,
+            "scenario": scenario, "metric": "time (us)" if timed else "busbw (GB/s)",
+            "measured": r.measured_time_s * 1e6 if timed else r.measured_busbw_GBps,
+            "predicted": r.predicted_time_s * 1e6 if timed else r.predicted_busbw_GBps,
+            "error": r.time_ratio - 1.0 if timed else r.busbw_error,
+            "scored": r.target.startswith("busbw"), "gpu": gpu, "stack": "-",
+            "notes": f"{r.algorithm}/{r.protocol}; {target}"}
+
+
+def _torchtitan(root: Path) -> pd.DataFrame:
+    return _indexed(root, "torchtitan", "torchtitan_fsdp.csv", lambda row: float(row.measured),
+                    lambda row, result, model: f"{row.set}; step {result.step_time_s:.2f} s")
+
+
+def _nemo(root: Path) -> pd.DataFrame:
+    return _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens, _nemo_notes)
+
+
+def _nemo_tokens(row) -> float:
+    """tokens/s per GPU, which the NeMo CSV gives in its notes (``tokens/s/GPU 726``)."""
+    found = re.search(r"tokens/s/GPU\s+([0-9][0-9,]*(?:\.[0-9]+)?)", str(row.notes))
+    if found is None:
+        raise ConfigError(f"row {row.Index + 1} ({row.model}): no 'tokens/s/GPU N' in notes",
+                          "validation/nemo_h100.csv", "notes")
+    return float(found.group(1).replace(",", ""))
+
+
+def _nemo_notes(row, result, model) -> str:
+    per_token = nemo_flops_per_token(model)
+    predicted = result.tokens_per_s / result.gpus * per_token / 1e12
+    return (f"model TFLOP/s per GPU (NeMo's count, {per_token / 1e9:.1f} GFLOP/token): measured "
+            f"{row.measured / 1e12:.0f}, predicted {predicted:.0f}; step {result.step_time_s:.2f} s")
+
+
+def nemo_flops_per_token(model) -> float:
+    """NeMo's "model FLOPs" per token (docs/research/stack_facts.md, section 1).
+
+    ``l h^2 (12 + 12 g/a + c f/h + 12 s/h) + 6 V h`` with c = 18 for SwiGLU, 12 for GeLU:
+    the attention score/context matmuls at full s^2 and the logit layer counted, forward and
+    backward (NeMo ``FLOPsMeasurementCallback``, r2.0.0rc1; Megatron's
+    ``num_floating_point_operations``). GPT-3 175B at s 2048: 1076.4 GFLOP.
+    """
+    layers, h, s = model.layers, model.hidden, model.seq_len
+    mlp = 18.0 if model.mlp.value == "swiglu" else 12.0
+    core = 12.0 + 12.0 * model.kv_heads / model.heads + mlp * model.ffn_hidden / h + 12.0 * s / h
+    return layers * h * h * core + 6.0 * model.vocab * h
+
+
+def _indexed(root: Path, name: str, csv_name: str, measured_of, notes_of) -> pd.DataFrame:
+    """A CSV of published rows and ``validation/scenarios/<name>/index.csv`` (row, scenario,
+    description): run each scenario and compare tokens/s per GPU."""
+    data = pd.read_csv(root / "validation" / csv_name)
+    folder = root / "validation" / "scenarios" / name
+    index = _read_index(folder / "index.csv", len(data))
+    library, rows = HardwareLibrary(), []
+    for entry in index.itertuples():
+        path = folder / entry.scenario
+        facts = scenario_facts(path, library)
+        result = run_scenario(path, library=library)
+        row = next(data.iloc[[entry.row - 1]].itertuples())
+        measured, predicted = measured_of(row), result.tokens_per_s / result.gpus
+        rows.append({"set": name, "row": str(entry.row), "description": entry.description,
+                     "scenario": _relative(path, root), "metric": TOKENS, "measured": measured,
+                     "predicted": predicted, "error": predicted / measured - 1.0, "scored": True,
+                     "gpu": facts.gpu, "stack": facts.stack, "notes": notes_of(row, result, facts.model)})
+    return pd.DataFrame(rows)
+
+
+def _read_index(path: Path, rows: int) -> pd.DataFrame:
+    """``index.csv``, checked to map each CSV row (1-based order) to exactly one scenario."""
+    if not path.is_file():
+        raise ConfigError("missing: one line 'row,scenario,description' per CSV row", str(path))
+    index = pd.read_csv(path)
+    if list(index.columns) != ["row", "scenario", "description"]:
+        raise ConfigError("expected the columns row,scenario,description", str(path))
+    if sorted(index["row"]) != list(range(1, rows + 1)):
+        raise ConfigError(f"rows must be 1..{rows}, each once (the CSV's order)", str(path), "row")
+    return index
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+SETS: dict[str, ValidationSet] = {
+    "megatron_sc21": ValidationSet(
+        "megatron_sc21", "Megatron-LM SC21 Table 1 (Narayanan et al., arXiv:2104.04473)",
+        "hardware TFLOP/s per GPU", _megatron),
+    "nccl": ValidationSet(
+        "nccl", "nccl-tests / rccl-tests logs (validation/nccl_tests/INDEX.md)",
+        "busbw (GB/s) at >= 64 MiB", _nccl),
+    "torchtitan": ValidationSet(
+        "torchtitan", "torchtitan FSDP2 benchmarks (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
+        TOKENS, _torchtitan),
+    "nemo": ValidationSet(
+        "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
+}
+
+
+def finite(value: float) -> float | None:
+    """``value`` as a float, or None when it is NaN or infinite (JSON has no NaN)."""
+    return float(value) if value is not None and np.isfinite(value) else None

@@ -1,0 +1,151 @@
+"""``clustersim validate``: every shipped validation set, its scenarios and its error budget.
+
+Sources of the measured rows: validation/README.md (torchtitan_fsdp.csv: pytorch/torchtitan
+benchmarks @ b5bcd76c; nemo_h100.csv: NVIDIA/NeMo performance_summary.md @ 070a0bb1;
+megatron_sc21_table1.csv: SC21 Table 1; nccl_tests/INDEX.md). The issue's target for every
+set is MAPE <= 8% and max |error| <= 15%; the regression guards at the end hold each set at
+(or below) the figures it reached when the suite was written, plus 2 percentage points.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simulator.cli import main
+from simulator.config import load_scenario
+from simulator.pipeline import run_scenario
+from simulator.validation.suite import SETS, nemo_flops_per_token, run_validation, summary
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "validation" / "scenarios"
+TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv"}
+ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
+MARGIN = 0.02
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return run_validation(ROOT)
+
+
+@pytest.fixture(scope="module")
+def scores(frame) -> dict:
+    return {r.set: r for r in summary(frame).itertuples()}
+
+
+def _index(name: str) -> pd.DataFrame:
+    return pd.read_csv(SCENARIOS / name / "index.csv")
+
+
+@pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_scenario_checks_and_runs_with_finite_results(path, capsys):
+    """`clustersim check FILE` succeeds and the step has finite, positive time and throughput."""
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    result = run_scenario(path)
+    assert math.isfinite(result.step_time_s) and result.step_time_s > 0
+    assert math.isfinite(result.tokens_per_s) and result.tokens_per_s > 0
+    assert math.isfinite(result.memory_per_gpu_bytes) and result.fits_in_memory
+
+
+@pytest.mark.parametrize("name", TRAINING_SETS)
+def test_index_maps_every_csv_row_to_one_scenario(name):
+    """index.csv lists CSV rows 1..N once each, and exactly the folder's scenario files."""
+    data = pd.read_csv(ROOT / "validation" / TRAINING_SETS[name])
+    index = _index(name)
+    assert sorted(index["row"]) == list(range(1, len(data) + 1))
+    assert set(index["scenario"]) == {p.name for p in (SCENARIOS / name).glob("*.yaml")}
+
+
+@pytest.mark.parametrize("name", TRAINING_SETS)
+def test_scenarios_encode_their_csv_row(name):
+    """Shape, sequence, GPU count, layout and global batch equal the published row; the header
+    comment names the row."""
+    data = pd.read_csv(ROOT / "validation" / TRAINING_SETS[name])
+    for entry in _index(name).itertuples():
+        row, path = data.iloc[entry.row - 1], SCENARIOS / name / entry.scenario
+        scenario = load_scenario(path)
+        model, par, fabric = scenario.model, scenario.parallelism, scenario.cluster
+        assert (model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
+                model.seq_len) == (row.layers, row.hidden, row.heads, row.kv_heads, row.ffn_hidden,
+                                   row.vocab, row.seq_len), entry.scenario
+        assert (par.tp, par.pp, par.dp, par.cp) == (row.tp, row.pp, row.dp, row.cp), entry.scenario
+        assert fabric.nodes == row.nodes and scenario.training.global_batch == row.global_batch
+        assert f"CSV row {entry.row} of" in path.read_text().splitlines()[0]
+
+
+def test_nemo_flop_count_reproduces_the_published_tflops():
+    """NeMo's model TFLOP/s per GPU = tokens/s per GPU x its FLOPs per token (stack_facts.md sec. 1):
+    782/726, 842/782, 738/1533, 697/12036 agree with the count to rounding (0.5%)."""
+    data = pd.read_csv(ROOT / "validation" / "nemo_h100.csv")
+    for entry in _index("nemo").itertuples():
+        row = data.iloc[entry.row - 1]
+        tokens = float(row.notes.split("tokens/s/GPU")[1].strip(" .").split()[0].rstrip("."))
+        per_token = nemo_flops_per_token(load_scenario(SCENARIOS / "nemo" / entry.scenario).model)
+        assert tokens * per_token == pytest.approx(row.measured, rel=0.005), entry.scenario
+
+
+def test_every_set_is_replayed(frame):
+    assert list(frame["set"].unique()) == list(SETS)
+    assert (frame.groupby("set")["scored"].sum() > 0).all()
+    assert frame.loc[frame["scored"], "error"].notna().all()
+
+
+def test_command_prints_every_set_and_writes_the_same_report(tmp_path, capsys):
+    """`clustersim validate --write PATH` prints the report and writes it byte for byte."""
+    target = tmp_path / "validation.md"
+    assert main(["validate", "--write", str(target)]) == 0
+    printed = capsys.readouterr().out
+    assert target.read_text() == printed
+    for validation_set in SETS.values():
+        assert f"## {validation_set.title}" in printed
+        assert f"| {validation_set.name} |" in printed
+    assert "| h100-sxm-96gb-500w | h100-sxm |" in printed
+
+
+def test_json_output_has_summary_rows_and_constants(capsys):
+    assert main(["validate", "--set", "nemo", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["set"] for s in data["summary"]] == ["nemo"]
+    assert len(data["rows"]) == 4 and set(data["constants"]) == {"h100-sxm"}
+    assert data["constants"]["h100-sxm"]["sustained_clock_fraction"] == 1.0
+
+
+def test_unknown_set_is_a_usage_error(capsys):
+    assert main(["validate", "--set", "nemoo"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'nemo'" in err and len(err.strip().splitlines()) == 1
+
+
+# Regression guards: (MAPE, max |error|) reached when the suite was written, rounded up.
+# The issue's target per set is MAPE <= 8% and max |error| <= 15%.
+ACHIEVED = {
+    # SC21 Table 1, hardware TFLOP/s per GPU: 2.6% / 6.6%, target met.
+    "megatron_sc21": (0.027, 0.067),
+    # busbw at >= 64 MiB: 28.4% / 193.1%, target NOT met; the scored rows include the documented
+    # misses (A3 Mega's TCPXO transport, the A100 sendrecv warm-up row, the H100 PCIe bridge).
+    "nccl": (0.284, 1.931),
+    # tokens/s per GPU: 11.6% / 38.6%, target NOT met (tensor-parallel rows and the 128k/256k
+    # context-parallel rows are over-predicted; the 8B FSDP 8 x async TP 8 row by +39%).
+    "torchtitan": (0.116, 0.386),
+    # tokens/s per GPU: 7.4% / 11.7%, target met.
+    "nemo": (0.074, 0.118),
+}
+
+
+@pytest.mark.parametrize("name", list(ACHIEVED))
+def test_set_error_does_not_regress(scores, name):
+    """The set's MAPE and max |error| stay within 2 percentage points of ACHIEVED.
+
+    Issue target: MAPE <= 8% and max |error| <= 15% per set; met by megatron_sc21 and nemo,
+    not by nccl and torchtitan (figures in ACHIEVED's comments).
+    """
+    mape, worst = ACHIEVED[name]
+    got = scores[name]
+    assert got.mape <= mape + MARGIN, f"{name}: MAPE {got.mape:.1%} > {mape:.1%} + 2 pp"
+    assert got.max_abs_error <= worst + MARGIN, f"{name}: max {got.max_abs_error:.1%} > {worst:.1%} + 2 pp"
