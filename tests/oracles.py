@@ -51,3 +51,20 @@ def _ready(kind: str, i: int, j: int, p: int, f_end, b_end) -> float | None:
     else:
         dep = f_end[i, j] if i == p - 1 else b_end[i + 1, j]
     return None if np.isnan(dep) else float(dep)
+
+
+def replay_alone_seconds(cluster, replay) -> float:
+    """Seconds a collective replay takes on an otherwise idle network of ``cluster``: its
+    flows run max-min fair over link capacities scaled by NCCL's point-to-point efficiency."""
+    import simpy
+
+    from simulator.engine.des import run_replay
+    from simulator.engine.des_plan import PreparedReplay
+    from simulator.engine.flows import FlowNetwork
+
+    efficiency = cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    env = simpy.Environment()
+    capacity = cluster.bandwidth_Bps * efficiency
+    env.process(run_replay(env, FlowNetwork(env, capacity), PreparedReplay.of(replay, capacity)))
+    env.run()
+    return env.now

@@ -5,13 +5,10 @@ meets the pipeline's sends on the links they share."""
 from __future__ import annotations
 
 import pytest
-import simpy
+from oracles import replay_alone_seconds
 
 from simulator.collectives import Algorithm, Op
 from simulator.config import scenario_from_mapping
-from simulator.engine.des import run_replay
-from simulator.engine.des_plan import PreparedReplay
-from simulator.engine.flows import FlowNetwork
 from simulator.engine.replay import replay_of
 from simulator.pipeline import session_from_scenario
 
@@ -24,14 +21,7 @@ def _session(nodes=4, node="dgx-h100", link="ib-ndr", oversubscription=1.0):
 
 
 def _replayed_time(session, replay) -> float:
-    cluster = session.cluster
-    efficiency = cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
-    env = simpy.Environment()
-    capacity = cluster.bandwidth_Bps * efficiency
-    network = FlowNetwork(env, capacity)
-    env.process(run_replay(env, network, PreparedReplay.of(replay, capacity)))
-    env.run()
-    return env.now
+    return replay_alone_seconds(session.cluster, replay)
 
 
 @pytest.mark.parametrize("mode", ["steps", "pairs"])
@@ -40,6 +30,7 @@ def _replayed_time(session, replay) -> float:
     (Op.ALL_GATHER, Algorithm.RING), (Op.ALL_REDUCE, Algorithm.TREE),
     (Op.ALL_REDUCE, Algorithm.HALVING_DOUBLING), (Op.ALL_TO_ALL, Algorithm.DIRECT),
 ])
+
 def test_a_replay_alone_takes_the_cost_model_time(op, algorithm, mode):
     """Eight data-parallel groups (one per rail) across 4 DGX H100, 256 MiB each: the
     flows of the merged schedule, alone on the network, finish at ``a + b n``."""
@@ -181,10 +172,10 @@ def test_expert_groups_meet_on_a_rail_optimized_spine():
     the same lockstep flows reproduces it exactly; only with overlap_grad_reduce do the
     gradient flows add contention that the finer fidelities see and tp-collapsed does not."""
     from simulator.collectives import Group
+    from simulator.cost.in_layer import ep_collective
     from simulator.engine.analytical import simulate_step
     from simulator.engine.context import make_context
     from simulator.engine.des import simulate_steps_des
-    from simulator.cost.in_layer import ep_collective
 
     oversubscribed = {"switch_radix": 16, "oversubscription": 2.0}
     scenario, collectives = _moe(nodes=8, topology="rail-optimized", overlap=False, **oversubscribed)

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import simpy
 from conftest import make_cluster
+from oracles import replay_alone_seconds
 
 from simulator.collectives import Algorithm, Group, Op, build_schedule
 from simulator.collectives.concurrent import merge_schedules
 from simulator.config import Protocol
 from simulator.cost import CollectiveModel
-from simulator.engine.des import run_replay
-from simulator.engine.des_plan import PreparedReplay
-from simulator.engine.flows import FlowNetwork
 from simulator.engine.replay import replay_of
 from simulator.topology.graph import VertexKind
 
@@ -75,15 +72,9 @@ def _spine_load(model: CollectiveModel, schedule) -> float:
 
 def _replayed_time(model: CollectiveModel, terms, size: float, mode: str) -> float:
     """The discrete-event engine's time for ``terms``' schedule alone on the network."""
-    cluster = model.cluster
-    efficiency = cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
-    replay = replay_of(terms, size, model.network.router, efficiency, mode)
-    env = simpy.Environment()
-    capacity = cluster.bandwidth_Bps * efficiency
-    network = FlowNetwork(env, capacity)
-    env.process(run_replay(env, network, PreparedReplay.of(replay, capacity)))
-    env.run()
-    return env.now
+    efficiency = model.cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    return replay_alone_seconds(model.cluster,
+                                replay_of(terms, size, model.network.router, efficiency, mode))
 
 
 # -- 1a: D-mod-K within a rail --------------------------------------------------------------

@@ -138,13 +138,18 @@ def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     last bucket, which cannot start before the backward ends) and ``sync`` without; the
     next forward also waits for the first weight bucket with overlap_param_gather."""
     from simulator.engine.context import make_context
-    from simulator.engine.gradient_sync import first_param_bucket_time, last_bucket_times
+    from simulator.engine.gradient_sync import (
+        all_gradient_collectives,
+        first_param_bucket_time,
+        last_bucket_times,
+    )
 
     scenario = _scenario("megatron-7.5b", nodes=4, tp=8, pp=1, gb=32, overlap_grad_reduce=overlap)
     collectives = _collectives(scenario)
     result = simulate_step(scenario, collectives)
     ctx = make_context(scenario, collectives)
-    tail, first_bucket = last_bucket_times(ctx)[0], first_param_bucket_time(ctx)
+    tail = last_bucket_times(ctx, all_gradient_collectives(ctx))[0]
+    first_bucket = first_param_bucket_time(ctx)
     sync, backward = result.dp_comm_s, result.stages[0].backward_s
     expected = (max(tail, sync - backward) if overlap else sync) + first_bucket
     assert (tail > 0) == overlap and 0 < first_bucket < sync

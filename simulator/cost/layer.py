@@ -67,7 +67,12 @@ class LayerCost:
 
 def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
     """Seconds of all of ``kernels`` run one after another on one GPU."""
-    return float(_gemm_times(compute, kernels).sum() + compute.memory_time(kernels.memory_bytes).sum()
+    return _total(compute, kernels, _gemm_times(compute, kernels))
+
+
+def _total(compute: ComputeModel, kernels: Kernels, gemm_times: np.ndarray) -> float:
+    """Seconds of ``kernels`` given their GEMMs' seconds."""
+    return float(gemm_times.sum() + compute.memory_time(kernels.memory_bytes).sum()
                  + compute.attention_time(kernels.attention_flops, kernels.is_backward))
 
 
@@ -78,23 +83,44 @@ def _gemm_times(compute: ComputeModel, kernels: Kernels) -> np.ndarray:
     return compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], kernels.linear_mask)
 
 
+@dataclass(frozen=True)
+class _LinearTimes:
+    """Seconds of the layer's linear GEMMs (QKV, proj, fc1, fc2): forward, data gradient,
+    weight gradient."""
+
+    forward: np.ndarray
+    dgrad: np.ndarray
+    wgrad: np.ndarray
+
+    @staticmethod
+    def of(fwd: Kernels, fwd_times: np.ndarray, bwd_times: np.ndarray) -> _LinearTimes:
+        rows = np.flatnonzero(fwd.linear_mask)     # backward: dgrad rows, then wgrad rows
+        return _LinearTimes(fwd_times[rows], bwd_times[rows], bwd_times[len(fwd.gemms) + rows])
+
+    def sites(self, backward: bool) -> tuple[float, float]:
+        """GEMM seconds of the attention block's and the MLP's linears in one pass."""
+        t = self.dgrad + self.wgrad if backward else self.forward
+        return float(t[0] + t[1]), float(t[2] + t[3])
+
+
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
                collectives: CollectiveModel, layout: Layout) -> LayerCost:
     """Compute and exposed communication of one layer (see the module docstring)."""
     fwd_k = layer_forward(shape)
     bwd_k = fwd_k.backward()
-    casts = _fp8_cast_times(stack, shape, compute, fwd_k)
-    forward = kernels_time(compute, fwd_k) + casts[0]
-    backward = kernels_time(compute, bwd_k) + casts[1]
-    tp_fwd, tp_bwd = _tp_exposed(scenario, stack, shape, compute, collectives, layout, fwd_k, bwd_k)
-    recompute, tp_re = _recompute(scenario, stack, shape, compute, forward, tp_fwd)
+    fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
+    casts = _fp8_cast_times(stack, compute, fwd_k)
+    forward = _total(compute, fwd_k, fwd_g) + casts[0]
+    backward = _total(compute, bwd_k, bwd_g) + casts[1]
+    linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
+    tp_fwd, tp_bwd = _tp_exposed(scenario, stack, shape, collectives, layout, linears)
+    recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd)
     cp = _cp_comm(shape, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
 
 
-def _fp8_cast_times(stack: StackProfile, shape: LayerShape, compute: ComputeModel,
-                    fwd: Kernels) -> tuple[float, float]:
+def _fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels) -> tuple[float, float]:
     """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8)."""
     if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
@@ -111,23 +137,21 @@ def _fp8_cast_times(stack: StackProfile, shape: LayerShape, compute: ComputeMode
     return float(forward), float(backward)
 
 
-def _tp_exposed(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
-                collectives: CollectiveModel, layout: Layout, fwd: Kernels,
-                bwd: Kernels) -> tuple[float, float]:
+def _tp_exposed(scenario, stack: StackProfile, shape: LayerShape, collectives: CollectiveModel,
+                layout: Layout, linears: _LinearTimes) -> tuple[float, float]:
     """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring)."""
     found = tp_collectives(scenario, shape, collectives, layout)
     if not found:
         return 0.0, 0.0
     per_site = sum(c.time_s for c in found)          # one attention and one MLP site per pass
     tp = stack.tensor_parallel
-    fwd_sites, bwd_sites = _site_gemm_times(compute, fwd), _site_gemm_times(compute, bwd)
     if tp.comm_overlap:
-        return (sum(_chunked_exposed(per_site, g, layout.tp) for g in fwd_sites),
-                sum(_chunked_exposed(per_site, g, layout.tp) for g in bwd_sites))
+        return tuple(sum(_chunked_exposed(per_site, g, layout.tp) for g in linears.sites(bwd))
+                     for bwd in (False, True))
     if not tp.overlap_dgrad_comm:
         return 2 * per_site, 2 * per_site
     dgrad_comm = found[-1].time_s                     # the all-reduce, or the reduce-scatter
-    wgrads = _column_wgrad_times(compute, bwd)
+    wgrads = (linears.wgrad[0], linears.wgrad[2])     # the column-parallel QKV and fc1
     backward = sum(per_site - dgrad_comm + max(0.0, dgrad_comm - w) for w in wgrads)
     return 2 * per_site, backward
 
@@ -138,40 +162,14 @@ def _chunked_exposed(comm: float, gemm: float, tp: int) -> float:
     return max(0.0, steps * max(comm / steps, gemm / tp) + gemm / tp - gemm)
 
 
-def _linear_rows(kernels: Kernels) -> np.ndarray:
-    """Row indices of the linear GEMMs (QKV, proj, fc1, fc2 order) in forward layout."""
-    return np.flatnonzero(kernels.linear_mask)
-
-
-def _site_gemm_times(compute: ComputeModel, kernels: Kernels) -> tuple[float, float]:
-    """GEMM seconds of the attention block's and the MLP's linears (forward or backward)."""
-    times = _gemm_times(compute, kernels)
-    rows = _linear_rows(kernels)
-    if kernels.is_backward:
-        half = len(kernels.gemms) // 2
-        rows = rows[rows < half]
-        times = times[:half] + times[half:]
-    return float(times[rows[:2]].sum()), float(times[rows[2:]].sum())
-
-
-def _column_wgrad_times(compute: ComputeModel, bwd: Kernels) -> tuple[float, float]:
-    """Weight-gradient GEMM seconds of the column-parallel linears (QKV, fc1)."""
-    times = _gemm_times(compute, bwd)
-    half = len(bwd.gemms) // 2
-    rows = _linear_rows(bwd)
-    rows = rows[rows < half]
-    return float(times[half + rows[0]]), float(times[half + rows[2]])
-
-
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
-               forward: float, tp_fwd: float) -> tuple[float, float]:
+               layer: Kernels, forward: float, tp_fwd: float) -> tuple[float, float]:
     """(recompute compute seconds, its exposed TP seconds) of one layer in backward."""
     mode = scenario.parallelism.recompute
     if mode == Recompute.FULL:
         return forward, tp_fwd
     if mode != Recompute.SELECTIVE:
         return 0.0, 0.0
-    layer = layer_forward(shape)
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
         if compute.dtype == Dtype.FP8:   # fp8 matmuls (_scaled_mm) are not in the save list
             return forward - compute.attention_time(layer.attention_flops, backward=False), 0.0

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.scenario import Recompute, Scenario
-from simulator.cost import CollectiveModel
-from simulator.engine.context import Context, make_context
-from simulator.engine.flops import step_flops
 from simulator.config.loader import scenario_stack
+from simulator.config.scenario import Scenario
+from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
+from simulator.engine.context import Context, make_context
+from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
+    all_gradient_collectives,
     first_param_bucket_time,
-    gradient_sync_times,
     last_bucket_times,
+    sync_seconds,
 )
 from simulator.results import StageBreakdown, StepResult
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
@@ -52,9 +53,10 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
     pipe = float(finish.max())
     bubble = pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s)
-    sync = np.array(gradient_sync_times(ctx))
+    syncs = all_gradient_collectives(ctx)
+    sync = np.array(sync_seconds(syncs))
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
-                        finish + np.array(last_bucket_times(ctx)))
+                        finish + np.array(last_bucket_times(ctx, syncs)))
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
     fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
     step = pipe + dp_exposed + fixed
@@ -121,15 +123,14 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
 
 
 def _stage_sharding(ctx: Context, stack, layer, stage: int, layers: int, priced: dict) -> ShardingCost:
-    """ZeRO-3 / FSDP cost of ``stage`` (:mod:`simulator.cost.sharding`); unit prices are
-    shared by stages with the same shape of groups."""
+    """ZeRO-3 / FSDP cost of ``stage`` (:mod:`simulator.cost.sharding`), its unit prices
+    memoised in ``priced``."""
     if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
         return NO_SHARDING
-    key = stage if ctx.layout.pp > 1 else 0
-    if key not in priced:
-        priced[key] = unit_comm(ctx.scenario, stack, ctx.collectives, ctx.layout, stage)
+    if stage not in priced:
+        priced[stage] = unit_comm(ctx.scenario, stack, ctx.collectives, ctx.layout, stage)
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
-    one = sharding_cost(ctx.scenario, stack, priced[key], chunk_layers, layer.forward,
+    one = sharding_cost(ctx.scenario, stack, priced[stage], chunk_layers, layer.forward,
                         layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)

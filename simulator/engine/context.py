@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.checks import data_parallel_size
+from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.workload.layout import Layout
-from simulator.config.hardware import Dtype
-from simulator.workload.memory import BYTES  # noqa: F401  (re-exported for callers)
 from simulator.workload.transformer import Attention, LayerShape
-
 
 ACTIVATION_BYTES = {Dtype.FP32: 4}
 """Bytes per activation element: 4 for fp32 training, else 2 (fp8 recipes keep activations

@@ -24,6 +24,7 @@ from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     first_param_bucket_time,
     last_bucket_times,
+    sync_seconds,
 )
 from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
@@ -79,7 +80,7 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     p2p = base.stages[0].p2p_s
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
     syncs = all_gradient_collectives(ctx)
-    sync_s = np.array([sum(c.time_s for c in sync) for sync in syncs])
+    sync_s = np.array(sync_seconds(syncs))
     sync_bytes = np.array([sync[0].size_bytes if sync else 0.0 for sync in syncs])
     capacity = capacity_of(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
@@ -88,7 +89,7 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     fixed = base.optimizer_s + first_param_bucket_time(ctx)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
-                    np.array(last_bucket_times(ctx)))
+                    np.array(last_bucket_times(ctx, syncs)))
 
 
 def _in_layer(ctx: Context, contention: bool):

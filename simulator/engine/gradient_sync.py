@@ -76,20 +76,21 @@ def _stage_groups(layout, stage: int):
     return lambda: layout.stage_dp_groups(stage)
 
 
-def gradient_sync_times(ctx: Context) -> list[float]:
+def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
     """Seconds of each stage's gradient synchronisation with no other traffic on its links."""
-    return [sum(c.time_s for c in stage) for stage in all_gradient_collectives(ctx)]
+    return [sum(c.time_s for c in stage) for stage in syncs]
 
 
-def last_bucket_times(ctx: Context) -> list[float]:
+def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list[float]:
     """Per stage, seconds of the reduction of its last gradient bucket (0 without overlap):
-    the part of the reduction that cannot hide behind the backward."""
+    the part of the reduction that cannot hide behind the backward. ``syncs`` are the
+    stages' collectives from :func:`all_gradient_collectives`."""
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
     return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
                 if c.op != Op.ALL_GATHER)
-            for stage in all_gradient_collectives(ctx)]
+            for stage in syncs]
 
 
 def first_param_bucket_time(ctx: Context) -> float:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.cost.collective import PricedCollective
-from simulator.engine.context import Context
 from simulator.cost.in_layer import (
     cp_collective,
     ep_collective,
     spans_servers,
     tp_collectives,
 )
+from simulator.engine.context import Context
 from simulator.workload.memory import layer_split
 
 
