@@ -83,8 +83,20 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
         raise ConfigError(
             f"tp*pp*dp*cp = {par.tp}*{par.pp}*{dp}*{par.cp} = {per_replica * dp} but the cluster "
             f"has {gpus} GPUs; {fix}", key="parallelism.dp" if par.dp else "parallelism")
+    if par.shard_size is not None:
+        _check_shard_size(par, dp)
     if (dp * par.cp) % par.ep and par.ep > 1:
         raise ConfigError(f"{par.ep} does not divide dp*cp ({dp * par.cp})", key="parallelism.ep")
+
+
+def _check_shard_size(par, dp: int) -> None:
+    """Hybrid sharding: the shard groups tile the dp*cp ranks, and only ZeRO-3 shards weights."""
+    if par.zero_stage != 3:
+        raise ConfigError(f"hybrid sharding needs zero_stage 3 (got {par.zero_stage})",
+                          key="parallelism.shard_size")
+    if (dp * par.cp) % par.shard_size:
+        raise ConfigError(f"{par.shard_size} does not divide dp*cp ({dp * par.cp})",
+                          key="parallelism.shard_size")
 
 
 def _check_batch(scenario: Scenario, dp: int) -> None:

@@ -131,6 +131,7 @@ class ParallelismConfig(_Section):
     schedule: Schedule = Schedule.ONE_F_ONE_B
     virtual_stages: Count = 1
     zero_stage: Annotated[int, Strict(), Field(ge=0, le=3)] = 1
+    shard_size: Count | None = None   # ZeRO-3 hybrid sharding: shard in groups of this many dp*cp ranks
     recompute: Recompute = Recompute.NONE
     overlap_grad_reduce: Flag = True
 

@@ -29,6 +29,7 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import GatherUnit, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.workload.layout import Layout
+from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes
 
 
@@ -54,10 +55,13 @@ NO_SHARDING = ShardingCost(0.0, 0.0, 0.0)
 
 def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
               layout: Layout, stage: int) -> UnitComm:
-    """Gather and reduce-scatter seconds of one layer's parameters on ``stage``'s groups.
+    """Gather and gradient-reduction seconds of one layer's parameters on ``stage``'s groups.
 
     With ``unit: parameter`` each weight tensor is its own collective, so each pays the
-    collective's latency; with ``unit: layer`` the layer is one coalesced collective.
+    collective's latency; with ``unit: layer`` the layer is one coalesced collective. With
+    hybrid sharding (``parallelism.shard_size``) gathers and reduce-scatters stay inside
+    the shard groups and each shard's gradients are then all-reduced across the groups
+    (PyTorch FSDP ``HYBRID_SHARD``; Zhao et al. 2023 sec. 3.2.2).
     """
     sizes = layer_tensor_sizes(scenario.model)
     if stack.sharding.unit == GatherUnit.LAYER:
@@ -65,13 +69,31 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     dtype = Dtype(scenario.training.dtype)
     gather_bytes = stack.sharding.param_gather_dtype.nbytes(dtype) / layout.tp
     reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
-    groups, key = (lambda: layout.stage_shard_groups(stage)), ("shard", layout, stage)
-    price = collectives.concurrent_terms
-    gather = sum(price(Op.ALL_GATHER, groups, n * gather_bytes, key=key).time(n * gather_bytes).item()
-                 for n in sizes)
-    reduce = sum(price(Op.REDUCE_SCATTER, groups, n * reduce_bytes, key=key).time(n * reduce_bytes).item()
-                 for n in sizes)
+    shard = shard_group_size(scenario.parallelism, layout.dp)
+    shards = _Priced(collectives, lambda: layout.stage_shard_groups(stage, shard),
+                     ("shard", layout, stage, shard))
+    gather = sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
+    reduce = sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
+    if shard < layout.dp * layout.cp:
+        replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
+                           ("replicas", layout, stage, shard))
+        reduce += sum(replicas.time(Op.ALL_REDUCE, n * reduce_bytes / shard) for n in sizes)
     return UnitComm(gather, reduce)
+
+
+@dataclass(frozen=True)
+class _Priced:
+    """Collectives run by all of a stage's groups at once (``groups`` listed on a cache miss)."""
+
+    collectives: CollectiveModel
+    groups: object
+    key: tuple
+
+    def time(self, op: Op, nbytes: float) -> float:
+        if nbytes <= 0:
+            return 0.0
+        terms = self.collectives.concurrent_terms(op, self.groups, nbytes, key=self.key)
+        return terms.time(nbytes).item()
 
 
 def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layers: float,

@@ -69,11 +69,21 @@ class Layout:
         """The data-parallel groups of one stage (one per tensor- and context-parallel rank)."""
         return [self.dp_group(stage, t, c) for c in range(self.cp) for t in range(self.tp)]
 
-    def stage_shard_groups(self, stage: int) -> list[tuple[int, ...]]:
+    def stage_shard_groups(self, stage: int, shard: int | None = None) -> list[tuple[int, ...]]:
         """Groups that ZeRO-3/FSDP shards parameters over on ``stage``: the data- and
         context-parallel ranks of each tensor-parallel rank (Megatron and torchtitan shard
-        over dp x cp; context-parallel ranks hold the same weights)."""
-        return [tuple(self.gpu(t, c, r, stage) for r in range(self.dp) for c in range(self.cp))
+        over dp x cp; context-parallel ranks hold the same weights), cut into blocks of
+        ``shard`` consecutive ranks with hybrid sharding."""
+        ranks = self._shard_ranks(stage)
+        shard = shard or len(ranks[0])
+        return [tuple(r[i:i + shard]) for r in ranks for i in range(0, len(r), shard)]
+
+    def stage_replica_groups(self, stage: int, shard: int) -> list[tuple[int, ...]]:
+        """With hybrid sharding, the ranks holding the same shard (one per block) on ``stage``."""
+        return [tuple(r[i::shard]) for r in self._shard_ranks(stage) for i in range(shard)]
+
+    def _shard_ranks(self, stage: int) -> list[list[int]]:
+        return [[self.gpu(t, c, r, stage) for r in range(self.dp) for c in range(self.cp)]
                 for t in range(self.tp)]
 
     def pp_pair(self, stage: int) -> tuple[int, int]:

@@ -244,8 +244,8 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
 
     Model state: :func:`model_state_bytes` of :func:`stage_parameters`. ZeRO
     shards dense parameters over ``dp * cp`` (context-parallel ranks hold the
-    same weights; Megatron shards over the data-and-context-parallel group) and
-    expert parameters over ``dp * cp / ep``.
+    same weights; Megatron shards over the data-and-context-parallel group), or over
+    ``shard_size`` ranks with hybrid sharding, and expert parameters over that divided by ``ep``.
 
     Activations: ``activation_bytes_per_layer * layers_on_stage * in_flight``
     with ``in_flight`` from :func:`microbatches_in_flight` and ``m`` =
@@ -281,11 +281,18 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     activations = (per_layer(stored) * layers_on_stage + extra) * in_flight
     workspace = per_layer(Recompute.SELECTIVE) if par.recompute == Recompute.FULL and layers_on_stage else 0.0
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
-    shard = dp * par.cp
+    shard = shard_group_size(par, dp)
     dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype)
     expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
     return MemoryBreakdown(weights, grads, optimizer, activations, workspace)
+
+
+def shard_group_size(par: ParallelismConfig, dp: int) -> int:
+    """Ranks that share one copy of the model state: the data- and context-parallel ranks
+    (Megatron and FSDP shard over dp x cp), or the hybrid-sharding group ``shard_size``
+    (FSDP HYBRID_SHARD / HSDP: shard inside the group, replicate across groups)."""
+    return par.shard_size or dp * par.cp
 
 
 def _boundary_activation_bytes(model: ModelConfig, micro_batch: int, par: ParallelismConfig,

@@ -1,0 +1,91 @@
+"""ZeRO-3 / FSDP (simulator/cost/sharding.py): the exposure formula by prefetch depth, the
+per-unit collectives, hybrid sharding, and the stack's dtypes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from simulator.collectives import Group, Op
+from simulator.config import scenario_from_mapping
+from simulator.config.loader import scenario_stack
+from simulator.cost.sharding import _pass_exposed, unit_comm
+from simulator.engine.analytical import simulate_step
+from simulator.engine.context import make_context
+from simulator.errors import ConfigError
+from simulator.pipeline import session_from_scenario
+from simulator.workload.params import layer_parameters
+
+
+def _fsdp(shard=None, stack="fsdp2", nodes=4, global_batch=None, **parallelism):
+    par = {"tp": 1, **parallelism}
+    if shard:
+        par["shard_size"] = shard
+    data = {"name": "fsdp", "cluster": {"node": "dgx-h100", "nodes": nodes,
+                                        "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}},
+            "model": {"preset": "llama3-8b"}, "training": {"global_batch": global_batch or 8 * nodes, "stack": stack},
+            "parallelism": par}
+    session = session_from_scenario(scenario_from_mapping(data, "fsdp.yaml"))
+    return session.scenario, session.collectives
+
+
+def test_no_prefetch_exposes_every_collective_and_prefetch_hides_all_but_the_ends():
+    """prefetch 0: L c; prefetch >= 1: first gather + last reduce + (L-1) max(0, c - C)."""
+    assert _pass_exposed(10, 2.0, 1.0, 0.5, prefetch=0) == pytest.approx(15.0)
+    assert _pass_exposed(10, 2.0, 1.0, 0.5, prefetch=1) == pytest.approx(1.5)
+    assert _pass_exposed(10, 1.0, 1.0, 0.5, prefetch=2) == pytest.approx(1.5 + 9 * 0.5)
+
+
+def test_a_unit_gathers_its_layer_in_the_gather_dtype_over_all_data_parallel_ranks():
+    """fsdp2 gathers a Llama block in bf16 over the 32 ranks (one coalesced all-gather)."""
+    scenario, collectives = _fsdp()
+    stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
+    nbytes = 2 * layer_parameters(scenario.model)
+    alone = collectives.sweep(Op.ALL_GATHER, None, Group(collectives.cluster, tuple(range(32))),
+                              [nbytes]).time_s[0]
+    assert unit_comm(scenario, stack, collectives, layout, 0).gather == pytest.approx(alone, rel=1e-12)
+
+
+def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across():
+    """shard_size 8 on 8-GPU servers: the gather is one server's NVLink all-gather; the
+    reduction adds an all-reduce of 1/8 of the unit across the 4 servers; memory grows
+    because the model state is split 8 ways instead of 32."""
+    full, collectives = _fsdp()
+    hybrid, _ = _fsdp(shard=8)
+    stack, layout = scenario_stack(hybrid), make_context(hybrid, collectives).layout
+    nbytes = 2 * layer_parameters(hybrid.model)
+    server = collectives.sweep(Op.ALL_GATHER, None, Group(collectives.cluster, tuple(range(8))),
+                               [nbytes]).time_s[0]
+    comm = unit_comm(hybrid, stack, collectives, layout, 0)
+    assert comm.gather == pytest.approx(server, rel=1e-12)
+    assert comm.gather < unit_comm(full, stack, collectives, layout, 0).gather
+    r_full, r_hybrid = simulate_step(full, collectives), simulate_step(hybrid, collectives)
+    assert r_hybrid.memory_per_gpu_bytes > r_full.memory_per_gpu_bytes
+    assert r_hybrid.dp_comm_s > 0
+
+
+@pytest.mark.parametrize(("parallelism", "expected"), [
+    ({"shard_size": 5}, "does not divide dp*cp"),
+    ({"shard_size": 8, "zero_stage": 1}, "needs zero_stage 3"),
+])
+def test_bad_shard_sizes_are_refused(parallelism, expected):
+    data = {"name": "x", "cluster": {"node": "dgx-h100", "nodes": 4},
+            "model": {"preset": "llama3-8b"}, "training": {"global_batch": 32, "stack": "fsdp2"},
+            "parallelism": parallelism}
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        scenario_from_mapping(data, "x.yaml")
+
+
+def test_zero3_time_is_reported_under_data_parallel_and_grows_with_scale():
+    """Fixed global batch, 16 then 64 GPUs, no prefetch (every collective exposed): each
+    microbatch gathers and reduces the same bytes per unit, but over a group four times
+    larger (more ring steps, more of them across servers), so the share of the step ZeRO-3
+    takes grows and throughput per GPU falls."""
+    stack = {"base": "fsdp2", "sharding": {"prefetch": 0}}
+    small, c_small = _fsdp(nodes=2, stack=stack, global_batch=64)
+    big, c_big = _fsdp(nodes=8, stack=stack, global_batch=64)
+    r_small, r_big = simulate_step(small, c_small), simulate_step(big, c_big)
+    share = [r.exposed_by_dimension["dp"] / r.step_time_s for r in (r_small, r_big)]
+    assert 0 < share[0] < share[1]
+    assert r_big.tokens_per_s / 64 < r_small.tokens_per_s / 16
