@@ -24,7 +24,8 @@ def _fsdp(shard=None, stack="fsdp2", nodes=4, global_batch=None, **parallelism):
         par["shard_size"] = shard
     data = {"name": "fsdp", "cluster": {"node": "dgx-h100", "nodes": nodes,
                                         "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}},
-            "model": {"preset": "llama3-8b"}, "training": {"global_batch": global_batch or 8 * nodes, "stack": stack},
+            "model": {"preset": "llama3-8b"},
+            "training": {"global_batch": global_batch or 8 * nodes, "stack": stack},
             "parallelism": par}
     session = session_from_scenario(scenario_from_mapping(data, "fsdp.yaml"))
     return session.scenario, session.collectives
