@@ -90,3 +90,44 @@ def test_zero3_time_is_reported_under_data_parallel_and_grows_with_scale():
     share = [r.exposed_by_dimension["dp"] / r.step_time_s for r in (r_small, r_big)]
     assert 0 < share[0] < share[1]
     assert r_big.tokens_per_s / 64 < r_small.tokens_per_s / 16
+
+
+def _zero3_des(fabric: dict, fidelity: str = "per-rank"):
+    data = {"name": "z3", "cluster": {"node": "dgx-a100-80gb", "nodes": 4, "fabric": fabric},
+            "model": {"preset": "megatron-7.5b"},
+            "training": {"global_batch": 64, "micro_batch": 2, "stack": "fsdp2"},
+            "parallelism": {"tp": 1, "pp": 2}, "simulate": {"engine": "des", "fidelity": fidelity}}
+    session = session_from_scenario(scenario_from_mapping(data, "z3.yaml"))
+    return session.scenario, session.collectives
+
+
+@pytest.mark.parametrize("fidelity", ["tp-collapsed", "per-rank", "per-transfer"])
+def test_zero3_traffic_replayed_alone_gives_the_analytical_step(fidelity):
+    """One switch: the replayed gathers and reductions meet nothing they were not priced
+    with, so every task takes its analytical duration, with contention on or off."""
+    from simulator.engine.des import simulate_steps_des
+
+    scenario, collectives = _zero3_des({"topology": "single-switch", "link": "ib-hdr"}, fidelity)
+    analytical = simulate_step(scenario, collectives).step_time_s
+    for contention in (False, True):
+        des = simulate_steps_des(scenario, collectives, steps=1, contention=contention).step_time_s
+        assert des == pytest.approx(analytical, rel=1e-9)
+
+
+def test_zero3_traffic_meets_other_traffic_on_oversubscribed_uplinks(monkeypatch):
+    """Radix-16 fat-tree at 3:1, two pipeline stages: the stages' gathers and reductions
+    (and the pipeline sends) share leaf uplinks, so the replayed ZeRO-3 traffic slows the
+    step beyond what the same replay without ZeRO-3 flows gives, and beyond the analytical
+    step."""
+    from dataclasses import replace
+
+    import simulator.engine.des as des
+
+    scenario, collectives = _zero3_des({"topology": "fat-tree", "link": "ib-hdr",
+                                        "switch_radix": 16, "oversubscription": 3.0})
+    analytical = simulate_step(scenario, collectives).step_time_s
+    with_flows = des.simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+    plan = des.step_plan
+    monkeypatch.setattr(des, "step_plan", lambda ctx, base, c: replace(plan(ctx, base, c), sharding=()))
+    without = des.simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
+    assert analytical < without < with_flows

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
-from simulator.cost.collective import CollectiveModel
+from simulator.cost.collective import CollectiveModel, PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.in_layer import cp_collective, ep_collective, tp_collectives
 from simulator.workload.layout import Layout
@@ -113,8 +114,9 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     forward = _total(compute, fwd_k, fwd_g) + casts[0]
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
-    tp_fwd, tp_bwd = _tp_exposed(scenario, stack, shape, collectives, layout, linears)
-    recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd)
+    found = tp_collectives(scenario, shape, collectives, layout)
+    tp_fwd, tp_bwd = _tp_exposed(stack, found, layout, linears)
+    recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, found)
     cp = _cp_comm(shape, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
@@ -137,10 +139,10 @@ def _fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels) ->
     return float(forward), float(backward)
 
 
-def _tp_exposed(scenario, stack: StackProfile, shape: LayerShape, collectives: CollectiveModel,
-                layout: Layout, linears: _LinearTimes) -> tuple[float, float]:
-    """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring)."""
-    found = tp_collectives(scenario, shape, collectives, layout)
+def _tp_exposed(stack: StackProfile, found: list[PricedCollective], layout: Layout,
+                linears: _LinearTimes) -> tuple[float, float]:
+    """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring);
+    ``found`` are the layer's tensor-parallel collectives of one site."""
     if not found:
         return 0.0, 0.0
     per_site = sum(c.time_s for c in found)          # one attention and one MLP site per pass
@@ -163,7 +165,8 @@ def _chunked_exposed(comm: float, gemm: float, tp: int) -> float:
 
 
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
-               layer: Kernels, forward: float, tp_fwd: float) -> tuple[float, float]:
+               layer: Kernels, forward: float, tp_fwd: float,
+               found: list[PricedCollective]) -> tuple[float, float]:
     """(recompute compute seconds, its exposed TP seconds) of one layer in backward."""
     mode = scenario.parallelism.recompute
     if mode == Recompute.FULL:
@@ -171,12 +174,34 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
     if mode != Recompute.SELECTIVE:
         return 0.0, 0.0
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
-        if compute.dtype == Dtype.FP8:   # fp8 matmuls (_scaled_mm) are not in the save list
-            return forward - compute.attention_time(layer.attention_flops, backward=False), 0.0
-        return kernels_time(compute, _alternate_matmuls(shape, layer)), 0.0
+        return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, found)
     if shape.attention == Attention.FLASH:
         return compute.attention_time(layer.attention_flops, backward=False), 0.0
     return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
+
+
+def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,
+                      forward: float, tp_fwd: float, found: list[PricedCollective]) -> tuple[float, float]:
+    """torchtitan's per-op selective checkpointing: outputs of ops in its save list (``aten.mm``,
+    flash attention, ``reduce_scatter_tensor``) are kept, every other op of the block is
+    recomputed, except that every second ``aten.mm`` is recomputed too.
+
+    - float8 linears run as ``torch._scaled_mm`` and async TP's as fused all-gather-matmul /
+      matmul-reduce-scatter ops, none of them in the save list: every linear (and, with
+      async TP, its fused collective) is recomputed; only attention is kept.
+    - otherwise every second matmul and every memory-bound op are recomputed, and so are
+      the tensor-parallel all-gathers (sequence parallel) or all-reduces, which the save list
+      does not hold either; reduce-scatters are kept.
+    Reference: pytorch/torchtitan ``_save_list`` / ``_get_custom_policy`` (9dec370, 820504e2);
+    docs/research/stack_facts.md.
+    """
+    kept_attention = compute.attention_time(layer.attention_flops, backward=False)
+    if stack.tensor_parallel.comm_overlap and found:
+        return forward - kept_attention, tp_fwd
+    if compute.dtype == Dtype.FP8:
+        return forward - kept_attention, 0.0
+    regathered = 2 * sum(c.time_s for c in found if c.op != Op.REDUCE_SCATTER)
+    return kernels_time(compute, _alternate_matmuls(shape, layer)), regathered
 
 
 def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:

@@ -146,6 +146,7 @@ class _StepRun:
         forward, backward, sequences = self._durations(stage, factor)
         durations, timeout = (backward, forward), env.timeout
         p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(tasks) - 1
+        sharded = self.plan.sharding[stage] if self.plan.sharding else None
         for k, (tid, dep, is_forward, send, task) in enumerate(tasks):
             if dep >= 0 and not finished[dep]:
                 yield _waiter(env, waiting, dep)
@@ -154,6 +155,8 @@ class _StepRun:
             start = env.now
             if sequences[is_forward]:
                 yield from self._in_layer(replica, stage, tid, sequences[is_forward], durations[is_forward])
+            elif sharded is not None:
+                yield from self._sharded(sharded, stage, tid, is_forward, factor)
             else:
                 yield timeout(durations[is_forward])
             if log is not None:
@@ -230,6 +233,36 @@ class _StepRun:
     def _exchange(self, replay: PreparedReplay, done: simpy.Event):
         yield from run_replay(self.env, self.network, replay)
         done.succeed()
+
+    def _sharded(self, plan, stage: int, tid: int, is_forward: bool, factor: float):
+        """A task of a ZeRO-3 stage (:mod:`simulator.engine.sharding_replay`): its compute,
+        and its exposure at the slowdown its sample collectives see once all replicas join."""
+        env, start = self.env, self.env.now
+        scale = yield self._shard_barrier(stage, tid, is_forward)
+        exposed = plan.exposed(self.ctx, scale)[0 if is_forward else 1]
+        compute = (plan.forward_compute if is_forward else plan.backward_compute) * factor
+        yield env.timeout(max(0.0, start + compute + exposed - env.now))
+
+    def _shard_barrier(self, stage: int, tid: int, is_forward: bool) -> simpy.Event:
+        """Event of task ``tid``'s sharding collectives; the last replica to arrive starts them."""
+        key = ("shard", stage, tid)
+        state = self.barriers.get(key)
+        if state is None:
+            state = self.barriers[key] = [0, self.env.event()]
+        state[0] += 1
+        if state[0] == self.ctx.layout.dp:
+            del self.barriers[key]
+            priced = self.plan.sharding[stage].priced(self.ctx, is_forward)
+            self.env.process(self._slowdown(self.plan.sharding_replays[stage, is_forward], priced,
+                                            state[1]))
+        return state[1]
+
+    def _slowdown(self, replays: tuple[PreparedReplay, ...], priced: float, done: simpy.Event):
+        """Run ``replays`` one after another; report their time over the ``priced`` time."""
+        start = self.env.now
+        for replay in replays:
+            yield from run_replay(self.env, self.network, replay)
+        done.succeed((self.env.now - start) / priced if priced > 0 else 1.0)
 
     def _arrive(self, stage: int) -> None:
         """A replica of ``stage`` is ready to synchronise; the last one starts it."""

@@ -17,7 +17,9 @@ import numpy as np
 
 from simulator.collectives import Group, build_schedule
 from simulator.collectives.concurrent import merge_schedules
+from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
+from simulator.cost.layer import layer_cost
 from simulator.engine.context import Context
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
@@ -28,6 +30,7 @@ from simulator.engine.gradient_sync import (
 )
 from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
+from simulator.engine.sharding_replay import StageSharding, replay_group, stage_sharding
 from simulator.results import StepResult
 
 
@@ -47,6 +50,8 @@ class StepPlan:
     in_layer: tuple[tuple[InLayerKind, ...], ...] = ()        # per stage, when replayed
     in_layer_replays: dict[tuple[int, int, int], PreparedReplay] | None = None  # (stage, kind, owner)
     sync_tail_s: np.ndarray | None = None   # last gradient bucket's reduction, after the backward
+    sharding: tuple[StageSharding | None, ...] = ()   # per stage, ZeRO-3 replay (contention on)
+    sharding_replays: dict[tuple[int, bool], tuple[PreparedReplay, ...]] | None = None  # (stage, fwd)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,13 @@ class PreparedReplay:
     latency_s: float
     phases: tuple[tuple[tuple[Route, ...], tuple[float, ...]], ...]
     floor_s: float
+
+    def repeated(self, times: float) -> PreparedReplay:
+        """The same flows carrying ``times`` as many bytes, with ``times`` the latency: the
+        traffic of ``times`` back-to-back runs as one longer run (max-min shares depend on
+        which flows are active, not on how the bytes are cut)."""
+        phases = tuple((routes, tuple(n * times for n in nbytes)) for routes, nbytes in self.phases)
+        return PreparedReplay(self.latency_s * times, phases, self.floor_s * times)
 
     @staticmethod
     def of(replay: CollectiveReplay, capacity: np.ndarray) -> PreparedReplay:
@@ -87,9 +99,27 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
     fixed = base.optimizer_s + first_param_bucket_time(ctx)
+    sharding, sharding_replays = _sharding(ctx, forward, backward, in_layer) if contention else ((), None)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
-                    np.array(last_bucket_times(ctx, syncs)))
+                    np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays)
+
+
+def _sharding(ctx: Context, forward: np.ndarray, backward: np.ndarray, in_layer):
+    """Per stage, its ZeRO-3 replay plan (None where nothing is sharded, or where the stage's
+    tasks already replay in-layer collectives), and the flows of its sample collectives."""
+    layer = layer_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.compute,
+                       ctx.collectives, ctx.layout)
+    plans, replays, capacity = [], {}, capacity_of(ctx)
+    for s in range(ctx.layout.pp):
+        plan = None if in_layer and in_layer[s] else stage_sharding(
+            ctx, s, layer.forward, layer.backward + layer.recompute, forward[s], backward[s])
+        plans.append(plan)
+        for is_forward in (False, True) if plan else ():
+            replays[s, is_forward] = tuple(
+                PreparedReplay.of(_replay(ctx, s, c, replay_group(ctx, s)), capacity).repeated(n)
+                for c, n in plan.traffic(ctx, is_forward))
+    return tuple(plans), replays or None
 
 
 def _in_layer(ctx: Context, contention: bool):
@@ -123,9 +153,11 @@ def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
                      ctx.collectives.network.router, _p2p_efficiency(ctx), _replay_mode(ctx))
 
 
-def _replay(ctx: Context, stage: int, collective) -> CollectiveReplay:
+def _replay(ctx: Context, stage: int, collective, only=None) -> CollectiveReplay:
+    """``collective`` as flows; at the collapsed fidelity only the group ``only`` (default:
+    the stage's first data-parallel group) is replayed, floored at the price of all."""
     collapsed = ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED
-    only = ctx.layout.stage_dp_groups(stage)[0] if collapsed else None
+    only = (only or ctx.layout.stage_dp_groups(stage)[0]) if collapsed else None
     return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
                      _p2p_efficiency(ctx), _replay_mode(ctx), only)
 

@@ -1,0 +1,107 @@
+"""ZeRO-3 / FSDP traffic in the discrete-event engine (contention on).
+
+Every forward and backward chunk of a sharded stage gathers its layers' weights (and, in
+backward, reduce-scatters their gradients) over the stage's shard groups, which span all
+data-parallel replicas. The DES replays a task's whole ZeRO-3 traffic as one
+run of flows over the routed links (each layer's gather, and in backward its reduction,
+as one collective carrying all the layers' bytes), started when the last replica reaches
+the task (the collectives synchronise them), and scales the task's ZeRO-3 communication by
+the slowdown those flows saw against their uncontended price: the task then takes its
+compute plus :func:`simulator.cost.sharding.sharding_cost`'s exposure at the slowed
+communication. Alone on the network the flows take their price, the scale is 1 and the
+task takes the analytical duration exactly; where they meet other traffic the exposure
+grows as the cost model's own overlap rule says it would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from simulator.collectives import Op
+from simulator.config.loader import scenario_stack
+from simulator.config.scenario import Fidelity, Recompute
+from simulator.cost.collective import PricedCollective
+from simulator.cost.sharding import UnitComm, sharding_cost, unit_comm
+from simulator.engine.context import Context
+from simulator.workload.memory import layer_split, shard_group_size
+from simulator.workload.params import layer_parameters
+
+
+@dataclass(frozen=True)
+class StageSharding:
+    """One stage's ZeRO-3 replay: a chunk's compute without exposure, the unit's prices,
+    the sample collectives (gather, reduce) and what a chunk's exposure needs."""
+
+    forward_compute: float
+    backward_compute: float
+    comm: UnitComm
+    gather: PricedCollective
+    reduce: PricedCollective
+    chunk_layers: float
+    layer_forward_s: float
+    layer_backward_s: float
+
+    def exposed(self, ctx: Context, scale: float) -> tuple[float, float]:
+        """(forward, backward) exposed seconds of a chunk with communication ``scale`` x slower."""
+        comm = UnitComm(self.comm.gather * scale, self.comm.reduce * scale)
+        cost = sharding_cost(ctx.scenario, scenario_stack(ctx.scenario), comm, self.chunk_layers,
+                             self.layer_forward_s, self.layer_backward_s, ctx.microbatches)
+        return cost.forward_exposed, cost.backward_exposed
+
+    def traffic(self, ctx: Context, forward: bool) -> list[tuple[PricedCollective, float]]:
+        """What a task moves: (one layer's collective, how many of it per task on average).
+
+        Forward gathers every layer (every microbatch if resharded after forward, else the
+        first's gathers spread over the step); backward re-gathers (twice with a recompute
+        re-gather) and reduce-scatters every layer (every microbatch, or once per step).
+        """
+        prof, m = scenario_stack(ctx.scenario).sharding, ctx.microbatches
+        if forward:
+            return [(self.gather, self.chunk_layers * (1.0 if prof.reshard_after_forward else 1.0 / m))]
+        full = ctx.scenario.parallelism.recompute == Recompute.FULL
+        regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full)
+        reduces = 1.0 if prof.reduce_every_microbatch else 1.0 / m
+        out = [(self.gather, self.chunk_layers * regathers), (self.reduce, self.chunk_layers * reduces)]
+        return [(c, n) for c, n in out if n > 0]
+
+    def priced(self, ctx: Context, forward: bool) -> float:
+        """Uncontended seconds of a task's :meth:`traffic`."""
+        return sum(c.time_s * n for c, n in self.traffic(ctx, forward))
+
+
+def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backward_s: float,
+                   forward_chunk_s: float, backward_chunk_s: float) -> StageSharding | None:
+    """The stage's ZeRO-3 replay plan, or None when the stage shards nothing."""
+    par, lay = ctx.scenario.parallelism, ctx.layout
+    if par.zero_stage < 3 or lay.dp * lay.cp == 1:
+        return None
+    stack = scenario_stack(ctx.scenario)
+    comm = unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
+    layers = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)[stage] / par.virtual_stages
+    plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer_forward_s, layer_backward_s)
+    fwd, bwd = plan.exposed(ctx, 1.0)
+    return replace(plan, forward_compute=forward_chunk_s - fwd, backward_compute=backward_chunk_s - bwd)
+
+
+def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollective]:
+    """One layer's all-gather and reduce-scatter on the stage's shard groups, as priced."""
+    stack, lay = scenario_stack(ctx.scenario), ctx.layout
+    dtype, params = ctx.scenario.training.dtype, layer_parameters(ctx.scenario.model) / lay.tp
+    shard = shard_group_size(ctx.scenario.parallelism, lay.dp)
+    key = ("shard", lay, stage, shard)
+    groups = lambda: lay.stage_shard_groups(stage, shard)  # noqa: E731
+    out = []
+    for op, dt in ((Op.ALL_GATHER, stack.sharding.param_gather_dtype),
+                   (Op.REDUCE_SCATTER, stack.sharding.grad_reduce_dtype)):
+        nbytes = params * dt.nbytes(dtype)
+        out.append(PricedCollective(op, nbytes, ctx.collectives.concurrent_terms(op, groups, nbytes,
+                                                                                 key=key)))
+    return out[0], out[1]
+
+
+def replay_group(ctx: Context, stage: int) -> tuple[int, ...] | None:
+    """At the collapsed fidelity, the one shard group whose flows stand for the stage's."""
+    if ctx.scenario.simulate.fidelity != Fidelity.TP_COLLAPSED:
+        return None
+    shard = shard_group_size(ctx.scenario.parallelism, ctx.layout.dp)
+    return ctx.layout.stage_shard_groups(stage, shard)[0]
