@@ -233,7 +233,9 @@ degree) and interleaved virtual stages (2, its default for looped schedules); th
 all-gather on every December float8 row (inferred from torchtitan's float8 docs; stated only
 by the 405B toml and the H200 command); the Grand Teton clock fraction; and, inferred from
 torchtitan's code and modelled, that per-op SAC with float8 recomputes every Float8Linear
-matmul (`aten._scaled_mm` is not in its save list; bf16 rows save every second matmul).""",
+matmul (`aten._scaled_mm` is not in its save list; bf16 rows save every second matmul), and
+that it recomputes the tensor-parallel all-gathers (only reduce-scatters are saved) and, with
+async TP, every fused all-gather-matmul and matmul-reduce-scatter.""",
     "nemo": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_summary.md` at 070a0bb1 (NeMo
 24.07 container, DGX H100, FP8); the rows are `validation/nemo_h100.csv`. Compared metric:
