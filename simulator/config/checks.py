@@ -87,6 +87,10 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
         _check_shard_size(par, dp)
     if (dp * par.cp) % par.ep and par.ep > 1:
         raise ConfigError(f"{par.ep} does not divide dp*cp ({dp * par.cp})", key="parallelism.ep")
+    if par.ep > 1 and par.cp > 1 and par.ep % par.cp and par.cp % par.ep:
+        raise ConfigError(f"{par.ep} with cp = {par.cp}: an expert-parallel group must cover whole "
+                          "context-parallel groups or lie inside one (ep a multiple or a divisor of cp)",
+                          key="parallelism.ep")
 
 
 def _check_shard_size(par, dp: int) -> None:

@@ -211,7 +211,7 @@ class _StepRun:
             yield env.timeout(segment)
             start, kind = env.now, kinds[k]
             if kind.dimension == "ep":
-                yield self._exchange_barrier((stage, k, replica // self.ctx.layout.ep, tid, i))
+                yield self._exchange_barrier((stage, k, replica // self.ctx.layout.expert_replicas, tid, i))
             else:
                 yield from run_replay(env, self.network, replays[stage, k, replica])
             if log is not None:
@@ -225,7 +225,7 @@ class _StepRun:
         if state is None:
             state = self.barriers[key] = [0, self.env.event()]
         state[0] += 1
-        if state[0] == self.ctx.layout.ep:
+        if state[0] == self.ctx.layout.expert_replicas:
             del self.barriers[key]
             self.env.process(self._exchange(self.plan.in_layer_replays[key[:3]], state[1]))
         return state[1]

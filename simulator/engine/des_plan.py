@@ -135,7 +135,7 @@ def _in_layer(ctx: Context, contention: bool):
     replays, capacity = {}, capacity_of(ctx)
     for s, stage_kinds in enumerate(kinds):
         for k, kind in enumerate(stage_kinds):
-            step = lay.ep if kind.dimension == "ep" else 1
+            step = lay.expert_replicas if kind.dimension == "ep" else 1
             for owner in range(lay.dp // step):
                 groups = entity_groups(ctx, kind.dimension, owner * step, s)
                 replays[s, k, owner] = PreparedReplay.of(

@@ -13,7 +13,8 @@ model's duration. Across servers they share NICs and uplinks with the other grou
 stage (priced together by :mod:`simulator.cost.in_layer`) and with everything else
 (only the DES sees that), so the DES replays them as flows between compute segments.
 Tensor- and context-parallel groups lie inside one (replica, stage) entity; an
-expert-parallel group spans ``ep`` replicas, which exchange in step (a barrier).
+expert-parallel group spans ``Layout.expert_replicas`` replicas, which exchange in step
+(a barrier).
 """
 
 from __future__ import annotations
@@ -89,5 +90,4 @@ def entity_groups(ctx: Context, dimension: str, replica: int, stage: int) -> lis
         return lay.entity_tp_groups(replica, stage)
     if dimension == "cp":
         return lay.entity_cp_groups(replica, stage)
-    block = replica // lay.ep
-    return [lay.expert_group(block, stage, t, c) for c in range(lay.cp) for t in range(lay.tp)]
+    return lay.replica_expert_groups(replica, stage)

@@ -7,7 +7,7 @@ Megatron-LM's order (tensor fastest, then context, then data, then pipeline):
 so tensor-parallel groups sit inside a node whenever tp divides the GPUs per node,
 data-parallel peers are ``tp * cp`` GPUs apart, and each pipeline stage owns a
 contiguous block of ``tp * cp * dp`` GPUs. Expert-parallel groups are ``ep``
-consecutive data-parallel peers (Megatron's expert-data-parallel split).
+consecutive data-and-context-parallel peers (Megatron's expert-data-parallel split).
 """
 
 from __future__ import annotations
@@ -41,10 +41,23 @@ class Layout:
     def dp_group(self, stage: int = 0, tp_rank: int = 0, cp_rank: int = 0) -> tuple[int, ...]:
         return tuple(self.gpu(tp_rank, cp_rank, i, stage) for i in range(self.dp))
 
-    def expert_group(self, block: int = 0, stage: int = 0, tp_rank: int = 0,
-                     cp_rank: int = 0) -> tuple[int, ...]:
-        """Expert-parallel group ``block``: replicas ``block * ep .. block * ep + ep - 1``."""
-        return tuple(self.gpu(tp_rank, cp_rank, block * self.ep + i, stage) for i in range(self.ep))
+    def expert_group(self, block: int = 0, stage: int = 0, tp_rank: int = 0) -> tuple[int, ...]:
+        """Expert-parallel group ``block``: ``ep`` consecutive data-and-context ranks
+        ``j = cp_rank + cp * dp_rank`` from ``block * ep`` (Megatron-Core's expert rank
+        generator, order tp-ep-dp-pp: context-parallel ranks fold into expert data
+        parallelism; with cp = 1 these are ``ep`` consecutive data-parallel replicas)."""
+        base = self.tp * self.cp * self.dp * stage
+        return tuple(base + tp_rank + self.tp * j for j in range(block * self.ep, (block + 1) * self.ep))
+
+    @property
+    def expert_replicas(self) -> int:
+        """Data-parallel replicas one expert-parallel group spans (1 when it lies inside one)."""
+        return max(1, self.ep // self.cp)
+
+    def replica_expert_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
+        """The expert-parallel groups that hold ranks of one (replica, stage)."""
+        blocks = sorted({j // self.ep for j in range(replica * self.cp, (replica + 1) * self.cp)})
+        return [self.expert_group(b, stage, t) for b in blocks for t in range(self.tp)]
 
     def entity_tp_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
         """Tensor-parallel groups of one (replica, stage): one per context-parallel rank."""
@@ -56,8 +69,8 @@ class Layout:
 
     def stage_expert_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
         """Every expert-parallel group of a stage: they exchange tokens at the same time."""
-        return [self.expert_group(b, stage, t, c) for b in range(self.dp // self.ep)
-                for c in range(self.cp) for t in range(self.tp)]
+        return [self.expert_group(b, stage, t) for b in range(self.dp * self.cp // self.ep)
+                for t in range(self.tp)]
 
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
