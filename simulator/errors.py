@@ -49,3 +49,10 @@ class UsageError(ClusterSimError):
 
 class InfeasibleError(ClusterSimError):
     """A request that is well-formed but cannot be served (e.g. NVLS without NVSwitch)."""
+
+
+class ModelError(ClusterSimError):
+    """The model produced a physically impossible result (a bug in clustersim, not in the
+    input): never printed as a result; the CLI reports it on one line with exit status 3."""
+
+    exit_code = 3

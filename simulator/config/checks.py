@@ -40,7 +40,11 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
 
 
 def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:
-    for i, slow in enumerate(scenario.noise.slow_gpus):
+    noise = scenario.noise
+    _unique([s.gpu for s in noise.slow_gpus], "noise.slow_gpus", "gpu", "GPU")
+    _unique([s.node for s in noise.slow_nodes], "noise.slow_nodes", "node", "node")
+    _unique([tuple(sorted(f.between)) for f in noise.links], "noise.links", "between", "link")
+    for i, slow in enumerate(noise.slow_gpus):
         if slow.gpu >= gpus:
             raise ConfigError(f"GPU {slow.gpu} is beyond the cluster's {gpus} GPUs (0..{gpus - 1})",
                               key=f"noise.slow_gpus.{i}.gpu")
@@ -48,6 +52,18 @@ def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:
         if slow.node >= nodes:
             raise ConfigError(f"node {slow.node} is beyond the cluster's {nodes} nodes "
                               f"(0..{nodes - 1})", key=f"noise.slow_nodes.{i}.node")
+
+
+def _unique(items: list, section: str, field: str, what: str) -> None:
+    """Noise and fault entries are sets: naming the same GPU, node or link twice is refused
+    (their factors would otherwise compound without bound)."""
+    seen: dict = {}
+    for i, item in enumerate(items):
+        if item in seen:
+            name = " - ".join(item) if isinstance(item, tuple) else item
+            raise ConfigError(f"{what} {name} is already listed at {section}.{seen[item]}; list each "
+                              f"{what} once, with its one factor", key=f"{section}.{i}.{field}")
+        seen[item] = i
 
 
 def _check_model(scenario: Scenario) -> None:

@@ -30,6 +30,7 @@ from simulator.engine.gradient_sync import (
     sync_seconds,
 )
 from simulator.results import StageBreakdown, StepResult
+from simulator.results.invariants import check_result
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import compiled_graph, stage_clocks
 
@@ -171,7 +172,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
                "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
                "ep": ctx.microbatches * stages[0].ep_comm_s}
-    return StepResult(
+    return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,
         tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
@@ -182,4 +183,4 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
         microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
-        exposed_by_dimension=exposed, memory_capacity_bytes=capacity)
+        exposed_by_dimension=exposed, memory_capacity_bytes=capacity), analytical=True)

@@ -42,6 +42,7 @@ from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise import entity_slowdown
 from simulator.results import StepResult
+from simulator.results.invariants import check_result
 from simulator.workload.taskgraph import Task, stage_tasks
 
 TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
@@ -55,7 +56,7 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     base, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
     times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
     engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
-    return replace(_with_times(base, times), engine=engine)
+    return check_result(replace(_with_times(base, times), engine=engine), analytical=False)
 
 
 def _prepare(scenario: Scenario, collectives: CollectiveModel, seed: int | None, contention: bool):

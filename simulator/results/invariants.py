@@ -1,0 +1,61 @@
+"""Invariants every step result must satisfy before anything is printed or written.
+
+A result that breaks one is a bug in the model, never a property of the input: the check
+raises :class:`simulator.errors.ModelError` (exit status 3), so an impossible number never
+leaves with exit status 0. Checked once per result, at the end of each engine.
+
+- every time, rate, FLOP count and byte count finite and non-negative; the step, its
+  percentiles and tokens/s positive;
+- MFU and hardware-FLOPs utilisation (model FLOP/s and hardware FLOP/s per GPU over the
+  GPU's dense peak at the training dtype) in (0, 1];
+- the bubble a fraction in [0, 1);
+- with the analytical engine, the pipeline at least as long as the busiest stage's work
+  (microbatches x (forward + backward)), and the step at least the pipeline.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulator.errors import ModelError
+from simulator.results.step import StepResult
+
+_POSITIVE = ("step_time_s", "step_time_p50_s", "step_time_p95_s", "step_time_p99_s",
+             "tokens_per_s", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu")
+_NON_NEGATIVE = ("bubble_fraction", "comm_exposed_s", "memory_per_gpu_bytes", "pipeline_s",
+                 "bubble_s", "dp_comm_s", "dp_comm_exposed_s", "optimizer_s",
+                 "memory_capacity_bytes")
+_SLACK = 1e-9
+
+
+def check_result(result: StepResult, analytical: bool) -> StepResult:
+    """Return ``result`` if it is physically possible (module docstring); else raise."""
+    for name in _POSITIVE:
+        _require(result, name, getattr(result, name), lambda v: v > 0, "positive and finite")
+    for name in _NON_NEGATIVE:
+        _require(result, name, getattr(result, name), lambda v: v >= 0, "finite and >= 0")
+    for name, value in result.exposed_by_dimension.items():
+        _require(result, f"exposed_by_dimension.{name}", value, lambda v: v >= 0, "finite and >= 0")
+    for value in result.step_times_s:
+        _require(result, "step_times_s", value, lambda v: v > 0, "positive and finite")
+    hfu = result.mfu * result.hardware_flops_per_gpu / result.model_flops_per_gpu
+    _require(result, "mfu", result.mfu, lambda v: v <= 1 + _SLACK, "at most 1")
+    _require(result, "hardware FLOPs utilisation", hfu, lambda v: v <= 1 + _SLACK, "at most 1")
+    _require(result, "bubble_fraction", result.bubble_fraction, lambda v: v < 1, "below 1")
+    if analytical:
+        _check_pipeline(result)
+    return result
+
+
+def _check_pipeline(result: StepResult) -> None:
+    busiest = max(result.microbatches * (s.forward_s + s.backward_s) for s in result.stages)
+    _require(result, "pipeline_s", result.pipeline_s,
+             lambda v: v >= busiest * (1 - _SLACK), f"at least the busiest stage's work ({busiest:.6g} s)")
+    _require(result, "step_time_s", result.step_time_s,
+             lambda v: v >= result.pipeline_s * (1 - _SLACK), "at least the pipeline time")
+
+
+def _require(result: StepResult, name: str, value: float, ok, expected: str) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and ok(value)):
+        raise ModelError(f"{result.name}: the model produced {name} = {value!r}, which is not "
+                         f"{expected}; this is a bug in clustersim, please report it with the scenario")
