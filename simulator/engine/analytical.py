@@ -53,7 +53,7 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     backward = np.array([s.backward_s for s in stages])
     finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
     pipe = float(finish.max())
-    bubble = pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s)
+    bubble = max(0.0, pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s))  # round-off
     syncs = all_gradient_collectives(ctx)
     sync = np.array(sync_seconds(syncs))
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
@@ -165,7 +165,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
     model_flops, hardware_flops = step_flops(sc)
-    peak = ctx.compute.gpu.peak_flops(sc.training.dtype)
+    peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
