@@ -8,6 +8,7 @@ Each case of the table is written to ``tmp_path`` and run through the CLI in-pro
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import yaml
 
 from simulator.cli import main
 from simulator.config import load_scenario
-from simulator.config.yaml_io import MAX_FILE_BYTES
+from simulator.config.yaml_io import MAX_FILE_BYTES, parse_yaml_mapping
 from simulator.errors import ConfigError
 
 BASE: dict[str, Any] = {
@@ -306,7 +307,7 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_directory_path_via_loader(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read file") as info:
+    with pytest.raises(ConfigError, match="not a regular file") as info:
         load_scenario(tmp_path)
     assert info.value.source == str(tmp_path)
 
@@ -347,4 +348,30 @@ def test_boolean_oversubscription_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "bool.yaml"
     _write(path, mutate(("cluster.fabric.oversubscription", True)))
     with pytest.raises(ConfigError, match="cluster.fabric.oversubscription"):
+        load_scenario(path)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("name: a\nname: b\n", "key 'name' given twice (first at line 1) at line 2"),
+    ("parallelism: {tp: 4, tp: 8}\n", "key 'tp' given twice"),
+    ("parallelism:\n  tp: 010\n", "ambiguous number '010'"),
+    ("simulate:\n  seed: 1:30\n", "ambiguous number '1:30'"),
+])
+def test_yaml_ambiguities_are_refused_with_their_line(text: str, expected: str) -> None:
+    """A duplicated key is not "last wins", and YAML 1.1's octal and base-60 integers are not
+    read silently as something other than what the user typed."""
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        parse_yaml_mapping(text, "s.yaml")
+
+
+def test_special_files_are_refused_before_reading() -> None:
+    """A character device would read forever; a FIFO would block."""
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_scenario("/dev/zero")
+
+
+def test_utf16_text_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "u16.yaml"
+    path.write_text("name: x\n", encoding="utf-16")
+    with pytest.raises(ConfigError, match="UTF-16"):
         load_scenario(path)

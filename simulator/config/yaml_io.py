@@ -6,6 +6,8 @@ This module is the only place clustersim parses YAML.
 from __future__ import annotations
 
 import difflib
+import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,10 +40,16 @@ def read_yaml_mapping(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     source = str(path)
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("not a regular file (a directory, pipe or device); expected a YAML file",
+                              source)
+        if info.st_size > MAX_FILE_BYTES:
+            raise ConfigError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB", source)
         raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file not found", source) from None
-    except (IsADirectoryError, PermissionError, OSError) as exc:
+    except (PermissionError, OSError) as exc:
         raise ConfigError(f"cannot read file ({exc.strerror or exc})", source) from None
     return parse_yaml_mapping(raw, source)
 
@@ -51,6 +59,8 @@ def parse_yaml_mapping(raw: bytes | str, source: str) -> dict[str, Any]:
     if isinstance(raw, bytes):
         if len(raw) > MAX_FILE_BYTES:
             raise ConfigError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB", source)
+        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise ConfigError("text is UTF-16; save the file as UTF-8", source)
         if b"\x00" in raw:
             raise ConfigError("not a text file (binary data found); expected a YAML mapping", source)
         try:
@@ -58,7 +68,7 @@ def parse_yaml_mapping(raw: bytes | str, source: str) -> dict[str, Any]:
         except UnicodeDecodeError:
             raise ConfigError("not UTF-8 text; expected a YAML mapping", source) from None
     try:
-        documents = list(yaml.safe_load_all(raw))
+        documents = list(yaml.load_all(raw, Loader=StrictLoader))
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {_yaml_problem(exc)}", source) from None
     except RecursionError:
@@ -78,6 +88,39 @@ def parse_yaml_mapping(raw: bytes | str, source: str) -> dict[str, Any]:
         kind = type(documents[0]).__name__
         raise ConfigError(f"top level is a {kind}; expected a mapping of keys", source)
     return documents[0]
+
+
+class StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without YAML 1.1's silent surprises: a key given twice in one
+    mapping is an error (not "last wins"), and so are integers with a leading zero (``010``
+    would read as octal 8) and sexagesimal numbers (``1:30`` would read as 90)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+            except TypeError:             # an unhashable key: PyYAML's own error follows
+                continue
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice (first at line {first})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node):
+        text = str(node.value).replace("_", "")
+        if _AMBIGUOUS_INT.match(text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"ambiguous number {node.value!r} (YAML 1.1 reads a leading zero as octal "
+                "and a colon as base 60); write it without the leading zero, or quote it",
+                node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_AMBIGUOUS_INT = re.compile(r"^[-+]?(0[0-9]+|[0-9]+(:[0-5]?[0-9])+)$")
+StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
