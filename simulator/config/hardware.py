@@ -11,12 +11,17 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from simulator.units import GBPS_TO_BYTES_PER_S, GIB, TFLOPS, US
 
-Fraction = Annotated[float, Field(gt=0.0, le=1.0)]
-NonNegativeFloat = Annotated[float, Field(ge=0.0)]
+# Hardware files are checked as strictly as scenarios: finite numbers in physical ranges,
+# integers as integers (no "8" or 8.0), flags as booleans.
+Fraction = Annotated[float, Field(ge=1e-3, le=1.0, allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0.0, le=1e9, allow_inf_nan=False)]
+PositiveFloat = Annotated[float, Field(gt=0.0, le=1e9, allow_inf_nan=False)]
+PositiveInt = Annotated[int, Strict(), Field(ge=1, le=10_000_000)]
+Flag = Annotated[bool, Strict()]
 
 
 class Dtype(StrEnum):
@@ -137,6 +142,12 @@ class GpuSpec(_Spec):
     def clock_fraction(self) -> float:
         return self.sustained_clock_fraction or 1.0
 
+    @model_validator(mode="after")
+    def _has_a_16_bit_peak(self) -> GpuSpec:
+        if not {Dtype.BF16, Dtype.FP16} & set(self.peak_dense_tflops):
+            raise ValueError("peak_dense_tflops needs a bf16 or fp16 entry (the training peak)")
+        return self
+
     def peak_flops(self, dtype: Dtype | str) -> float:
         """Dense peak in FLOP/s at ``dtype`` (fp8 falls back to fp16 on GPUs without it)."""
         dtype = Dtype(dtype)
@@ -196,7 +207,7 @@ class IntraFabricSpec(BaseModel):
     kind: IntraFabricKind
     link: str | None = None
     links_per_gpu: PositiveInt = 1
-    in_switch_reduction: bool = False
+    in_switch_reduction: Flag = False
 
 
 class PcieSpec(BaseModel):
@@ -217,7 +228,7 @@ class NodeSpec(_Spec):
     gpus: PositiveInt
     fabric: IntraFabricSpec
     pcie: PcieSpec
-    nics: Annotated[int, Field(ge=0)]
+    nics: Annotated[int, Strict(), Field(ge=0, le=1024)]
     nic_link: str
 
 
@@ -234,6 +245,25 @@ class ProtocolTable(_Spec):
     hop_latency_us: dict[HwClass, dict[str, dict[Protocol, NonNegativeFloat]]]
     bandwidth_efficiency: dict[str, dict[Protocol, Fraction]]
     algorithm_family: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _complete(self) -> ProtocolTable:
+        """Every algorithm with a bandwidth entry has base and per-class hop latencies for the
+        same protocols; ring and p2p (what every collective and send falls back to) exist."""
+        for required in ("ring", "p2p"):
+            if required not in self.bandwidth_efficiency:
+                raise ValueError(f"bandwidth_efficiency needs an entry for '{required}'")
+        for family, protocols in self.bandwidth_efficiency.items():
+            if not protocols:
+                raise ValueError(f"bandwidth_efficiency.{family} lists no protocol")
+            if set(self.base_latency_us.get(family, {})) != set(protocols):
+                raise ValueError(f"base_latency_us.{family} must list the protocols of "
+                                 f"bandwidth_efficiency.{family}")
+            for cls in HwClass:
+                if set(self.hop_latency_us.get(cls, {}).get(family, {})) != set(protocols):
+                    raise ValueError(f"hop_latency_us.{cls.value}.{family} must list the protocols "
+                                     f"of bandwidth_efficiency.{family}")
+        return self
 
 
 def numeric_keys(spec: BaseModel, prefix: str = "") -> list[str]:
