@@ -29,7 +29,8 @@ def _library_with(tmp_path: Path, category: str, name: str, edit) -> HardwareLib
 @pytest.mark.parametrize(("category", "name", "edit", "key"), [
     ("gpus", "h100-sxm", lambda d: d["peak_dense_tflops"].update(bf16=float("inf")), "peak_dense_tflops"),
     ("gpus", "h100-sxm", lambda d: d.update(hbm_bandwidth_GBps=float("nan")), "hbm_bandwidth_GBps"),
-    ("gpus", "h100-sxm", lambda d: d["compute"].update(gemm_peak_fraction=1e-310), "compute.gemm_peak_fraction"),
+    ("gpus", "h100-sxm", lambda d: d["compute"].update(gemm_peak_fraction=1e-310),
+     "compute.gemm_peak_fraction"),
     ("gpus", "h100-sxm", lambda d: d["compute"].update(gemm_tile=[0, 128]), "compute.gemm_tile"),
     ("gpus", "h100-sxm", lambda d: d.update(sm_count="132"), "sm_count"),
     ("gpus", "h100-sxm", lambda d: d.update(peak_dense_tflops={"fp32": 66.9}), "bf16 or fp16"),
