@@ -210,3 +210,22 @@ def test_fidelity_set_by_model_copy_runs_and_is_reported():
     result = simulate_steps_des(scenario.model_copy(update={"simulate": simulate}), collectives,
                                 contention=True)
     assert result.engine == "des (per-transfer, contention)"
+
+
+def test_the_des_refuses_a_run_past_its_event_budget_with_the_estimate():
+    """10^12 sequences: the analytical engine answers from the steady state; the DES, which
+    must replay every task, refuses with the estimate and its factors."""
+    from simulator.config import scenario_from_mapping
+    from simulator.engine.analytical import simulate_step
+    from simulator.errors import ConfigError
+    from simulator.pipeline import session_from_scenario
+
+    data = {"name": "big", "cluster": {"node": "dgx-a100-80gb", "nodes": 2},
+            "model": {"preset": "megatron-1.7b"}, "training": {"global_batch": 10**12},
+            "parallelism": {"tp": 1, "pp": 4}}
+    session = session_from_scenario(scenario_from_mapping(data, "big.yaml"))
+    result = simulate_step(session.scenario, session.collectives)
+    assert 0 < result.mfu <= 1 and result.microbatches == 250_000_000_000
+    with pytest.raises(ConfigError, match=r"about 8,000,000,000,000 tasks \(dp 4 x pp 4") as info:
+        simulate_steps_des(session.scenario, session.collectives, steps=1)
+    assert info.value.key == "simulate.steps"

@@ -58,3 +58,31 @@ def test_blocking_sends_of_interior_stages_match_the_closed_form():
     work = np.array([f + b + x, f + b + 2 * x, f + b + 2 * x, f + b + x])
     exact = critical_path(Schedule.ONE_F_ONE_B, np.full(p, f), np.full(p, b), m, p2p=x)
     assert exact <= pipeline_time(work, m)[0] + 1e-12
+
+
+@pytest.mark.parametrize(("schedule", "p", "v"), [
+    (Schedule.ONE_F_ONE_B, 4, 1), (Schedule.ONE_F_ONE_B, 5, 1), (Schedule.GPIPE, 3, 1),
+    (Schedule.INTERLEAVED, 4, 2),
+])
+def test_steady_state_extrapolation_equals_the_exact_walk(schedule, p, v):
+    """Above EXACT_MICROBATCHES the clocks come from the max-plus steady state; they equal the
+    exact task-by-task walk (uneven stages, a send on every cross-stage edge)."""
+    from simulator.workload.taskgraph import EXACT_MICROBATCHES, exact_clocks, stage_clocks
+
+    rng = np.random.default_rng(p * 10 + v)
+    f, b = rng.uniform(1, 2, p), rng.uniform(2, 4, p)
+    for m in (EXACT_MICROBATCHES + p, EXACT_MICROBATCHES + 3 * p):
+        if schedule != Schedule.INTERLEAVED:
+            m += 1                                    # not a multiple of p
+        exact, fast = exact_clocks(schedule, f, b, m, v, 0.05), stage_clocks(schedule, f, b, m, v, 0.05)
+        np.testing.assert_allclose(fast[0], exact[0], rtol=1e-12)
+        np.testing.assert_allclose(fast[1], exact[1], rtol=1e-12)
+
+
+def test_the_analytical_cost_does_not_grow_with_the_global_batch():
+    """10^12 microbatches: the step comes from the steady state (no walk over the tasks) and
+    equals m x (forward + backward) plus the (p - 1) warm-up and drain stages, to 1e-9."""
+    from simulator.workload.taskgraph import stage_clocks
+
+    finish, _ = stage_clocks(Schedule.ONE_F_ONE_B, np.ones(8), 2 * np.ones(8), 10**12)
+    assert finish.max() == pytest.approx(3 * 10**12 + 7 * 3, rel=1e-9)

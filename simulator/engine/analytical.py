@@ -32,7 +32,7 @@ from simulator.engine.gradient_sync import (
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
-from simulator.workload.taskgraph import compiled_graph, stage_clocks
+from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
 
@@ -89,8 +89,7 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
 def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
     """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
     par = ctx.scenario.parallelism
-    graph = compiled_graph(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    sends = np.array([g.sum() for g in graph.sends])
+    sends = stage_send_counts(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
     return float((ctx.microbatches * (forward + backward) + p2p * sends).max())
 
 

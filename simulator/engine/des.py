@@ -33,6 +33,7 @@ from dataclasses import replace
 import numpy as np
 import simpy
 
+from simulator.config.checks import data_parallel_size
 from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
@@ -41,6 +42,7 @@ from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capa
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise import entity_slowdown
+from simulator.errors import ConfigError
 from simulator.results import StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.taskgraph import Task, stage_tasks
@@ -53,10 +55,37 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     """Simulate ``steps`` steps (default: the scenario's) and report the distribution."""
     sim = scenario.simulate
     steps, contention = steps or sim.steps, sim.contention if contention is None else contention
+    check_event_budget(scenario, collectives, steps)
     base, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
     times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
     engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
     return check_result(replace(_with_times(base, times), engine=engine), analytical=False)
+
+
+MAX_TASK_EVENTS = 50_000_000
+"""The most pipeline tasks the discrete-event engine replays in one run (about three minutes
+at its 300k events/s); larger runs are refused before they start."""
+
+
+def check_event_budget(scenario: Scenario, collectives: CollectiveModel, steps: int) -> None:
+    """Refuse a run whose task count, ``dp x pp x 2 m v x steps``, passes :data:`MAX_TASK_EVENTS`.
+
+    Raises
+    ------
+    ConfigError
+        With the estimate and its factors, naming ``simulate.steps``.
+    """
+    par, training = scenario.parallelism, scenario.training
+    gpus = collectives.cluster.gpus
+    dp = data_parallel_size(scenario, gpus)
+    m = training.global_batch // (training.micro_batch * dp)
+    tasks = dp * par.pp * 2 * m * par.virtual_stages * steps
+    if tasks > MAX_TASK_EVENTS:
+        raise ConfigError(
+            f"the discrete-event engine would replay about {tasks:,} tasks (dp {dp} x pp {par.pp} x "
+            f"2 x {m:,} microbatches x v {par.virtual_stages} x {steps:,} steps), more than its "
+            f"limit of {MAX_TASK_EVENTS:,}; use fewer steps or a smaller global batch, or the "
+            "analytical engine", key="simulate.steps")
 
 
 def _prepare(scenario: Scenario, collectives: CollectiveModel, seed: int | None, contention: bool):
@@ -354,6 +383,7 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     import pandas as pd
 
     contention = scenario.simulate.contention if contention is None else contention
+    check_event_budget(scenario, collectives, 1)
     _, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
     log: list = []
     _one_step(ctx, plan, routes, rng, contention, log)

@@ -93,7 +93,51 @@ def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
     return float(stage_clocks(schedule, forward, backward, m, v, p2p)[0].max())
 
 
+EXACT_MICROBATCHES = 2048
+"""Above this many microbatches :func:`stage_clocks` and :func:`stage_send_counts` use the
+schedule's steady state instead of walking every task, so their cost does not grow with
+the global batch."""
+
+
 def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
+                 p2p: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(finish, start of the last task) of every stage, in seconds (see :func:`exact_clocks`).
+
+    For ``m`` above :data:`EXACT_MICROBATCHES` the finish times come from the steady state:
+    the task graph is a max-plus linear system whose finish times grow, after a transient,
+    by a constant per group of ``p`` microbatches (Baccelli et al., "Synchronization and
+    Linearity", 1992, ch. 3). The increment is measured at the end of the exact range
+    (``m0, m0 + p, m0 + 2p``, up to the limit) and used only if it is constant there and,
+    for 1F1B and interleaved 1F1B, equals the bottleneck bound (the busiest stage's work
+    per microbatch, ``f + b`` plus its sends): the rate the steady state settles to when the
+    busiest stage is never idle. Otherwise the exact walk runs.
+    """
+    if m <= EXACT_MICROBATCHES:
+        return exact_clocks(schedule, forward, backward, m, v, p2p)
+    f, b = np.atleast_1d(np.asarray(forward, float)), np.atleast_1d(np.asarray(backward, float))
+    p = len(f)
+    m0 = (EXACT_MICROBATCHES // p - 2) * p
+    found = [exact_clocks(schedule, f, b, m0 + i * p, v, p2p) for i in range(3)]
+    step = found[1][0] - found[0][0]
+    steady = np.allclose(found[2][0] - found[1][0], step, rtol=1e-12, atol=1e-15 * found[2][0].max())
+    if schedule != Schedule.GPIPE:
+        busiest = float(np.max(f + b + p2p * stage_send_counts(schedule, p, p, v) / p))
+        steady = steady and abs(step.max() / p - busiest) <= 1e-9 * busiest
+    if not steady:
+        return exact_clocks(schedule, f, b, m, v, p2p)
+    finish = found[0][0] + (m - m0) / p * step
+    return finish, finish - (found[0][0] - found[0][1])
+
+
+def stage_send_counts(schedule: Schedule, p: int, m: int, v: int = 1) -> np.ndarray:
+    """Sends each stage makes in one step: linear in ``m`` (each microbatch sends the same
+    on each stage), so counted on ``p`` microbatches and scaled above the exact limit."""
+    counted = m if m <= EXACT_MICROBATCHES else p
+    graph = compiled_graph(schedule, p, counted, v)
+    return np.array([g.sum() for g in graph.sends], dtype=float) * m / counted
+
+
+def exact_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
                  p2p: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(finish, start of the last task) of every stage, in seconds: the exact task graph.
 
