@@ -229,3 +229,19 @@ def test_the_des_refuses_a_run_past_its_event_budget_with_the_estimate():
     with pytest.raises(ConfigError, match=r"about 8,000,000,000,000 tasks \(dp 4 x pp 4") as info:
         simulate_steps_des(session.scenario, session.collectives, steps=1)
     assert info.value.key == "simulate.steps"
+
+
+def test_interleaving_on_one_stage_sends_nothing():
+    """pp 1 with interleaved chunks: each chunk's output stays on the GPU, so the DES with
+    contention has no send to route and equals the analytical step."""
+    from simulator.config import scenario_from_mapping
+    from simulator.engine.analytical import simulate_step
+    from simulator.pipeline import session_from_scenario
+
+    data = {"name": "v2", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "megatron-1.7b"}, "training": {"global_batch": 16},
+            "parallelism": {"tp": 8, "schedule": "interleaved-1f1b", "virtual_stages": 2}}
+    session = session_from_scenario(scenario_from_mapping(data, "v2.yaml"))
+    analytical = simulate_step(session.scenario, session.collectives).step_time_s
+    des = simulate_steps_des(session.scenario, session.collectives, steps=1, contention=True)
+    assert des.step_time_s == pytest.approx(analytical, rel=1e-9)

@@ -81,7 +81,10 @@ def dependency(task: Task, p: int, v: int) -> Task | None:
 
 
 def sends(task: Task, p: int, v: int) -> bool:
-    """Whether ``task``'s output goes to another stage (a blocking send after it)."""
+    """Whether ``task``'s output goes to another stage (a blocking send after it); with one
+    stage, interleaved chunks pass their output to the same GPU, which sends nothing."""
+    if p == 1:
+        return False
     if task.forward:
         return task.stage < p - 1 or task.chunk < v - 1
     return task.stage > 0 or task.chunk > 0
