@@ -375,3 +375,16 @@ def test_utf16_text_is_named(tmp_path: Path) -> None:
     path.write_text("name: x\n", encoding="utf-16")
     with pytest.raises(ConfigError, match="UTF-16"):
         load_scenario(path)
+
+
+@pytest.mark.parametrize(("fabric", "key", "expected"), [
+    ({"oversubscription": 1000.0}, "cluster.fabric.oversubscription", "leaves no uplink"),
+    ({"nics_per_node": 40}, "cluster.fabric.nics_per_node", "at most two NICs per GPU"),
+])
+def test_physically_impossible_fabrics_are_refused(fabric, key, expected) -> None:
+    from simulator.config import scenario_from_mapping
+
+    data = {"name": "x", "cluster": {"node": "dgx-h100", "nodes": 2, "fabric": fabric}}
+    with pytest.raises(ConfigError, match=expected) as info:
+        scenario_from_mapping(data, "f.yaml")
+    assert info.value.key == key

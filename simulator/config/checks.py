@@ -30,6 +30,15 @@ def data_parallel_size(scenario: Scenario, gpus: int) -> int:
 
 def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
     fabric = scenario.cluster.fabric
+    if fabric.oversubscription > fabric.switch_radix - 1:
+        raise ConfigError(
+            f"{fabric.oversubscription:g}:1 leaves no uplink on a radix-{fabric.switch_radix} leaf "
+            f"(at most {fabric.switch_radix - 1}:1: one port up, the rest down)",
+            key="cluster.fabric.oversubscription")
+    if cluster.nics_per_node > 2 * cluster.gpus_per_node:
+        raise ConfigError(
+            f"{cluster.nics_per_node} NICs for {cluster.gpus_per_node} GPUs per server: GPUDirect "
+            "servers attach at most two NICs per GPU to its PCIe switch", key="cluster.fabric.nics_per_node")
     if fabric.topology == TopologyKind.TORUS and fabric.torus_dims is not None:
         if len(fabric.torus_dims) not in (2, 3):
             raise ConfigError("expected 2 or 3 dimensions", key="cluster.fabric.torus_dims")
