@@ -17,6 +17,7 @@ from rich.markup import escape
 from simulator.collectives import Algorithm, Op, whole_cluster
 from simulator.config import HardwareLibrary
 from simulator.config.library import CATEGORIES
+from simulator.config.overlay import calibrated_library, overlay_sources
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ClusterSimError, UsageError
 from simulator.pipeline import open_scenario, run_scenario, write_timeline
@@ -60,16 +61,19 @@ def check(scenario: Path) -> None:
               help="write a Gantt chart of one replica's pipeline stages")
 @click.option("--png", type=click.Path(path_type=Path), default=None,
               help="write a histogram of the simulated step times")
+@click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
 def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
         seed: int | None, trace: Path | None, timeline_png: Path | None,
-        png: Path | None) -> None:
+        png: Path | None, calibration: Path | None) -> None:
     """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
-    result = run_scenario(scenario, engine, steps=steps, seed=seed)
+    library = calibrated_library(calibration)
+    result = run_scenario(scenario, engine, library=library, steps=steps, seed=seed)
     if png:
         from simulator.report.histogram import write_step_histogram
         write_step_histogram(result.step_times_s or [result.step_time_s], result.name, png)
     if trace or timeline_png:
-        write_timeline(scenario, trace, timeline_png, seed)
+        write_timeline(scenario, trace, timeline_png, seed, library)
     if as_json:
         click.echo(json.dumps(result.to_json_dict()))
     else:
@@ -157,18 +161,20 @@ def compare_nccl(log: Path, scenario: Path, op: str | None, algo: str | None,
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="write the table as CSV")
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list, one object per point")
+@click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
 def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, png: Path | None,
-          csv_path: Path | None, as_json: bool) -> None:
+          csv_path: Path | None, as_json: bool, calibration: Path | None) -> None:
     """Simulate the scenario's step on other GPU counts, keeping tp, pp, cp and ep."""
-    from simulator.config import load_scenario
+    from simulator.pipeline import load_with_calibration
     from simulator.report.scale_report import scale_report, write_csv, write_png
     from simulator.sweep.scale import parse_gpu_list, scale_records, scale_sweep
 
     if weak and strong:
         raise UsageError("--weak and --strong exclude each other; give one")
     counts = parse_gpu_list(gpus_text)
-    loaded = load_scenario(scenario)
-    frame = scale_sweep(loaded, counts, weak)
+    loaded, library = load_with_calibration(scenario, calibrated_library(calibration))
+    frame = scale_sweep(loaded, counts, weak, library)
     if csv_path is not None:
         write_csv(frame, csv_path)
     if png is not None:
@@ -177,6 +183,8 @@ def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, png: Path | 
         click.echo(json.dumps(scale_records(frame)))
     else:
         out.print(scale_report(frame, loaded.name, weak))
+        if overlay_sources(library):
+            out.print(f"calibration in force: {escape(overlay_sources(library))}")
 
 
 def _sizes(min_text: str, max_text: str, factor: int) -> np.ndarray:
@@ -227,6 +235,14 @@ app.add_command(import_log)
 from simulator.validation.cli_validate import validate  # noqa: E402
 
 app.add_command(validate)
+
+from simulator.calibrate.cli import calibrate  # noqa: E402
+
+app.add_command(calibrate)
+
+from simulator.measure.compare_cli import compare  # noqa: E402
+
+app.add_command(compare)
 
 
 if __name__ == "__main__":  # pragma: no cover

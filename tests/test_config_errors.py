@@ -85,7 +85,7 @@ CASES: list[tuple[str, Any, str | None, str]] = [
      "collectives.algorithm.all_reduce", "5: input should be a valid string"),
     # unknown keys, with did-you-mean
     ("unknown-top-level-key", rename("parallelism", "paralelism"), "paralelism",
-     "unknown key (did you mean 'parallelism'?); allowed keys: cluster, collectives"),
+     "unknown key (did you mean 'parallelism'?); allowed keys: calibration, cluster, collectives"),
     ("unknown-nested-key", mutate(("parallelism.tpp", 8)), "parallelism.tpp",
      "unknown key (did you mean 'tp'?)"),
     ("misspelt-required-top-level-key", rename("cluster", "clusterr"), "clusterr",

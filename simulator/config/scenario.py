@@ -214,6 +214,8 @@ class Scenario(_Section):
     simulate: SimulateConfig = SimulateConfig()
     noise: NoiseConfig = NoiseConfig()
     description: str = ""
+    calibration: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    """A calibration overlay (``clustersim calibrate -o``), relative to the scenario file."""
 
     @model_validator(mode="after")
     def _stack_defaults(self) -> Scenario:

@@ -19,6 +19,7 @@ def _headline(r: StepResult) -> Table:
     table.add_column("value", justify="right")
     rows = [
         ("engine", r.engine),
+        *([("calibration in force", r.calibration)] if r.calibration else []),
         ("step time", f"{r.step_time_s:.3f} s"),
         *([("step time p50 / p95 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p95_s:.3f} / "
                                            f"{r.step_time_p99_s:.3f} s "

@@ -55,6 +55,7 @@ class StepResult:
     step_times_s: list[float] = field(default_factory=list)
     contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
     engine: str = "analytical"            # or "des (fidelity[, contention])"
+    calibration: str = ""                 # calibration overlay file(s) in force, "" for none
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

@@ -1,0 +1,91 @@
+"""The words of the scenario reference: what each key means (see :mod:`simulator.config.reference`)."""
+
+INTRO = """# Scenario reference
+
+Generated from the scenario schema by `python -m simulator.config.reference`; a test keeps
+this file equal to the schema. A scenario is one YAML mapping; every key below is optional
+unless its default says `required`. Units are SI unless a key's name says otherwise. A
+mistake prints one line naming the file, the key and what was expected, and exits with
+status 2. Keys in SCENARIO_FORMAT.md keep their meaning; the others are clustersim's
+additions (also listed in docs/scenario_extensions.md). Hardware names come from
+`clustersim specs`; model presets from `simulator/config/presets.py`; stacks from
+`hardware_specs/stacks/` (docs/stacks.md)."""
+
+TYPES = {
+    "cluster.node": "name \\\\| mapping",
+    "training.stack": "name \\\\| mapping",
+    "collectives.algorithm": "name \\\\| mapping",
+    "cluster.fabric.torus_dims": "list of int",
+    "noise.links[].between": "two switch labels",
+}
+
+MEANINGS = {
+    "name": "free text, used in reports",
+    "cluster.node": "a node in `hardware_specs/nodes/` (GPU type, GPUs per node, intra-node fabric, "
+                    "NICs), or an inline mapping with the same fields",
+    "cluster.nodes": "number of servers",
+    "cluster.gpus_per_node": "use only this many GPUs of each node (default: all)",
+    "cluster.fabric.topology": "how servers are connected",
+    "cluster.fabric.link": "a link in `hardware_specs/links/`: the speed of every NIC and switch port "
+                           "(default: the node's NIC link)",
+    "cluster.fabric.nics_per_node": "NICs per server (default: one per GPU used, up to the node's)",
+    "cluster.fabric.oversubscription": "down:up port ratio of a leaf (2.0 is 2:1)",
+    "cluster.fabric.switch_radix": "ports per fabric switch",
+    "cluster.fabric.tiers": "2 or 3 fat-tree tiers (default: 2 while the leaves fit the spines' ports)",
+    "cluster.fabric.torus_dims": "torus shape, e.g. `[4, 4, 8]`; the product equals `cluster.nodes`",
+    "cluster.fabric.pxn": "NCCL PXN: cross-rail sends hop over NVLink to the GPU next to the "
+                          "destination rail's NIC",
+    "model.preset": "a published shape that fills the model keys; explicit keys override it",
+    "model.layers": "transformer layers",
+    "model.hidden": "hidden size",
+    "model.heads": "attention heads",
+    "model.kv_heads": "key/value heads (default: `heads`; fewer is grouped-query attention)",
+    "model.ffn_hidden": "MLP inner width (default: 4 x hidden)",
+    "model.mlp": "`gelu` (2 matrices, GPT) or `swiglu` (3 matrices, Llama)",
+    "model.seq_len": "tokens per sequence",
+    "model.vocab": "vocabulary size",
+    "model.experts": "experts per MoE layer (1: dense)",
+    "model.top_k": "experts each token visits",
+    "training.global_batch": "sequences per optimizer step",
+    "training.micro_batch": "sequences per microbatch",
+    "training.dtype": "training precision (`tf32` is refused: a math mode, not a training dtype); "
+                      "`fp8` runs linear layers in fp8, the rest in bf16",
+    "training.attention": "`flash` (fused kernel) or `unfused` (GEMMs plus softmax over s^2, "
+                          "Megatron-LM 2021)",
+    "training.stack": "the training stack: a profile in `hardware_specs/stacks/`, or a mapping "
+                      "`{base: NAME, <section>: {...}}` that overrides fields (docs/stacks.md)",
+    "parallelism.tp": "tensor-parallel size",
+    "parallelism.pp": "pipeline stages",
+    "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",
+    "parallelism.cp": "context-parallel size",
+    "parallelism.ep": "expert-parallel size (divides experts and dp x cp)",
+    "parallelism.sequence_parallel": "Megatron sequence parallelism (TP all-reduces become all-gather "
+                                     "+ reduce-scatter)",
+    "parallelism.schedule": "pipeline schedule",
+    "parallelism.virtual_stages": "model chunks per pipeline rank (interleaved 1F1B)",
+    "parallelism.zero_stage": "0 DDP, 1 optimizer-state sharding, 2 + gradients, 3 + weights "
+                              "(FSDP); default from the stack",
+    "parallelism.shard_size": "ZeRO-3 hybrid sharding: shard inside groups of this many dp x cp "
+                              "ranks, replicate across them",
+    "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
+    "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
+                                       "default from the stack",
+    "collectives.algorithm": "`auto` (NCCL's choice) or an algorithm name, or a mapping per collective",
+    "simulate.engine": "`analytical` (closed-form critical path) or `des` (discrete-event replay)",
+    "simulate.fidelity": "how finely the DES replays traffic (docs/engines.md)",
+    "simulate.contention": "flows share links in the DES (false: alpha-beta times, for cross-checks)",
+    "simulate.steps": "steps the DES simulates (percentiles over them)",
+    "simulate.seed": "random seed of the DES noise",
+    "noise.straggler.distribution": "per-GPU per-step slowdown distribution",
+    "noise.straggler.sigma": "spread of the lognormal slowdown",
+    "noise.throttle.probability": "per GPU and step, probability of a throttle",
+    "noise.throttle.factor": "slowdown of a throttled GPU",
+    "noise.slow_gpus[].gpu": "a GPU that is always slower (listed once)",
+    "noise.slow_gpus[].factor": "its slowdown",
+    "noise.slow_nodes[].node": "a server whose GPUs are all slower (listed once)",
+    "noise.slow_nodes[].factor": "its slowdown",
+    "noise.links[].between": "a switch-to-switch link, by labels such as `fabric/leaf0`, `fabric/spine3`",
+    "noise.links[].fraction": "its share of bandwidth left (0: failed, routed around)",
+    "description": "free text kept with the scenario",
+    "calibration": "a calibration overlay (`clustersim calibrate -o`), relative to the scenario file",
+}

@@ -1,0 +1,238 @@
+"""The predicted step of the busiest pipeline stage's GPU, split into the parts a profiler
+trace measures: compute by kernel class, exposed communication, bubble and idle.
+
+The analytical engine (:mod:`simulator.engine.analytical`) builds the step as
+
+    step = pipeline + end-of-step gradient synchronisation not hidden + optimizer + host,
+    pipeline = bubble + busiest stage's busy time,
+    busy = m (forward + backward per microbatch) + p2p x sends,
+
+and each stage's per-microbatch forward and backward hold its compute and the tensor-,
+context-, expert-parallel and ZeRO-3 communication left exposed. So, for the busiest stage
+(the one whose busy time sets the pipeline; its GPU is the one described), with m
+microbatches, the partition
+
+=================  ======================================================================
+part               predicted seconds per step
+=================  ======================================================================
+gemm               m x every GEMM of its layers (forward, data and weight gradients,
+                   recompute) and of the output layer (logits) on the last stage
+attention          m x fused attention, forward, backward (and recompute)
+memory             m x memory-bound kernels (norms, activations, residuals, rotary,
+                   unfused softmax, embedding, cross-entropy, fp8 casts) + the Adam update
+other              compute time of the cost model not attributed to a class above
+                   (0 for every configuration the cost model prices today)
+exposed tp/cp/ep   m x the stage's exposed tensor-/context-/expert-parallel seconds
+exposed pp         p2p x the stage's sends (the sends on its critical path)
+exposed dp         m x ZeRO-3 exposure + end-of-step gradient synchronisation exposed
+bubble             pipeline - busy
+idle               the stack's fixed host cost per step (``step_overhead_ms``)
+=================  ======================================================================
+
+adds up to the predicted step exactly (up to rounding). The class split re-prices the
+kernels of :mod:`simulator.workload.transformer` with :class:`~simulator.cost.compute.
+ComputeModel` as :mod:`simulator.cost.layer` does, reading its functions, not changing them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.config.hardware import Dtype
+from simulator.config.loader import scenario_stack
+from simulator.config.scenario import Recompute
+from simulator.config.stack import SelectiveRecompute, StackProfile
+from simulator.cost.compute import ComputeModel
+from simulator.cost.in_layer import tp_collectives
+from simulator.cost.layer import LayerCost, _alternate_matmuls, _fp8_cast_times, _gemm_times, layer_cost
+from simulator.engine.context import Context
+from simulator.results import StepResult
+from simulator.workload.taskgraph import stage_send_counts
+from simulator.workload.transformer import (
+    Attention,
+    Kernels,
+    embedding_forward,
+    layer_forward,
+    logits_forward,
+)
+
+DIMENSIONS = ("tp", "pp", "dp", "cp", "ep")
+
+
+@dataclass(frozen=True)
+class Classes:
+    """Seconds of GEMM, fused-attention and memory-bound kernels."""
+
+    gemm: float = 0.0
+    attention: float = 0.0
+    memory: float = 0.0
+
+    def __add__(self, other: Classes) -> Classes:
+        return Classes(self.gemm + other.gemm, self.attention + other.attention,
+                       self.memory + other.memory)
+
+    def __sub__(self, other: Classes) -> Classes:
+        return self + other * -1.0
+
+    def __mul__(self, factor: float) -> Classes:
+        return Classes(self.gemm * factor, self.attention * factor, self.memory * factor)
+
+    @property
+    def total(self) -> float:
+        return self.gemm + self.attention + self.memory
+
+
+@dataclass(frozen=True)
+class PredictedParts:
+    """The busiest stage's GPU's step, per part (module docstring), seconds.
+
+    Attributes
+    ----------
+    stage, stages, microbatches : int
+        The busiest stage, the number of stages, microbatches per step.
+    step_s : float
+        The predicted step.
+    compute : Classes
+        GEMM, attention and memory-bound seconds per step (memory includes the optimizer).
+    other_s : float
+        Compute seconds of the cost model no class above holds.
+    optimizer_s : float
+        The Adam update, part of ``compute.memory``.
+    exposed : dict
+        Exposed communication per dimension (tp, pp, dp, cp, ep).
+    comm : dict
+        Communication per dimension, hidden or not (each collective's uncontended time).
+    bubble_s, idle_s : float
+        Pipeline bubble; fixed host cost per step (the GPU idles).
+    """
+
+    stage: int
+    stages: int
+    microbatches: int
+    step_s: float
+    compute: Classes
+    other_s: float
+    optimizer_s: float
+    exposed: dict[str, float]
+    comm: dict[str, float]
+    bubble_s: float
+    idle_s: float
+
+    def partition(self) -> dict[str, float]:
+        """The parts that add up to ``step_s``."""
+        c = self.compute
+        parts = {"gemm": c.gemm, "attention": c.attention, "memory": c.memory,
+                 "other": self.other_s}
+        parts.update({f"exposed_{d}": self.exposed[d] for d in DIMENSIONS})
+        return {**parts, "bubble": self.bubble_s, "idle": self.idle_s}
+
+
+def kernel_classes(compute: ComputeModel, kernels: Kernels) -> Classes:
+    """Seconds of ``kernels`` by class, run one after another on one GPU (their sum is
+    :func:`simulator.cost.layer.kernels_time`)."""
+    return Classes(float(_gemm_times(compute, kernels).sum()),
+                   compute.attention_time(kernels.attention_flops, kernels.is_backward),
+                   float(compute.memory_time(kernels.memory_bytes).sum()))
+
+
+def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, Classes]:
+    """(forward, backward, recompute) seconds by class of one layer and one microbatch,
+    following :func:`simulator.cost.layer.layer_cost`."""
+    fwd_k = layer_forward(ctx.shape)
+    casts = _fp8_cast_times(stack, ctx.compute, fwd_k)
+    forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
+    backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])
+    return forward, backward, _recompute_classes(ctx, stack, fwd_k, forward)
+
+
+def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
+                       forward: Classes) -> Classes:
+    """The recompute of :func:`simulator.cost.layer._recompute`, by class."""
+    mode = ctx.scenario.parallelism.recompute
+    if mode == Recompute.FULL:
+        return forward
+    if mode != Recompute.SELECTIVE:
+        return Classes()
+    kept = Classes(attention=ctx.compute.attention_time(fwd_k.attention_flops, backward=False))
+    if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
+        found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
+        if (stack.tensor_parallel.comm_overlap and found) or ctx.compute.dtype == Dtype.FP8:
+            return forward - kept
+        return kernel_classes(ctx.compute, _alternate_matmuls(ctx.shape, fwd_k))
+    if ctx.shape.attention == Attention.FLASH:
+        return kept
+    return kernel_classes(ctx.compute, Kernels(fwd_k.gemms[1:3], np.zeros(0)))
+
+
+def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) -> Classes:
+    """Compute seconds by class of ``stage`` (``layers`` layers) for one microbatch."""
+    forward, backward, recompute = layer_classes(ctx, stack)
+    out = (forward + backward + recompute) * layers
+    if stage == 0:
+        out = out + kernel_classes(ctx.compute, embedding_forward(ctx.shape))
+    if stage == ctx.layout.pp - 1:
+        logits = logits_forward(ctx.shape)
+        out = out + kernel_classes(ctx.compute, logits) + kernel_classes(ctx.compute,
+                                                                          logits.backward())
+    return out
+
+
+def busiest_stage(ctx: Context, result: StepResult) -> tuple[int, float, float]:
+    """(stage, its busy seconds, its pipeline sends) of the stage whose busy time (compute,
+    exposed in-pass communication, sends) is largest, as the analytical engine's bubble."""
+    par = ctx.scenario.parallelism
+    sends = np.asarray(stage_send_counts(par.schedule, par.pp, ctx.microbatches,
+                                         par.virtual_stages), dtype=float)
+    work = np.array([s.forward_s + s.backward_s for s in result.stages])
+    busy = ctx.microbatches * work + result.stages[0].p2p_s * sends
+    stage = int(np.argmax(busy))
+    return stage, float(busy[stage]), float(sends[stage])
+
+
+def predicted_parts(ctx: Context, result: StepResult) -> PredictedParts:
+    """The partition of ``result`` (the analytical step of ``ctx``'s scenario) for the GPU
+    of its busiest stage (module docstring)."""
+    stack = scenario_stack(ctx.scenario)
+    m = ctx.microbatches
+    stage, busy, sends = busiest_stage(ctx, result)
+    s = result.stages[stage]
+    in_pass = {"tp": s.tp_comm_s, "cp": s.cp_comm_s, "ep": s.ep_comm_s, "zero3": s.zero3_exposed_s}
+    computed = s.forward_s + s.backward_s - sum(in_pass.values())
+    classes = stage_classes(ctx, stack, stage, s.layers) * m
+    host = stack.step_overhead_s
+    optimizer = result.optimizer_s - host
+    sync = result.step_time_s - result.pipeline_s - result.optimizer_s
+    exposed = {"tp": m * s.tp_comm_s, "pp": s.p2p_s * sends, "dp": m * s.zero3_exposed_s + sync,
+               "cp": m * s.cp_comm_s, "ep": m * s.ep_comm_s}
+    layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
+    return PredictedParts(
+        stage, ctx.layout.pp, m, result.step_time_s, classes + Classes(memory=optimizer),
+        _snap(m * computed - classes.total, result.step_time_s), optimizer, exposed,
+        _comm(ctx, stack, result, layer, s.layers, exposed),
+        _snap(result.pipeline_s - busy, result.step_time_s), host)
+
+
+def _snap(value: float, step: float) -> float:
+    """0 for a difference of equal sums that is only rounding (below 1e-12 of the step)."""
+    return 0.0 if abs(value) < 1e-12 * step else value
+
+
+def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCost,
+          layers: int, exposed: dict[str, float]) -> dict[str, float]:
+    """Communication seconds per step and dimension on the stage's GPU, hidden or not.
+
+    Tensor parallel: every layer runs its collectives twice per pass (attention and MLP),
+    plus the recomputed forward's; context and expert parallel and the pipeline sends are
+    all exposed in the model; data parallel: gradient synchronisation and ZeRO-3 traffic
+    (``StepResult.dp_comm_s``).
+    """
+    found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
+    per_site = sum(c.time_s for c in found)
+    recompute = layer.tp_recompute
+    if stack.tensor_parallel.comm_overlap and recompute > 0.0:
+        recompute = 2 * per_site      # exposed is the chunked part; all of it runs again
+    tp = ctx.microbatches * layers * (4 * per_site + recompute)
+    return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s, "cp": exposed["cp"],
+            "ep": exposed["ep"]}
