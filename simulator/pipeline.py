@@ -91,10 +91,13 @@ def run_scenario(path: Path | str, engine: str | None = None,
         raise UsageError(f"--steps must be at least 1 (got {steps})")
     if seed is not None and seed < 0:
         raise UsageError(f"--seed must be non-negative (got {seed})")
-    if chosen == "des":
-        result = simulate_steps_des(scenario, session.collectives, steps, seed)
-    else:
-        result = simulate_step(scenario, session.collectives)
+    try:
+        if chosen == "des":
+            result = simulate_steps_des(scenario, session.collectives, steps, seed)
+        else:
+            result = simulate_step(scenario, session.collectives)
+    except ConfigError as exc:          # e.g. the DES refusing a run past its event budget
+        raise exc.with_source(str(path)) from None
     return replace(result, calibration=session.calibration) if session.calibration else result
 
 
