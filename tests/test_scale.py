@@ -194,7 +194,7 @@ def test_cli_table(capsys, tmp_path, monkeypatch):
     (["--gpus", "-512"], "is not a positive integer"),
     (["--gpus", ""], "expected a comma-separated list"),
     (["--gpus", "512", "--weak", "--strong"], "exclude each other"),
-    (["--gpus", "512", "--csv", "/nonexistent-dir/x.csv"], "--csv: cannot write"),
+    (["--gpus", "512", "--csv", "/nonexistent-dir/x.csv"], "--csv: folder '/nonexistent-dir' does not exist"),
 ])
 def test_cli_bad_arguments_exit_2_with_one_line(capsys, args, fragment):
     code, out, err = _run(capsys, "scale", GPT3, *args)

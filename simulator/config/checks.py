@@ -61,6 +61,41 @@ def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:
         if slow.node >= nodes:
             raise ConfigError(f"node {slow.node} is beyond the cluster's {nodes} nodes "
                               f"(0..{nodes - 1})", key=f"noise.slow_nodes.{i}.node")
+    for i, episode in enumerate(noise.episodes):
+        _check_episode(episode, f"noise.episodes.{i}", gpus, nodes)
+    for i, fault in enumerate(noise.nic_faults):
+        _check_nic_fault(scenario, fault, f"noise.nic_faults.{i}", gpus)
+
+
+def _check_episode(episode, key: str, gpus: int, nodes: int) -> None:
+    """An episode names exactly one GPU or one node, inside the cluster."""
+    if (episode.gpu is None) == (episode.node is None):
+        raise ConfigError("name exactly one of gpu and node", key=key)
+    if episode.gpu is not None and episode.gpu >= gpus:
+        raise ConfigError(f"GPU {episode.gpu} is beyond the cluster's {gpus} GPUs (0..{gpus - 1})",
+                          key=f"{key}.gpu")
+    if episode.node is not None and episode.node >= nodes:
+        raise ConfigError(f"node {episode.node} is beyond the cluster's {nodes} nodes (0..{nodes - 1})",
+                          key=f"{key}.node")
+
+
+def _check_nic_fault(scenario: Scenario, fault, key: str, gpus: int) -> None:
+    """A NIC fault names GPUs of the cluster; a link fault's ``peer`` is the same replica's
+    GPU on a neighbouring pipeline stage (the link a pipeline send crosses)."""
+    for field, gpu in (("gpu", fault.gpu), ("peer", fault.peer)):
+        if gpu is not None and gpu >= gpus:
+            raise ConfigError(f"GPU {gpu} is beyond the cluster's {gpus} GPUs (0..{gpus - 1})",
+                              key=f"{key}.{field}")
+    if fault.peer is None or scenario.model is None or scenario.training is None:
+        return
+    par = scenario.parallelism
+    dp, per_entity = data_parallel_size(scenario, gpus), par.tp * par.cp
+    (s1, r1), (s2, r2) = (divmod(g // per_entity, dp) for g in (fault.gpu, fault.peer))
+    wraps = par.virtual_stages > 1 and {s1, s2} == {0, par.pp - 1}   # interleaved chunks wrap
+    if r1 != r2 or (abs(s2 - s1) != 1 and not wraps):
+        raise ConfigError(f"GPUs {fault.gpu} (replica {r1}, stage {s1}) and {fault.peer} (replica {r2}, "
+                          f"stage {s2}) share no pipeline link; name a GPU of the same replica on the "
+                          "next or previous stage, or leave out peer for the whole NIC", key=f"{key}.peer")
 
 
 def _unique(items: list, section: str, field: str, what: str) -> None:

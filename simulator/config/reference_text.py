@@ -86,6 +86,27 @@ MEANINGS = {
     "noise.slow_nodes[].factor": "its slowdown",
     "noise.links[].between": "a switch-to-switch link, by labels such as `fabric/leaf0`, `fabric/spine3`",
     "noise.links[].fraction": "its share of bandwidth left (0: failed, routed around)",
+    "noise.episodes[].gpu": "a GPU slowed for a window of steps (or give node)",
+    "noise.episodes[].node": "a server whose GPUs are slowed for a window of steps (or give gpu)",
+    "noise.episodes[].factor": "its slowdown during the window",
+    "noise.episodes[].start_step": "first slowed step (0-based)",
+    "noise.episodes[].steps": "slowed steps (default: to the end of the run)",
+    "noise.fail_slow[].scope": "each GPU or each server runs its own on/off fail-slow process",
+    "noise.fail_slow[].rate_per_hour": "episodes starting per healthy GPU-hour (or server-hour): "
+                                       "mean time between episodes 3600 / rate s",
+    "noise.fail_slow[].mean_duration_s": "mean episode length (exponential, in whole steps)",
+    "noise.fail_slow[].factor": "slowdown during an episode",
+    "noise.host_pause.probability": "per server and step, probability of a host pause (e.g. Python GC)",
+    "noise.host_pause.duration_s": "length of one pause",
+    "noise.host_pause.synchronized": "all servers pause together at a step's start (Megatron "
+                                     "`--manual-gc`), with that probability per step",
+    "noise.nic_faults[].gpu": "the GPU whose NIC is faulty (its pipeline sends both ways; its "
+                              "stage's gradient synchronisation)",
+    "noise.nic_faults[].peer": "only the pipeline link to this GPU (same replica, next or previous stage)",
+    "noise.nic_faults[].fraction": "share of bandwidth left (0 < fraction <= 1)",
+    "noise.nic_faults[].latency_s": "latency added to every pipeline message over it",
+    "noise.nic_faults[].start_step": "first faulty step (0-based)",
+    "noise.nic_faults[].steps": "faulty steps (default: to the end of the run)",
     "description": "free text kept with the scenario",
     "calibration": "a calibration overlay (`clustersim calibrate -o`), relative to the scenario file",
 }

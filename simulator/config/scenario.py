@@ -137,7 +137,36 @@ class ParallelismConfig(_Section):
 
 
 class CollectivesConfig(_Section):
+    """``algorithm``: ``auto`` (NCCL's choice per size), one algorithm for every collective
+    (as ``NCCL_ALGO``: all_reduce, reduce_scatter, all_gather, broadcast, reduce; all-to-all
+    and send/receive stay NCCL's peer-to-peer), or a mapping ``{op: algorithm}``
+    (:mod:`simulator.cost.forced` applies it)."""
+
     algorithm: str | dict[str, str] = "auto"
+
+    @field_validator("algorithm")
+    @classmethod
+    def _known_algorithm(cls, value: str | dict[str, str]) -> str | dict[str, str]:
+        # imported here: simulator.collectives imports this module
+        from simulator.collectives.registry import ALGORITHMS
+        from simulator.collectives.schedule import Algorithm, Op
+        from simulator.config.yaml_io import did_you_mean
+
+        names = ["auto", *(a.value for a in Algorithm)]
+        ops = [o.value for o in Op]
+        pairs = [(None, value)] if isinstance(value, str) else list(value.items())
+        for op, name in pairs:
+            where = f"entry '{op}: {name}': " if op is not None else ""
+            if op is not None and op not in ops:
+                raise ValueError(f"{where}{op!r} is not a collective{did_you_mean(op, ops)}; "
+                                 f"expected one of {', '.join(ops)}")
+            if name not in names:
+                raise ValueError(f"{where}not an algorithm{did_you_mean(name, names)}; "
+                                 f"expected one of {', '.join(names)}")
+            if op is not None and name != "auto" and Op(op) not in ALGORITHMS[Algorithm(name)][1]:
+                served = ", ".join(sorted(o.value for o in ALGORITHMS[Algorithm(name)][1]))
+                raise ValueError(f"{where}{name} does not implement {op} (it serves: {served})")
+        return value
 
 
 class Fidelity(StrEnum):
@@ -193,12 +222,75 @@ class LinkFaultConfig(_Section):
     fraction: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
 
 
+Step = Annotated[int, Strict(), Field(ge=0, le=10_000_000)]
+Slowdown = Annotated[float, Strict(), Field(ge=1.0, le=100.0, allow_inf_nan=False)]
+Seconds = Annotated[float, Strict(), Field(ge=0.0, le=1e7, allow_inf_nan=False)]
+
+
+class EpisodeConfig(_Section):
+    """A slowdown with a start and a duration: GPU ``gpu`` (or every GPU of server ``node``;
+    exactly one of them) runs ``factor`` times slower from step ``start_step`` (0-based) for
+    ``steps`` steps (to the end of the run if omitted)."""
+
+    gpu: Annotated[int, Strict(), Field(ge=0, le=10_000_000)] | None = None
+    node: Annotated[int, Strict(), Field(ge=0, le=10_000_000)] | None = None
+    factor: Slowdown
+    start_step: Step = 0
+    steps: Annotated[int, Strict(), Field(ge=1, le=10_000_000)] | None = None
+
+
+class FailSlowScope(StrEnum):
+    GPU = "gpu"
+    NODE = "node"
+
+
+class FailSlowConfig(_Section):
+    """Fail-slow episodes at a fleet's rate: every GPU (or server) alternates between healthy
+    and slowed as an on/off Markov process. A healthy unit starts an episode at
+    ``rate_per_hour`` per unit-hour (mean time between episodes ``3600 / rate_per_hour`` s);
+    an episode lasts ``mean_duration_s`` on average (exponential, rounded to whole steps) and
+    slows the unit by ``factor``."""
+
+    scope: FailSlowScope = FailSlowScope.GPU
+    rate_per_hour: Annotated[float, Strict(), Field(ge=0.0, le=1e6, allow_inf_nan=False)]
+    mean_duration_s: Annotated[float, Strict(), Field(gt=0.0, le=1e9, allow_inf_nan=False)]
+    factor: Slowdown
+
+
+class HostPauseConfig(_Section):
+    """Host-side pauses (Python garbage collection, checkpoint threads): per server and step,
+    with ``probability``, the server's processes stall ``duration_s`` before one of their
+    tasks (chosen uniformly); ``synchronized``: all servers pause together at the start of
+    a step, with that probability per step (Megatron-LM's ``--manual-gc``)."""
+
+    probability: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+    duration_s: Seconds = 0.0
+    synchronized: Flag = False
+
+
+class NicFaultConfig(_Section):
+    """A NIC (``gpu``'s) or one pipeline link (``gpu`` to ``peer``, both directions) at a
+    ``fraction`` of its bandwidth and/or ``latency_s`` more per message, from step
+    ``start_step`` for ``steps`` steps (to the end if omitted)."""
+
+    gpu: Annotated[int, Strict(), Field(ge=0, le=10_000_000)]
+    peer: Annotated[int, Strict(), Field(ge=0, le=10_000_000)] | None = None
+    fraction: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)] = 1.0
+    latency_s: Annotated[float, Strict(), Field(ge=0.0, le=3600.0, allow_inf_nan=False)] = 0.0
+    start_step: Step = 0
+    steps: Annotated[int, Strict(), Field(ge=1, le=10_000_000)] | None = None
+
+
 class NoiseConfig(_Section):
     straggler: StragglerConfig = StragglerConfig()
     throttle: ThrottleConfig = ThrottleConfig()
     slow_gpus: list[SlowGpuConfig] = Field(default_factory=list)
     slow_nodes: list[SlowNodeConfig] = Field(default_factory=list)
     links: list[LinkFaultConfig] = Field(default_factory=list)
+    episodes: list[EpisodeConfig] = Field(default_factory=list)
+    fail_slow: list[FailSlowConfig] = Field(default_factory=list)
+    host_pause: HostPauseConfig = HostPauseConfig()
+    nic_faults: list[NicFaultConfig] = Field(default_factory=list)
 
 
 class Scenario(_Section):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from simulator.collectives import Group, Op
 from simulator.config.scenario import Scenario
 from simulator.cost.collective import CollectiveModel, PricedCollective
+from simulator.cost.forced import bind, bound_algorithm, forced_algorithm
 from simulator.cost.network import CostTerms
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import LayerShape
@@ -21,14 +22,19 @@ from simulator.workload.transformer import LayerShape
 
 def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: CollectiveModel,
                    layout: Layout) -> list[PricedCollective]:
-    """The tensor-parallel collectives a layer runs twice per pass (none with tp = 1)."""
+    """The tensor-parallel collectives a layer runs twice per pass (none with tp = 1).
+
+    Records the scenario's ``collectives.algorithm`` on ``collectives`` (the context- and
+    expert-parallel collectives and the pipeline sends read it there)."""
+    bind(collectives, scenario)
     if layout.tp == 1:
         return []
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
     ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
     groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
     return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
-                                                         nbytes, ("tp", layout)))
+                                                         nbytes, ("tp", layout),
+                                                         forced_algorithm(scenario, op)))
             for op in ops]
 
 
@@ -38,15 +44,16 @@ def spans_servers(collectives: CollectiveModel, gpus: tuple[int, ...]) -> bool:
 
 
 def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[int, ...],
-                   nbytes: float, key) -> CostTerms:
+                   nbytes: float, key, algorithm=None) -> CostTerms:
     """Chosen terms of ``op`` on ``group``; if the group spans servers, priced with all the
     stage's ``groups`` at once (they run in lockstep and may share NICs and uplinks).
+    ``algorithm`` forces one (None: the fastest).
 
     Groups inside one server ride NVLink, which no other group shares, so one is priced alone.
     """
     if spans_servers(collectives, group):
-        return collectives.concurrent_terms(op, groups, nbytes, key=key)
-    terms = collectives.terms(op, None, Group(collectives.cluster, group))
+        return collectives.concurrent_terms(op, groups, nbytes, algorithm, key=key)
+    terms = collectives.terms(op, algorithm, Group(collectives.cluster, group))
     return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
 
 
@@ -60,7 +67,8 @@ def cp_collective(shape: LayerShape, collectives: CollectiveModel,
     nbytes = kv * layout.cp
     groups = lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]  # noqa: E731
     return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
-        collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout)))
+        collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout),
+        bound_algorithm(collectives, Op.ALL_GATHER)))
 
 
 def ep_collective(shape: LayerShape, collectives: CollectiveModel,
@@ -73,7 +81,7 @@ def ep_collective(shape: LayerShape, collectives: CollectiveModel,
     nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
     return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
         collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
-        ("ep", layout)))
+        ("ep", layout), bound_algorithm(collectives, Op.ALL_TO_ALL)))
 
 
 def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
@@ -82,4 +90,5 @@ def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) ->
         return 0.0
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes / shape.tp
     group = Group(collectives.cluster, layout.pp_pair(0))
-    return float(collectives.sweep(Op.SENDRECV, None, group, [nbytes]).time_s[0])
+    algorithm = bound_algorithm(collectives, Op.SENDRECV)
+    return float(collectives.sweep(Op.SENDRECV, algorithm, group, [nbytes]).time_s[0])

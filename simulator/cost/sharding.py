@@ -28,6 +28,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import GatherUnit, StackProfile
 from simulator.cost.collective import CollectiveModel
+from simulator.cost.forced import forced_algorithm
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes
@@ -71,12 +72,12 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
     shard = shard_group_size(scenario.parallelism, layout.dp)
     shards = _Priced(collectives, lambda: layout.stage_shard_groups(stage, shard),
-                     ("shard", layout, stage, shard))
+                     ("shard", layout, stage, shard), scenario)
     gather = sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
     reduce = sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
-                           ("replicas", layout, stage, shard))
+                           ("replicas", layout, stage, shard), scenario)
         reduce += sum(replicas.time(Op.ALL_REDUCE, n * reduce_bytes / shard) for n in sizes)
     return UnitComm(gather, reduce)
 
@@ -88,11 +89,13 @@ class _Priced:
     collectives: CollectiveModel
     groups: object
     key: tuple
+    scenario: Scenario   # for its forced collective algorithm
 
     def time(self, op: Op, nbytes: float) -> float:
         if nbytes <= 0:
             return 0.0
-        terms = self.collectives.concurrent_terms(op, self.groups, nbytes, key=self.key)
+        terms = self.collectives.concurrent_terms(op, self.groups, nbytes,
+                                                  forced_algorithm(self.scenario, op), key=self.key)
         return terms.time(nbytes).item()
 
 

@@ -19,9 +19,16 @@ backward (``overlap_grad_reduce``) or after it
 last bucket's reduction after the last replica's backward. The optimizer step follows
 the last stage to finish (Megatron's global gradient-norm all-reduce synchronises them).
 
+With contention off (and so no in-layer or ZeRO-3 replays), :func:`simulate_steps_des`
+evaluates the steps with the max-plus fast path (:mod:`simulator.engine.fastpath`), which
+does what the event replay does, vectorised over steps and replicas; both draw their noise
+from one :class:`simulator.engine.noise_process.NoiseSource`, so a seed gives the same steps
+on either path.
+
 Invariants (tests): without noise and contention the step equals the analytical step;
 with contention the step is never faster than without (fixed per-stage task orders, and
-every contended duration is at least its uncontended one).
+every contended duration is at least its uncontended one); the fast path equals the event
+replay to 1e-9 relative.
 """
 
 from __future__ import annotations
@@ -39,9 +46,10 @@ from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
+from simulator.engine.fastpath import step_times
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
-from simulator.engine.noise import entity_slowdown
+from simulator.engine.noise_process import NoiseSource, StepNoise
 from simulator.errors import ConfigError
 from simulator.results import StepResult
 from simulator.results.invariants import check_result
@@ -50,14 +58,34 @@ from simulator.workload.taskgraph import Task, stage_tasks
 TIMELINE_COLUMNS = ("gpu", "stream", "kind", "name", "start_s", "end_s", "bytes")
 
 
+PATHS = ("auto", "event", "fast")
+
+
 def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: int | None = None,
-                       seed: int | None = None, contention: bool | None = None) -> StepResult:
-    """Simulate ``steps`` steps (default: the scenario's) and report the distribution."""
+                       seed: int | None = None, contention: bool | None = None,
+                       path: str = "auto") -> StepResult:
+    """Simulate ``steps`` steps (default: the scenario's) and report the distribution.
+
+    ``path``: ``auto`` evaluates the steps with the max-plus fast path when contention is
+    off and replays events otherwise; ``event`` always replays events; ``fast`` requires
+    contention off. Both paths give the same steps for the same seed.
+    """
     sim = scenario.simulate
     steps, contention = steps or sim.steps, sim.contention if contention is None else contention
-    check_event_budget(scenario, collectives, steps)
-    base, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
-    times = np.array([_one_step(ctx, plan, routes, rng, contention) for _ in range(steps)])
+    if path not in PATHS or (path == "fast" and contention):
+        raise ValueError(f"path {path!r}: expected one of {PATHS}; 'fast' needs contention off")
+    fast = path == "fast" or (path == "auto" and not contention)
+    if not fast:
+        check_event_budget(scenario, collectives, steps)
+    base, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    parts = []
+    for block in source.blocks(steps):
+        if fast:
+            parts.append(step_times(ctx, plan, block))
+        else:
+            parts.append([_one_step(ctx, plan, routes, block.step(i), contention)
+                          for i in range(block.steps)])
+    times = np.concatenate(parts)
     engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
     return check_result(replace(_with_times(base, times), engine=engine), analytical=False)
 
@@ -89,12 +117,13 @@ def check_event_budget(scenario: Scenario, collectives: CollectiveModel, steps: 
 
 
 def _prepare(scenario: Scenario, collectives: CollectiveModel, seed: int | None, contention: bool):
-    """(analytical step, context, plan, send routes, seeded generator) of one simulation."""
+    """(analytical step, context, plan, send routes, noise source) of one simulation."""
     base = simulate_step(scenario, collectives)
     ctx = make_context(scenario, collectives)
     routes = SendRoutes(ctx) if contention else None
-    rng = np.random.default_rng(scenario.simulate.seed if seed is None else seed)
-    return base, ctx, step_plan(ctx, base, contention), routes, rng
+    plan = step_plan(ctx, base, contention)
+    source = NoiseSource(ctx, plan, base.step_time_s, scenario.simulate.seed if seed is None else seed)
+    return base, ctx, plan, routes, source
 
 
 def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
@@ -109,15 +138,16 @@ def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
                    contention_and_noise_s=p50 - base.step_time_s)
 
 
-def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, rng, contention: bool,
-              log: list | None = None) -> float:
+def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, noise: StepNoise,
+              contention: bool, log: list | None = None) -> float:
+    """One step replayed as events; ``noise`` is that step's (a block of one step)."""
     env = simpy.Environment()
     network = FlowNetwork(env, capacity_of(ctx)) if contention else None
-    run = _StepRun(env, ctx, plan, routes, network, log)
-    slowdown = entity_slowdown(ctx, rng)
+    run = _StepRun(env, ctx, plan, routes, network, log, noise)
+    factor = noise.factor[0]
     for r in range(ctx.layout.dp):
         for s in range(ctx.layout.pp):
-            env.process(run.stage(r, s, slowdown[r, s]))
+            env.process(run.stage(r, s, float(factor[r, s])))
     with _collector_paused():
         env.run()
     end = float(run.end.max())
@@ -146,7 +176,8 @@ def _collector_paused():
 class _StepRun:
     """The shared state of one simulated step: task events, gradient barriers, end times."""
 
-    def __init__(self, env, ctx: Context, plan: StepPlan, routes: SendRoutes | None, network, log):
+    def __init__(self, env, ctx: Context, plan: StepPlan, routes: SendRoutes | None, network, log,
+                 noise: StepNoise):
         par, lay = ctx.scenario.parallelism, ctx.layout
         m, v = ctx.microbatches, par.virtual_stages
         self.env, self.ctx, self.plan, self.routes, self.network, self.log = (
@@ -163,6 +194,8 @@ class _StepRun:
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
         self.send_sizes = (plan.p2p_bytes,) * (routes.sizes if routes else 0)
+        self.noise = noise
+        self.pause_s = noise.pause_s if noise.pause_at is not None else 0.0
 
     def stage(self, replica: int, stage: int, factor: float):
         """One entity: its tasks in order, then its stage's gradient synchronisation.
@@ -175,9 +208,13 @@ class _StepRun:
         finished, waiting, tasks = self.finished[replica], self.waiting[replica], self.tasks[stage]
         forward, backward, sequences = self._durations(stage, factor)
         durations, timeout = (backward, forward), env.timeout
-        p2p, gpu, last = self.plan.p2p_s, self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(tasks) - 1
+        p2p = self._send_seconds(replica, stage)
+        gpu, last = self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(tasks) - 1
         sharded = self.plan.sharding[stage] if self.plan.sharding else None
+        pause_at = int(self.noise.pause_at[0, replica, stage]) if self.pause_s > 0 else -1
         for k, (tid, dep, is_forward, send, task) in enumerate(tasks):
+            if k == pause_at:
+                yield timeout(self.pause_s)     # the host stalls; a later input hides it
             if dep >= 0 and not finished[dep]:
                 yield _waiter(env, waiting, dep)
             if k == last and overlap:
@@ -193,9 +230,9 @@ class _StepRun:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
                 if network is None and log is None:
-                    yield timeout(p2p)
+                    yield timeout(p2p[is_forward])
                 else:
-                    yield from self._send(replica, task, gpu)
+                    yield from self._send(replica, task, gpu, p2p[is_forward])
             finished[tid] = True
             if tid in waiting:
                 waiting.pop(tid).succeed()
@@ -220,15 +257,29 @@ class _StepRun:
         return (_segment(plan.forward[stage], kinds, sequences[1], factor),
                 _segment(plan.backward[stage], kinds, sequences[0], factor), sequences)
 
-    def _send(self, replica: int, task: Task, gpu: int):
-        """A blocking send to the next stage: alpha-beta time, or flows that share links."""
+    def _send_seconds(self, replica: int, stage: int) -> tuple[float, float]:
+        """(after a backward, after a forward) send seconds of an entity, contention off."""
+        send = self.noise.send_s
+        if send is None:
+            return self.plan.p2p_s, self.plan.p2p_s
+        return float(send[0, replica, stage, 0]), float(send[0, replica, stage, 1])
+
+    def _send(self, replica: int, task: Task, gpu: int, seconds: float):
+        """A blocking send to the next stage: ``seconds`` (alpha-beta, a faulty NIC's with
+        contention off), or flows that share links after the latency (a faulty NIC adds its
+        latency and carries ``bytes / fraction``, its bandwidth share)."""
         env, plan, start = self.env, self.plan, self.env.now
         if self.network is None:
-            yield env.timeout(plan.p2p_s)
+            yield env.timeout(seconds)
         else:
-            yield env.timeout(plan.p2p_latency_s)
+            extra, sizes = 0.0, self.send_sizes
+            if self.noise.send_extra_s is not None:
+                index = (0, replica, task.stage, int(task.forward))
+                extra = float(self.noise.send_extra_s[index])
+                sizes = tuple(n / float(self.noise.send_fraction[index]) for n in sizes)
+            yield env.timeout(plan.p2p_latency_s + extra)
             routes = self.routes.routes[replica, task.stage, _next_stage(task, self.ctx.layout.pp)]
-            yield self.network.start_all(routes, self.send_sizes)
+            yield self.network.start_all(routes, sizes)
         if self.log is not None:
             self.log.append((gpu, "comm", "send", f"send {'F' if task.forward else 'B'}"
                              f"{task.microbatch}", start, env.now, plan.p2p_bytes))
@@ -301,13 +352,18 @@ class _StepRun:
             self.env.process(self._synchronise(stage))
 
     def _synchronise(self, stage: int):
+        """The stage's gradient synchronisation, stretched by a faulty NIC's ``sync_scale``
+        (with flows: their time, times the scale)."""
         env, start = self.env, self.env.now
+        scale = float(self.noise.sync_scale[0, stage]) if self.noise.sync_scale is not None else 1.0
         if self.network is None:
-            yield env.timeout(self.plan.sync_s[stage])
+            yield env.timeout(self.plan.sync_s[stage] * scale)
         else:
             for replay in self.plan.sync_replays[stage]:
                 yield from run_replay(env, self.network, replay)
-        tail = self.plan.sync_tail_s[stage] if self.plan.sync_tail_s is not None else 0.0
+            if scale != 1.0:
+                yield env.timeout((env.now - start) * (scale - 1.0))
+        tail = self.plan.sync_tail_s[stage] * scale if self.plan.sync_tail_s is not None else 0.0
         if tail > 0.0:
             finished = yield self.all_done[stage]
             yield env.timeout(max(0.0, finished + tail - env.now))
@@ -384,7 +440,7 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
 
     contention = scenario.simulate.contention if contention is None else contention
     check_event_budget(scenario, collectives, 1)
-    _, ctx, plan, routes, rng = _prepare(scenario, collectives, seed, contention)
+    _, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
     log: list = []
-    _one_step(ctx, plan, routes, rng, contention, log)
+    _one_step(ctx, plan, routes, next(source.blocks(1)), contention, log)
     return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))

@@ -28,6 +28,7 @@ from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
+from simulator.cost.forced import forced_algorithm
 from simulator.engine.context import Context
 from simulator.workload.memory import layer_split, stage_parameters
 
@@ -42,7 +43,8 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     out = []
     for stage, (grad_bytes, param_bytes) in enumerate(sizes):
         key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
-        out.append([PricedCollective(op, n, price(op, groups, n, key=key))
+        out.append([PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op),
+                                                  key=key))
                     for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes)])
     return out
 
@@ -104,6 +106,7 @@ def first_param_bucket_time(ctx: Context) -> float:
     for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
         nbytes = min(stack.data_parallel.bucket_bytes, param_bytes)
         terms = ctx.collectives.concurrent_terms(Op.ALL_GATHER, _stage_groups(layout, stage), nbytes,
+                                                 forced_algorithm(ctx.scenario, Op.ALL_GATHER),
                                                  key=("dp-stage", layout, stage))
         worst = max(worst, terms.time(nbytes).item())
     return worst

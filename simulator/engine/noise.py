@@ -1,4 +1,10 @@
-"""Per-GPU slowdowns of one training step (the scenario's ``noise`` section)."""
+"""Per-GPU slowdowns of one training step that have no memory: i.i.d. jitter and throttling,
+and the fixed slow GPUs and servers of the scenario's ``noise`` section.
+
+Processes with memory (episodes, fail-slow Markov processes, host pauses, NIC faults) are in
+:mod:`simulator.engine.noise_process`, which calls :func:`gpu_factors` once per step so the
+random stream of a seed is the one it has always been.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,13 @@ from simulator.config.scenario import NoiseDistribution
 from simulator.engine.context import Context
 
 
-def entity_slowdown(ctx: Context, rng: np.random.Generator) -> np.ndarray:
-    """(dp, pp) slowdown factors: the max over each entity's tp*cp GPUs of per-GPU noise.
+def gpu_factors(ctx: Context, rng: np.random.Generator) -> np.ndarray:
+    """(dp, pp, tp*cp) per-GPU slowdown factors of one step (dimensionless, > 0).
 
     Per GPU and step: lognormal jitter ``exp(N(0, sigma))`` times, with probability
     ``throttle.probability``, a throttling ``factor``; ``slow_gpus`` and every GPU of
-    ``slow_nodes`` are always slower.
-    Tensor-parallel GPUs synchronise every layer, so an entity runs at the pace of its
-    slowest GPU.
+    ``slow_nodes`` are always slower. Draws, in this order: ``normal(shape)`` if jitter is
+    on, then ``random(shape)`` if throttling is on.
     """
     lay, noise = ctx.layout, ctx.scenario.noise
     shape = (lay.dp, lay.pp, lay.tp * lay.cp)
@@ -30,7 +35,22 @@ def entity_slowdown(ctx: Context, rng: np.random.Generator) -> np.ndarray:
     slow = [(s.gpu, s.factor) for s in noise.slow_gpus]
     slow += [(n.node * per_node + g, n.factor) for n in noise.slow_nodes for g in range(per_node)]
     for gpu, factor in slow:
-        rest, within = divmod(gpu, lay.tp * lay.cp)
-        pp_rank, dp_rank = divmod(rest, lay.dp)
+        dp_rank, pp_rank, within = gpu_position(ctx, gpu)
         factors[dp_rank, pp_rank, within] *= factor
-    return factors.max(axis=2)
+    return factors
+
+
+def gpu_position(ctx: Context, gpu: int) -> tuple[int, int, int]:
+    """(data-parallel rank, pipeline stage, index among the entity's tp*cp GPUs) of ``gpu``
+    (:meth:`simulator.workload.layout.Layout.gpu`: tp fastest, then cp, dp, pp)."""
+    lay = ctx.layout
+    rest, within = divmod(gpu, lay.tp * lay.cp)
+    pp_rank, dp_rank = divmod(rest, lay.dp)
+    return dp_rank, pp_rank, within
+
+
+def entity_slowdown(ctx: Context, rng: np.random.Generator) -> np.ndarray:
+    """(dp, pp) slowdown factors of one step: the max over each entity's tp*cp GPUs of
+    :func:`gpu_factors` (tensor-parallel GPUs synchronise every layer, so an entity runs at
+    the pace of its slowest GPU)."""
+    return gpu_factors(ctx, rng).max(axis=2)

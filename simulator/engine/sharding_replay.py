@@ -21,6 +21,7 @@ from simulator.collectives import Op
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity, Recompute
 from simulator.cost.collective import PricedCollective
+from simulator.cost.forced import forced_algorithm
 from simulator.cost.sharding import UnitComm, sharding_cost, unit_comm
 from simulator.engine.context import Context
 from simulator.workload.memory import layer_split, shard_group_size
@@ -94,8 +95,9 @@ def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollecti
     for op, dt in ((Op.ALL_GATHER, stack.sharding.param_gather_dtype),
                    (Op.REDUCE_SCATTER, stack.sharding.grad_reduce_dtype)):
         nbytes = params * dt.nbytes(dtype)
-        out.append(PricedCollective(op, nbytes, ctx.collectives.concurrent_terms(op, groups, nbytes,
-                                                                                 key=key)))
+        terms = ctx.collectives.concurrent_terms(op, groups, nbytes,
+                                                 forced_algorithm(ctx.scenario, op), key=key)
+        out.append(PricedCollective(op, nbytes, terms))
     return out[0], out[1]
 
 

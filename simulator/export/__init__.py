@@ -1,1 +1,3 @@
-"""Exports of simulated timelines: Chrome/Perfetto trace JSON."""
+"""Files clustersim writes: Chrome/Perfetto traces of simulated steps, the rows a timeline adds
+(in-layer communication, the step shown), starter scenarios (``clustersim init``), and the
+shared checks and atomic writes every output goes through (:mod:`simulator.export.atomic`)."""

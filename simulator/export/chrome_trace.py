@@ -2,13 +2,17 @@
 
 One process per node, one thread per (GPU, stream); every task is a complete event
 (``"ph": "X"``) with microsecond timestamps, as the Trace Event Format specifies
-(Google, "Trace Event Format", 2016).
+(Google, "Trace Event Format", 2016). The file's ``otherData`` says which simulated step it
+shows; in-layer communication the engine folds into a pass has its own thread
+(:mod:`simulator.export.timeline_rows`). The file is written atomically.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from simulator.export.atomic import write_atomic
 
 
 def trace_events(frame, gpus_per_node: int) -> list[dict]:
@@ -30,6 +34,9 @@ def trace_events(frame, gpus_per_node: int) -> list[dict]:
     return events
 
 
-def write_trace(frame, gpus_per_node: int, path: Path | str) -> None:
-    Path(path).write_text(json.dumps({"traceEvents": trace_events(frame, gpus_per_node),
-                                      "displayTimeUnit": "ms"}))
+def write_trace(frame, gpus_per_node: int, path: Path | str, label: str = "") -> None:
+    """Write the trace of ``frame`` to ``path`` (atomically); ``label`` names the step shown."""
+    document = {"traceEvents": trace_events(frame, gpus_per_node), "displayTimeUnit": "ms"}
+    if label:
+        document["otherData"] = {"step": label}
+    write_atomic(path, json.dumps(document), "--trace")

@@ -1,5 +1,6 @@
-"""Opening measured-run files (plain or gzip, told apart by magic bytes) and writing outputs
-atomically.
+"""Opening measured-run files (plain or gzip, told apart by magic bytes); the output-file
+helpers :func:`check_output_path` and :func:`write_atomic` live in
+:mod:`simulator.export.atomic` and are re-exported here.
 
 Every importer reads through :func:`open_measured`, so an empty, binary or unreadable file
 gives the same one-line :class:`~simulator.errors.ConfigError` naming the file and what was
@@ -9,15 +10,16 @@ expected, whatever the format.
 from __future__ import annotations
 
 import gzip
-import os
-import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from simulator.errors import ConfigError, UsageError
+from simulator.errors import ConfigError
+from simulator.export.atomic import check_output_path, write_atomic
+
+__all__ = ["GZIP_MAGIC", "check_output_path", "is_gzip", "open_measured", "write_atomic"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 """First two bytes of every gzip member (RFC 1952, section 2.3.1: ID1 = 31, ID2 = 139)."""
@@ -74,29 +76,3 @@ def _sniff(handle: BinaryIO, source: str, expected: str) -> None:
         raise ConfigError(f"file is empty; expected {expected}", source)
     if b"\x00" in head:
         raise ConfigError(f"not a text file (binary data found); expected {expected}", source)
-
-
-def check_output_path(path: Path | str, option: str = "-o") -> Path:
-    """Refuse an output path whose folder does not exist, before any work is done."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"{option}: folder '{folder}' does not exist; create it first")
-    if path.is_dir():
-        raise UsageError(f"{option}: '{path}' is a folder; give a file name")
-    return path
-
-
-def write_atomic(path: Path | str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and
-    :func:`os.replace`, so readers never see a half-written file."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

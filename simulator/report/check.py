@@ -1,4 +1,9 @@
-"""The summary ``clustersim check`` prints for a valid scenario."""
+"""What ``clustersim check`` prints: the scenario's facts and its verdict.
+
+The verdict is "valid" only when the scenario loads and, for a training scenario, one
+quick analytical step fits in the GPU's memory; otherwise "does not fit", with the
+result's warnings.
+"""
 
 from __future__ import annotations
 
@@ -6,36 +11,68 @@ from rich.table import Table
 
 from simulator.config.checks import data_parallel_size
 from simulator.pipeline import ClusterSession
+from simulator.results import StepResult
 from simulator.units import format_bytes
 from simulator.workload.params import active_parameter_count, parameter_count
 
 
-def check_summary(session: ClusterSession) -> Table:
-    """Cluster, model and layout facts of a scenario, one per row."""
+def verdict(result: StepResult | None) -> str:
+    """``valid``, or ``does not fit`` when the step needs more memory than the GPU has."""
+    return "valid" if result is None or result.fits_in_memory else "does not fit"
+
+
+def check_facts(session: ClusterSession, result: StepResult | None = None) -> list[tuple[str, str]]:
+    """Cluster, model, layout and memory facts of a scenario, as (what, value) pairs."""
     sc, hw = session.scenario, session.hardware
-    table = Table(title=f"{sc.name}: valid", show_header=False)
-    table.add_column("what")
-    table.add_column("value")
     fabric = sc.cluster.fabric
-    table.add_row("cluster", f"{hw.nodes} x {hw.node.name} ({hw.node.display_name})")
-    table.add_row("GPUs", f"{hw.gpus} x {hw.gpu.display_name}, "
-                          f"{format_bytes(hw.gpu.hbm_capacity_bytes)} HBM each")
-    table.add_row("fabric", f"{fabric.topology.value}, {hw.nics_per_node} x {hw.nic_link.name} "
-                            f"per node, oversubscription {fabric.oversubscription:g}:1")
     graph = session.cluster.graph
-    table.add_row("graph", f"{graph.number_of_nodes()} vertices, {graph.number_of_edges()} links")
+    facts = [
+        ("cluster", f"{hw.nodes} x {hw.node.name} ({hw.node.display_name})"),
+        ("GPUs", f"{hw.gpus} x {hw.gpu.display_name}, {format_bytes(hw.gpu.hbm_capacity_bytes)} HBM each"),
+        ("fabric", f"{fabric.topology.value}, {hw.nics_per_node} x {hw.nic_link.name} per node, "
+                   f"oversubscription {fabric.oversubscription:g}:1"),
+        ("graph", f"{graph.number_of_nodes()} vertices, {graph.number_of_edges()} links"),
+    ]
     if sc.model is not None:
         total, active = parameter_count(sc.model), active_parameter_count(sc.model)
         text = f"{total / 1e9:.2f} B parameters"
         if active != total:
             text += f" ({active / 1e9:.2f} B active per token)"
-        table.add_row("model", f"{sc.model.preset or 'custom'}: {text}")
+        facts.append(("model", f"{sc.model.preset or 'custom'}: {text}"))
     if sc.training is not None and sc.model is not None:
         par = sc.parallelism
         dp = data_parallel_size(sc, hw.gpus)
-        table.add_row("layout", f"tp {par.tp} x pp {par.pp} x dp {dp} x cp {par.cp}, ep {par.ep}, "
-                                f"{par.schedule.value}, ZeRO-{par.zero_stage}")
+        facts.append(("layout", f"tp {par.tp} x pp {par.pp} x dp {dp} x cp {par.cp}, ep {par.ep}, "
+                                f"{par.schedule.value}, ZeRO-{par.zero_stage}"))
         micro = sc.training.global_batch // (sc.training.micro_batch * dp)
-        table.add_row("batch", f"global {sc.training.global_batch}, micro {sc.training.micro_batch}, "
-                               f"{micro} microbatches per step, {sc.training.dtype.value}")
+        facts.append(("batch", f"global {sc.training.global_batch}, micro {sc.training.micro_batch}, "
+                               f"{micro} microbatches per step, {sc.training.dtype.value}"))
+    if result is not None:
+        facts.append(("memory per GPU", f"{format_bytes(result.memory_per_gpu_bytes)} of "
+                                        f"{format_bytes(result.memory_capacity_bytes)}"))
+    return facts
+
+
+def check_summary(session: ClusterSession, result: StepResult | None = None) -> Table:
+    """The facts, one per row, under the title ``NAME: valid`` or ``NAME: does not fit``."""
+    table = Table(title=f"{session.scenario.name}: {verdict(result)}", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    for what, value in check_facts(session, result):
+        table.add_row(what, value)
     return table
+
+
+def check_record(session: ClusterSession, result: StepResult | None = None) -> dict:
+    """``clustersim check --json``: name, verdict, facts, memory and warnings (JSON types)."""
+    record = {"name": session.scenario.name, "verdict": verdict(result),
+              "valid": True, "gpus": session.hardware.gpus,
+              "facts": dict(check_facts(session, result))}
+    if result is not None:
+        record.update(fits_in_memory=result.fits_in_memory,
+                      memory_per_gpu_bytes=result.memory_per_gpu_bytes,
+                      memory_capacity_bytes=result.memory_capacity_bytes,
+                      warnings=list(result.warnings))
+    else:
+        record["warnings"] = []
+    return record

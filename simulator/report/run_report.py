@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from simulator.results import StepResult
 from simulator.units import format_bytes
 
 
-def run_report(result: StepResult) -> Group:
-    return Group(_headline(result), _time_table(result), _memory_table(result), *_warnings(result))
+def run_report(result: StepResult, with_warnings: bool = True) -> Group:
+    """Headline numbers, the time and memory breakdowns, then (``with_warnings``) one line
+    per warning (:func:`warning_lines`; the CLI prints those unwrapped itself)."""
+    parts = [_headline(result), _time_table(result), _memory_table(result)]
+    return Group(*parts, *(warning_lines(result) if with_warnings else []))
 
 
 def _headline(r: StepResult) -> Table:
@@ -32,7 +36,8 @@ def _headline(r: StepResult) -> Table:
         ("pipeline bubble", f"{r.bubble_fraction:.1%}"),
         ("exposed communication", f"{r.comm_exposed_s:.3f} s"),
         ("memory per GPU", f"{format_bytes(r.memory_per_gpu_bytes)} of "
-                           f"{format_bytes(r.memory_capacity_bytes)}"),
+                           f"{format_bytes(r.memory_capacity_bytes)}"
+                           + ("" if r.fits_in_memory else " (does not fit)")),
         ("microbatches", str(r.microbatches)),
         ("layers per stage", _split_text(r.layer_split)),
     ]
@@ -48,23 +53,29 @@ def _split_text(split: list[int]) -> str:
 
 
 def _time_table(r: StepResult) -> Table:
+    """Parts of the step; the in-line communication of the pipeline sits under its row."""
     table = Table(title="time per step")
     table.add_column("part")
     table.add_column("seconds", justify="right")
     table.add_column("share", justify="right")
-    parts = [("pipeline (compute + in-line comm)", r.pipeline_s - r.bubble_s),
-             ("pipeline bubble", r.bubble_s),
-             ("data-parallel reduction, exposed", r.dp_comm_exposed_s),
-             ("optimizer", r.optimizer_s)]
-    if r.step_times_s:
-        parts.append(("contention and noise (DES median - analytical)", r.contention_and_noise_s))
-    for name, seconds in parts:
+
+    def row(name: str, seconds: float) -> None:
         table.add_row(name, f"{seconds:.4f}", f"{seconds / r.step_time_s:.1%}")
+
+    row("pipeline (compute + in-line comm)", r.pipeline_s - r.bubble_s)
     for dim, seconds in r.exposed_by_dimension.items():
         if seconds > 0 and dim != "dp":
-            table.add_row(f"  of which {dim} communication", f"{seconds:.4f}",
-                          f"{seconds / r.step_time_s:.1%}")
+            row(f"  of which {dim} communication", seconds)
+    row("pipeline bubble", r.bubble_s)
+    row("data-parallel reduction, exposed", r.dp_comm_exposed_s)
+    row("optimizer", r.optimizer_s)
+    if r.step_times_s:
+        row("contention and noise (DES median - analytical)", r.contention_and_noise_s)
     return table
+
+
+MEMORY_LABELS = {"cuda_context": "CUDA context", "nccl_buffers": "NCCL buffers",
+                 "fragmentation": "allocator fragmentation"}
 
 
 def _memory_table(r: StepResult) -> Table:
@@ -73,16 +84,17 @@ def _memory_table(r: StepResult) -> Table:
     table.add_column("part")
     table.add_column("bytes", justify="right")
     for name, value in worst.memory.items():
-        table.add_row(name, format_bytes(value))
+        table.add_row(MEMORY_LABELS.get(name, name), format_bytes(value))
+    table.add_row("total", f"{format_bytes(worst.memory_bytes)} of "
+                           f"{format_bytes(r.memory_capacity_bytes)}")
     return table
 
 
-def _warnings(r: StepResult) -> list[str]:
-    notes = []
-    if not r.fits_in_memory:
-        worst = max(r.stages, key=lambda s: s.memory_bytes)
-        dominant = max(worst.memory, key=worst.memory.get)
-        over = r.memory_per_gpu_bytes - r.memory_capacity_bytes
-        notes.append(f"[bold red]does not fit:[/] stage {worst.stage} needs "
-                     f"{format_bytes(over)} more than the GPU has; {dominant} dominate")
-    return notes + [f"[yellow]warning:[/] {w}" for w in r.warnings]
+def warning_lines(r: StepResult) -> list[Text]:
+    """One ``warning: ...`` line per warning of ``r`` ("does not fit" first if not fitting)."""
+    from simulator.results.warnings import memory_warnings
+
+    found = list(r.warnings)
+    if not r.fits_in_memory and not any(w.startswith("does not fit") for w in found):
+        found = memory_warnings(r) + found
+    return [Text.assemble(("warning: ", "bold yellow"), w) for w in found]

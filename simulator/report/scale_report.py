@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from simulator.errors import UsageError
+from simulator.export.atomic import write_atomic, write_figure
 from simulator.sweep.scale import OK
 from simulator.units import format_bytes
 
@@ -69,21 +69,19 @@ def _mode(weak: bool) -> str:
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` as CSV (missing values as empty fields).
+    """Write ``frame`` as CSV (missing values as empty fields), atomically.
 
     Raises
     ------
     UsageError
         If ``path`` cannot be written.
     """
-    try:
-        frame.to_csv(path, index=False)
-    except OSError as exc:
-        raise UsageError(f"--csv: cannot write {path}: {exc.strerror or exc}") from None
+    write_atomic(path, frame.to_csv(index=False), "--csv")
 
 
 def write_png(frame: pd.DataFrame, path: Path, name: str, weak: bool) -> None:
-    """Plot tokens/s per GPU and scaling efficiency against GPU count (log2 x) into ``path``.
+    """Plot tokens/s per GPU and scaling efficiency against GPU count (log2 x) into ``path``
+    as PNG, atomically.
 
     Matplotlib is imported here, and draws with the Agg canvas (no display needed).
 
@@ -92,11 +90,7 @@ def write_png(frame: pd.DataFrame, path: Path, name: str, weak: bool) -> None:
     UsageError
         If ``path`` cannot be written.
     """
-    figure = scale_figure(frame, name, weak)
-    try:
-        figure.savefig(path, format="png", dpi=120)
-    except OSError as exc:
-        raise UsageError(f"--png: cannot write {path}: {exc.strerror or exc}") from None
+    write_figure(scale_figure(frame, name, weak), path, "--png", dpi=120)
 
 
 def scale_figure(frame: pd.DataFrame, name: str, weak: bool):

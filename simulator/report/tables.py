@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from enum import Enum
 
 from pydantic import BaseModel
 from rich.table import Table
@@ -45,7 +46,7 @@ def comparison_table(frame, title: str) -> Table:
 
 
 def spec_table(spec: BaseModel, title: str) -> Table:
-    """Every field of a hardware spec with its source."""
+    """Every field of a hardware spec with its source, values as plain text."""
     table = Table(title=title, show_lines=False)
     table.add_column("key")
     table.add_column("value")
@@ -54,11 +55,39 @@ def spec_table(spec: BaseModel, title: str) -> Table:
     for key, value in spec:
         if key == "sources":
             continue
-        shown = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-        if isinstance(shown, dict):
-            shown = ", ".join(f"{k}: {v}" for k, v in shown.items())
-        table.add_row(key, str(shown), sources.get(key, ""))
+        table.add_row(key, plain(value), sources.get(key, ""))
     return table
+
+
+def plain(value, depth: int = 0) -> str:
+    """``value`` as a reader writes it: enums by their value, numbers without trailing zeros,
+    mappings as ``key: value`` (one per line at the top level), lists comma-separated,
+    nothing as ``-``."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    if isinstance(value, Enum):
+        return str(value.value)
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else f"{value:.3g}"
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        items = [f"{plain(k, depth + 1)}: {plain(v, depth + 1)}" for k, v in value.items()]
+        if depth >= 2:
+            return "(" + ", ".join(items) + ")"
+        return ("\n" if depth == 0 else ", ").join(items)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(plain(v, depth + 1) for v in value) if value else "none"
+    return str(value)
+
+
+def spec_record(spec: BaseModel) -> dict:
+    """A spec as JSON types (``clustersim specs NAME --json``)."""
+    return spec.model_dump(mode="json")
 
 
 def names_table(names: dict[str, list[str]]) -> Table:
@@ -68,3 +97,47 @@ def names_table(names: dict[str, list[str]]) -> Table:
     for category, items in names.items():
         table.add_row(category, ", ".join(items))
     return table
+
+
+PRESET_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "seq_len", "vocab",
+                  "experts", "top_k")
+
+
+def preset_records() -> list[dict]:
+    """Every model preset with its full shape and parameter counts (JSON types)."""
+    from simulator.config.presets import MODEL_PRESETS
+    from simulator.config.scenario import ModelConfig
+    from simulator.workload.params import active_parameter_count, parameter_count
+
+    records = []
+    for name, shape in MODEL_PRESETS.items():
+        model = ModelConfig(preset=name, **shape)
+        record = {"name": name, **{key: plain(getattr(model, key)) if key == "mlp"
+                                   else getattr(model, key) for key in PRESET_COLUMNS}}
+        record["parameters"] = parameter_count(model)
+        record["active_parameters"] = active_parameter_count(model)
+        records.append(record)
+    return records
+
+
+def presets_table(records: list[dict]) -> Table:
+    """One row per model preset: its shape and parameter count."""
+    table = Table(title="model presets (model.preset)")
+    table.add_column("preset")
+    for key in PRESET_COLUMNS:
+        table.add_column(key, justify="left" if key == "mlp" else "right")
+    table.add_column("params", justify="right")
+    for r in records:
+        params = f"{r['parameters'] / 1e9:.1f} B"
+        if r["active_parameters"] != r["parameters"]:
+            params += f" ({r['active_parameters'] / 1e9:.1f} B active)"
+        table.add_row(r["name"], *(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k])
+                                   for k in PRESET_COLUMNS), params)
+    return table
+
+
+def preset_names() -> list[str]:
+    """Names of the model presets, in their table order."""
+    from simulator.config.presets import MODEL_PRESETS
+
+    return list(MODEL_PRESETS)

@@ -3,21 +3,30 @@
 The cluster graph, routes and collective cost terms are built once and shared; each
 layout only re-prices its kernels and reuses cached collective terms for groups it
 shares with earlier layouts. Infeasible layouts are rows with the reason, not errors.
+
+The search's layout axes live here too: every axis value is validated once, by the
+scenario schema itself, so each layout can be written into the scenario without
+validating it again (:func:`with_layout`); rules that need the whole layout
+(divisibility by the GPU count, the batch, the schedule) are the scenario's own checks,
+run per layout by :func:`evaluate_rows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import product
+from typing import Any
 
 import pandas as pd
+import yaml
 
 from simulator.config.checks import check_scenario
 from simulator.config.resolved import ResolvedCluster
-from simulator.config.scenario import Scenario
+from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
+from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
-from simulator.errors import ClusterSimError
+from simulator.errors import ClusterSimError, ConfigError, UsageError
 
 PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "schedule",
                     "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce"}
@@ -51,6 +60,13 @@ def evaluate_layouts(scenario: Scenario, hardware: ResolvedCluster, collectives:
     return pd.DataFrame(rows)
 
 
+def _reason(exc: ClusterSimError) -> str:
+    """The error as ``key: message``, without the (unchanged) scenario file."""
+    if isinstance(exc, ConfigError):
+        return ConfigError(exc.message, None, exc.key).render()
+    return str(exc)
+
+
 def apply_layout(scenario: Scenario, layout: dict) -> Scenario:
     """``scenario`` with parallelism/training keys replaced (types validated by pydantic).
 
@@ -67,3 +83,152 @@ def apply_layout(scenario: Scenario, layout: dict) -> Scenario:
     training_cfg = type(scenario.training).model_validate(
         {**scenario.training.model_dump(), **training})
     return scenario.model_copy(update={"parallelism": parallelism, "training": training_cfg})
+
+
+SEARCH_METRICS = ["step_time_s", "tokens_per_s", "mfu", "bubble_fraction", "bubble_s",
+                  "comm_exposed_s", "optimizer_s", "memory_per_gpu_bytes", "memory_capacity_bytes",
+                  "fits_in_memory", "microbatches"]
+"""Fields of :class:`~simulator.results.StepResult` in every evaluated row of a search."""
+
+
+def with_layout(scenario: Scenario, layout: dict) -> Scenario:
+    """``scenario`` with the layout's parallelism keys and ``micro_batch`` set, without
+    re-validation (the search validates every axis value once; :func:`apply_layout` for
+    arbitrary input). ``dp`` is derived from the GPU count unless the layout gives it."""
+    par = {k: v for k, v in layout.items() if k in PARALLELISM_KEYS}
+    par.setdefault("dp", None)
+    update = {"parallelism": scenario.parallelism.model_copy(update=par)}
+    if "micro_batch" in layout:
+        update["training"] = scenario.training.model_copy(update={"micro_batch": layout["micro_batch"]})
+    return scenario.model_copy(update=update)
+
+
+def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
+                  layouts: Iterable[dict]) -> list[dict]:
+    """One row per layout (validated axis values): the layout, ``status`` ("ok" or why the
+    scenario's rules refuse it), and for valid layouts :data:`SEARCH_METRICS` and the
+    exposed communication per dimension (``exposed_tp_s`` ...).
+
+    Each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
+    the scenario with that layout written into it.
+    """
+    rows = []
+    for layout in layouts:
+        row = dict(layout)
+        try:
+            variant = with_layout(scenario, layout)
+            check_scenario(variant, hardware)
+            result = simulate_step(variant, collectives)
+        except ClusterSimError as exc:
+            row["status"] = _reason(exc)
+        else:
+            row["status"] = "ok"
+            row.update({name: getattr(result, name) for name in SEARCH_METRICS})
+            row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
+        rows.append(row)
+    return rows
+
+
+LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",
+               "recompute", "zero_stage", "shard_size", "sequence_parallel"]
+"""Axes of a layout, in the order the search enumerates them (and its output columns)."""
+POWERS = [1, 2, 4, 8, 16, 32, 64]
+
+
+def parse_axis(name: str, values: Any, source: str = "search") -> list[Any]:
+    """The values of layout axis ``name``, each checked by the scenario schema.
+
+    ``values`` is a list, a single value, or text ``"1,2,4"`` (from a flag). ``dp`` and
+    ``shard_size`` also take ``auto`` (derived from the GPU count; no hybrid sharding).
+
+    Raises
+    ------
+    UsageError
+        For an unknown axis or a value the schema refuses (e.g. ``schedule: zigzag``).
+    """
+    if name not in LAYOUT_AXES:
+        raise UsageError(f"{source}: unknown axis '{name}'; known: {', '.join(LAYOUT_AXES)}")
+    if isinstance(values, str):
+        values = [scalar(v) for v in values.split(",") if v.strip()]
+    values = values if isinstance(values, list) else [values]
+    if not values:
+        raise UsageError(f"{source}.{name}: give at least one value")
+    return list(dict.fromkeys(_checked(name, v, source) for v in values))
+
+
+def _checked(name: str, value: Any, source: str) -> Any:
+    if name in ("dp", "shard_size") and value in ("auto", None):
+        return None
+    model = TrainingConfig if name == "micro_batch" else ParallelismConfig
+    data = {name: value, "global_batch": 1} if model is TrainingConfig else {name: value}
+    try:
+        return getattr(validate_model(model, data, source), name)
+    except ConfigError as exc:
+        raise UsageError(f"{source}.{name}: {short_value(value)}: {exc.message}") from None
+
+
+def scalar(text: str) -> Any:
+    """A flag value as YAML reads it (``2`` is an int, ``true`` a flag, ``1f1b`` text)."""
+    try:
+        return yaml.safe_load(text.strip())
+    except yaml.YAMLError:
+        return text.strip()
+
+
+def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]:
+    """Sensible ranges for ``scenario``'s model: tp up to a server, powers of two for pp,
+    cp only for long sequences, ep only for mixtures of experts, every schedule, recompute
+    mode, ZeRO stage 1-3 and sequence parallelism."""
+    model = scenario.model
+    return {
+        "tp": [t for t in POWERS if t <= gpus_per_node and model.heads % t == 0],
+        "pp": [p for p in POWERS if p <= model.layers],
+        "dp": [None],
+        "cp": [c for c in POWERS[:4] if model.seq_len % c == 0] if model.seq_len >= 16384 else [1],
+        "ep": [e for e in POWERS if model.experts % e == 0] if model.experts > 1 else [1],
+        "micro_batch": [1, 2, 4, 8],
+        "schedule": [Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED],
+        "virtual_stages": [1, 2, 4],
+        "recompute": parse_axis("recompute", ["none", "selective", "full"]),
+        "zero_stage": [1, 2, 3],
+        "shard_size": [None],
+        "sequence_parallel": [False, True],
+    }
+
+
+def search_axes(scenario: Scenario, gpus_per_node: int, section: dict[str, Any] | None,
+                flags: dict[str, str]) -> dict[str, list[Any]]:
+    """The layout axes: defaults, overridden by the ``search:`` section, then by flags."""
+    axes = default_axes(scenario, gpus_per_node)
+    for name, values in (section or {}).items():
+        axes[name] = parse_axis(name, values, "search")
+    for name, text in flags.items():
+        axes[name] = parse_axis(name, text, f"--{name.replace('_', '-')}")
+    return axes
+
+
+def layouts(axes: dict[str, list[Any]], gpus: int) -> Iterator[dict[str, Any]]:
+    """Every distinct layout of ``axes`` on ``gpus`` GPUs whose tp*pp*cp divides the GPU
+    count (dp is the quotient unless the dp axis restricts it). Combinations that mean the
+    same layout are given once: virtual stages only with the interleaved schedule (which
+    needs at least two), sequence parallelism only with tp > 1, hybrid sharding only with
+    ZeRO-3."""
+    for tp, pp, cp in product(axes["tp"], axes["pp"], axes["cp"]):
+        if gpus % (tp * pp * cp):
+            continue
+        dp = gpus // (tp * pp * cp)
+        if axes["dp"] != [None] and dp not in axes["dp"]:
+            continue
+        yield from _rest(axes, tp, pp, cp, dp)
+
+
+def _rest(axes: dict[str, list[Any]], tp: int, pp: int, cp: int, dp: int) -> Iterator[dict[str, Any]]:
+    schedules = [(s, v) for s in axes["schedule"] for v in axes["virtual_stages"]
+                 if (s == Schedule.INTERLEAVED) == (v > 1) and not (v > 1 and pp == 1)]
+    zeros = [(z, s) for z in axes["zero_stage"] for s in axes["shard_size"] if s is None or z == 3]
+    sps = [sp for sp in axes["sequence_parallel"] if tp > 1 or not sp]
+    for ep, mb, (schedule, v), recompute, (zero, shard), sp in product(
+            axes["ep"], axes["micro_batch"], schedules, axes["recompute"], zeros, sps):
+        yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "micro_batch": mb,
+               "schedule": schedule, "virtual_stages": v, "recompute": recompute,
+               "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp}

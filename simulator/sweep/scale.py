@@ -6,11 +6,15 @@ Each point keeps the scenario's tp, pp, cp and ep, sets ``cluster.nodes`` and
 :func:`~simulator.config.scenario_from_mapping`, so every validation rule runs again;
 a point that breaks one is reported as infeasible with the rule's message instead of
 stopping the sweep.
+
+Each point runs the analytical engine, or the discrete-event engine (``engine="des"``: its
+``step_time_s`` is then the median simulated step over ``steps``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +22,7 @@ import pandas as pd
 
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster, scenario_from_mapping
 from simulator.config.checks import data_parallel_size
+from simulator.cost.forced import infeasible_error
 from simulator.engine.analytical import simulate_step
 from simulator.errors import ConfigError, InfeasibleError, UsageError
 from simulator.pipeline import session_from_scenario
@@ -98,8 +103,22 @@ def check_gpu_counts(counts: list[int]) -> list[int]:
     return sorted(set(counts))
 
 
+ENGINES = ("analytical", "des")
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """How each point is simulated: ``engine`` (None: the scenario's), and for the
+    discrete-event engine ``steps`` and ``seed`` (None: the scenario's)."""
+
+    engine: str | None = None
+    steps: int | None = None
+    seed: int | None = None
+
+
 def scale_sweep(scenario: Scenario, gpus: list[int], weak: bool = False,
-                library: HardwareLibrary | None = None) -> pd.DataFrame:
+                library: HardwareLibrary | None = None, run: EngineChoice | None = None,
+                advance: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Simulate one training step of ``scenario`` at every GPU count of ``gpus``.
 
     Parameters
@@ -112,6 +131,10 @@ def scale_sweep(scenario: Scenario, gpus: list[int], weak: bool = False,
         Weak scaling (global batch grows with dp) instead of strong (global batch kept).
     library : HardwareLibrary, optional
         Hardware specs; the default library when omitted.
+    run : EngineChoice, optional
+        The engine (and DES steps and seed); the scenario's ``simulate`` section when omitted.
+    advance : callable, optional
+        Called with 1 after each point (a progress bar).
 
     Returns
     -------
@@ -125,12 +148,16 @@ def scale_sweep(scenario: Scenario, gpus: list[int], weak: bool = False,
     ConfigError
         If the scenario has no ``model`` or ``training`` section.
     UsageError
-        For a bad GPU list or an engine other than analytical.
+        For a bad GPU list or an unknown engine.
     """
     library = library or HardwareLibrary()
-    _check_sweepable(scenario)
+    run = _engine_choice(scenario, run or EngineChoice())
     points = plan_points(scenario, check_gpu_counts(list(gpus)), weak, library)
-    rows = [simulate_point(point, library) for point in points]
+    rows = []
+    for point in points:
+        rows.append(simulate_point(point, library, run))
+        if advance is not None:
+            advance(1)
     return _with_efficiency(pd.DataFrame(rows, columns=COLUMNS))
 
 
@@ -163,7 +190,8 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     return ScalePoint(gpus, nodes, dp, batch, mapping)
 
 
-def simulate_point(point: ScalePoint, library: HardwareLibrary) -> dict[str, Any]:
+def simulate_point(point: ScalePoint, library: HardwareLibrary,
+                   run: EngineChoice | None = None) -> dict[str, Any]:
     """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``."""
     row = {"gpus": point.gpus, "nodes": point.nodes, "dp": point.dp,
            "global_batch": point.global_batch, "status": point.reason}
@@ -172,10 +200,21 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary) -> dict[str, Any
     source = f"{point.mapping.get('name', 'scenario')} at {point.gpus} GPUs"
     try:
         scenario = scenario_from_mapping(point.mapping, source, library)
-        result = simulate_step(scenario, session_from_scenario(scenario, library).collectives)
-    except (ConfigError, InfeasibleError) as exc:
+        collectives = session_from_scenario(scenario, library).collectives
+        result = _simulate(scenario, collectives, run or EngineChoice("analytical"))
+    except InfeasibleError as exc:
+        return {**row, "status": _reason(infeasible_error(exc, scenario))}
+    except ConfigError as exc:
         return {**row, "status": _reason(exc)}
     return {**row, **_result_fields(result), "status": OK}
+
+
+def _simulate(scenario: Scenario, collectives, run: EngineChoice) -> StepResult:
+    if run.engine == "des":
+        from simulator.engine.des import simulate_steps_des
+
+        return simulate_steps_des(scenario, collectives, run.steps, run.seed)
+    return simulate_step(scenario, collectives)
 
 
 def scale_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -184,13 +223,15 @@ def scale_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             for row in frame.to_dict(orient="records")]
 
 
-def _check_sweepable(scenario: Scenario) -> None:
+def _engine_choice(scenario: Scenario, run: EngineChoice) -> EngineChoice:
+    """``run`` with the scenario's engine filled in; refuses what cannot be swept."""
     if scenario.model is None or scenario.training is None:
         raise ConfigError("'model' and 'training' sections are needed to simulate training",
                           key="model")
-    if scenario.simulate.engine.value != "analytical":
-        raise UsageError(f"engine '{scenario.simulate.engine.value}' is not available in this "
-                         "version; use analytical")
+    engine = run.engine or scenario.simulate.engine.value
+    if engine not in ENGINES:
+        raise UsageError(f"--engine: '{engine}' is not one of {', '.join(ENGINES)}")
+    return EngineChoice(engine, run.steps, run.seed)
 
 
 def _result_fields(result: StepResult) -> dict[str, Any]:

@@ -1,16 +1,20 @@
-"""``clustersim validate``: run every shipped validation set, print (and write) the report."""
+"""``clustersim validate``: run every shipped validation set, print (and write) the report.
+
+The ``--write`` path is checked before any set runs and the report is written atomically
+(:mod:`simulator.export.atomic`); a progress bar over the sets appears on a terminal.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import click
+import pandas as pd
 
 from simulator.config import HardwareLibrary
-from simulator.errors import UsageError
+from simulator.export.atomic import check_output_path, write_atomic
+from simulator.report import progress
 from simulator.validation.report import json_records, markdown_report
 from simulator.validation.suite import SETS, default_root, run_validation
 
@@ -25,40 +29,36 @@ _DEFAULT_TARGET = "<docs/validation.md>"
 @click.option("--set", "names", multiple=True, metavar="NAME",
               help=f"run only this set (repeatable): {', '.join(SETS)}")
 @click.option("--json", "as_json", is_flag=True, help="print summary, rows and constants as JSON")
-def validate(write: Path | None, names: tuple[str, ...], as_json: bool) -> None:
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def validate(write: Path | None, names: tuple[str, ...], as_json: bool, quiet: bool) -> None:
     """Compare predictions with every shipped public measurement: per set MAPE and max error."""
     root = default_root()
     library = HardwareLibrary()
-    frame = run_validation(root, names)
-    report = markdown_report(frame, library)
+    target = None
     if write is not None:
         target = root / "docs" / "validation.md" if str(write) == _DEFAULT_TARGET else write
-        write_atomically(target, report)
+        check_output_path(target, "--write")
+    frame = _run_sets(root, names, progress.enabled(quiet or as_json))
+    report = markdown_report(frame, library)
+    if target is not None:
+        write_atomic(target, report, "--write")
     if as_json:
         click.echo(json.dumps(json_records(frame, library), allow_nan=False))
     else:
         click.echo(report, nl=False)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+def _run_sets(root: Path, names: tuple[str, ...], show: bool) -> pd.DataFrame:
+    """:func:`run_validation` of ``names``, one set at a time under a progress bar."""
+    if not show:
+        return run_validation(root, names)
+    if any(name not in SETS for name in names):
+        return run_validation(root, names)      # refuses the unknown name before any set runs
+    order = [name for name in SETS if not names or name in names]
+    frames = []
+    with progress.progress("validation sets", len(order), True) as advance:
+        for name in order:
+            frames.append(run_validation(root, [name]))
+            advance(1)
+    return pd.concat(frames, ignore_index=True)
 
-    Raises
-    ------
-    UsageError
-        If the folder does not exist or cannot be written.
-    """
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"--write: folder {folder} does not exist")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise UsageError(f"--write: cannot write in {folder}: {exc.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise UsageError(f"--write: cannot write {path}: {exc.strerror}") from None

@@ -240,6 +240,15 @@ torchtitan's code and modelled, that per-op SAC with float8 recomputes every Flo
 matmul (`aten._scaled_mm` is not in its save list; bf16 rows save every second matmul), and
 that it recomputes the tensor-parallel all-gathers (only reduce-scatters are saved) and, with
 async TP, every fused all-gather-matmul and matmul-reduce-scatter.""",
+    "stragglers": """\
+Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
+(ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
+comes from a scenario with the trace's layout (1F1B); every duration, the slowed worker's
+factor and the jitter are derived from the traces (`simulator/validation/stragglers.py`,
+`derive_inputs`), never fitted to the measured steps; 1,000 steps on the max-plus fast path.
+AR is the paper's injection (one TP group of DP4 x PP4 x TP4 slowed; job slowdown 2.03, sec.
+A.2). SE is not scored: its per-microbatch sequence-length imbalance is not modelled.
+What is and is not modelled: docs/stragglers.md.""",
     "nemo": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_summary.md` at 070a0bb1 (NeMo
 24.07 container, DGX H100, FP8); the rows are `validation/nemo_h100.csv`. Compared metric:

@@ -12,6 +12,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   rows are the sizes >= 64 MiB, the ones with a busbw target.
 - ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
+- ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
+  (:mod:`.stragglers`).
 
 Every set uses the same hardware library: one set of constants per GPU, never fitted per set
 or per row. The issue's target for each set is MAPE <= 8% and max |error| <= 15%
@@ -242,6 +244,12 @@ def _read_index(path: Path, rows: int) -> pd.DataFrame:
     return index
 
 
+def _stragglers(root: Path) -> pd.DataFrame:
+    """Straggler traces (:mod:`simulator.validation.stragglers`); needs no file under ``root``."""
+    from simulator.validation.stragglers import validation_rows
+    return validation_rows()
+
+
 def _relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
@@ -261,6 +269,10 @@ SETS: dict[str, ValidationSet] = {
         TOKENS, _torchtitan),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
+    "stragglers": ValidationSet(
+        "stragglers",
+        "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
+        "job slowdown, step p50 and p99/p50", _stragglers),
 }
 
 

@@ -16,6 +16,15 @@ References
    arXiv:1604.06174 -- a recomputed segment is re-materialised during backward.
 .. [L24] Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, sec. 3.3.2 --
    one layer fewer on the first and the last pipeline stage.
+.. [MC] Megatron Core distributed-optimizer guide (docs/source/api-guide/dist_optimizer.md):
+   "bf16 param, fp32 grads": 18 bytes per parameter without, ``6 + 12/d`` with the
+   distributed optimizer -- the fp32 ``main_grad`` buffer Megatron keeps under bf16.
+.. [PT] pytorch/pytorch#86509 (PyTorch 1.13, CUDA_MODULE_LOADING=LAZY by default): a bare
+   CUDA context takes 287,047,680 bytes with lazy module loading, 666,632,192 without.
+.. [NC] NCCL environment variables, NCCL_BUFFSIZE: 4 MiB (4194304 bytes) by default, the
+   buffer of the Simple protocol per connection; per channel a ring connects to 2 peers
+   (NVIDIA/nccl#986: memory grows linearly with channels, "Ring ... only has 2 connections
+   regardless of the scale"; an all-to-all connects to every peer, NVIDIA/nccl#1685).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.hardware import Dtype
+from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import (
     AttentionKernel,
     Mlp,
@@ -32,12 +42,27 @@ from simulator.config.scenario import (
     Schedule,
     TrainingConfig,
 )
+from simulator.config.stack import DEFAULT_STACK, ReduceDtype, StackProfile
 from simulator.workload.params import layer_parameters, non_expert_parameters
 
 BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
 
 MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 4.1]
 LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]
+
+CUDA_CONTEXT_BYTES = 0.4 * 2**30
+"""Estimate: the CUDA context and library handles of one training process, between the
+287 MB (lazy module loading, PyTorch's default) and 667 MB (eager) of a bare context [PT]."""
+NCCL_BUFFER_BYTES = 4 * 2**20   # NCCL_BUFFSIZE default, per connection and channel [NC]
+NCCL_CHANNELS = 16
+"""Estimate: channels per communicator (NCCL opens 8 to 32 on NVLink and InfiniBand servers,
+e.g. 32 per pair for an intra-node H100 all-to-all in NVIDIA/nccl#1685)."""
+FRAGMENTATION = 0.004
+"""Estimate: share of the activations the PyTorch caching allocator holds reserved but
+unused (blocks rounded to 512 B, large segments to 2 MiB; c10/cuda/CUDACachingAllocator.cpp).
+Kept small: the activation model is already an upper bound (the torchtitan rows of
+validation/torchtitan_fsdp.csv report peaks 13-18 GiB below it); workloads that churn
+many sizes can lose several percent, which ``expandable_segments`` mostly recovers."""
 
 
 def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
@@ -157,36 +182,43 @@ def microbatches_in_flight(schedule: Schedule, pp: int, stage: int, microbatches
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """Peak bytes on one GPU, by kind. ``workspace`` holds transient buffers."""
+    """Peak bytes on one GPU, by kind. ``workspace`` holds transient buffers (a recomputed
+    layer); ``cuda_context``, ``nccl_buffers`` and ``fragmentation`` are the runtime's share
+    (:func:`runtime_bytes`)."""
 
     weights: float
     gradients: float
     optimizer: float
     activations: float
     workspace: float = 0.0
+    cuda_context: float = 0.0
+    nccl_buffers: float = 0.0
+    fragmentation: float = 0.0
 
     @property
     def total(self) -> float:
         """Sum of all parts, bytes."""
-        return self.weights + self.gradients + self.optimizer + self.activations + self.workspace
+        return sum(self.as_dict().values())
 
     def as_dict(self) -> dict[str, float]:
-        """The five parts by name (``total`` excluded), bytes."""
+        """The parts by name (``total`` excluded), bytes."""
         return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
-                "activations": self.activations, "workspace": self.workspace}
+                "activations": self.activations, "workspace": self.workspace,
+                "cuda_context": self.cuda_context, "nccl_buffers": self.nccl_buffers,
+                "fragmentation": self.fragmentation}
 
 
 def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
-                      dtype: Dtype) -> tuple[float, float, float]:
+                      dtype: Dtype, grad_bytes: float | None = None) -> tuple[float, float, float]:
     """Bytes of (weights, gradients, optimizer state) for Adam, sharded by ZeRO.
 
     Mixed precision (bf16, fp16, fp8) as in [R20] sec. 3.1: 2-byte weights,
     2-byte gradients and ``K = 12`` bytes of optimizer state (fp32 master
     weights, momentum and variance), 16 B/param. FP8 recipes keep bf16 weights
     and fp32 master weights; the fp8 copies are transient. fp32 training: 4 + 4
-    + 8 (moments only, no master copy). Megatron-LM by default accumulates fp32
-    "main grads" (4 B, 18 B/param; Megatron Core distributed-optimizer guide),
-    which this model does not: it follows ZeRO's 2-byte gradients.
+    + 8 (moments only, no master copy). ``grad_bytes`` overrides the gradient
+    element size: Megatron-LM accumulates fp32 "main grads" under bf16 (4 B,
+    18 B/param [MC]); :func:`gradient_bytes` says which a stack keeps.
 
     ZeRO [R20] sec. 5: stage 1 divides the optimizer state by ``dp``, stage 2
     the gradients too, stage 3 the weights too (Megatron's distributed
@@ -202,12 +234,16 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
         0 (none) to 3.
     dtype : Dtype
         Training dtype.
+    grad_bytes : float, optional
+        Bytes per gradient element (default: 4 for fp32 training, else 2).
     """
     if zero_stage not in (0, 1, 2, 3) or dp < 1:
         raise ValueError(f"need zero_stage in 0..3 and dp >= 1; got {zero_stage}, {dp}")
     if dtype not in BYTES:
         raise ValueError(f"{dtype} is not a training dtype")
     per_param = (4, 4, 8) if dtype == Dtype.FP32 else (2, 2, 12)
+    if grad_bytes is not None:
+        per_param = (per_param[0], grad_bytes, per_param[2])
     shards = (dp if zero_stage >= 3 else 1, dp if zero_stage >= 2 else 1, dp if zero_stage >= 1 else 1)
     weights, grads, optimizer = (params_on_gpu * n / d for n, d in zip(per_param, shards, strict=True))
     return weights, grads, optimizer
@@ -239,7 +275,7 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
                  layers_on_stage: int, dp: int, first: bool, last: bool,
-                 microbatches: int | None = None) -> MemoryBreakdown:
+                 microbatches: int | None = None, runtime: bool = True) -> MemoryBreakdown:
     """Peak memory of one GPU of pipeline ``stage``.
 
     Model state: :func:`model_state_bytes` of :func:`stage_parameters`. ZeRO
@@ -261,8 +297,12 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
 
     Workspace: with full recompute, the layer being recomputed holds its
     activations during backward [C16]; counted as one layer at the selective
-    (fused-attention) level. Otherwise 0; allocator caches, communication
-    buffers and kernel workspaces are not modelled.
+    (fused-attention) level. Otherwise 0.
+
+    Gradients are kept in the stack's ``data_parallel.grad_reduce_dtype`` for ZeRO 0-2
+    (:func:`gradient_bytes`); ZeRO-3 keeps [R20]'s 16 B/param. With ``runtime`` (the
+    default) the CUDA context, NCCL buffers and allocator fragmentation are added
+    (:func:`runtime_bytes`).
     """
     par = parallelism
     act_bytes = 4 if training.dtype == Dtype.FP32 else 2
@@ -282,10 +322,53 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     workspace = per_layer(Recompute.SELECTIVE) if par.recompute == Recompute.FULL and layers_on_stage else 0.0
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
     shard = shard_group_size(par, dp)
-    dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype)
-    expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype)
+    grad = gradient_bytes(training, par.zero_stage)
+    dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype, grad)
+    expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype,
+                                     grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
-    return MemoryBreakdown(weights, grads, optimizer, activations, workspace)
+    parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
+    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts)
+
+
+def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
+    """Bytes per gradient element the stack keeps for ZeRO 0-2 (None: [R20]'s default).
+
+    The stack's ``data_parallel.grad_reduce_dtype`` is the dtype of the gradient buffer
+    the reduction reads: Megatron-Core accumulates fp32 ``main_grad`` under bf16 [MC]
+    (``fp32``: 4 bytes), Megatron-LM 2021 and NeMo's recipes reduce the 2-byte gradients.
+    ZeRO-3 / FSDP returns None (sharded gradients, counted as [R20] does).
+    """
+    if zero_stage >= 3:
+        return None
+    stack = training.stack
+    if not isinstance(stack, StackProfile):
+        stack = HardwareLibrary().stack(stack or DEFAULT_STACK)
+    reduce = stack.data_parallel.grad_reduce_dtype
+    return None if reduce == ReduceDtype.PARAM else float(reduce.nbytes(Dtype(training.dtype)))
+
+
+def communicator_peers(par: ParallelismConfig, dp: int) -> list[int]:
+    """Peers each of a GPU's NCCL communicators connects to: 2 for ring collectives and the
+    pipeline's send/receive (previous and next stage), ``ep - 1`` for the expert all-to-all."""
+    peers = [2] * sum((par.tp > 1, par.pp > 1, par.cp > 1, dp * par.cp > 1))
+    shard = shard_group_size(par, dp)
+    if shard < dp * par.cp:          # hybrid sharding: one more group across the shards
+        peers.append(2)
+    if par.ep > 1:
+        peers.append(par.ep - 1)
+    return peers
+
+
+def runtime_bytes(par: ParallelismConfig, dp: int, dynamic: float) -> tuple[float, float, float]:
+    """(CUDA context, NCCL buffers, fragmentation) bytes of one GPU.
+
+    NCCL: ``NCCL_BUFFSIZE x channels x peers`` per communicator [NC]
+    (:func:`communicator_peers`, :data:`NCCL_CHANNELS`); fragmentation: :data:`FRAGMENTATION`
+    of ``dynamic``, the memory allocated and freed every microbatch (activations, workspace).
+    """
+    nccl = sum(NCCL_BUFFER_BYTES * NCCL_CHANNELS * peers for peers in communicator_peers(par, dp))
+    return CUDA_CONTEXT_BYTES, float(nccl), FRAGMENTATION * dynamic
 
 
 def shard_group_size(par: ParallelismConfig, dp: int) -> int:

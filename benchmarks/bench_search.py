@@ -1,0 +1,61 @@
+"""Issue #10 speed of ``clustersim search``: layouts per second for GPT-3 175B on 1,024 A100
+(the default search space of the scenario), cold and warm, in this process and on Dask
+LocalClusters of 1 and 2 single-threaded workers.
+
+- cold: the first search after the scenario is opened (routes, collective prices and
+  kernel prices computed on first use);
+- warm: the same search again in the same process (those caches filled). On Dask, the
+  first search includes each worker building its cluster; the second reuses it.
+
+The target of the issue is 10,000 layouts/s on one core; see docs/search.md for where
+the time goes.
+
+Usage: python benchmarks/bench_search.py [--no-dask]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from simulator.pipeline import open_scenario
+from simulator.sweep.search import search
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml"
+
+
+def _timed(scenario, **kwargs) -> tuple[float, int, int]:
+    start = time.perf_counter()
+    result = search(scenario, **kwargs)
+    return time.perf_counter() - start, len(result.frame), int(result.frame["feasible"].sum())
+
+
+def one_core() -> dict:
+    scenario = open_scenario(SCENARIO).scenario
+    cold, layouts, feasible = _timed(scenario)
+    warm, _, _ = _timed(scenario)
+    return {"layouts": layouts, "feasible": feasible, "cold_layouts_per_s": layouts / cold,
+            "warm_layouts_per_s": layouts / warm}
+
+
+def dask_workers(workers: int) -> dict:
+    import distributed
+
+    scenario = open_scenario(SCENARIO).scenario
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        client.run(lambda: __import__("simulator.sweep.search"))        # import once per worker
+        cold, layouts, _ = _timed(scenario, client=client)
+        warm, _, _ = _timed(scenario, client=client)
+    return {"workers": workers, "layouts": layouts, "cold_layouts_per_s": layouts / cold,
+            "warm_layouts_per_s": layouts / warm}
+
+
+if __name__ == "__main__":
+    print(json.dumps({"search_one_core": one_core()}))
+    if "--no-dask" not in sys.argv:
+        for count in (1, 2):
+            print(json.dumps({f"search_dask_{count}_workers": dask_workers(count)}))

@@ -1,0 +1,146 @@
+"""The discrete-event engine's fast path: without link contention a noisy step is a max-plus
+evaluation of the schedule's dependency graph, so many steps and all data-parallel replicas
+are evaluated at once, with numpy vectors of shape (steps, replicas).
+
+For every task, in the dependency-first order of
+:func:`simulator.workload.taskgraph._evaluation_order` (the recurrence of
+:func:`simulator.workload.taskgraph.exact_clocks`, Baccelli et al., "Synchronization and
+Linearity", 1992, ch. 2):
+
+    start  = max(clock[stage] + pause, done[dependency])
+    finish = start + duration x factor (+ send)
+    clock[stage] = done[task] = finish
+
+with the entity's compute slowdown ``factor``, its host ``pause`` before that task (0 for
+most) and its send time (the plan's ``p2p_s`` or a faulty NIC's). Each stage then
+synchronises its gradients when its last replica arrives (its last task's start with
+``overlap_grad_reduce``, else its finish), for ``sync_s`` seconds and no earlier than the
+last bucket's ``sync_tail_s`` after the last replica finishes; an entity ends at the later
+of its finish and its stage's synchronisation, and the step is the latest end plus the
+optimizer. This is what the event replay (:class:`simulator.engine.des._StepRun`) does with
+contention off, operation for operation in the same floating-point order, so both paths
+agree to round-off (tests/test_fastpath.py: to 1e-9 relative on every scenario, bit for bit
+in practice). In-layer and ZeRO-3 replays exist only with contention, so they never apply.
+
+Cost: one pass over the ``2 p m v`` tasks per block of steps, each a few vector operations
+on (steps, replicas) arrays; memory holds only tasks still awaited by another stage.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from simulator.config.scenario import Schedule
+from simulator.engine.context import Context
+from simulator.engine.des_plan import StepPlan
+from simulator.engine.noise_process import StepNoise
+from simulator.workload.taskgraph import _evaluation_order, compiled_graph
+
+
+def step_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
+    """Seconds of each of ``noise.steps`` steps (shape (k,)), contention off.
+
+    Parameters
+    ----------
+    ctx : Context
+        The scenario's layout and schedule.
+    plan : StepPlan
+        Chunk durations, send, synchronisation and optimizer seconds (contention off).
+    noise : StepNoise
+        Factors (k, dp, pp), pauses and send times of the steps.
+    """
+    par, lay = ctx.scenario.parallelism, ctx.layout
+    order = _walk(par.schedule, lay.pp, ctx.microbatches, par.virtual_stages)
+    finish, last_start = _pipeline(order, plan, noise, lay.pp)
+    arrive = last_start if par.overlap_grad_reduce else finish
+    return _synchronised(plan, noise, finish, arrive) + plan.optimizer_s
+
+
+def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int):
+    """(finish, start of the last task) per stage, each (k, dp): the max-plus recurrence."""
+    factor = np.moveaxis(noise.factor, 2, 0)                      # (pp, k, dp)
+    durations = [(plan.backward[s] * factor[s], plan.forward[s] * factor[s]) for s in range(p)]
+    sends = _sends(plan, noise, p)
+    pauses = _pauses(noise)
+    clock = [np.zeros(noise.factor.shape[:2]) for _ in range(p)]
+    done: dict[int, np.ndarray] = {}
+    last_start: list = [None] * p
+    for tid, stage, dep, forward, send, position, kept, last in order:
+        now = clock[stage]
+        if pauses and (stage, position) in pauses:
+            at, seconds = pauses[stage, position]
+            now = now.copy()
+            now[at] += seconds
+        if dep >= 0:
+            now = np.maximum(now, done.pop(dep))
+        if last:
+            last_start[stage] = now
+        now = now + durations[stage][forward]
+        if send:
+            now = now + sends[stage][forward]
+        if kept:
+            done[tid] = now
+        clock[stage] = now
+    return clock, last_start
+
+
+def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) -> np.ndarray:
+    """Latest end over entities (k,): each entity's finish or its stage's synchronisation."""
+    latest = None
+    for s, (done, ready) in enumerate(zip(finish, arrive, strict=True)):
+        end = done
+        if plan.sync_s[s] > 0:
+            scale = noise.sync_scale[:, s] if noise.sync_scale is not None else 1.0
+            synced = ready.max(axis=1) + plan.sync_s[s] * scale
+            tail = plan.sync_tail_s[s] * scale if plan.sync_tail_s is not None else 0.0
+            if np.any(tail > 0.0):      # the event replay resumes at the later of the two
+                finished = done.max(axis=1)
+                resumed = np.maximum(synced, finished)
+                gap = finished + tail - resumed
+                synced = np.where(gap > 0.0, resumed + gap, resumed)
+            end = np.maximum(done, synced[:, None])
+        top = end.max(axis=1)
+        latest = top if latest is None else np.maximum(latest, top)
+    return latest
+
+
+def _sends(plan: StepPlan, noise: StepNoise, p: int) -> list:
+    """Per stage, (backward, forward) send seconds: the plan's scalar, or (k, dp) arrays."""
+    if noise.send_s is None:
+        return [(plan.p2p_s, plan.p2p_s)] * p
+    return [(noise.send_s[:, :, s, 0], noise.send_s[:, :, s, 1]) for s in range(p)]
+
+
+def _pauses(noise: StepNoise) -> dict:
+    """{(stage, task position): ((step indices, replica indices), pause seconds)}."""
+    if noise.pause_at is None or noise.pause_s <= 0:
+        return {}
+    k, r, s = np.nonzero(noise.pause_at >= 0)
+    if k.size == 0:
+        return {}
+    positions = noise.pause_at[k, r, s]
+    out = {}
+    for key in set(zip(s.tolist(), positions.tolist(), strict=True)):
+        hit = (s == key[0]) & (positions == key[1])
+        out[key] = ((k[hit], r[hit]), noise.pause_s)
+    return out
+
+
+@lru_cache(maxsize=32)
+def _walk(schedule: Schedule, p: int, m: int, v: int) -> tuple[tuple, ...]:
+    """The evaluation order as ``(id, stage, dependency, forward, sends, position in the
+    stage's order, awaited by another task, last of its stage)`` (memoised)."""
+    order, _ = _evaluation_order(schedule, p, m, v)
+    graph = compiled_graph(schedule, p, m, v)
+    awaited = {d for deps in graph.deps for d in deps if d >= 0}
+    counts = [len(ids) for ids in graph.ids]
+    seen = [0] * p
+    out = []
+    for tid, stage, dep, kind in order:
+        position = seen[stage]
+        seen[stage] += 1
+        out.append((tid, stage, dep, (kind >> 1) & 1, kind & 1, position, tid in awaited,
+                    position == counts[stage] - 1))
+    return tuple(out)

@@ -1,0 +1,119 @@
+"""What a result should not be read without: the warnings of :attr:`StepResult.warnings`.
+
+Computed once per ``run_scenario`` (:mod:`simulator.pipeline`), never inside the engines,
+so layout sweeps and scaling curves do not pay for them. Each warning is one sentence that
+names the key or the number behind it:
+
+- the step does not fit in the GPU's memory (by how much, on which stage, what dominates);
+- keys only the discrete-event engine reads (``noise``, ``simulate.fidelity``,
+  ``simulate.contention``, ``simulate.steps``, ``simulate.seed``) set while the analytical
+  engine ran;
+- a discrete-event run of several steps whose steps are all identical (no noise: the
+  percentiles say nothing);
+- a layout Megatron-LM would refuse (megatron/training/arguments.py, ``validate_args``:
+  with interleaving the layers must divide over the stages and the layers per stage over
+  the virtual stages; without it, uneven stages need ``--decoder-first/last-pipeline-num-layers``);
+- a key that has no effect (sequence parallelism with tp 1).
+"""
+
+from __future__ import annotations
+
+from simulator.config.scenario import NoiseConfig, Scenario, Schedule, SimulateConfig
+from simulator.results.step import StepResult
+from simulator.units import format_bytes
+
+DES_ONLY_SIMULATE = ("fidelity", "contention", "steps", "seed")
+ENGINE_NEUTRAL_NOISE = ("links",)
+"""``noise.links`` degrades the fabric itself, which both engines see."""
+MEGATRON_STACKS = ("megatron", "nemo")
+
+
+def result_warnings(scenario: Scenario, result: StepResult, engine: str) -> list[str]:
+    """Every warning that applies to ``result`` of ``scenario`` run by ``engine``
+    (``"analytical"`` or ``"des"``), in a fixed order."""
+    found = memory_warnings(result)
+    if engine == "analytical":
+        found += des_only_warnings(scenario)
+    else:
+        found += identical_steps_warnings(result)
+    return found + layout_warnings(scenario)
+
+
+def memory_warnings(result: StepResult) -> list[str]:
+    """"does not fit" with the overshoot, the stage and its largest part."""
+    if result.fits_in_memory or not result.stages:
+        return []
+    worst = max(result.stages, key=lambda s: s.memory_bytes)
+    over = result.memory_per_gpu_bytes - result.memory_capacity_bytes
+    text = (f"does not fit in memory: stage {worst.stage} needs "
+            f"{format_bytes(result.memory_per_gpu_bytes)} per GPU, {format_bytes(over)} more than "
+            f"the GPU's {format_bytes(result.memory_capacity_bytes)}")
+    if worst.memory:
+        part = max(worst.memory, key=worst.memory.get)
+        text += f"; {part} ({format_bytes(worst.memory[part])}) is the largest part"
+    return [text]
+
+
+def des_only_warnings(scenario: Scenario) -> list[str]:
+    """Keys set away from their defaults that only the discrete-event engine reads."""
+    keys = _changed(scenario.simulate, SimulateConfig(), "simulate", DES_ONLY_SIMULATE)
+    noise_keys = [k for k in type(scenario.noise).model_fields if k not in ENGINE_NEUTRAL_NOISE]
+    keys += _changed(scenario.noise, NoiseConfig(), "noise", noise_keys)
+    if not keys:
+        return []
+    return [f"the analytical engine ignores {', '.join(keys)}: only the discrete-event engine "
+            "reads them (run with --engine des or simulate.engine: des)"]
+
+
+def _changed(section, default, prefix: str, names) -> list[str]:
+    out = []
+    for name in names:
+        value = getattr(section, name, None)
+        if value != getattr(default, name, None):
+            shown = f" ({value})" if isinstance(value, (int, float, str)) and not isinstance(value, bool) \
+                else ""
+            out.append(f"{prefix}.{name}{shown}")
+    return out
+
+
+def identical_steps_warnings(result: StepResult) -> list[str]:
+    """Several simulated steps, all the same length: nothing varied between them."""
+    times = result.step_times_s
+    if len(times) < 2 or max(times) - min(times) > 1e-12 * max(times):
+        return []
+    return [f"all {len(times)} simulated steps are identical ({times[0]:.4f} s): the scenario has "
+            "no random noise (noise.straggler, noise.throttle), so p50/p95/p99 say nothing; add "
+            "noise or simulate one step"]
+
+
+def layout_warnings(scenario: Scenario) -> list[str]:
+    """Layouts Megatron-LM would refuse (Megatron-family stacks) and keys with no effect."""
+    if scenario.model is None or scenario.training is None:
+        return []
+    par, layers = scenario.parallelism, scenario.model.layers
+    found = []
+    if par.sequence_parallel and par.tp == 1:
+        found.append("parallelism.sequence_parallel has no effect with tp 1 (Megatron-LM turns "
+                     "it off)")
+    if not _megatron_family(scenario) or par.pp == 1:
+        return found
+    where = "(megatron/training/arguments.py, validate_args)"
+    if par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1:
+        if layers % par.pp:
+            found.append(f"model.layers {layers} do not divide over pp {par.pp} stages: Megatron-LM "
+                         f"refuses interleaving then {where}")
+        elif (layers // par.pp) % par.virtual_stages:
+            found.append(f"parallelism.virtual_stages {par.virtual_stages} does not divide the "
+                         f"{layers // par.pp} layers per stage: Megatron-LM refuses this layout "
+                         f"{where}")
+    elif layers % par.pp:
+        found.append(f"model.layers {layers} do not divide over pp {par.pp} stages: Megatron-LM "
+                     "refuses this unless --decoder-first/last-pipeline-num-layers set the uneven "
+                     f"stages {where}")
+    return found
+
+
+def _megatron_family(scenario: Scenario) -> bool:
+    stack = scenario.training.stack
+    name = stack if isinstance(stack, str) else stack.name
+    return name.startswith(MEGATRON_STACKS)

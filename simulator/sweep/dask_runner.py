@@ -1,0 +1,101 @@
+"""Run a layout search on a Dask cluster (``clustersim search --dask``).
+
+Dask is an optional extra (``pip install 'clustersim[dask]'``). The search's layouts are
+cut into chunks large enough that the scheduler's per-task cost (about a millisecond,
+plus shipping the scenario) stays a small part of each task's work: a chunk holds at
+least :data:`MIN_CHUNK` layouts (some 0.1-1 s of work) and the chunks are spread evenly
+over the workers (:data:`CHUNKS_PER_WORKER` each, for balance). Each worker builds a
+scenario point's cluster and collective cost model once and keeps it for that point's
+next chunks. Every chunk runs :func:`simulator.sweep.search.evaluate_task`, the function
+the local run uses, and results come back in the local order, so the rows are identical.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+from simulator.errors import UsageError
+from simulator.sweep.search import Task, evaluate_task
+
+MIN_CHUNK = 500
+CHUNKS_PER_WORKER = 4
+
+
+def require_distributed():
+    """The ``distributed`` module.
+
+    Raises
+    ------
+    UsageError
+        If Dask is not installed, with the command that installs it.
+    """
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError("--dask needs Dask: pip install 'clustersim[dask]'") from None
+    return distributed
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None):
+    """A ``distributed.Client``: on the scheduler at ``scheduler`` (``tcp://HOST:PORT``), or
+    on a new LocalCluster of ``workers`` single-threaded worker processes (default: one per
+    core), closed on exit.
+
+    Raises
+    ------
+    UsageError
+        If Dask is missing, ``workers`` is below 1, or the scheduler cannot be reached.
+    """
+    distributed = require_distributed()
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {workers})")
+    if scheduler is not None:
+        try:
+            client = distributed.Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise UsageError(f"--scheduler: cannot reach {scheduler} ({exc})") from None
+        with client:
+            yield client
+        return
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def rechunk(tasks: list[Task], workers: int) -> list[Task]:
+    """``tasks`` regrouped per scenario point into about ``CHUNKS_PER_WORKER * workers``
+    chunks in all, none smaller than :data:`MIN_CHUNK` layouts (except a point's last),
+    order kept."""
+    total = sum(len(t.layouts) for t in tasks)
+    size = max(MIN_CHUNK, math.ceil(total / max(1, CHUNKS_PER_WORKER * workers)))
+    out: list[Task] = []
+    for point in dict.fromkeys(t.point for t in tasks):
+        mine = [t for t in tasks if t.point == point]
+        found = [layout for t in mine for layout in t.layouts]
+        out += [Task(point, mine[0].scenario, mine[0].library, found[i:i + size])
+                for i in range(0, len(found), size)]
+    return out
+
+
+def run_on_dask(tasks: list[Task], client: Any,
+                progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Evaluate ``tasks`` on the Dask cluster behind ``client``; rows in the local order."""
+    distributed = require_distributed()
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    chunks = rechunk(tasks, workers)
+    futures = client.map(evaluate_task, chunks, pure=False)
+    index = {future.key: i for i, future in enumerate(futures)}
+    results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
+    total, done = sum(len(t.layouts) for t in chunks), 0
+    for future in distributed.as_completed(futures):
+        i = index[future.key]
+        results[i] = future.result()
+        done += len(chunks[i].layouts)
+        if progress is not None:
+            progress(done, total)
+    return [row for chunk in results for row in chunk]
