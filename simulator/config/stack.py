@@ -94,8 +94,22 @@ class ShardingProfile(_Part):
 
 
 class TensorParallelProfile(_Part):
+    """How the stack runs tensor-parallel collectives (see simulator.cost.tp_exposure)."""
+
     overlap_dgrad_comm: Flag = False
     comm_overlap: Flag = False
+    comm_overlap_input_grad: Flag = True
+    """With ``comm_overlap``: whether the backward input-gradient reduce-scatters (or
+    all-reduces) of the column-parallel linears are overlapped too."""
+    layout_copies: Flag = False
+    """Activations are batch-first ([b, s, h]) and sequence-parallel collectives gather or
+    scatter the sequence dim: each NCCL all-gather's output and reduce-scatter's input is
+    copied once (chunk and cat) when the micro-batch exceeds 1."""
+    fp8_all_gather: Flag = False
+    """Under fp8, forward all-gathers of the linears' inputs move fp8 (1 byte)."""
+    sum_after_exchange: Flag = False
+    """With ``comm_overlap``: a fused matmul-reduce-scatter exchanges the tp partial products
+    and sums them in a separate memory-bound kernel (PyTorch async TP)."""
 
 
 class KernelProfile(_Part):

@@ -11,16 +11,8 @@ forward). NVIDIA TransformerEngine docs, "Using FP8 with Transformer Engine";
 pytorch/ao float8 README.
 
 Tensor-parallel communication follows the stack profile (``tensor_parallel``):
-
-- in line (Megatron-LM 2021): all of it exposed;
-- ``overlap_dgrad_comm`` (Megatron-Core's ``LinearWithGradAccumulationAndAsyncCommunication``):
-  in backward, the input-gradient all-reduce (reduce-scatter with sequence parallelism) of
-  the two column-parallel linears (QKV, fc1) runs while their weight-gradient GEMMs do:
-  exposed ``max(0, comm - wgrad)``;
-- ``comm_overlap`` (TransformerEngine userbuffers, PyTorch async TP): each collective is cut
-  into ``t`` chunks pipelined with its GEMM's chunks, exposed
-  ``(t-1) max(c/(t-1), g/t) + g/t - g`` for comm ``c`` and GEMM ``g`` (Wang et al., ASPLOS
-  2023, "Overlap communication with dependent computation via decomposition").
+:mod:`simulator.cost.tp_exposure` says which collectives are in line, overlapped or
+chunk-pipelined with their GEMMs, and what layout copies and fp8 gathers they carry.
 """
 
 from __future__ import annotations
@@ -29,13 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
-from simulator.cost.collective import CollectiveModel, PricedCollective
+from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.in_layer import cp_collective, ep_collective, tp_collectives
+from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import (
     Attention,
@@ -110,20 +102,34 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     fwd_k = layer_forward(shape)
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
-    casts = _fp8_cast_times(stack, compute, fwd_k)
+    casts = fp8_cast_times(stack, compute, fwd_k, cast_shard(scenario, stack, layout))
     forward = _total(compute, fwd_k, fwd_g) + casts[0]
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
-    found = tp_collectives(scenario, shape, collectives, layout)
-    tp_fwd, tp_bwd = _tp_exposed(stack, found, layout, linears)
-    recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, found)
+    site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
+                   shape.micro_batch, layout.tp)
+    tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
+                                (linears.wgrad[0], linears.wgrad[2]))
+    recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(shape, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
 
 
-def _fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels) -> tuple[float, float]:
-    """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8)."""
+def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:
+    """Fraction of each linear's (QKV, proj, fc1, fc2) input that is cast to fp8 on this GPU:
+    ``1/t`` for the column-parallel QKV and fc1 when the stack casts the sequence shard
+    before an fp8 all-gather (``tensor_parallel.fp8_all_gather`` with sequence parallelism),
+    else 1."""
+    if not (stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel):
+        return np.ones(4)
+    return np.array([1.0 / layout.tp, 1.0, 1.0 / layout.tp, 1.0])
+
+
+def fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels,
+                    input_share: np.ndarray) -> tuple[float, float]:
+    """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8);
+    ``input_share`` scales each linear's input cast (:func:`cast_shard`)."""
     if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
@@ -134,39 +140,14 @@ def _fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels) ->
         per_element += AMAX_BYTES
     else:
         weights = 0.0  # delayed scaling: the weight's fp8 copy is made once per step
-    forward = compute.memory_time(per_element * np.append(m * k, weights)).sum()
+    forward = compute.memory_time(per_element * np.append(m * input_share * k, weights)).sum()
     backward = compute.memory_time(per_element * (m * n)).sum()
     return float(forward), float(backward)
 
 
-def _tp_exposed(stack: StackProfile, found: list[PricedCollective], layout: Layout,
-                linears: _LinearTimes) -> tuple[float, float]:
-    """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring);
-    ``found`` are the layer's tensor-parallel collectives of one site."""
-    if not found:
-        return 0.0, 0.0
-    per_site = sum(c.time_s for c in found)          # one attention and one MLP site per pass
-    tp = stack.tensor_parallel
-    if tp.comm_overlap:
-        return tuple(sum(_chunked_exposed(per_site, g, layout.tp) for g in linears.sites(bwd))
-                     for bwd in (False, True))
-    if not tp.overlap_dgrad_comm:
-        return 2 * per_site, 2 * per_site
-    dgrad_comm = found[-1].time_s                     # the all-reduce, or the reduce-scatter
-    wgrads = (linears.wgrad[0], linears.wgrad[2])     # the column-parallel QKV and fc1
-    backward = sum(per_site - dgrad_comm + max(0.0, dgrad_comm - w) for w in wgrads)
-    return 2 * per_site, backward
-
-
-def _chunked_exposed(comm: float, gemm: float, tp: int) -> float:
-    """Exposed seconds of ``comm`` pipelined with ``gemm`` in ``tp`` chunks (module docstring)."""
-    steps = max(tp - 1, 1)
-    return max(0.0, steps * max(comm / steps, gemm / tp) + gemm / tp - gemm)
-
-
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
                layer: Kernels, forward: float, tp_fwd: float,
-               found: list[PricedCollective]) -> tuple[float, float]:
+               site: TpSite) -> tuple[float, float]:
     """(recompute compute seconds, its exposed TP seconds) of one layer in backward."""
     mode = scenario.parallelism.recompute
     if mode == Recompute.FULL:
@@ -174,14 +155,14 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
     if mode != Recompute.SELECTIVE:
         return 0.0, 0.0
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
-        return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, found)
+        return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, site)
     if shape.attention == Attention.FLASH:
         return compute.attention_time(layer.attention_flops, backward=False), 0.0
     return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
 
 
 def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,
-                      forward: float, tp_fwd: float, found: list[PricedCollective]) -> tuple[float, float]:
+                      forward: float, tp_fwd: float, site: TpSite) -> tuple[float, float]:
     """torchtitan's per-op selective checkpointing: outputs of ops in its save list (``aten.mm``,
     flash attention, ``reduce_scatter_tensor``) are kept, every other op of the block is
     recomputed, except that every second ``aten.mm`` is recomputed too.
@@ -196,12 +177,11 @@ def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeMo
     docs/research/stack_facts.md.
     """
     kept_attention = compute.attention_time(layer.attention_flops, backward=False)
-    if stack.tensor_parallel.comm_overlap and found:
+    if stack.tensor_parallel.comm_overlap and site.forward:
         return forward - kept_attention, tp_fwd
     if compute.dtype == Dtype.FP8:
-        return forward - kept_attention, 0.0
-    regathered = 2 * sum(c.time_s for c in found if c.op != Op.REDUCE_SCATTER)
-    return kernels_time(compute, _alternate_matmuls(shape, layer)), regathered
+        return forward - kept_attention, 2 * regathered(site)
+    return kernels_time(compute, _alternate_matmuls(shape, layer)), 2 * regathered(site)
 
 
 def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:

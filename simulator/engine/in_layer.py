@@ -30,6 +30,7 @@ from simulator.cost.in_layer import (
     spans_servers,
     tp_collectives,
 )
+from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
 from simulator.workload.memory import layer_split
 
@@ -62,12 +63,7 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     kinds = []
     overlap = scenario_stack(ctx.scenario).tensor_parallel
     if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
-        recompute = 2 if par.recompute == Recompute.FULL else 0
-        found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, lay)
-        for i, c in enumerate(found):
-            hidden = overlap.overlap_dgrad_comm and i == len(found) - 1
-            backward = recompute if hidden else 2 + recompute
-            kinds.append(InLayerKind("tp", c, round(2 * layers), round(backward * layers)))
+        kinds += _tp_kinds(ctx, layers)
     cp = cp_collective(ctx.shape, ctx.collectives, lay)
     if cp is not None and spans(lay.cp_group(stage)):
         kinds.append(InLayerKind("cp", cp, round(3 * layers), round(3 * layers)))
@@ -75,6 +71,26 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     if ep is not None and spans(lay.expert_group(0, stage)):
         kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))
     return [k for k in kinds if k.forward or k.backward]
+
+
+def _tp_kinds(ctx: Context, layers: float) -> list[InLayerKind]:
+    """The in-line tensor-parallel collectives of a stage's tasks: the forward's (fp8-sized
+    all-gathers where the stack gathers fp8) run twice per layer in forward and again in a
+    full recompute; the backward's twice per layer unless overlapped with wgrad."""
+    stack = scenario_stack(ctx.scenario)
+    found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
+    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp)
+    recompute = 2 if ctx.scenario.parallelism.recompute == Recompute.FULL else 0
+    kinds = []
+    for i, (fwd, bwd) in enumerate(zip(site.forward, site.backward, strict=True)):
+        hidden = stack.tensor_parallel.overlap_dgrad_comm and i == len(found) - 1
+        backward = 0 if hidden else 2
+        if fwd == bwd:
+            kinds.append(InLayerKind("tp", fwd, round(2 * layers), round((backward + recompute) * layers)))
+            continue
+        kinds.append(InLayerKind("tp", fwd, round(2 * layers), round(recompute * layers)))
+        kinds.append(InLayerKind("tp", bwd, 0, round(backward * layers)))
+    return kinds
 
 
 def task_sequence(kinds: list[InLayerKind], forward: bool) -> list[int]:

@@ -46,7 +46,15 @@ from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.in_layer import tp_collectives
-from simulator.cost.layer import LayerCost, _alternate_matmuls, _fp8_cast_times, _gemm_times, layer_cost
+from simulator.cost.layer import (
+    LayerCost,
+    _alternate_matmuls,
+    _gemm_times,
+    cast_shard,
+    fp8_cast_times,
+    layer_cost,
+)
+from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
 from simulator.results import StepResult
 from simulator.workload.taskgraph import stage_send_counts
@@ -141,7 +149,7 @@ def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, 
     """(forward, backward, recompute) seconds by class of one layer and one microbatch,
     following :func:`simulator.cost.layer.layer_cost`."""
     fwd_k = layer_forward(ctx.shape)
-    casts = _fp8_cast_times(stack, ctx.compute, fwd_k)
+    casts = fp8_cast_times(stack, ctx.compute, fwd_k, cast_shard(ctx.scenario, stack, ctx.layout))
     forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
     backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])
     return forward, backward, _recompute_classes(ctx, stack, fwd_k, forward)
@@ -224,15 +232,15 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
     """Communication seconds per step and dimension on the stage's GPU, hidden or not.
 
     Tensor parallel: every layer runs its collectives twice per pass (attention and MLP),
-    plus the recomputed forward's; context and expert parallel and the pipeline sends are
-    all exposed in the model; data parallel: gradient synchronisation and ZeRO-3 traffic
-    (``StepResult.dp_comm_s``).
+    plus the recomputed forward's, with their layout copies and fused sums; context and
+    expert parallel and the pipeline sends are all exposed in the model; data parallel:
+    gradient synchronisation and ZeRO-3 traffic (``StepResult.dp_comm_s``).
     """
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
-    per_site = sum(c.time_s for c in found)
+    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp)
     recompute = layer.tp_recompute
     if stack.tensor_parallel.comm_overlap and recompute > 0.0:
-        recompute = 2 * per_site      # exposed is the chunked part; all of it runs again
-    tp = ctx.microbatches * layers * (4 * per_site + recompute)
+        recompute = 2 * site.busy(False)  # exposed is the chunked part; all of it runs again
+    tp = ctx.microbatches * layers * (2 * site.busy(False) + 2 * site.busy(True) + recompute)
     return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s, "cp": exposed["cp"],
             "ep": exposed["ep"]}

@@ -239,7 +239,21 @@ by the 405B toml and the H200 command); the Grand Teton clock fraction; and, inf
 torchtitan's code and modelled, that per-op SAC with float8 recomputes every Float8Linear
 matmul (`aten._scaled_mm` is not in its save list; bf16 rows save every second matmul), and
 that it recomputes the tensor-parallel all-gathers (only reduce-scatters are saved) and, with
-async TP, every fused all-gather-matmul and matmul-reduce-scatter.""",
+async TP, every fused all-gather-matmul and matmul-reduce-scatter.
+
+Tensor parallelism as PyTorch runs it (stack `tensor_parallel`, read from the code, not fitted):
+plain DTensor collectives on the sequence dim of [b, s, h] activations add a chunk-and-cat copy
+each (`layout_copies`); float8 rows all-gather the fp8-cast sequence shard (`fp8_all_gather`);
+async TP fuses every all-gather and the forward reduce-scatters, but not the backward
+input-gradient reduce-scatters of wq/wk/wv and w1/w3, which are sums of matmuls
+(`comm_overlap_input_grad: false`), and sums the exchanged partials in a separate kernel
+(`sum_after_exchange`). These moved the set from 9.5% / 22.9% to 7.7% / 22.9% (the vanilla
+8B TP row from +15.1% to +4.5%). Known misses: the async-TP rows stay +7% to +13% high (the
+modelled overlap still hides about twice the time the measurements gain from async TP), and
+the 128k/256k context-parallel rows +19% / +23%: measured MFU falls by 30% from CP 2 to CP 4
+at equal tokens per GPU, a step that nothing in PyTorch's ring attention we read (all-gather
+rotation overlapped with the first block, load-balanced blocks, fp32 merges and gradient
+rotation, each a few percent and equal per ring step) explains.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule

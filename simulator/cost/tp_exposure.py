@@ -1,0 +1,149 @@
+"""Tensor-parallel communication a layer leaves on its critical path, per stack.
+
+A layer has two tensor-parallel sites (attention and MLP). With sequence parallelism each
+site runs, per pass, an all-gather before its column-parallel linear and a reduce-scatter
+after its row-parallel linear; backward runs the mirror images (a reduce-scatter of the
+column-parallel input gradient, an all-gather of the row-parallel output gradient).
+Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti et al.
+2022). What the stack does with them (``tensor_parallel`` in the profile):
+
+- in line (Megatron-LM 2021, plain DTensor TP): all exposed;
+- ``overlap_dgrad_comm`` (Megatron-Core's ``LinearWithGradAccumulationAndAsyncCommunication``):
+  the backward input-gradient collective of QKV and fc1 runs while their weight-gradient
+  GEMMs do, exposed ``max(0, c - wgrad)``;
+- ``comm_overlap`` (TransformerEngine userbuffers, PyTorch async TP): a collective cut into
+  ``t`` chunks pipelined with its GEMM's chunks is exposed
+  ``(t-1) max(c/(t-1), g/t) + g/t - g`` for comm ``c`` and GEMM ``g`` (Wang et al., ASPLOS
+  2023). PyTorch's micro-pipeline pass (``torch/_inductor/fx_passes/micro_pipeline_tp.py``)
+  fuses an all-gather with the matmuls that consume it and a reduce-scatter with the one
+  matmul that produces it; the backward input gradient of wq/wk/wv (and w1/w3) is a sum of
+  several matmuls, so that reduce-scatter stays an exposed NCCL call
+  (``comm_overlap_input_grad: false``);
+- ``layout_copies``: PyTorch's functional collectives gather and scatter on dim 0 only; on
+  the sequence dim of a batch-first [b, s, h] activation ``all_gather_tensor`` and
+  ``reduce_scatter_tensor`` add a chunk-and-cat copy of the full activation (read and write,
+  ``2 b s h`` bytes at HBM speed) unless the leading dims are 1
+  (``torch.distributed._functional_collectives``, ``_maybe_view_chunk_cat``); fused async-TP
+  ops do without it. Megatron keeps activations sequence-first ([s, b, h]): no copy;
+- ``sum_after_exchange`` (PyTorch async TP, ``_fused_matmul_reduce_scatter_impl`` in
+  ``torch/distributed/_symmetric_memory``): the fused op computes the tp partial products,
+  exchanges them, and sums them with ``torch.sum`` over the stacked partials: a memory-bound
+  pass reading ``n`` bytes (the full activation) and writing ``n/t``;
+- ``fp8_all_gather`` (torchao ``Float8ColwiseParallel`` / ``PrepareFloat8ModuleInput``):
+  under fp8 the forward all-gathers move the fp8 cast input, one byte per element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from simulator.collectives import Op
+from simulator.config.hardware import Dtype
+from simulator.config.stack import StackProfile
+from simulator.cost.collective import PricedCollective
+from simulator.cost.compute import ComputeModel
+
+FP8_GATHER_SCALE = 0.5
+"""Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
+
+
+@dataclass(frozen=True)
+class TpSite:
+    """One site's tensor-parallel collectives in forward and in backward, and the seconds of
+    the chunk-and-cat copy each NCCL collective adds (0 without ``layout_copies``)."""
+
+    forward: tuple[PricedCollective, ...]
+    backward: tuple[PricedCollective, ...]
+    copy_forward: tuple[float, ...]
+    copy_backward: tuple[float, ...]
+    sum_s: float = 0.0
+    """Seconds of the fused reduce-scatter's separate sum, per reduce-scatter."""
+
+    def _pass(self, backward: bool):
+        if backward:
+            return zip(self.backward, self.copy_backward, strict=True)
+        return zip(self.forward, self.copy_forward, strict=True)
+
+    def comm(self, backward: bool) -> float:
+        """Seconds of the site's collectives in one pass, without copies."""
+        return sum(c.time_s for c, _ in self._pass(backward))
+
+    def in_line(self, backward: bool) -> float:
+        """Seconds of the site's collectives and their copies in one pass."""
+        return sum(c.time_s + k for c, k in self._pass(backward))
+
+    def busy(self, backward: bool) -> float:
+        """Seconds the site's tensor-parallel work takes in one pass, hidden or not:
+        collectives, their copies and fused sums."""
+        sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self._pass(backward))
+        return self.in_line(backward) + sums
+
+    def gathers(self, backward: bool) -> float:
+        """Seconds of the site's all-gathers (with their copies) in one pass."""
+        return sum(c.time_s + k for c, k in self._pass(backward) if c.op == Op.ALL_GATHER)
+
+
+def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
+            micro_batch: int, tp_degree: int) -> TpSite:
+    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``."""
+    tp = stack.tensor_parallel
+    fp8 = tp.fp8_all_gather and compute.dtype == Dtype.FP8
+    forward = tuple(_fp8_sized(c) if fp8 and c.op == Op.ALL_GATHER else c for c in found)
+    copies = tp.layout_copies and micro_batch > 1
+
+    def copy_s(collectives) -> tuple[float, ...]:
+        return tuple(float(compute.memory_time(2.0 * c.size_bytes)) if copies else 0.0
+                     for c in collectives)
+    sums = [c.size_bytes * (1.0 + 1.0 / tp_degree) for c in found if c.op == Op.REDUCE_SCATTER]
+    sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
+    return TpSite(forward, tuple(found), copy_s(forward), copy_s(found), sum_s)
+
+
+def _fp8_sized(c: PricedCollective) -> PricedCollective:
+    return replace(c, size_bytes=c.size_bytes * FP8_GATHER_SCALE)
+
+
+def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
+               wgrads: tuple[float, float]) -> tuple[float, float]:
+    """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring).
+
+    ``sites_gemm(backward)`` gives the (attention, MLP) GEMM seconds of a pass; ``wgrads``
+    the weight-gradient GEMM seconds of QKV and fc1.
+    """
+    if not site.forward:
+        return 0.0, 0.0
+    profile = stack.tensor_parallel
+    if profile.comm_overlap:
+        return _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
+    forward, backward = 2 * site.in_line(False), 2 * site.in_line(True)
+    if not profile.overlap_dgrad_comm:
+        return forward, backward
+    dgrad_comm = site.backward[-1].time_s       # the all-reduce, or the reduce-scatter
+    return forward, sum(site.in_line(True) - dgrad_comm + max(0.0, dgrad_comm - w) for w in wgrads)
+
+
+def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[float, float]:
+    """Chunk-pipelined exposure; without ``input_grad`` the backward's reduce-scatters (or
+    all-reduces) of the input gradient stay in line, with their copies."""
+    forward = sum(chunked_exposed(site.comm(False), g, tp) + site.sum_s
+                  for g in sites_gemm(False))
+    if input_grad:
+        fused, in_line = site.comm(True), site.sum_s
+    else:
+        fused = sum(c.time_s for c in site.backward if c.op == Op.ALL_GATHER)
+        in_line = site.in_line(True) - site.gathers(True)
+    backward = sum(chunked_exposed(fused, g, tp) + in_line for g in sites_gemm(True))
+    return forward, backward
+
+
+def chunked_exposed(comm: float, gemm: float, tp: int) -> float:
+    """Exposed seconds of ``comm`` pipelined with ``gemm`` in ``tp`` chunks (module docstring)."""
+    steps = max(tp - 1, 1)
+    return max(0.0, steps * max(comm / steps, gemm / tp) + gemm / tp - gemm)
+
+
+def regathered(site: TpSite) -> float:
+    """Seconds of re-running one site's forward collectives other than reduce-scatters
+    (all-gathers, or all-reduces without sequence parallelism), with their copies: what
+    torchtitan's per-op checkpointing recomputes (its save list keeps reduce-scatters)."""
+    return sum(c.time_s + k for c, k in site._pass(False) if c.op != Op.REDUCE_SCATTER)
