@@ -124,6 +124,14 @@ class RecomputeProfile(_Part):
     selective: SelectiveRecompute = SelectiveRecompute.CORE_ATTENTION
 
 
+class LossProfile(_Part):
+    """How the stack computes the cross entropy over the vocabulary."""
+
+    logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 4.0
+    """Bytes per logit element alive at the loss's memory peak (4: one fp32 copy, Megatron's
+    fused vocab-parallel cross entropy; 12: eager ``F.cross_entropy(logits.float())``)."""
+
+
 class StackProfile(_Part):
     """One training stack (see the module docstring and docs/stacks.md)."""
 
@@ -136,6 +144,7 @@ class StackProfile(_Part):
     tensor_parallel: TensorParallelProfile = TensorParallelProfile()
     kernels: KernelProfile = KernelProfile()
     recompute: RecomputeProfile = RecomputeProfile()
+    loss: LossProfile = LossProfile()
     step_overhead_ms: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0
     sources: dict[str, str] = Field(default_factory=dict)
 

@@ -106,7 +106,7 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
         kind = (layers, first, last)
         if kind not in memories:
             memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
-                                          ctx.layout.dp, first, last, ctx.microbatches)
+                                          ctx.layout.dp, first, last, ctx.microbatches, stack=stack)
         sharding = _stage_sharding(ctx, stack, layer, i, layers, priced)
         memory = memories[kind]
         recompute = layers * (layer.recompute + layer.tp_recompute)

@@ -11,6 +11,7 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``nccl``: nccl-tests / rccl-tests logs, busbw per message size (:mod:`.nccl_suite`); scored
   rows are the sizes >= 64 MiB, the ones with a busbw target.
 - ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
+- ``torchtitan_memory``: the same benchmarks' peak memory per GPU (validation/torchtitan_memory.csv).
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
@@ -44,6 +45,7 @@ COLUMNS = ["set", "row", "description", "scenario", "metric", "measured", "predi
 TARGET_MAPE = 0.08
 TARGET_MAX = 0.15
 TOKENS = "tokens/s per GPU"
+MEMORY = "peak memory per GPU (GiB)"
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,26 @@ def _torchtitan(root: Path) -> pd.DataFrame:
                     lambda row, result, model: f"{row.set}; step {result.step_time_s:.2f} s")
 
 
+def _torchtitan_memory(root: Path) -> pd.DataFrame:
+    """Peak memory per GPU of the rows ``validation/torchtitan_memory.csv`` names (GiB)."""
+    data = pd.read_csv(root / "validation" / "torchtitan_memory.csv")
+    folder = root / "validation" / "scenarios" / "torchtitan"
+    index = _read_index(folder / "index.csv", len(pd.read_csv(root / "validation" / "torchtitan_fsdp.csv")))
+    library, rows = HardwareLibrary(), []
+    for entry in index[index["row"].isin(data["row"])].itertuples():
+        path = folder / entry.scenario
+        facts = scenario_facts(path, library)
+        result = run_scenario(path, library=library)
+        measured = float(data.loc[data["row"] == entry.row, "measured_gib"].iloc[0])
+        predicted = result.memory_per_gpu_bytes / 2**30
+        rows.append({"set": "torchtitan_memory", "row": str(entry.row), "description": entry.description,
+                     "scenario": _relative(path, root), "metric": MEMORY, "measured": measured,
+                     "predicted": predicted, "error": predicted / measured - 1.0, "scored": True,
+                     "gpu": facts.gpu, "stack": facts.stack,
+                     "notes": f"capacity {result.memory_capacity_bytes / 2**30:.0f} GiB"})
+    return pd.DataFrame(rows)
+
+
 def _nemo(root: Path) -> pd.DataFrame:
     return _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens, _nemo_notes)
 
@@ -267,6 +289,9 @@ SETS: dict[str, ValidationSet] = {
     "torchtitan": ValidationSet(
         "torchtitan", "torchtitan FSDP2 benchmarks (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
         TOKENS, _torchtitan),
+    "torchtitan_memory": ValidationSet(
+        "torchtitan_memory", "torchtitan peak memory (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
+        MEMORY, _torchtitan_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
     "stragglers": ValidationSet(

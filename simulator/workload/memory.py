@@ -42,13 +42,15 @@ from simulator.config.scenario import (
     Schedule,
     TrainingConfig,
 )
-from simulator.config.stack import DEFAULT_STACK, ReduceDtype, StackProfile
+from simulator.config.stack import DEFAULT_STACK, ReduceDtype, SelectiveRecompute, StackProfile
 from simulator.workload.params import layer_parameters, non_expert_parameters
+from simulator.workload.saved_activations import op_sac_bytes_per_layer
+from simulator.workload.unsharded import unsharded_bytes
 
 BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
 
 MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 4.1]
-LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]
+LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]; stacks: loss.logit_bytes
 
 CUDA_CONTEXT_BYTES = 0.4 * 2**30
 """Estimate: the CUDA context and library handles of one training process, between the
@@ -275,7 +277,8 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
                  layers_on_stage: int, dp: int, first: bool, last: bool,
-                 microbatches: int | None = None, runtime: bool = True) -> MemoryBreakdown:
+                 microbatches: int | None = None, runtime: bool = True,
+                 stack: StackProfile | None = None) -> MemoryBreakdown:
     """Peak memory of one GPU of pipeline ``stage``.
 
     Model state: :func:`model_state_bytes` of :func:`stage_parameters`. ZeRO
@@ -288,7 +291,11 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     ``microbatches`` if given, else ``global_batch // (micro_batch * dp)``;
     plus, per micro-batch in flight [K22] sec. 4.3: on the first stage the embedding dropout mask ``s b h``
     (1 byte, ``/t`` with SP); on the last stage the final-norm and output-layer
-    inputs ``2 dtype s b h`` (``/t`` with SP) and the fp32 logits ``4 s b V / t``.
+    inputs ``2 dtype s b h`` (``/t`` with SP); once, the logits at the loss's peak,
+    ``c s b V / t`` with ``c`` the stack's ``loss.logit_bytes`` (4: Megatron's fp32 logits).
+    A stack whose selective recompute is torchtitan's per-op policy keeps
+    :func:`simulator.workload.saved_activations.op_sac_bytes_per_layer` per layer instead
+    of Megatron's selective amount, and holds one layer's recompute as workspace.
     Activations are 4 bytes for fp32 training, else 2 (FP8 recipes keep the
     saved activations mostly in bf16). With fused (flash) attention the
     ``b a s^2`` score and softmax tensors are never stored, so ``recompute:
@@ -300,7 +307,9 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     (fused-attention) level. Otherwise 0.
 
     Gradients are kept in the stack's ``data_parallel.grad_reduce_dtype`` for ZeRO 0-2
-    (:func:`gradient_bytes`); ZeRO-3 keeps [R20]'s 16 B/param. With ``runtime`` (the
+    (:func:`gradient_bytes`); ZeRO-3 keeps [R20]'s 16 B/param, plus, given a ``stack``,
+    the unsharded weights and gradients of
+    :func:`simulator.workload.unsharded.unsharded_bytes`. With ``runtime`` (the
     default) the CUDA context, NCCL buffers and allocator fragmentation are added
     (:func:`runtime_bytes`).
     """
@@ -314,12 +323,18 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
                                           recompute, par.cp, act_bytes)
 
+    logit_bytes = stack.loss.logit_bytes if stack is not None else LOGIT_BYTES
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
+    logits = _logit_bytes(model, training.micro_batch, par, logit_bytes) if last else 0.0
     stored = par.recompute
     if stored == Recompute.NONE and training.attention == AttentionKernel.FLASH:
         stored = Recompute.SELECTIVE
-    activations = (per_layer(stored) * layers_on_stage + extra) * in_flight
-    workspace = per_layer(Recompute.SELECTIVE) if par.recompute == Recompute.FULL and layers_on_stage else 0.0
+    op_sac = _op_sac(stack, par)
+    kept = (op_sac_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel, par.cp,
+                                   act_bytes) if op_sac else per_layer(stored))
+    activations = (kept * layers_on_stage + extra) * in_flight + logits
+    recomputes = par.recompute == Recompute.FULL or op_sac
+    workspace = per_layer(Recompute.SELECTIVE) if recomputes and layers_on_stage else 0.0
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
@@ -327,6 +342,10 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype,
                                      grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
+    if stack is not None and par.zero_stage == 3 and shard > 1:
+        gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, dense, layers_on_stage,
+                                              microbatches)
+        weights, grads = weights + gathered, grads + unreduced
     parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
     return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts)
 
@@ -378,15 +397,29 @@ def shard_group_size(par: ParallelismConfig, dp: int) -> int:
     return par.shard_size or dp * par.cp
 
 
+def _op_sac(stack: StackProfile | None, par: ParallelismConfig) -> bool:
+    """Whether ``par``'s selective recompute is torchtitan's per-op policy under ``stack``."""
+    return (stack is not None and par.recompute == Recompute.SELECTIVE
+            and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
+
+
 def _boundary_activation_bytes(model: ModelConfig, micro_batch: int, par: ParallelismConfig,
                                first: bool, last: bool, dtype_bytes: int) -> float:
-    """Per micro-batch: embedding dropout mask (first stage); norm, output-layer inputs, logits (last)."""
+    """Per micro-batch: embedding dropout mask (first stage); norm and output-layer inputs (last)."""
     sb = model.seq_len / par.cp * micro_batch
     sp_div = par.tp if par.sequence_parallel else 1
     extra = MASK_BYTES * sb * model.hidden / sp_div if first else 0.0
     if last:
-        extra += 2 * dtype_bytes * sb * model.hidden / sp_div + LOGIT_BYTES * sb * model.vocab / par.tp
+        extra += 2 * dtype_bytes * sb * model.hidden / sp_div
     return extra
+
+
+def _logit_bytes(model: ModelConfig, micro_batch: int, par: ParallelismConfig,
+                 logit_bytes: float) -> float:
+    """``c s b V / t``: the logits of the one micro-batch whose loss is being computed (the
+    last stage runs each micro-batch's loss and starts its backward before the next
+    forward reaches the loss, so they are not kept per micro-batch in flight)."""
+    return logit_bytes * model.seq_len / par.cp * micro_batch * model.vocab / par.tp
 
 
 def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
