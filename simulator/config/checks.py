@@ -6,6 +6,7 @@ from math import prod
 
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
 
@@ -20,6 +21,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
     _check_schedule(scenario, dp)
+    check_what_ifs(scenario)
 
 
 def data_parallel_size(scenario: Scenario, gpus: int) -> int:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, mode
 
 from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.stack import DEFAULT_STACK, StackProfile
+from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
@@ -112,6 +113,9 @@ class TrainingConfig(_Section):
     dtype: Dtype = Dtype.BF16
     attention: AttentionKernel = AttentionKernel.FLASH
     stack: StackProfile | str = DEFAULT_STACK   # resolved to a profile by the loader
+    gradient_compression: GradientCompressionConfig | None = None   # docs/what_ifs.md
+    sync_every: SyncEvery = 1
+    data_loader: DataLoaderConfig | None = None
 
     @field_validator("dtype")
     @classmethod

@@ -29,6 +29,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
 from simulator.workload.memory import layer_split, stage_parameters
 
@@ -39,22 +40,27 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     if layout.dp == 1 or par.zero_stage == 3:
         return [[] for _ in range(layout.pp)]
     sizes = _stage_sizes(ctx)
+    compressed = stage_compressions(ctx)
     price = ctx.collectives.concurrent_terms
     out = []
     for stage, (grad_bytes, param_bytes) in enumerate(sizes):
         key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
+        reduce = list(compressed[stage].plan.collectives) if compressed else None
         out.append([PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op),
                                                   key=key))
-                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes)])
+                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes, reduce)])
     return out
 
 
-def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float) -> list[tuple[Op, float]]:
+def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float,
+                     reduce: list[tuple[Op, float]] | None = None) -> list[tuple[Op, float]]:
+    """The stage's collectives; ``reduce`` (a compressor's, :mod:`simulator.engine.compressed_sync`)
+    replaces the gradient reduction."""
     if ctx.scenario.parallelism.zero_stage == 0:
-        return [(Op.ALL_REDUCE, grad_bytes)]
+        return reduce or [(Op.ALL_REDUCE, grad_bytes)]
     if scenario_stack(ctx.scenario).data_parallel.overlap_param_gather:
-        return [(Op.REDUCE_SCATTER, grad_bytes)]
-    return [(Op.REDUCE_SCATTER, grad_bytes), (Op.ALL_GATHER, param_bytes)]
+        return reduce or [(Op.REDUCE_SCATTER, grad_bytes)]
+    return (reduce or [(Op.REDUCE_SCATTER, grad_bytes)]) + [(Op.ALL_GATHER, param_bytes)]
 
 
 def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
@@ -90,6 +96,8 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
+        return compressed_tails(ctx, syncs, bucket)
     return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
                 if c.op != Op.ALL_GATHER)
             for stage in syncs]
