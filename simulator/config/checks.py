@@ -6,6 +6,7 @@ from math import prod
 
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.multisite import check_sites
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
@@ -22,6 +23,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_batch(scenario, dp)
     _check_schedule(scenario, dp)
     check_what_ifs(scenario)
+    check_sites(scenario, cluster.gpus_per_node, dp)
 
 
 def data_parallel_size(scenario: Scenario, gpus: int) -> int:

@@ -130,4 +130,13 @@ MEANINGS = {
     "training.data_loader.prefetch_batches": "batches the loader may hold ready ahead of the step",
     "training.data_loader.jitter_sigma": "lognormal spread of each batch's load time (discrete-event "
                                          "engine)",
+    "cluster.sites.count": "sites the cluster spans: the servers split into this many sites, each "
+                           "holding dp / count whole replicas (data parallelism across sites, the "
+                           "rest inside a site); docs/what_ifs.md",
+    "cluster.sites.wan.bandwidth_Bps": "each site's WAN uplink, each way (B/s)",
+    "cluster.sites.wan.latency_s": "one-way latency between sites",
+    "cluster.sites.wan.loss": "packet loss: TCP reaches at most streams x MSS sqrt(3/2) / (RTT "
+                              "sqrt(loss)) (Mathis et al. 1997)",
+    "cluster.sites.wan.streams": "parallel TCP connections over the WAN",
+    "cluster.sites.wan.jitter_sigma": "lognormal spread of each WAN transfer (discrete-event engine)",
 }

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, mode
 
 from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.stack import DEFAULT_STACK, StackProfile
+from simulator.config.multisite import SitesConfig
 from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
@@ -76,6 +77,7 @@ class ClusterConfig(_Section):
     nodes: Count = 1
     gpus_per_node: Count | None = None
     fabric: FabricConfig = FabricConfig()
+    sites: SitesConfig | None = None   # a cluster spanning sites joined by WAN (docs/what_ifs.md)
 
 
 class ModelConfig(_Section):

@@ -77,3 +77,12 @@ def check_what_ifs(scenario) -> None:
     if training.sync_every > 1 and training.gradient_compression is not None:
         raise ConfigError("sync_every and gradient_compression together are not modelled; "
                           "choose one", key="training.sync_every")
+
+
+def without_training_what_ifs(scenario):
+    """``scenario`` with no gradient compression, ``sync_every: 1``, no data loader and its
+    cluster in one site (``cluster.sites`` dropped): the baseline of the net change."""
+    training = scenario.training.model_copy(update={"gradient_compression": None, "sync_every": 1,
+                                                    "data_loader": None})
+    cluster = scenario.cluster.model_copy(update={"sites": None})
+    return scenario.model_copy(update={"training": training, "cluster": cluster})

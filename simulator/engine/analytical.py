@@ -60,25 +60,25 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     bubble = max(0.0, pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s))  # round-off
     syncs = all_gradient_collectives(ctx)
     sync = np.array(sync_seconds(syncs))
-    extra = compute_seconds(ctx)                  # a gradient compressor's kernels, else None
-    busy = sync if extra is None else sync + np.array(extra)
-    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + busy,
+    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
                         finish + np.array(last_bucket_times(ctx, syncs)))
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
+    if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
+        dp_exposed += max(kernels)
     fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
     step = pipe + dp_exposed + fixed
     sharding = _sharding_totals(ctx, sharded)
     if what_ifs.active(ctx):
         return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               bubble, sharding)
+                               bubble, sharding, syncs)
     return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
 
-def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding) -> StepResult:
+def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding, syncs) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
     the input stall counts in the step, its figures in ``what_if``."""
-    parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages))
+    parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages), syncs)
     result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
     return replace(result, what_if=notes)

@@ -3,13 +3,15 @@
 With ``training.gradient_compression`` the stage's gradient reduction (the all-reduce, or
 the reduce-scatter under ZeRO 1-2) becomes the compressor's collectives
 (:mod:`simulator.workload.compression`), priced by the same cost model; under ZeRO 1-2
-the updated weights are still all-gathered. The compressor's kernels run in the
-synchronisation, before and after its collectives:
+the updated weights are still all-gathered. The compressor's kernels
+(:func:`simulator.cost.compression.compression_seconds`) run on the GPU between the
+backward's kernels, so they hide behind nothing: they add to the step in series,
 
-    sync = compute (:func:`simulator.cost.compression.compression_seconds`) + collectives
+    step = pipeline + compressor compute + exposed compressed collectives + optimizer,
 
-With ``overlap_grad_reduce`` the last bucket (``bucket / (n g)`` of everything, collectives
-at that size with their full latency) is what cannot hide behind the backward.
+while its collectives overlap the backward bucket by bucket as the uncompressed ones do:
+with ``overlap_grad_reduce`` the last bucket (``f = bucket / (n g)`` of each collective,
+at that size with its full latency) is what cannot hide.
 """
 
 from __future__ import annotations
@@ -63,11 +65,11 @@ def compute_seconds(ctx: Context) -> list[float] | None:
 
 
 def compressed_tails(ctx: Context, syncs, bucket_bytes: float) -> list[float]:
-    """Per stage, the last bucket's compressed synchronisation: its share ``f = bucket /
-    (n g)`` of the compute and of each compressed collective (at ``f`` of its size)."""
+    """Per stage, the last bucket's compressed collectives: each at ``f = bucket / (n g)`` of
+    its size."""
     out = []
     for stage, comp in zip(syncs, stage_compressions(ctx), strict=True):
         f = min(1.0, bucket_bytes / comp.dense_bytes)
         ops = stage[:len(comp.plan.collectives)]
-        out.append(comp.compute_s * f + sum(c.terms.time(c.size_bytes * f).item() for c in ops))
+        out.append(sum(c.terms.time(c.size_bytes * f).item() for c in ops))
     return out

@@ -10,10 +10,16 @@
   wait. A step's own duration does not depend on when it starts, so the queue runs over
   the simulated steps.
 
+- ``cluster.sites``: a synchronising step adds the WAN ring (``wan_s`` of the analytical
+  step, :mod:`simulator.topology.multisite`) after its reduction, times
+  ``exp(N(0, wan.jitter_sigma))`` per step from its own stream (child 3).
+
 Gradient compression needs nothing here: the plan's synchronisation already carries it.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -25,6 +31,8 @@ from simulator.workload.data_loader import LoaderQueue
 
 LOADER_STREAM = 2
 """Child of ``SeedSequence(seed)`` the loader jitter draws from (0 and 1: fail-slow, pauses)."""
+WAN_STREAM = 3
+"""Child of ``SeedSequence(seed)`` the WAN jitter draws from."""
 
 
 def step_times(ctx: Context, base: StepResult, plan: StepPlan, source, steps: int, run,
@@ -35,27 +43,40 @@ def step_times(ctx: Context, base: StepResult, plan: StepPlan, source, steps: in
     list of plans, one per step.
     """
     every, notes = ctx.scenario.training.sync_every, dict(base.what_if)
+    wan = notes.get("wan_s", 0.0)
     local = sync = plan
     if every > 1:
-        outer = base.what_if["outer_optimizer_s"]
+        outer = notes["outer_optimizer_s"]
         local, sync = local_plan(plan, outer / every), sync_plan(plan, outer, outer / every)
+    if wan > 0.0:
+        sync = replace(sync, optimizer_s=sync.optimizer_s + wan)
     parts, first = [], 0
     for block in source.blocks(steps):
+        mask = sync_steps(first, block.steps, every)
         if every == 1:
-            parts.append(run(plan, block))
+            parts.append(run(sync, block))
         else:
-            mask = sync_steps(first, block.steps, every)
             parts.append(np.where(mask, run(sync, block), run(local, block)) if fast
                          else run([sync if m else local for m in mask], block))
         first += block.steps
     times = np.concatenate(parts)
+    mask = sync_steps(0, times.size, every)
+    jitter = ctx.scenario.cluster.sites.wan.jitter_sigma if wan > 0.0 else 0.0
+    if jitter > 0.0:
+        rng = _stream(seed, WAN_STREAM)
+        times[mask] += wan * (np.exp(rng.normal(0.0, jitter, size=int(mask.sum()))) - 1.0)
     if every > 1:
-        mask = sync_steps(0, times.size, every)
-        notes["sync_step_time_s"] = float(times[mask].mean()) if mask.any() else notes["sync_step_time_s"]
+        if mask.any():
+            notes["sync_step_time_s"] = float(times[mask].mean())
         notes["local_step_time_s"] = float(times[~mask].mean())
     if ctx.scenario.training.data_loader is not None:
         times = _with_stalls(ctx, base, times, seed, notes)
     return times, notes
+
+
+def _stream(seed: int, child: int) -> np.random.Generator:
+    """Generator of child ``child`` of ``SeedSequence(seed)``."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(child + 1)[child])
 
 
 def _with_stalls(ctx: Context, base: StepResult, times: np.ndarray, seed: int, notes: dict) -> np.ndarray:
@@ -64,7 +85,7 @@ def _with_stalls(ctx: Context, base: StepResult, times: np.ndarray, seed: int, n
     load = base.what_if["input_load_s"]
     replicas = ctx.layout.dp if cfg.jitter_sigma > 0 else 1
     queue = LoaderQueue(cfg.prefetch_batches, replicas)
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(LOADER_STREAM + 1)[LOADER_STREAM])
+    rng = _stream(seed, LOADER_STREAM)
     stalls, chunk = [], max(1, 2**20 // replicas)
     for lo in range(0, times.size, chunk):
         block = times[lo:lo + chunk]

@@ -13,6 +13,8 @@ are priced separately; where they still collide, the discrete-event engine finds
   ``overlap_param_gather`` the all-gather runs bucket by bucket during the next step's
   forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``).
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
+- A cluster across sites (``cluster.sites``): the reduction inside each site here, the
+  WAN ring between sites in :mod:`simulator.engine.training_what_ifs`.
 
 Gradients are reduced in the stack's ``grad_reduce_dtype`` (Megatron-LM reduces in fp32
 under bf16 by default, ``accumulate_allreduce_grads_in_fp32``); weights are gathered in
@@ -31,13 +33,15 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
+from simulator.topology.multisite import split_by_site
 from simulator.workload.memory import layer_split, stage_parameters
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     """Per stage, the collectives that synchronise its gradients at the end of a step."""
     par, layout = ctx.scenario.parallelism, ctx.layout
-    if layout.dp == 1 or par.zero_stage == 3:
+    sites = ctx.scenario.cluster.sites
+    if layout.dp == 1 or par.zero_stage == 3 or (sites is not None and layout.dp == sites.count):
         return [[] for _ in range(layout.pp)]
     sizes = _stage_sizes(ctx)
     compressed = stage_compressions(ctx)
@@ -45,6 +49,8 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     out = []
     for stage, (grad_bytes, param_bytes) in enumerate(sizes):
         key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
+        if sites is not None:       # the reduction inside each site; the WAN part: local_sgd
+            key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
         reduce = list(compressed[stage].plan.collectives) if compressed else None
         out.append([PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op),
                                                   key=key))
@@ -79,9 +85,21 @@ def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
     return out
 
 
+def replica_gradient_bytes(ctx: Context) -> float:
+    """Gradient bytes (reduce dtype) of one whole replica: every stage's, times the tensor-
+    and context-parallel groups of a stage (each reduces its own shard)."""
+    per_stage = ctx.layout.tp * ctx.layout.cp
+    return float(sum(grad for grad, _ in _stage_sizes(ctx))) * per_stage
+
+
 def _stage_groups(layout, stage: int):
     """The stage's data-parallel groups, listed only on a cache miss of the cost model."""
     return lambda: layout.stage_dp_groups(stage)
+
+
+def _site_groups(layout, stage: int, count: int):
+    """The stage's data-parallel groups cut by site (``cluster.sites``), listed on a cache miss."""
+    return lambda: [part for group in layout.stage_dp_groups(stage) for part in split_by_site(group, count)]
 
 
 def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:

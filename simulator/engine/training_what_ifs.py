@@ -1,6 +1,7 @@
 """The training what-ifs in the analytical step (docs/what_ifs.md): gradient compression
-(its compute, what it sends), local SGD / DiLoCo (the mean step over ``sync_every``) and
-the input pipeline (the steady-state stall). Each adds its figures to
+(its compute, what it sends), a cluster across sites (the WAN ring after each site's
+reduction), local SGD / DiLoCo (the mean step over ``sync_every``) and the input pipeline
+(the steady-state stall). Each adds its figures to
 :attr:`simulator.results.StepResult.what_if`; absent, nothing here runs.
 """
 
@@ -11,7 +12,9 @@ from dataclasses import dataclass
 from simulator.collectives import Op
 from simulator.engine.compressed_sync import stage_compressions
 from simulator.engine.context import Context
+from simulator.engine.gradient_sync import replica_gradient_bytes
 from simulator.engine.local_sgd import OUTER_TRAFFIC_BYTES_PER_PARAM, mean_step
+from simulator.topology.multisite import effective_bandwidth, wan_bytes, wan_seconds
 from simulator.workload.compression import wire_bytes
 from simulator.workload.data_loader import load_seconds, replicas_per_node
 
@@ -33,21 +36,26 @@ class StepParts:
 
 
 def active(ctx: Context) -> bool:
-    """Whether any training what-if is set."""
+    """Whether any training what-if is set (or the cluster spans sites)."""
     t = ctx.scenario.training
-    return t.gradient_compression is not None or t.sync_every > 1 or t.data_loader is not None
+    return (t.gradient_compression is not None or t.sync_every > 1 or t.data_loader is not None
+            or ctx.scenario.cluster.sites is not None)
 
 
-def apply(ctx: Context, parts: StepParts, params_per_gpu: float) -> tuple[StepParts, dict[str, float]]:
+def apply(ctx: Context, parts: StepParts, params_per_gpu: float,
+          syncs) -> tuple[StepParts, dict[str, float]]:
     """The step's parts with the what-ifs applied, and their figures (SI units).
 
-    ``params_per_gpu``: parameters of the most loaded GPU (the outer optimizer's size).
+    ``params_per_gpu``: parameters of the most loaded GPU (the outer optimizer's size);
+    ``syncs``: per stage, its priced gradient collectives (their bytes are reported).
     """
     notes: dict[str, float] = {}
     if ctx.scenario.training.gradient_compression is not None:
         notes.update(compression_notes(ctx))
+    if ctx.scenario.cluster.sites is not None:
+        parts = _across_sites(ctx, parts, notes)
     if ctx.scenario.training.sync_every > 1:
-        parts = _local_sgd(ctx, parts, params_per_gpu, notes)
+        parts = _local_sgd(ctx, parts, params_per_gpu, notes, dp_bytes_per_gpu(ctx, syncs))
     if ctx.scenario.training.data_loader is not None:
         parts = _input_stall(ctx, parts, notes)
     return parts, notes
@@ -68,9 +76,31 @@ def compression_notes(ctx: Context) -> dict[str, float]:
             "dp_bytes_saved_per_gpu": dense - sent}
 
 
-def _local_sgd(ctx: Context, parts: StepParts, params: float, notes: dict) -> StepParts:
+def _across_sites(ctx: Context, parts: StepParts, notes: dict) -> StepParts:
+    """The WAN ring between sites after the reduction inside each (:mod:`simulator.topology.multisite`),
+    in series: it starts when the slowest site has reduced."""
+    sites = ctx.scenario.cluster.sites
+    replica = replica_gradient_bytes(ctx)
+    wan = wan_seconds(sites, replica)
+    notes.update({"sites": float(sites.count), "wan_s": wan, "wan_bytes_per_sync": wan_bytes(sites, replica),
+                  "wan_effective_Bps": effective_bandwidth(sites.wan)})
+    return StepParts(parts.pipe, parts.dp_exposed + wan, parts.fixed, parts.dp_comm + wan, parts.stall)
+
+
+def dp_bytes_per_gpu(ctx: Context, syncs) -> float:
+    """Bytes one GPU sends in its stage's gradient collectives (the most of any stage;
+    nccl-tests bus factor of the group size)."""
+    sites = ctx.scenario.cluster.sites
+    group = ctx.layout.dp // (sites.count if sites is not None else 1)
+    return max((wire_bytes([(c.op, c.size_bytes) for c in stage], group) for stage in syncs), default=0.0)
+
+
+def _local_sgd(ctx: Context, parts: StepParts, params: float, notes: dict, sent: float) -> StepParts:
     """Mean step over ``K`` steps: the reduction and the outer optimizer once per period."""
     k = ctx.scenario.training.sync_every
+    notes.update({"dp_bytes_per_sync_per_gpu": sent, "dp_bytes_per_step_per_gpu": sent / k})
+    if "wan_bytes_per_sync" in notes:
+        notes["wan_bytes_per_step"] = notes["wan_bytes_per_sync"] / k
     outer = float(ctx.compute.memory_time(OUTER_TRAFFIC_BYTES_PER_PARAM * params)) if ctx.layout.dp > 1 \
         else 0.0
     local = parts.pipe + parts.fixed
