@@ -10,7 +10,8 @@ all-gather's size is its whole output, an all-to-all's the buffer each rank hold
   indices do not all-reduce, so the ranks all-gather them (``p c`` bytes of output) and each
   scatter-adds the ``p K`` entries into a dense buffer.
 - **PowerSGD** (rank ``r``; Vogels et al., NeurIPS 2019, Algorithm 1 with warm start;
-  ``torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook.powerSGD_hook``): a matrix
+  ``torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook.powerSGD_hook``, steady state
+  after ``start_powerSGD_iter``): a matrix
   ``M`` (a x b) is compressed when ``(a + b) r m < a b`` (``m`` = ``min_compression_rate``,
   2 in the hook); the rest (vectors, small matrices) is all-reduced uncompressed. Per step:
   ``P = M Q``, all-reduce every ``P`` (``sum a r`` elements), orthogonalise ``P``
@@ -71,16 +72,18 @@ def compression(cfg: GradientCompressionConfig, n: float, matrices, g: float, p:
     the elementwise kernels run per (each moves its share of the bytes).
     """
     if cfg.method == CompressionMethod.TOPK:
-        out = _topk(cfg, n, g, p)
-    elif cfg.method == CompressionMethod.POWERSGD:
-        out = _powersgd(cfg, n, matrices, g)
-    else:
-        out = _quantised(cfg, n, g, p)
-    kernels = tuple((b / buckets, c * buckets) for b, c in out.kernels)
-    return Compression(out.collectives, kernels, out.gemms, out.buffer_bytes)
+        return _topk(cfg, n, g, p, buckets)
+    if cfg.method == CompressionMethod.POWERSGD:
+        return _powersgd(cfg, n, matrices, g, buckets)
+    return _quantised(cfg, n, g, p, buckets)
 
 
-def _topk(cfg: GradientCompressionConfig, n: float, g: float, p: int) -> Compression:
+def _per_bucket(kernels, buckets: int) -> list[tuple[float, float]]:
+    """Kernels over the whole gradient, run once per bucket on its share of the bytes."""
+    return [(b / buckets, c * buckets) for b, c in kernels]
+
+
+def _topk(cfg: GradientCompressionConfig, n: float, g: float, p: int, buckets: int) -> Compression:
     """Top-K: EF add ``3 g n``, selection (two passes) ``2 g n + c``, EF update ``2 g n``,
     decompress: zero ``g n``, read the gathered ``p c`` and add ``2 p K g``."""
     kept = math.ceil(cfg.ratio * n)
@@ -90,7 +93,7 @@ def _topk(cfg: GradientCompressionConfig, n: float, g: float, p: int) -> Compres
     if ef:
         kernels += [(3 * g * n, 1), (2 * g * n, 1)]
     buffers = c + p * c + (g * n if ef else 0.0)
-    return Compression(((Op.ALL_GATHER, p * c),), tuple(kernels), (), buffers)
+    return Compression(((Op.ALL_GATHER, p * c),), tuple(_per_bucket(kernels, buckets)), (), buffers)
 
 
 def powersgd_split(cfg: GradientCompressionConfig, matrices) -> tuple[list, float]:
@@ -100,10 +103,12 @@ def powersgd_split(cfg: GradientCompressionConfig, matrices) -> tuple[list, floa
     return kept, float(sum(a * b * k for a, b, k in kept))
 
 
-def _powersgd(cfg: GradientCompressionConfig, n: float, matrices, g: float) -> Compression:
-    """PowerSGD: GEMMs ``M Q``, ``M^T P``, ``P Q^T``; Gram-Schmidt on each ``P`` (per column
-    a normalisation ``2 a g`` and, per later column, a dot and an update ``5 a g``);
-    error feedback over the bucket: add ``3 g n``, copy ``2 g n``, subtract ``3 g n``."""
+def _powersgd(cfg: GradientCompressionConfig, n: float, matrices, g: float, buckets: int) -> Compression:
+    """PowerSGD: GEMMs ``M Q``, ``M^T P``, ``P Q^T``; Gram-Schmidt on each ``P`` (a x r) as in
+    the hook's ``_orthogonalize``: per column ``i`` a normalisation (``2 a g``), the dot
+    products with the later columns (``(r - i) a g``) and their update (``2 (r - i - 1) a g``),
+    ``3 r`` kernels moving ``a g (1.5 r^2 + 1.5 r)`` bytes per matrix; error feedback over
+    each bucket: add ``3 g n``, copy ``2 g n``, subtract ``3 g n``."""
     r = cfg.rank
     kept, dense = powersgd_split(cfg, matrices)
     p_elems = sum(a * r * k for a, _, k in kept)
@@ -112,17 +117,15 @@ def _powersgd(cfg: GradientCompressionConfig, n: float, matrices, g: float) -> C
     ops = ([(Op.ALL_REDUCE, rest * g)] if rest > 0 else []) + (
         [(Op.ALL_REDUCE, p_elems * g), (Op.ALL_REDUCE, q_elems * g)] if kept else [])
     gemms = tuple(shape for a, b, k in kept for shape in ((a, r, b, k), (b, r, a, k), (a, b, r, k)))
-    pairs = r * (r - 1) / 2
-    kernels = [(2 * a * g, r * k) for a, _, k in kept] + [(5 * a * g, pairs * k) for a, _, k in kept
-                                                          if pairs]
+    kernels = [(a * g * (1.5 * r * r + 1.5 * r) / (3 * r), 3 * r * k) for a, _, k in kept]
     buffers = (p_elems + q_elems) * g
     if cfg.error_feedback:
-        kernels += [(3 * g * n, 1), (2 * g * n, 1), (3 * g * n, 1)]
+        kernels += _per_bucket([(3 * g * n, 1), (2 * g * n, 1), (3 * g * n, 1)], buckets)
         buffers += 2 * g * n
     return Compression(tuple(ops), tuple(kernels), gemms, buffers)
 
 
-def _quantised(cfg: GradientCompressionConfig, n: float, g: float, p: int) -> Compression:
+def _quantised(cfg: GradientCompressionConfig, n: float, g: float, p: int, buckets: int) -> Compression:
     """8/1-bit: worker scale ``g n`` and compress ``(g + q) n`` (EF ``(3 g + q) n``); server
     reads ``n q``, re-compresses its chunk ``(g + q) n/p`` (EF ``+ 2 g n/p``); decompress
     ``n (q + g)``."""
@@ -131,9 +134,9 @@ def _quantised(cfg: GradientCompressionConfig, n: float, g: float, p: int) -> Co
     wire = n * q + SCALE_BYTES * p
     worker = (3 * g + q) * n if ef else (g + q) * n
     server = n * q + (g + q + (2 * g if ef else 0.0)) * n / p
-    kernels = ((g * n, 1), (worker, 1), (server, 1), (n * (q + g), 1))
+    kernels = _per_bucket([(g * n, 1), (worker, 1), (server, 1), (n * (q + g), 1)], buckets)
     buffers = 3 * wire + ((g * n + g * n / p) if ef else 0.0)
-    return Compression(((Op.ALL_TO_ALL, wire), (Op.ALL_GATHER, wire)), kernels, (), buffers)
+    return Compression(((Op.ALL_TO_ALL, wire), (Op.ALL_GATHER, wire)), tuple(kernels), (), buffers)
 
 
 def wire_bytes(collectives, p: int) -> float:
