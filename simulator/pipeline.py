@@ -184,9 +184,11 @@ def _with_baseline(session: ClusterSession, result, engine: str, steps: int | No
         return result
     plain = replace(session, scenario=without_training_what_ifs(session.scenario))
     base = _simulate(plain, engine, steps, seed, False, source)
-    return replace(result, what_if={**result.what_if, "baseline_step_time_s": base.step_time_s,
-                                    "baseline_step_time_p99_s": base.step_time_p99_s,
-                                    "step_time_change_s": result.step_time_s - base.step_time_s})
+    notes = {"baseline_step_time_s": base.step_time_s, "baseline_step_time_p99_s": base.step_time_p99_s,
+             "step_time_change_s": result.step_time_s - base.step_time_s}
+    if base.step_times_s:
+        notes["baseline_step_time_mean_s"] = sum(base.step_times_s) / len(base.step_times_s)
+    return replace(result, what_if={**result.what_if, **notes})
 
 
 def quick_step(session: ClusterSession, source: str):

@@ -168,6 +168,23 @@ def test_des_shows_the_periodic_sync_spike_and_its_mean_is_the_analytical_step()
         assert des.step_time_s == pytest.approx(analytical.step_time_s, rel=1e-9)
 
 
+def test_wan_jitter_stretches_only_sync_steps_seeded_and_alike_on_both_paths():
+    data = _data(DILOCO)
+    data["training"]["sync_every"] = 4
+    data["cluster"]["sites"]["wan"]["jitter_sigma"] = 0.3
+    session = _session(data)
+    runs = {path: simulate_steps_des(session.scenario, session.collectives, steps=16, contention=False,
+                                     path=path).step_times_s for path in ("fast", "event")}
+    data["cluster"]["sites"]["wan"]["jitter_sigma"] = 0.0
+    quiet = _session(data)
+    calm = simulate_steps_des(quiet.scenario, quiet.collectives, steps=16, contention=False).step_times_s
+    assert runs["fast"] == pytest.approx(runs["event"], rel=1e-9)
+    sync = [i for i in range(16) if (i + 1) % 4 == 0]
+    assert all(runs["fast"][i] == calm[i] for i in range(16) if i not in sync)
+    assert len({round(runs["fast"][i], 9) for i in sync}) == 4 and all(runs["fast"][i] != calm[i] for i in sync)
+    assert simulate_steps_des(session.scenario, session.collectives, steps=16).step_times_s == runs["fast"]
+
+
 def test_wan_ring_and_loss_bound_tcp_closed_forms():
     data = _data(DILOCO)
     sites = scenario_from_mapping(data, "<test>").cluster.sites

@@ -18,7 +18,11 @@ def what_if_table(r: StepResult) -> Table | None:
     table = Table(title="training what-ifs (docs/what_ifs.md)", show_header=False)
     table.add_column("figure")
     table.add_column("value", justify="right")
-    for name, value in _rows(w, r.step_time_p99_s if len(r.step_times_s) > 1 else None):
+    rows = _rows(w, r.step_time_p99_s if len(r.step_times_s) > 1 else None)
+    if "baseline_step_time_mean_s" in w and len(r.step_times_s) > 1:
+        mean = sum(r.step_times_s) / len(r.step_times_s)
+        rows.append(("mean step without / with (DES)", f"{_s(w['baseline_step_time_mean_s'])} / {_s(mean)}"))
+    for name, value in rows:
         table.add_row(name, value)
     return table
 
