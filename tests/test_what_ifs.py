@@ -273,6 +273,10 @@ def test_a_slow_loader_sets_the_step_and_the_report_says_so(capsys, tmp_path):
     path.write_text(yaml.safe_dump(data))
     assert main(["run", str(path)]) == 0
     assert "yes: steps wait" in capsys.readouterr().out
+    data["training"]["data_loader"]["jitter_sigma"] = 0.3
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path)]) == 0
+    assert "training.data_loader.jitter_sigma (0.3): only the discrete-event" in capsys.readouterr().out
 
 
 def test_loader_jitter_shows_in_the_p99_only_and_is_seeded():
