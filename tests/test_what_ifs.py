@@ -19,7 +19,7 @@ from simulator.config import scenario_from_mapping
 from simulator.config.whatif_training import CompressionMethod, DataLoaderConfig, GradientCompressionConfig
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
-from simulator.engine.des import simulate_steps_des
+from simulator.engine.des import simulate_steps_des, timeline
 from simulator.engine.gradient_sync import all_gradient_collectives, replica_gradient_bytes
 from simulator.pipeline import open_scenario, run_scenario, session_from_scenario
 from simulator.topology.multisite import MSS_BYTES, effective_bandwidth, wan_seconds
@@ -116,8 +116,8 @@ def test_compressor_compute_adds_in_series_and_powersgd_saves_time_at_200g():
     result, base = _step(data), _step(_without(data, "training.gradient_compression"))
     w = result.what_if
     assert result.dp_comm_exposed_s >= w["compression_compute_s"] > 0
-    assert result.step_time_s == pytest.approx(result.pipeline_s + result.dp_comm_exposed_s + result.optimizer_s,
-                                               rel=1e-12)
+    parts = result.pipeline_s + result.dp_comm_exposed_s + result.optimizer_s
+    assert result.step_time_s == pytest.approx(parts, rel=1e-12)
     assert w["dp_bytes_saved_per_gpu"] == w["dp_bytes_uncompressed_per_gpu"] - w["dp_bytes_sent_per_gpu"]
     assert w["dp_bytes_sent_per_gpu"] < 0.01 * w["dp_bytes_uncompressed_per_gpu"]
     assert result.step_time_s < 0.7 * base.step_time_s
@@ -166,6 +166,8 @@ def test_des_shows_the_periodic_sync_spike_and_its_mean_is_the_analytical_step()
         assert spikes.tolist() == [3, 7, 11]
         assert times[3] == pytest.approx(analytical.what_if["sync_step_time_s"], rel=1e-9)
         assert des.step_time_s == pytest.approx(analytical.step_time_s, rel=1e-9)
+    shown = timeline(session.scenario, session.collectives, contention=False)
+    assert shown.end_s.max() == pytest.approx(analytical.what_if["sync_step_time_s"], rel=1e-9)
 
 
 def test_wan_jitter_stretches_only_sync_steps_seeded_and_alike_on_both_paths():
@@ -181,7 +183,8 @@ def test_wan_jitter_stretches_only_sync_steps_seeded_and_alike_on_both_paths():
     assert runs["fast"] == pytest.approx(runs["event"], rel=1e-9)
     sync = [i for i in range(16) if (i + 1) % 4 == 0]
     assert all(runs["fast"][i] == calm[i] for i in range(16) if i not in sync)
-    assert len({round(runs["fast"][i], 9) for i in sync}) == 4 and all(runs["fast"][i] != calm[i] for i in sync)
+    assert len({round(runs["fast"][i], 9) for i in sync}) == 4
+    assert all(runs["fast"][i] != calm[i] for i in sync)
     assert simulate_steps_des(session.scenario, session.collectives, steps=16).step_times_s == runs["fast"]
 
 
@@ -253,7 +256,8 @@ def test_a_stall_free_loader_changes_nothing_exactly():
     plain = _without(data, "training.data_loader")
     with_it, without = _step(data), _step(plain)
     assert with_it.what_if["input_stall_s"] == 0.0
-    for key in ("step_time_s", "tokens_per_s", "mfu", "comm_exposed_s", "memory_per_gpu_bytes", "optimizer_s"):
+    for key in ("step_time_s", "tokens_per_s", "mfu", "comm_exposed_s", "memory_per_gpu_bytes",
+                "optimizer_s"):
         assert getattr(with_it, key) == getattr(without, key)
     a, b = _session(data), _session(plain)
     des_a = simulate_steps_des(a.scenario, a.collectives, steps=30)
@@ -295,7 +299,8 @@ def test_loader_jitter_shows_in_the_p99_only_and_is_seeded():
 # --- everything -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path, edit, key", [
-    (POWERSGD, {"training": {"gradient_compression": {"method": "dgc"}}}, "training.gradient_compression.method"),
+    (POWERSGD, {"training": {"gradient_compression": {"method": "dgc"}}},
+     "training.gradient_compression.method"),
     (POWERSGD, {"training": {"gradient_compression": {"method": "topk", "ratio": 1.5}}},
      "training.gradient_compression.ratio"),
     (POWERSGD, {"parallelism": {"zero_stage": 3}}, "training.gradient_compression"),

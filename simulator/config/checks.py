@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from math import prod
 
+from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
-from simulator.config.multisite import check_sites
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 

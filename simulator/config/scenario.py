@@ -13,8 +13,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
-from simulator.config.stack import DEFAULT_STACK, StackProfile
 from simulator.config.multisite import SitesConfig
+from simulator.config.stack import DEFAULT_STACK, StackProfile
 from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]

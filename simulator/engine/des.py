@@ -43,9 +43,9 @@ import simpy
 from simulator.config.checks import data_parallel_size
 from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
-from simulator.engine.analytical import simulate_step
 from simulator.engine import des_what_ifs
 from simulator.engine import training_what_ifs as what_ifs
+from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
 from simulator.engine.fastpath import step_times
@@ -450,13 +450,16 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     ``comm``; kinds are forward, backward, send, dp (the stage's gradient synchronisation,
     ``bytes`` the gradients of one GPU), optimizer and, when replayed, the in-layer
     collectives that span servers (tp, cp, ep; a forward or backward task then spans its
-    compute segments and those collectives).
+    compute segments and those collectives). With ``sync_every`` or ``cluster.sites`` the
+    step shown synchronises (the outer optimizer and the WAN ring in the optimizer row).
     """
     import pandas as pd
 
     contention = scenario.simulate.contention if contention is None else contention
     check_event_budget(scenario, collectives, 1)
-    _, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    base, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    if what_ifs.active(ctx):
+        plan = des_what_ifs.sync_step_plan(base, plan, ctx.scenario.training.sync_every)
     log: list = []
     _one_step(ctx, plan, routes, next(source.blocks(1)), contention, log)
     return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))

@@ -44,12 +44,8 @@ def step_times(ctx: Context, base: StepResult, plan: StepPlan, source, steps: in
     """
     every, notes = ctx.scenario.training.sync_every, dict(base.what_if)
     wan = notes.get("wan_s", 0.0)
-    local = sync = plan
-    if every > 1:
-        outer = notes["outer_optimizer_s"]
-        local, sync = local_plan(plan, outer / every), sync_plan(plan, outer, outer / every)
-    if wan > 0.0:
-        sync = replace(sync, optimizer_s=sync.optimizer_s + wan)
+    local = local_plan(plan, notes["outer_optimizer_s"] / every) if every > 1 else plan
+    sync = sync_step_plan(base, plan, every)
     parts, first = [], 0
     for block in source.blocks(steps):
         mask = sync_steps(first, block.steps, every)
@@ -72,6 +68,17 @@ def step_times(ctx: Context, base: StepResult, plan: StepPlan, source, steps: in
     if ctx.scenario.training.data_loader is not None:
         times = _with_stalls(ctx, base, times, seed, notes)
     return times, notes
+
+
+def sync_step_plan(base: StepResult, plan: StepPlan, every: int) -> StepPlan:
+    """``plan`` for a synchronising step: the whole outer optimizer (``sync_every > 1``)
+    and the WAN ring between sites after the reduction (``cluster.sites``)."""
+    sync = plan
+    if every > 1:
+        outer = base.what_if["outer_optimizer_s"]
+        sync = sync_plan(plan, outer, outer / every)
+    wan = base.what_if.get("wan_s", 0.0)
+    return replace(sync, optimizer_s=sync.optimizer_s + wan) if wan > 0.0 else sync
 
 
 def _stream(seed: int, child: int) -> np.random.Generator:

@@ -47,7 +47,8 @@ def _rows(w: dict, p99: float | None) -> list[tuple[str, str]]:
                  ("DP communication per sync / per step", f"{_s(w['dp_comm_per_sync_s'])} / "
                                                           f"{_s(w['dp_comm_per_sync_s'] / w['sync_every'])}"),
                  ("DP bytes per GPU per sync / per step",
-                  f"{format_bytes(w['dp_bytes_per_sync_per_gpu'])} / {format_bytes(w['dp_bytes_per_step_per_gpu'])}")]
+                  f"{format_bytes(w['dp_bytes_per_sync_per_gpu'])} / "
+                  f"{format_bytes(w['dp_bytes_per_step_per_gpu'])}")]
     if "input_load_s" in w:
         rows += [("input: loader time per batch", _s(w["input_load_s"])),
                  ("input: loader / step", f"{w['input_load_over_step']:.0%}"),

@@ -39,7 +39,8 @@ def effective_bandwidth(wan: WanConfig) -> float:
 def wan_seconds(sites: SitesConfig, replica_bytes: float) -> float:
     """``T_wan`` (s): the ring across ``S`` sites of ``replica_bytes`` (module formula)."""
     s = sites.count
-    return 2.0 * (s - 1) / s * replica_bytes / effective_bandwidth(sites.wan) + 2.0 * (s - 1) * sites.wan.latency_s
+    ring = 2.0 * (s - 1) / s * replica_bytes / effective_bandwidth(sites.wan)
+    return ring + 2.0 * (s - 1) * sites.wan.latency_s
 
 
 def wan_bytes(sites: SitesConfig, replica_bytes: float) -> float:
