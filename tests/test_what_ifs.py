@@ -124,8 +124,13 @@ def test_compressor_compute_adds_in_series_and_powersgd_saves_time_at_200g():
     assert result.pipeline_s == base.pipeline_s
 
 
-def test_compression_des_equals_analytical_with_contention():
-    session = open_scenario(POWERSGD)
+@pytest.mark.parametrize("method", ["powersgd", "topk", "int8", "1bit"])
+def test_compression_des_equals_analytical_with_contention(method):
+    """Noise-free and with the links to itself, the DES replays the compressed collectives
+    as flows and lands on the analytical step."""
+    data = _data(POWERSGD)
+    data["training"]["gradient_compression"] = {"method": method}
+    session = _session(data)
     analytical = simulate_step(session.scenario, session.collectives).step_time_s
     for contention in (False, True):
         des = simulate_steps_des(session.scenario, session.collectives, steps=1, contention=contention)
