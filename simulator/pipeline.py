@@ -147,6 +147,7 @@ def run_scenario(path: Path | str, engine: str | None = None,
                           source, "model")
     chosen = engine or scenario.simulate.engine.value
     result = _simulate(session, chosen, steps, seed, progress, source)
+    result = _with_baseline(session, result, chosen, steps, seed, source)
     result = replace(result, warnings=[*result.warnings, *result_warnings(scenario, result, chosen)])
     return replace(result, calibration=session.calibration) if session.calibration else result
 
@@ -172,6 +173,22 @@ def _simulate(session: ClusterSession, engine: str, steps: int | None, seed: int
         raise exc.with_source(source) from None
     except InfeasibleError as exc:      # e.g. a forced algorithm the cluster cannot run
         raise infeasible_error(exc, scenario, source) from None
+
+
+def _with_baseline(session: ClusterSession, result, engine: str, steps: int | None,
+                   seed: int | None, source: str):
+    """A result with training what-ifs gets the same run without them: the net change."""
+    from simulator.config.whatif_training import without_training_what_ifs
+
+    if not result.what_if:
+        return result
+    plain = replace(session, scenario=without_training_what_ifs(session.scenario))
+    base = _simulate(plain, engine, steps, seed, False, source)
+    notes = {"baseline_step_time_s": base.step_time_s, "baseline_step_time_p99_s": base.step_time_p99_s,
+             "step_time_change_s": result.step_time_s - base.step_time_s}
+    if base.step_times_s:
+        notes["baseline_step_time_mean_s"] = sum(base.step_times_s) / len(base.step_times_s)
+    return replace(result, what_if={**result.what_if, **notes})
 
 
 def quick_step(session: ClusterSession, source: str):

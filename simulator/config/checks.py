@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from math import prod
 
+from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
 
@@ -20,6 +22,8 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
     _check_schedule(scenario, dp)
+    check_what_ifs(scenario)
+    check_sites(scenario, cluster.gpus_per_node, dp)
 
 
 def data_parallel_size(scenario: Scenario, gpus: int) -> int:

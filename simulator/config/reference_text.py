@@ -109,4 +109,34 @@ MEANINGS = {
     "noise.nic_faults[].steps": "faulty steps (default: to the end of the run)",
     "description": "free text kept with the scenario",
     "calibration": "a calibration overlay (`clustersim calibrate -o`), relative to the scenario file",
+    "training.gradient_compression.method": "compress the data-parallel gradients: `topk` "
+                                            "(values and int32 indices, all-gathered), `powersgd` "
+                                            "(rank-r P and Q all-reduced), `int8` or `1bit` "
+                                            "(quantised all-to-all and all-gather); docs/what_ifs.md",
+    "training.gradient_compression.ratio": "`topk`: share of gradient elements sent",
+    "training.gradient_compression.rank": "`powersgd`: approximation rank r",
+    "training.gradient_compression.min_compression_rate": "`powersgd`: a matrix a x b is compressed "
+                                                          "only if (a + b) r x this < a b (PyTorch's hook)",
+    "training.gradient_compression.error_feedback": "keep the compression error and add it to the "
+                                                    "next step's gradient (a buffer in memory)",
+    "training.sync_every": "local SGD / DiLoCo: reduce over data parallelism (and run the outer "
+                           "optimizer) once every K steps; needs zero_stage 0",
+    "training.data_loader.sample_bytes": "bytes read from storage per sample",
+    "training.data_loader.storage_Bps": "storage read bandwidth of one server (B/s), shared by its "
+                                        "data-parallel replicas",
+    "training.data_loader.request_latency_s": "latency of one storage request (one per sample)",
+    "training.data_loader.cpu_s_per_sample": "CPU preprocessing of one sample by one worker",
+    "training.data_loader.workers": "loader worker processes per data-parallel replica",
+    "training.data_loader.prefetch_batches": "batches the loader may hold ready ahead of the step",
+    "training.data_loader.jitter_sigma": "lognormal spread of each batch's load time (discrete-event "
+                                         "engine)",
+    "cluster.sites.count": "sites the cluster spans: the servers split into this many sites, each "
+                           "holding dp / count whole replicas (data parallelism across sites, the "
+                           "rest inside a site); docs/what_ifs.md",
+    "cluster.sites.wan.bandwidth_Bps": "each site's WAN uplink, each way (B/s)",
+    "cluster.sites.wan.latency_s": "one-way latency between sites",
+    "cluster.sites.wan.loss": "packet loss: TCP reaches at most streams x MSS sqrt(3/2) / (RTT "
+                              "sqrt(loss)) (Mathis et al. 1997)",
+    "cluster.sites.wan.streams": "parallel TCP connections over the WAN",
+    "cluster.sites.wan.jitter_sigma": "lognormal spread of each WAN transfer (discrete-event engine)",
 }

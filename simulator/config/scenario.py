@@ -13,7 +13,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
+from simulator.config.multisite import SitesConfig
 from simulator.config.stack import DEFAULT_STACK, StackProfile
+from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
@@ -75,6 +77,7 @@ class ClusterConfig(_Section):
     nodes: Count = 1
     gpus_per_node: Count | None = None
     fabric: FabricConfig = FabricConfig()
+    sites: SitesConfig | None = None   # a cluster spanning sites joined by WAN (docs/what_ifs.md)
 
 
 class ModelConfig(_Section):
@@ -112,6 +115,9 @@ class TrainingConfig(_Section):
     dtype: Dtype = Dtype.BF16
     attention: AttentionKernel = AttentionKernel.FLASH
     stack: StackProfile | str = DEFAULT_STACK   # resolved to a profile by the loader
+    gradient_compression: GradientCompressionConfig | None = None   # docs/what_ifs.md
+    sync_every: SyncEvery = 1
+    data_loader: DataLoaderConfig | None = None
 
     @field_validator("dtype")
     @classmethod

@@ -13,6 +13,8 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from simulator.config.loader import scenario_stack
@@ -21,6 +23,8 @@ from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
+from simulator.engine import training_what_ifs as what_ifs
+from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
@@ -59,11 +63,25 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
                         finish + np.array(last_bucket_times(ctx, syncs)))
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
+    if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
+        dp_exposed += max(kernels)
     fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
     step = pipe + dp_exposed + fixed
     sharding = _sharding_totals(ctx, sharded)
+    if what_ifs.active(ctx):
+        return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
+                               bubble, sharding, syncs)
     return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
+
+
+def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding, syncs) -> StepResult:
+    """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
+    the input stall counts in the step, its figures in ``what_if``."""
+    parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages), syncs)
+    result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
+                     (parts.dp_exposed, sharding[1]), parts.fixed)
+    return replace(result, what_if=notes)
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:

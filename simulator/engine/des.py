@@ -43,6 +43,8 @@ import simpy
 from simulator.config.checks import data_parallel_size
 from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
+from simulator.engine import des_what_ifs
+from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
@@ -78,16 +80,28 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     if not fast:
         check_event_budget(scenario, collectives, steps)
     base, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
-    parts = []
-    for block in source.blocks(steps):
+
+    def run(chosen: StepPlan | list[StepPlan], block) -> np.ndarray:
+        """A block's steps on one plan, or (event replay) on one plan per step."""
         if fast:
-            parts.append(step_times(ctx, plan, block))
-        else:
-            parts.append([_one_step(ctx, plan, routes, block.step(i), contention)
-                          for i in range(block.steps)])
-    times = np.concatenate(parts)
-    engine = f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
-    return check_result(replace(_with_times(base, times), engine=engine), analytical=False)
+            return step_times(ctx, chosen, block)
+        plans = chosen if isinstance(chosen, list) else [chosen] * block.steps
+        return np.array([_one_step(ctx, plans[i], routes, block.step(i), contention)
+                         for i in range(block.steps)])
+
+    if what_ifs.active(ctx):
+        seed = sim.seed if seed is None else seed
+        times, notes = des_what_ifs.step_times(ctx, base, plan, source, steps, run, fast, seed)
+        result = _with_times(base, times, mean=ctx.scenario.training.sync_every > 1)
+        return check_result(replace(result, engine=_engine_name(sim, contention), what_if=notes),
+                            analytical=False)
+    times = np.concatenate([run(plan, block) for block in source.blocks(steps)])
+    return check_result(replace(_with_times(base, times), engine=_engine_name(sim, contention)),
+                        analytical=False)
+
+
+def _engine_name(sim, contention: bool) -> str:
+    return f"des ({Fidelity(sim.fidelity).value}{', contention' if contention else ''})"
 
 
 MAX_TASK_EVENTS = 50_000_000
@@ -126,16 +140,18 @@ def _prepare(scenario: Scenario, collectives: CollectiveModel, seed: int | None,
     return base, ctx, plan, routes, source
 
 
-def _with_times(base: StepResult, times: np.ndarray) -> StepResult:
-    """``base`` rescaled to the median simulated step, with the distribution attached."""
+def _with_times(base: StepResult, times: np.ndarray, mean: bool = False) -> StepResult:
+    """``base`` rescaled to the median simulated step (``mean``: the mean step, for periodic
+    steps), with the distribution attached."""
     p50, p95, p99 = (float(x) for x in np.percentile(times, [50, 95, 99]))
-    scale = base.step_time_s / p50
-    return replace(base, step_time_s=p50, step_time_p50_s=p50, step_time_p95_s=p95,
+    centre = float(times.mean()) if mean else p50
+    scale = base.step_time_s / centre
+    return replace(base, step_time_s=centre, step_time_p50_s=p50, step_time_p95_s=p95,
                    step_time_p99_s=p99, tokens_per_s=base.tokens_per_s * scale,
                    model_flops_per_gpu=base.model_flops_per_gpu * scale,
                    hardware_flops_per_gpu=base.hardware_flops_per_gpu * scale,
                    mfu=base.mfu * scale, step_times_s=times.tolist(),
-                   contention_and_noise_s=p50 - base.step_time_s)
+                   contention_and_noise_s=centre - base.step_time_s)
 
 
 def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, noise: StepNoise,
@@ -434,13 +450,16 @@ def timeline(scenario: Scenario, collectives: CollectiveModel, seed: int | None 
     ``comm``; kinds are forward, backward, send, dp (the stage's gradient synchronisation,
     ``bytes`` the gradients of one GPU), optimizer and, when replayed, the in-layer
     collectives that span servers (tp, cp, ep; a forward or backward task then spans its
-    compute segments and those collectives).
+    compute segments and those collectives). With ``sync_every`` or ``cluster.sites`` the
+    step shown synchronises (the outer optimizer and the WAN ring in the optimizer row).
     """
     import pandas as pd
 
     contention = scenario.simulate.contention if contention is None else contention
     check_event_budget(scenario, collectives, 1)
-    _, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    base, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    if what_ifs.active(ctx):
+        plan = des_what_ifs.sync_step_plan(base, plan, ctx.scenario.training.sync_every)
     log: list = []
     _one_step(ctx, plan, routes, next(source.blocks(1)), contention, log)
     return pd.DataFrame(log, columns=list(TIMELINE_COLUMNS))

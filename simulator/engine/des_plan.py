@@ -20,6 +20,7 @@ from simulator.collectives.concurrent import merge_schedules
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.cost.layer import layer_cost
+from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
@@ -99,6 +100,8 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
     fixed = base.optimizer_s + first_param_bucket_time(ctx)
+    if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
+        fixed += max(kernels)
     sharding, sharding_replays = _sharding(ctx, forward, backward, in_layer) if contention else ((), None)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,

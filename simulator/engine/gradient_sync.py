@@ -13,6 +13,8 @@ are priced separately; where they still collide, the discrete-event engine finds
   ``overlap_param_gather`` the all-gather runs bucket by bucket during the next step's
   forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``).
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
+- A cluster across sites (``cluster.sites``): the reduction inside each site here, the
+  WAN ring between sites in :mod:`simulator.engine.training_what_ifs`.
 
 Gradients are reduced in the stack's ``grad_reduce_dtype`` (Megatron-LM reduces in fp32
 under bf16 by default, ``accumulate_allreduce_grads_in_fp32``); weights are gathered in
@@ -29,32 +31,42 @@ from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
+from simulator.topology.multisite import split_by_site
 from simulator.workload.memory import layer_split, stage_parameters
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     """Per stage, the collectives that synchronise its gradients at the end of a step."""
     par, layout = ctx.scenario.parallelism, ctx.layout
-    if layout.dp == 1 or par.zero_stage == 3:
+    sites = ctx.scenario.cluster.sites
+    if layout.dp == 1 or par.zero_stage == 3 or (sites is not None and layout.dp == sites.count):
         return [[] for _ in range(layout.pp)]
     sizes = _stage_sizes(ctx)
+    compressed = stage_compressions(ctx)
     price = ctx.collectives.concurrent_terms
     out = []
     for stage, (grad_bytes, param_bytes) in enumerate(sizes):
         key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
+        if sites is not None:       # the reduction inside each site; the WAN part: local_sgd
+            key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
+        reduce = list(compressed[stage].plan.collectives) if compressed else None
         out.append([PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op),
                                                   key=key))
-                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes)])
+                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes, reduce)])
     return out
 
 
-def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float) -> list[tuple[Op, float]]:
+def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float,
+                     reduce: list[tuple[Op, float]] | None = None) -> list[tuple[Op, float]]:
+    """The stage's collectives; ``reduce`` (a compressor's, :mod:`simulator.engine.compressed_sync`)
+    replaces the gradient reduction."""
     if ctx.scenario.parallelism.zero_stage == 0:
-        return [(Op.ALL_REDUCE, grad_bytes)]
+        return reduce or [(Op.ALL_REDUCE, grad_bytes)]
     if scenario_stack(ctx.scenario).data_parallel.overlap_param_gather:
-        return [(Op.REDUCE_SCATTER, grad_bytes)]
-    return [(Op.REDUCE_SCATTER, grad_bytes), (Op.ALL_GATHER, param_bytes)]
+        return reduce or [(Op.REDUCE_SCATTER, grad_bytes)]
+    return (reduce or [(Op.REDUCE_SCATTER, grad_bytes)]) + [(Op.ALL_GATHER, param_bytes)]
 
 
 def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
@@ -73,9 +85,21 @@ def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
     return out
 
 
+def replica_gradient_bytes(ctx: Context) -> float:
+    """Gradient bytes (reduce dtype) of one whole replica: every stage's, times the tensor-
+    and context-parallel groups of a stage (each reduces its own shard)."""
+    per_stage = ctx.layout.tp * ctx.layout.cp
+    return float(sum(grad for grad, _ in _stage_sizes(ctx))) * per_stage
+
+
 def _stage_groups(layout, stage: int):
     """The stage's data-parallel groups, listed only on a cache miss of the cost model."""
     return lambda: layout.stage_dp_groups(stage)
+
+
+def _site_groups(layout, stage: int, count: int):
+    """The stage's data-parallel groups cut by site (``cluster.sites``), listed on a cache miss."""
+    return lambda: [part for group in layout.stage_dp_groups(stage) for part in split_by_site(group, count)]
 
 
 def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
@@ -90,6 +114,8 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
+        return compressed_tails(ctx, syncs, bucket)
     return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
                 if c.op != Op.ALL_GATHER)
             for stage in syncs]

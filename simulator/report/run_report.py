@@ -6,6 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from simulator.report.what_if_report import stall_seconds, what_if_table
 from simulator.results import StepResult
 from simulator.units import format_bytes
 
@@ -14,6 +15,8 @@ def run_report(result: StepResult, with_warnings: bool = True) -> Group:
     """Headline numbers, the time and memory breakdowns, then (``with_warnings``) one line
     per warning (:func:`warning_lines`; the CLI prints those unwrapped itself)."""
     parts = [_headline(result), _time_table(result), _memory_table(result)]
+    if (extra := what_if_table(result)) is not None:
+        parts.append(extra)
     return Group(*parts, *(warning_lines(result) if with_warnings else []))
 
 
@@ -69,6 +72,8 @@ def _time_table(r: StepResult) -> Table:
     row("pipeline bubble", r.bubble_s)
     row("data-parallel reduction, exposed", r.dp_comm_exposed_s)
     row("optimizer", r.optimizer_s)
+    if stall_seconds(r) > 0:
+        row("waiting for input (data loader)", stall_seconds(r))
     if r.step_times_s:
         row("contention and noise (DES median - analytical)", r.contention_and_noise_s)
     return table

@@ -56,9 +56,12 @@ class StepResult:
     contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
     engine: str = "analytical"            # or "des (fidelity[, contention])"
     calibration: str = ""                 # calibration overlay file(s) in force, "" for none
+    what_if: dict[str, float] = field(default_factory=dict)   # training what-ifs' figures (docs/what_ifs.md)
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
         data = asdict(self)
         data["stages"] = [asdict(s) for s in self.stages]
+        if not self.what_if:
+            del data["what_if"]
         return data

@@ -6,8 +6,9 @@ names the key or the number behind it:
 
 - the step does not fit in the GPU's memory (by how much, on which stage, what dominates);
 - keys only the discrete-event engine reads (``noise``, ``simulate.fidelity``,
-  ``simulate.contention``, ``simulate.steps``, ``simulate.seed``) set while the analytical
-  engine ran;
+  ``simulate.contention``, ``simulate.steps``, ``simulate.seed``, the what-ifs' jitter
+  ``training.data_loader.jitter_sigma`` and ``cluster.sites.wan.jitter_sigma``) set while
+  the analytical engine ran;
 - a discrete-event run of several steps whose steps are all identical (no noise: the
   percentiles say nothing);
 - a layout Megatron-LM would refuse (megatron/training/arguments.py, ``validate_args``:
@@ -59,10 +60,22 @@ def des_only_warnings(scenario: Scenario) -> list[str]:
     keys = _changed(scenario.simulate, SimulateConfig(), "simulate", DES_ONLY_SIMULATE)
     noise_keys = [k for k in type(scenario.noise).model_fields if k not in ENGINE_NEUTRAL_NOISE]
     keys += _changed(scenario.noise, NoiseConfig(), "noise", noise_keys)
+    keys += _what_if_jitter(scenario)
     if not keys:
         return []
     return [f"the analytical engine ignores {', '.join(keys)}: only the discrete-event engine "
             "reads them (run with --engine des or simulate.engine: des)"]
+
+
+def _what_if_jitter(scenario: Scenario) -> list[str]:
+    """The training what-ifs' jitter keys that are set (docs/what_ifs.md)."""
+    training, sites = scenario.training, scenario.cluster.sites
+    out = []
+    if training is not None and training.data_loader is not None and training.data_loader.jitter_sigma > 0:
+        out.append(f"training.data_loader.jitter_sigma ({training.data_loader.jitter_sigma:g})")
+    if sites is not None and sites.wan.jitter_sigma > 0:
+        out.append(f"cluster.sites.wan.jitter_sigma ({sites.wan.jitter_sigma:g})")
+    return out
 
 
 def _changed(section, default, prefix: str, names) -> list[str]:

@@ -46,6 +46,7 @@ from simulator.config.stack import DEFAULT_STACK, ReduceDtype, SelectiveRecomput
 from simulator.workload.params import layer_parameters, non_expert_parameters
 from simulator.workload.saved_activations import op_sac_bytes_per_layer
 from simulator.workload.unsharded import unsharded_bytes
+from simulator.workload.whatif_memory import what_if_buffers
 
 BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
 
@@ -196,6 +197,7 @@ class MemoryBreakdown:
     cuda_context: float = 0.0
     nccl_buffers: float = 0.0
     fragmentation: float = 0.0
+    what_if: tuple[tuple[str, float], ...] = ()   # parts the training what-ifs add (by name)
 
     @property
     def total(self) -> float:
@@ -207,7 +209,7 @@ class MemoryBreakdown:
         return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
                 "activations": self.activations, "workspace": self.workspace,
                 "cuda_context": self.cuda_context, "nccl_buffers": self.nccl_buffers,
-                "fragmentation": self.fragmentation}
+                "fragmentation": self.fragmentation, **dict(self.what_if)}
 
 
 def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
@@ -347,7 +349,21 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
                                               microbatches)
         weights, grads = weights + gathered, grads + unreduced
     parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
-    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts)
+    buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
+    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, buffers)
+
+
+def _what_if(model, training, par, layers, first, last, dp, params,
+             stack: StackProfile | None = None) -> tuple[tuple[str, float], ...]:
+    """The training what-ifs' buffers (:mod:`simulator.workload.whatif_memory`); () without."""
+    if (training.gradient_compression is None and training.sync_every == 1) or dp == 1:
+        return ()
+    if stack is None:
+        stack = training.stack if isinstance(training.stack, StackProfile) else HardwareLibrary().stack(
+            training.stack or DEFAULT_STACK)
+    g = float(stack.data_parallel.grad_reduce_dtype.nbytes(Dtype(training.dtype)))
+    return what_if_buffers(model, training, par, layers, first, last, dp, params, g,
+                           stack.data_parallel.bucket_bytes)
 
 
 def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:

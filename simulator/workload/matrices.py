@@ -1,0 +1,51 @@
+"""The weight matrices one GPU of a pipeline stage holds, by shape: what PowerSGD compresses.
+
+Shapes are (rows, columns) of each GPU's shard under tensor parallelism ``t`` (Megatron:
+column-parallel QKV and fc1 split their output, row-parallel projections their input),
+with hidden ``h``, FFN width ``f``, KV width ``k d`` and vocabulary ``V``:
+
+- GPT: QKV ``h x (h + 2 k d)/t``, attention output ``h/t x h``, fc1 ``h x f/t``, fc2 ``f/t x h``;
+- Llama: wq ``h x h/t``, wk and wv ``h x k d/t``, wo ``h/t x h``, w1 and w3 ``h x f/t``,
+  w2 ``f/t x h``;
+- MoE: each of the GPU's ``E / ep`` experts holds the MLP matrices;
+- the word embedding ``V/t x h`` on the first stage, the output layer on the last
+  (as :func:`simulator.workload.memory.stage_parameters` counts them).
+
+Biases, norms, the router and GPT's learned positions are vectors (or kept uncompressed)
+and are the rest of :func:`~simulator.workload.memory.stage_parameters`.
+"""
+
+from __future__ import annotations
+
+from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig
+
+
+def layer_matrices(model: ModelConfig, tp: int, ep: int) -> list[tuple[float, float, float]]:
+    """(rows, columns, count) of the weight matrices of one layer on one GPU."""
+    h, f = model.hidden, model.ffn_hidden
+    kv = model.kv_heads * (h // model.heads)
+    experts = model.experts / ep if model.experts > 1 else 1
+    if model.mlp == Mlp.GELU:
+        attention = [(h, (h + 2 * kv) / tp, 1), (h / tp, h, 1)]
+        mlp = [(h, f / tp, experts), (f / tp, h, experts)]
+    else:
+        attention = [(h, h / tp, 1), (h, kv / tp, 2), (h / tp, h, 1)]
+        mlp = [(h, f / tp, 2 * experts), (f / tp, h, experts)]
+    return attention + mlp
+
+
+def stage_matrices(model: ModelConfig, par: ParallelismConfig, layers: int, first: bool,
+                   last: bool) -> list[tuple[float, float, float]]:
+    """(rows, columns, count) of every weight matrix one GPU of the stage holds."""
+    out = [(r, c, n * layers) for r, c, n in layer_matrices(model, par.tp, par.ep)] if layers else []
+    embedding = (model.vocab / par.tp, model.hidden)
+    if first:
+        out.append((*embedding, 1))
+    if last and not (first and model.mlp == Mlp.GELU):
+        out.append((*embedding, 1))
+    return out
+
+
+def matrix_elements(matrices: list[tuple[float, float, float]]) -> float:
+    """Elements of the matrices: sum of rows x columns x count."""
+    return float(sum(r * c * n for r, c, n in matrices))
