@@ -23,6 +23,8 @@ class ResolvedCluster:
     nodes, gpus_per_node, nics_per_node : counts actually used.
     fabric : the scenario's fabric section (topology, oversubscription, radix...).
     protocols : NCCL-style protocol constants.
+    gpu_link : the link between a GPU and its host where it is not ``pcie_link``
+        (NVLink-C2C on Grace Hopper), else None.
     """
 
     node: NodeSpec
@@ -35,6 +37,7 @@ class ResolvedCluster:
     nics_per_node: int
     fabric: FabricConfig
     protocols: ProtocolTable
+    gpu_link: LinkSpec | None = None
 
     @property
     def gpus(self) -> int:
@@ -61,13 +64,16 @@ def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedClu
     nics = cfg.fabric.nics_per_node
     if nics is None:
         nics = min(node.nics, gpus_per_node)
-    if cfg.nodes > 1 and nics == 0:
+    if cfg.nodes > 1 and nics == 0 and not cfg.fabric.chip_torus:
         raise ConfigError(
             f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; set cluster.fabric.nics_per_node",
             key="cluster.nodes",
         )
+    gpu_link = None
+    if node.pcie.gpu_link is not None:
+        gpu_link = _named(library.link, node.pcie.gpu_link, "cluster.node.pcie.gpu_link")
     return ResolvedCluster(node, gpu, intra, pcie, nic, cfg.nodes, gpus_per_node, nics,
-                           cfg.fabric, library.protocols())
+                           cfg.fabric, library.protocols(), gpu_link)
 
 
 def _resolve_node(node: str | NodeSpec, library: HardwareLibrary) -> NodeSpec:
