@@ -191,8 +191,10 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
 
 
 def simulate_point(point: ScalePoint, library: HardwareLibrary,
-                   run: EngineChoice | None = None) -> dict[str, Any]:
-    """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``."""
+                   run: EngineChoice | None = None,
+                   fields: Callable[[StepResult], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``;
+    ``fields`` picks the result's columns (default: the :data:`COLUMNS` it holds)."""
     row = {"gpus": point.gpus, "nodes": point.nodes, "dp": point.dp,
            "global_batch": point.global_batch, "status": point.reason}
     if point.mapping is None:
@@ -206,7 +208,7 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary,
         return {**row, "status": _reason(infeasible_error(exc, scenario))}
     except ConfigError as exc:
         return {**row, "status": _reason(exc)}
-    return {**row, **_result_fields(result), "status": OK}
+    return {**row, **(fields or _result_fields)(result), "status": OK}
 
 
 def _simulate(scenario: Scenario, collectives, run: EngineChoice) -> StepResult:
