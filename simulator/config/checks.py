@@ -20,6 +20,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
     _check_schedule(scenario, dp)
+    _check_parameter_server(scenario, cluster)
 
 
 def data_parallel_size(scenario: Scenario, gpus: int) -> int:
@@ -58,6 +59,20 @@ def _check_chip_torus(fabric, cluster: ResolvedCluster) -> None:
     if cluster.gpus_per_node != 1:
         raise ConfigError(f"a chip-level torus needs one chip per node (cluster.nodes counts "
                           f"chips), not {cluster.gpus_per_node}", key="cluster.fabric.chip_torus")
+
+
+def _check_parameter_server(scenario: Scenario, cluster: ResolvedCluster) -> None:
+    """``training.sync: async`` and the ``parameter_server`` section come together."""
+    ps, sync = scenario.parameter_server, scenario.training.sync.value
+    if sync == "async" and ps is None:
+        raise ConfigError("training.sync: async needs a parameter_server section (servers, "
+                          "placement, bandwidth_GBps, staleness)", key="parameter_server")
+    if sync != "async" and ps is not None:
+        raise ConfigError("parameter servers serve only training.sync: async; set it or remove "
+                          "this section", key="parameter_server")
+    if ps is not None and ps.placement.value == "colocated" and ps.servers > cluster.nodes:
+        raise ConfigError(f"{ps.servers} colocated servers need as many nodes; the cluster has "
+                          f"{cluster.nodes}", key="parameter_server.servers")
 
 
 def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:

@@ -57,6 +57,9 @@ MEANINGS = {
                           "Megatron-LM 2021)",
     "training.stack": "the training stack: a profile in `hardware_specs/stacks/`, or a mapping "
                       "`{base: NAME, <section>: {...}}` that overrides fields (docs/stacks.md)",
+    "training.sync": "`sync` (a gradient reduction every step) or `async` (parameter servers: "
+                     "each replica pushes gradients and pulls parameters on its own; needs "
+                     "`parameter_server`)",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",
@@ -111,5 +114,12 @@ MEANINGS = {
     "noise.nic_faults[].start_step": "first faulty step (0-based)",
     "noise.nic_faults[].steps": "faulty steps (default: to the end of the run)",
     "description": "free text kept with the scenario",
+    "parameter_server.servers": "parameter-server shards; each serves 1/servers of the parameters",
+    "parameter_server.placement": "`dedicated` (own hosts, one fabric port each) or `colocated` "
+                                  "(on the first `servers` training nodes, all their NICs)",
+    "parameter_server.bandwidth_GBps": "each server's bandwidth per direction, GB/s (default by "
+                                       "placement)",
+    "parameter_server.staleness": "bound s: a replica runs at most s iterations ahead of the "
+                                  "slowest (0: bulk synchronous)",
     "calibration": "a calibration overlay (`clustersim calibrate -o`), relative to the scenario file",
 }

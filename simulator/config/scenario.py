@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
+from simulator.config.parameter_server import ParameterServerConfig, SyncMode
 from simulator.config.stack import DEFAULT_STACK, StackProfile
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
@@ -113,6 +114,7 @@ class TrainingConfig(_Section):
     dtype: Dtype = Dtype.BF16
     attention: AttentionKernel = AttentionKernel.FLASH
     stack: StackProfile | str = DEFAULT_STACK   # resolved to a profile by the loader
+    sync: SyncMode = SyncMode.SYNC   # async: parameter servers (the parameter_server section)
 
     @field_validator("dtype")
     @classmethod
@@ -309,6 +311,8 @@ class Scenario(_Section):
     description: str = ""
     calibration: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     """A calibration overlay (``clustersim calibrate -o``), relative to the scenario file."""
+    parameter_server: ParameterServerConfig | None = None
+    """Parameter servers of ``training.sync: async`` (:mod:`simulator.config.parameter_server`)."""
 
     @model_validator(mode="after")
     def _stack_defaults(self) -> Scenario:

@@ -56,9 +56,12 @@ class StepResult:
     contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
     engine: str = "analytical"            # or "des (fidelity[, contention])"
     calibration: str = ""                 # calibration overlay file(s) in force, "" for none
+    parameter_server: dict = field(default_factory=dict)   # training.sync: async figures, else {}
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
         data = asdict(self)
         data["stages"] = [asdict(s) for s in self.stages]
+        if not data["parameter_server"]:      # synchronous training: nothing to add
+            del data["parameter_server"]
         return data

@@ -212,6 +212,12 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary,
 
 
 def _simulate(scenario: Scenario, collectives, run: EngineChoice) -> StepResult:
+    if scenario.training.sync.value == "async":
+        from simulator.engine.async_ps import analytical_step, simulate_async_des
+
+        if run.engine == "des":
+            return simulate_async_des(scenario, collectives, run.steps, run.seed)
+        return analytical_step(scenario, collectives)
     if run.engine == "des":
         from simulator.engine.des import simulate_steps_des
 
