@@ -148,7 +148,9 @@ def simulate_async_des(scenario: Scenario, collectives: CollectiveModel, steps: 
             "sync_allreduce_step_s": float(np.mean(np.concatenate(synced))),
             "bulk_synchronous_round_s": bsp.round_s}
     engine = "des (async parameter servers)"
-    return check_result(replace(result, parameter_server=info, engine=engine), analytical=False)
+    result = replace(result, parameter_server=info, engine=engine,
+                     contention_and_noise_s=bounded.round_s - cost.period_s)
+    return check_result(result, analytical=False)
 
 
 @dataclass(frozen=True)
