@@ -3,6 +3,7 @@ their closed forms (simulator/collectives/torus.py) and Google's 4,096-chip figu
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -151,3 +152,20 @@ def test_check_names_the_chip_torus(tmp_path, capsys):
         "topology": "torus", "torus_dims": [4, 4, 4], "chip_torus": True}}}))
     assert main(["check", str(path)]) == 0
     assert "chip-level torus 4x4x4, 6 x ici-v4 per chip" in " ".join(capsys.readouterr().out.split())
+
+
+def test_tpu_nodes_without_a_torus_are_told_how(tmp_path, capsys):
+    code, err = _check(tmp_path, capsys, {"node": "tpu-v4-chip", "nodes": 8})
+    assert code == 2
+    assert err.endswith("cluster.nodes: 8 nodes need NICs but node 'tpu-v4-chip' has none; its "
+                        "chips link directly: set cluster.fabric.topology: torus and chip_torus: true")
+
+
+def test_init_writes_a_chip_torus_for_tpu_nodes(tmp_path, capsys):
+    path = tmp_path / "tpu.yaml"
+    assert main(["init", "-o", str(path), "--node", "tpu-v4-chip", "--nodes", "64"]) == 0
+    fabric = yaml.safe_load(path.read_text())["cluster"]["fabric"]
+    assert fabric == {"topology": "torus", "chip_torus": True}
+    capsys.readouterr()
+    assert main(["run", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpus"] == 64

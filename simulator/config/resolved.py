@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.config.hardware import GpuSpec, IntraFabricKind, LinkSpec, NodeSpec, ProtocolTable
+from simulator.config.hardware import (
+    GpuSpec,
+    IntraFabricKind,
+    LinkKind,
+    LinkSpec,
+    NodeSpec,
+    ProtocolTable,
+)
 from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import ClusterConfig, FabricConfig
 from simulator.errors import ConfigError
@@ -65,10 +72,10 @@ def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedClu
     if nics is None:
         nics = min(node.nics, gpus_per_node)
     if cfg.nodes > 1 and nics == 0 and not cfg.fabric.chip_torus:
-        raise ConfigError(
-            f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; set cluster.fabric.nics_per_node",
-            key="cluster.nodes",
-        )
+        fix = ("its chips link directly: set cluster.fabric.topology: torus and chip_torus: true"
+               if nic.kind == LinkKind.ICI else "set cluster.fabric.nics_per_node")
+        raise ConfigError(f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; {fix}",
+                          key="cluster.nodes")
     gpu_link = None
     if node.pcie.gpu_link is not None:
         gpu_link = _named(library.link, node.pcie.gpu_link, "cluster.node.pcie.gpu_link")
