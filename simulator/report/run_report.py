@@ -29,7 +29,8 @@ def _headline(r: StepResult) -> Table:
         ("step time", f"{r.step_time_s:.3f} s"),
         *([("step time p50 / p95 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p95_s:.3f} / "
                                            f"{r.step_time_p99_s:.3f} s "
-                                     f"over {len(r.step_times_s)} steps")]
+                                     f"over {len(r.step_times_s)} "
+                                     f"{'worker iterations' if r.parameter_server else 'steps'}")]
           if len(r.step_times_s) > 1 else []),
         ("tokens/s", f"{r.tokens_per_s:,.0f}"),
         ("model TFLOP/s per GPU", f"{r.model_flops_per_gpu / 1e12:.1f}"),
