@@ -12,14 +12,17 @@ import yaml
 
 from simulator.cli import main
 from simulator.collectives import Algorithm, Group, Op, build_schedule, whole_cluster
-from simulator.config import HardwareLibrary
+from simulator.config import HardwareLibrary, load_scenario
 from simulator.config.hardware import Protocol
 from simulator.cost import CollectiveModel
 from simulator.cost.network import NetworkCostModel
 from simulator.errors import InfeasibleError
+from simulator.sweep.scale import plan_points
+from simulator.topology.fabric import balanced_dims
 from simulator.topology.graph import VertexKind
 from conftest import make_cluster
 
+ROOT = Path(__file__).resolve().parents[1]
 ICI = HardwareLibrary().link("ici-v4")
 B = ICI.effective_Bps                 # one link, one direction: 45 GB/s
 NCCL = HardwareLibrary().protocols()
@@ -169,3 +172,20 @@ def test_init_writes_a_chip_torus_for_tpu_nodes(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpus"] == 64
+
+
+@pytest.mark.parametrize("n, d, dims", [(4096, 3, [16, 16, 16]), (2048, 3, [8, 16, 16]),
+                                        (1024, 3, [8, 8, 16]), (96, 3, [4, 4, 6]),
+                                        (12, 2, [3, 4]), (7, 3, [1, 1, 7])])
+def test_balanced_dims(n, d, dims):
+    assert balanced_dims(n, d) == dims
+
+
+def test_scaling_a_chip_torus_reshapes_it():
+    """clustersim scale / regress: a TPU pod at half and a quarter of its chips is a torus of
+    8x16x16 and 8x8x16 chips (a server torus keeps its shape and is refused elsewhere)."""
+    scenario = load_scenario(ROOT / "scenarios" / "llama3-70b-4096xTPUv4.yaml")
+    points = plan_points(scenario, [1024, 2048], False, HardwareLibrary())
+    assert [p.mapping["cluster"]["fabric"]["torus_dims"] for p in points] == [[8, 8, 16],
+                                                                             [8, 16, 16]]
+    assert [p.mapping["cluster"]["nodes"] for p in points] == [1024, 2048]

@@ -184,10 +184,23 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     batch = base["training"]["global_batch"]
     if weak:  # exact: a valid scenario's global_batch is a multiple of its dp
         batch = batch // base_dp * dp
-    mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes},
+    mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes,
+                                   **_chip_torus_shape(base["cluster"], nodes)},
                "parallelism": {**par, "dp": dp},
                "training": {**base["training"], "global_batch": batch}}
     return ScalePoint(gpus, nodes, dp, batch, mapping)
+
+
+def _chip_torus_shape(cluster: dict[str, Any], nodes: int) -> dict[str, Any]:
+    """A chip-level torus (TPU) at another chip count keeps its number of axes, reshaped as
+    evenly as the count allows (:func:`~simulator.topology.fabric.balanced_dims`); other
+    fabrics are kept as written."""
+    fabric = cluster.get("fabric") or {}
+    if not fabric.get("chip_torus") or not fabric.get("torus_dims"):
+        return {}
+    from simulator.topology.fabric import balanced_dims
+
+    return {"fabric": {**fabric, "torus_dims": balanced_dims(nodes, len(fabric["torus_dims"]))}}
 
 
 def simulate_point(point: ScalePoint, library: HardwareLibrary,

@@ -151,3 +151,18 @@ def _square_dims(n: int) -> list[int]:
     while n % a:
         a -= 1
     return [a, n // a]
+
+
+def balanced_dims(n: int, d: int) -> list[int]:
+    """The most balanced ``d``-dimensional factorisation of ``n``, ascending:
+    ``balanced_dims(2048, 3) -> [8, 16, 16]`` (each axis the largest divisor of what is left
+    not above its fair share, the ``k``-th root)."""
+    dims = []
+    for k in range(d, 1, -1):
+        a = max(int(round(n ** (1.0 / k))), 1)
+        while a > 1 and (n % a or a ** k > n):
+            a -= 1
+        dims.append(a)
+        n //= a
+    return sorted([*dims, n])
+
