@@ -15,8 +15,8 @@ import yaml
 from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario, scenario_from_mapping
 from simulator.engine.analytical import simulate_step
-from simulator.errors import ConfigError
 from simulator.engine.async_ps import AsyncCost, replay, simulate_async_des, simulate_async_step
+from simulator.errors import ConfigError
 from simulator.pipeline import run_scenario, session_from_scenario
 from simulator.workload.params import parameter_count
 

@@ -4,12 +4,12 @@ ways superchips are joined (one NVLink domain in DGX GH200, InfiniBand between s
 from __future__ import annotations
 
 import pytest
+from conftest import make_cluster
 
 from simulator.collectives import Op, whole_cluster
 from simulator.config import HardwareLibrary
 from simulator.cost import CollectiveModel
 from simulator.topology.graph import VertexKind
-from conftest import make_cluster
 
 LIB = HardwareLibrary()
 

@@ -12,9 +12,9 @@ import yaml
 from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario, scenario_from_mapping
 from simulator.engine.analytical import simulate_step
+from simulator.errors import UsageError
 from simulator.pipeline import session_from_scenario
 from simulator.sweep.latency import latency_sweep, parse_micro_batches, sample_latency
-from simulator.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOISY = ROOT / "scenarios" / "llama3-8b-microbatch-64xH100.yaml"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import make_cluster
 
 from simulator.cli import main
 from simulator.collectives import Algorithm, Group, Op, build_schedule, whole_cluster
@@ -20,7 +21,6 @@ from simulator.errors import InfeasibleError
 from simulator.sweep.scale import plan_points
 from simulator.topology.fabric import balanced_dims
 from simulator.topology.graph import VertexKind
-from conftest import make_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 ICI = HardwareLibrary().link("ici-v4")
@@ -79,7 +79,8 @@ def test_uneven_axes_follow_the_stage_formula():
     per_byte = steps = 0.0
     for j in range(3):
         held = [1 / 3 / np.prod([dims[a] for a in o[:j]]) for o in orders]
-        per_byte += max(h * (dims[o[j]] - 1) / (2 * dims[o[j]] * B) for h, o in zip(held, orders))
+        per_byte += max(h * (dims[o[j]] - 1) / (2 * dims[o[j]] * B)
+                        for h, o in zip(held, orders, strict=True))
         steps += max(dims[o[j]] - 1 for o in orders)
     terms = _simple(cluster, Op.ALL_REDUCE)
     assert terms.seconds_per_byte == pytest.approx(2 * per_byte, rel=1e-9)

@@ -104,8 +104,8 @@ def async_cost(scenario: Scenario, collectives: CollectiveModel, base: StepResul
         server = nic * (max(hw.nics_per_node, 1) if ps.placement.value == "colocated" else 1)
     shard = size / (par.tp * par.pp)
     per_server = size / ps.servers / server
-    return AsyncCost(data_parallel_size(scenario, base.gpus), ps.servers, ps.staleness, base.pipeline_s, shard / per_gpu, shard / per_gpu,
-                     per_server, per_server)
+    return AsyncCost(data_parallel_size(scenario, base.gpus), ps.servers, ps.staleness,
+                     base.pipeline_s, shard / per_gpu, shard / per_gpu, per_server, per_server)
 
 
 def simulate_async_step(scenario: Scenario, collectives: CollectiveModel) -> StepResult:
