@@ -368,6 +368,10 @@ from simulator.sweep.cli_search import search_command  # noqa: E402
 
 app.add_command(search_command)
 
+from simulator.sweep.cli_latency import latency  # noqa: E402
+
+app.add_command(latency)
+
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

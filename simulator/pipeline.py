@@ -152,6 +152,15 @@ def run_scenario(path: Path | str, engine: str | None = None,
     return replace(result, calibration=session.calibration) if session.calibration else result
 
 
+def _simulate_async(scenario, collectives, engine: str, steps: int | None, seed: int | None):
+    """``training.sync: async``: parameter servers (:mod:`simulator.engine.async_ps`)."""
+    from simulator.engine.async_ps import simulate_async_des, simulate_async_step
+
+    if engine != "des":
+        return simulate_async_step(scenario, collectives)
+    return simulate_async_des(scenario, collectives, steps, seed)
+
+
 def _simulate(session: ClusterSession, engine: str, steps: int | None, seed: int | None,
               show: bool, source: str):
     """One step (analytical) or the DES distribution; errors name ``source``."""
@@ -161,6 +170,8 @@ def _simulate(session: ClusterSession, engine: str, steps: int | None, seed: int
 
     scenario = session.scenario
     try:
+        if scenario.training.sync.value == "async":
+            return _simulate_async(scenario, session.collectives, engine, steps, seed)
         if engine != "des":
             return simulate_step(scenario, session.collectives)
         total = steps or scenario.simulate.steps

@@ -47,7 +47,8 @@ def test_node_references_resolve(name):
     """A node's GPU and every link it names exist in the library."""
     node = LIB.node(name)
     assert node.gpu in LIB.names("gpus")
-    linked = [node.pcie.link, node.nic_link, node.fabric.link, node.pcie.socket_link]
+    linked = [node.pcie.link, node.nic_link, node.fabric.link, node.pcie.socket_link,
+              node.pcie.gpu_link]
     for link in filter(None, linked):
         assert link in LIB.names("links"), f"{name}: unknown link {link}"
 

@@ -11,6 +11,7 @@ from simulator.collectives.hierarchical import hierarchical_schedule
 from simulator.collectives.nvls import nvls_schedule
 from simulator.collectives.ring import ring_schedule
 from simulator.collectives.schedule import Algorithm, Op, Schedule
+from simulator.collectives.torus import torus_schedule
 from simulator.collectives.tree import tree_schedule
 from simulator.errors import InfeasibleError
 
@@ -25,6 +26,7 @@ ALGORITHMS: dict[Algorithm, tuple[Builder, frozenset[Op]]] = {
     Algorithm.DIRECT: (direct_schedule, frozenset(Op)),
     Algorithm.HIERARCHICAL: (hierarchical_schedule, frozenset(_REDUCTIONS)),
     Algorithm.NVLS: (nvls_schedule, frozenset({Op.ALL_REDUCE})),
+    Algorithm.TORUS: (torus_schedule, frozenset(_REDUCTIONS)),
 }
 
 
@@ -49,17 +51,21 @@ def build_schedule(op: Op, algorithm: Algorithm, group: Group) -> Schedule:
 NCCL_ALGORITHMS = frozenset({Algorithm.RING, Algorithm.TREE, Algorithm.NVLS})
 """What NCCL itself runs for collectives (all-to-all and sendrecv are its direct p2p)."""
 
+AUTO_ALGORITHMS = NCCL_ALGORITHMS | {Algorithm.TORUS}
+"""What ``auto`` chooses among: NCCL's algorithms, and on a chip-level torus (TPU ICI) the
+torus algorithm, which XLA's collectives resemble; it refuses every other cluster at once."""
+
 
 def candidate_schedules(op: Op, group: Group) -> list[Schedule]:
     """Schedules ``auto`` chooses among: the ones NCCL would consider for ``op`` on ``group``.
 
     Like NCCL's tuner, auto picks among NCCL's own algorithms (ring, tree, NVLS;
-    direct peer-to-peer for all-to-all and sendrecv). Halving-doubling,
+    direct peer-to-peer for all-to-all and sendrecv), and torus on a chip-level torus. Halving-doubling,
     hierarchical and direct all-reduce are available by name for what-ifs.
     """
     schedules = []
     for algorithm, (_, ops) in ALGORITHMS.items():
-        native = algorithm in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+        native = algorithm in AUTO_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
         if op not in ops or not native:
             continue
         try:

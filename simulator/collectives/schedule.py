@@ -34,6 +34,7 @@ class Algorithm(StrEnum):
     DIRECT = "direct"
     HIERARCHICAL = "hierarchical"
     NVLS = "nvls"
+    TORUS = "torus"
 
 
 BUS_FACTOR = {

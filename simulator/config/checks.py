@@ -24,6 +24,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_schedule(scenario, dp)
     check_what_ifs(scenario)
     check_sites(scenario, cluster.gpus_per_node, dp)
+    _check_parameter_server(scenario, cluster)
 
 
 def data_parallel_size(scenario: Scenario, gpus: int) -> int:
@@ -43,6 +44,8 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
         raise ConfigError(
             f"{cluster.nics_per_node} NICs for {cluster.gpus_per_node} GPUs per server: GPUDirect "
             "servers attach at most two NICs per GPU to its PCIe switch", key="cluster.fabric.nics_per_node")
+    if fabric.chip_torus:
+        _check_chip_torus(fabric, cluster)
     if fabric.topology == TopologyKind.TORUS and fabric.torus_dims is not None:
         if len(fabric.torus_dims) not in (2, 3):
             raise ConfigError("expected 2 or 3 dimensions", key="cluster.fabric.torus_dims")
@@ -50,6 +53,30 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
             raise ConfigError(
                 f"{fabric.torus_dims} holds {prod(fabric.torus_dims)} nodes, not cluster.nodes "
                 f"({cluster.nodes})", key="cluster.fabric.torus_dims")
+
+
+def _check_chip_torus(fabric, cluster: ResolvedCluster) -> None:
+    """A chip-level torus joins chips, not servers: a torus of nodes holding one chip each."""
+    if fabric.topology != TopologyKind.TORUS:
+        raise ConfigError(f"a chip-level torus needs cluster.fabric.topology: torus, not "
+                          f"{fabric.topology.value}", key="cluster.fabric.chip_torus")
+    if cluster.gpus_per_node != 1:
+        raise ConfigError(f"a chip-level torus needs one chip per node (cluster.nodes counts "
+                          f"chips), not {cluster.gpus_per_node}", key="cluster.fabric.chip_torus")
+
+
+def _check_parameter_server(scenario: Scenario, cluster: ResolvedCluster) -> None:
+    """``training.sync: async`` and the ``parameter_server`` section come together."""
+    ps, sync = scenario.parameter_server, scenario.training.sync.value
+    if sync == "async" and ps is None:
+        raise ConfigError("training.sync: async needs a parameter_server section (servers, "
+                          "placement, bandwidth_GBps, staleness)", key="parameter_server")
+    if sync != "async" and ps is not None:
+        raise ConfigError("parameter servers serve only training.sync: async; set it or remove "
+                          "this section", key="parameter_server")
+    if ps is not None and ps.placement.value == "colocated" and ps.servers > cluster.nodes:
+        raise ConfigError(f"{ps.servers} colocated servers need as many nodes; the cluster has "
+                          f"{cluster.nodes}", key="parameter_server.servers")
 
 
 def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:

@@ -41,6 +41,8 @@ class LinkKind(StrEnum):
     INFINIBAND = "infiniband"
     ROCE = "roce"
     ETHERNET = "ethernet"
+    ICI = "ici"                    # TPU inter-chip interconnect: chip-to-chip torus links
+    C2C = "c2c"                    # NVLink-C2C: the Grace CPU to Hopper GPU link of one superchip
 
 
 class HwClass(StrEnum):
@@ -58,6 +60,8 @@ LINK_HW_CLASS = {
     LinkKind.INFINIBAND: HwClass.NET,
     LinkKind.ROCE: HwClass.NET,
     LinkKind.ETHERNET: HwClass.NET,
+    LinkKind.ICI: HwClass.NVLINK,  # a direct chip-to-chip link, no NIC: NVLink-class latencies
+    LinkKind.C2C: HwClass.PCI,     # it stands where a GPU's PCIe link to its host would be
 }
 
 
@@ -149,11 +153,13 @@ class GpuSpec(_Spec):
         return self
 
     def peak_flops(self, dtype: Dtype | str) -> float:
-        """Dense peak in FLOP/s at ``dtype`` (fp8 falls back to fp16 on GPUs without it)."""
+        """Dense peak in FLOP/s at ``dtype`` (a dtype the part lacks falls back to fp16, or bf16
+        on parts without fp16: TPU v4)."""
         dtype = Dtype(dtype)
         if dtype in self.peak_dense_tflops:
             return self.peak_dense_tflops[dtype] * TFLOPS
-        return self.peak_dense_tflops[Dtype.FP16] * TFLOPS
+        fallback = Dtype.FP16 if Dtype.FP16 in self.peak_dense_tflops else Dtype.BF16
+        return self.peak_dense_tflops[fallback] * TFLOPS
 
     @property
     def hbm_capacity_bytes(self) -> float:
@@ -219,6 +225,9 @@ class PcieSpec(BaseModel):
     gpus_per_switch: PositiveInt = 2
     sockets: PositiveInt = 2
     socket_link: str | None = None
+    gpu_link: str | None = None
+    """The link between each GPU and its PCIe switch or host, where it is not ``link``
+    (NVLink-C2C between Hopper and Grace on a GH200 superchip); None: ``link``."""
 
 
 class NodeSpec(_Spec):

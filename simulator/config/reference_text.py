@@ -35,6 +35,9 @@ MEANINGS = {
     "cluster.fabric.torus_dims": "torus shape, e.g. `[4, 4, 8]`; the product equals `cluster.nodes`",
     "cluster.fabric.pxn": "NCCL PXN: cross-rail sends hop over NVLink to the GPU next to the "
                           "destination rail's NIC",
+    "cluster.fabric.chip_torus": "with `topology: torus`: the torus joins chips, not servers (TPU "
+                                 "ICI: each chip's own 2 x d links); one chip per node, "
+                                 "`cluster.nodes` counts chips",
     "model.preset": "a published shape that fills the model keys; explicit keys override it",
     "model.layers": "transformer layers",
     "model.hidden": "hidden size",
@@ -54,6 +57,9 @@ MEANINGS = {
                           "Megatron-LM 2021)",
     "training.stack": "the training stack: a profile in `hardware_specs/stacks/`, or a mapping "
                       "`{base: NAME, <section>: {...}}` that overrides fields (docs/stacks.md)",
+    "training.sync": "`sync` (a gradient reduction every step) or `async` (parameter servers: "
+                     "each replica pushes gradients and pulls parameters on its own; needs "
+                     "`parameter_server`)",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",
@@ -108,6 +114,13 @@ MEANINGS = {
     "noise.nic_faults[].start_step": "first faulty step (0-based)",
     "noise.nic_faults[].steps": "faulty steps (default: to the end of the run)",
     "description": "free text kept with the scenario",
+    "parameter_server.servers": "parameter-server shards; each serves 1/servers of the parameters",
+    "parameter_server.placement": "`dedicated` (own hosts, one fabric port each) or `colocated` "
+                                  "(on the first `servers` training nodes, all their NICs)",
+    "parameter_server.bandwidth_GBps": "each server's bandwidth per direction, GB/s (default by "
+                                       "placement)",
+    "parameter_server.staleness": "bound s: a replica runs at most s iterations ahead of the "
+                                  "slowest (0: bulk synchronous)",
     "calibration": "a calibration overlay (`clustersim calibrate -o`), relative to the scenario file",
     "training.gradient_compression.method": "compress the data-parallel gradients: `topk` "
                                             "(values and int32 indices, all-gathered), `powersgd` "

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.config.hardware import GpuSpec, IntraFabricKind, LinkSpec, NodeSpec, ProtocolTable
+from simulator.config.hardware import (
+    GpuSpec,
+    IntraFabricKind,
+    LinkKind,
+    LinkSpec,
+    NodeSpec,
+    ProtocolTable,
+)
 from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import ClusterConfig, FabricConfig
 from simulator.errors import ConfigError
@@ -23,6 +30,8 @@ class ResolvedCluster:
     nodes, gpus_per_node, nics_per_node : counts actually used.
     fabric : the scenario's fabric section (topology, oversubscription, radix...).
     protocols : NCCL-style protocol constants.
+    gpu_link : the link between a GPU and its host where it is not ``pcie_link``
+        (NVLink-C2C on Grace Hopper), else None.
     """
 
     node: NodeSpec
@@ -35,6 +44,7 @@ class ResolvedCluster:
     nics_per_node: int
     fabric: FabricConfig
     protocols: ProtocolTable
+    gpu_link: LinkSpec | None = None
 
     @property
     def gpus(self) -> int:
@@ -61,13 +71,16 @@ def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedClu
     nics = cfg.fabric.nics_per_node
     if nics is None:
         nics = min(node.nics, gpus_per_node)
-    if cfg.nodes > 1 and nics == 0:
-        raise ConfigError(
-            f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; set cluster.fabric.nics_per_node",
-            key="cluster.nodes",
-        )
+    if cfg.nodes > 1 and nics == 0 and not cfg.fabric.chip_torus:
+        fix = ("its chips link directly: set cluster.fabric.topology: torus and chip_torus: true"
+               if nic.kind == LinkKind.ICI else "set cluster.fabric.nics_per_node")
+        raise ConfigError(f"{cfg.nodes} nodes need NICs but node '{node.name}' has none; {fix}",
+                          key="cluster.nodes")
+    gpu_link = None
+    if node.pcie.gpu_link is not None:
+        gpu_link = _named(library.link, node.pcie.gpu_link, "cluster.node.pcie.gpu_link")
     return ResolvedCluster(node, gpu, intra, pcie, nic, cfg.nodes, gpus_per_node, nics,
-                           cfg.fabric, library.protocols())
+                           cfg.fabric, library.protocols(), gpu_link)
 
 
 def _resolve_node(node: str | NodeSpec, library: HardwareLibrary) -> NodeSpec:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, mode
 
 from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.multisite import SitesConfig
+from simulator.config.parameter_server import ParameterServerConfig, SyncMode
 from simulator.config.stack import DEFAULT_STACK, StackProfile
 from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
@@ -70,6 +71,7 @@ class FabricConfig(_Section):
     tiers: Annotated[int, Strict(), Field(ge=2, le=3)] | None = None
     torus_dims: list[Count] | None = None
     pxn: Flag = False  # NCCL PXN: cross-rail sends hop over NVLink to the GPU at the peer's rail NIC
+    chip_torus: Flag = False  # torus of chips (TPU ICI): each chip's own links, one chip per node
 
 
 class ClusterConfig(_Section):
@@ -118,6 +120,7 @@ class TrainingConfig(_Section):
     gradient_compression: GradientCompressionConfig | None = None   # docs/what_ifs.md
     sync_every: SyncEvery = 1
     data_loader: DataLoaderConfig | None = None
+    sync: SyncMode = SyncMode.SYNC   # async: parameter servers (the parameter_server section)
 
     @field_validator("dtype")
     @classmethod
@@ -314,6 +317,8 @@ class Scenario(_Section):
     description: str = ""
     calibration: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     """A calibration overlay (``clustersim calibrate -o``), relative to the scenario file."""
+    parameter_server: ParameterServerConfig | None = None
+    """Parameter servers of ``training.sync: async`` (:mod:`simulator.config.parameter_server`)."""
 
     @model_validator(mode="after")
     def _stack_defaults(self) -> Scenario:

@@ -22,7 +22,7 @@ from simulator.collectives import (
     candidate_schedules,
 )
 from simulator.collectives.concurrent import merge_schedules
-from simulator.collectives.registry import NCCL_ALGORITHMS
+from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology.cluster import Cluster
@@ -129,7 +129,7 @@ class CollectiveModel:
         candidates = [algorithm] if algorithm else list(ALGORITHMS)
         terms = []
         for algo in candidates:
-            native = algo in NCCL_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+            native = algo in AUTO_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
             if algorithm is None and not native:
                 continue
             try:

@@ -58,6 +58,16 @@ def step_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
     return _synchronised(plan, noise, finish, arrive) + plan.optimizer_s
 
 
+def replica_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
+    """Seconds of each replica's pipeline alone, shape (k, dp): its stages' latest finish,
+    with no data-parallel synchronisation and no optimizer (asynchronous replicas,
+    :mod:`simulator.engine.async_ps`)."""
+    par, lay = ctx.scenario.parallelism, ctx.layout
+    order = _walk(par.schedule, lay.pp, ctx.microbatches, par.virtual_stages)
+    finish, _ = _pipeline(order, plan, noise, lay.pp)
+    return np.max(np.stack(finish), axis=0)
+
+
 def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int):
     """(finish, start of the last task) per stage, each (k, dp): the max-plus recurrence."""
     factor = np.moveaxis(noise.factor, 2, 0)                      # (pp, k, dp)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import product
 
 from simulator.config import HardwareLibrary, scenario_from_text
+from simulator.config.hardware import LinkKind
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, ParallelismConfig, Recompute, TrainingConfig
 from simulator.errors import ConfigError, UsageError
@@ -84,14 +85,16 @@ def starter_scenario(preset: str, node: str, nodes: int,
         raise UsageError(f"--node: {exc.message}") from None
     model = ModelConfig(preset=preset, **MODEL_PRESETS[preset])
     layout = choose_layout(model, spec.gpus, spec.gpus * nodes, capacity)
-    text = render(preset, node, nodes, spec.gpus, layout, capacity)
+    chips = library.link(spec.nic_link).kind == LinkKind.ICI    # TPU: a chip-level torus
+    text = render(preset, node, nodes, spec.gpus, layout, capacity, chips)
     scenario_from_text(text, "<starter>", library)      # it loads, or this is a bug
     return text, layout, capacity
 
 
 def render(preset: str, node: str, nodes: int, gpus_per_node: int, layout: Layout,
-           capacity: float) -> str:
-    """The commented YAML of the starter scenario."""
+           capacity: float, chip_torus: bool = False) -> str:
+    """The commented YAML of the starter scenario (``chip_torus``: a torus of the nodes'
+    chips over their own links, for TPU nodes)."""
     gib, gpus = 2**30, nodes * gpus_per_node
     fits = "fits" if layout.memory <= capacity else "does NOT fit: more nodes or pp/tp needed"
     lines = [
@@ -101,7 +104,11 @@ def render(preset: str, node: str, nodes: int, gpus_per_node: int, layout: Layou
         ("  node", node, "a node spec: `clustersim specs` lists them"),
         ("  nodes", nodes, ""),
         ("  fabric", "", ""),
-        ("    topology", "fat-tree", "fat-tree | rail-optimized | single-switch | torus"),
+        *([("    topology", "torus", "the chips' own ICI links, most square 2-D unless "
+                                    "torus_dims is given"),
+           ("    chip_torus", "true", "one chip per node: cluster.nodes counts chips")]
+          if chip_torus else
+          [("    topology", "fat-tree", "fat-tree | rail-optimized | single-switch | torus")]),
         ("model", "", ""),
         ("  preset", preset, "`clustersim presets` lists them; a key here overrides one"),
         ("training", "", ""),

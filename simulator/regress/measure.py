@@ -15,7 +15,7 @@ from typing import Any
 
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster, scenario_from_mapping
 from simulator.config.scenario import Engine
-from simulator.engine.analytical import simulate_step
+from simulator.engine.async_ps import analytical_step
 from simulator.errors import ConfigError
 from simulator.pipeline import load_with_calibration, session_from_scenario
 from simulator.regress.baseline import rounded
@@ -69,7 +69,7 @@ def load_for_regress(path: Path, library: HardwareLibrary) -> tuple[Scenario, Ha
 
 def measure(scenario: Scenario, library: HardwareLibrary, gpus: list[int]) -> Measured:
     """Predict the step of ``scenario`` and its strong-scaling curve at ``gpus``."""
-    result = simulate_step(scenario, session_from_scenario(scenario, library).collectives)
+    result = analytical_step(scenario, session_from_scenario(scenario, library).collectives)
     step = {name: rounded(getattr(result, name)) for name in STEP_METRICS}
     for dim, seconds in sorted(result.exposed_by_dimension.items()):
         step[f"exposed_{dim}_s"] = rounded(seconds)

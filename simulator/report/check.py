@@ -12,6 +12,7 @@ from rich.table import Table
 from simulator.config.checks import data_parallel_size
 from simulator.pipeline import ClusterSession
 from simulator.results import StepResult
+from simulator.topology.fabric import torus_dims
 from simulator.units import format_bytes
 from simulator.workload.params import active_parameter_count, parameter_count
 
@@ -19,6 +20,15 @@ from simulator.workload.params import active_parameter_count, parameter_count
 def verdict(result: StepResult | None) -> str:
     """``valid``, or ``does not fit`` when the step needs more memory than the GPU has."""
     return "valid" if result is None or result.fits_in_memory else "does not fit"
+
+
+def _fabric_fact(fabric, hw) -> str:
+    """The fabric line: ports per node and oversubscription, or a chip-level torus's shape."""
+    if fabric.chip_torus:
+        dims = "x".join(str(d) for d in torus_dims(fabric, hw.nodes))
+        return f"chip-level torus {dims}, {2 * len(dims.split('x'))} x {hw.nic_link.name} per chip"
+    return (f"{fabric.topology.value}, {hw.nics_per_node} x {hw.nic_link.name} per node, "
+            f"oversubscription {fabric.oversubscription:g}:1")
 
 
 def check_facts(session: ClusterSession, result: StepResult | None = None) -> list[tuple[str, str]]:
@@ -29,8 +39,7 @@ def check_facts(session: ClusterSession, result: StepResult | None = None) -> li
     facts = [
         ("cluster", f"{hw.nodes} x {hw.node.name} ({hw.node.display_name})"),
         ("GPUs", f"{hw.gpus} x {hw.gpu.display_name}, {format_bytes(hw.gpu.hbm_capacity_bytes)} HBM each"),
-        ("fabric", f"{fabric.topology.value}, {hw.nics_per_node} x {hw.nic_link.name} per node, "
-                   f"oversubscription {fabric.oversubscription:g}:1"),
+        ("fabric", _fabric_fact(fabric, hw)),
         ("graph", f"{graph.number_of_nodes()} vertices, {graph.number_of_edges()} links"),
     ]
     if sc.model is not None:

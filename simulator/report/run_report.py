@@ -17,6 +17,8 @@ def run_report(result: StepResult, with_warnings: bool = True) -> Group:
     parts = [_headline(result), _time_table(result), _memory_table(result)]
     if (extra := what_if_table(result)) is not None:
         parts.append(extra)
+    if result.parameter_server:
+        parts.append(parameter_server_table(result))
     return Group(*parts, *(warning_lines(result) if with_warnings else []))
 
 
@@ -30,7 +32,8 @@ def _headline(r: StepResult) -> Table:
         ("step time", f"{r.step_time_s:.3f} s"),
         *([("step time p50 / p95 / p99", f"{r.step_time_p50_s:.3f} / {r.step_time_p95_s:.3f} / "
                                            f"{r.step_time_p99_s:.3f} s "
-                                     f"over {len(r.step_times_s)} steps")]
+                                     f"over {len(r.step_times_s)} "
+                                     f"{'worker iterations' if r.parameter_server else 'steps'}")]
           if len(r.step_times_s) > 1 else []),
         ("tokens/s", f"{r.tokens_per_s:,.0f}"),
         ("model TFLOP/s per GPU", f"{r.model_flops_per_gpu / 1e12:.1f}"),
@@ -76,6 +79,35 @@ def _time_table(r: StepResult) -> Table:
         row("waiting for input (data loader)", stall_seconds(r))
     if r.step_times_s:
         row("contention and noise (DES median - analytical)", r.contention_and_noise_s)
+    return table
+
+
+def parameter_server_table(r: StepResult) -> Table:
+    """``training.sync: async``: what bounds the round, and (DES) the staleness seen and the
+    synchronous alternatives under the same noise."""
+    ps = r.parameter_server
+    table = Table(title="asynchronous parameter servers", show_header=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows = [("workers x servers, staleness bound",
+             f"{ps['workers']} x {ps['servers']}, s = {ps['staleness_bound']}"),
+            ("worker period (compute + pull + push)",
+             f"{ps['worker_period_s']:.4f} s ({ps['compute_s']:.4f} + {ps['pull_s']:.4f} + "
+             f"{ps['push_s']:.4f})"),
+            ("server period (every worker's push)", f"{ps['server_period_s']:.4f} s"),
+            ("bound by", ps["bound"]),
+            ("synchronous all-reduce step (analytical)", f"{ps['sync_step_s']:.4f} s")]
+    if "staleness_mean" in ps:
+        rows += [("staleness seen: mean / p50 / p99 / max",
+                  f"{ps['staleness_mean']:.2f} / {ps['staleness_p50']:.0f} / "
+                  f"{ps['staleness_p99']:.0f} / {ps['staleness_max']}"),
+                 ("waited at the staleness gate, per worker", f"{ps['gated_s']:.3f} s"),
+                 ("round, asynchronous (DES mean)", f"{r.step_time_s:.4f} s"),
+                 ("round, s = 0 on the same servers (DES mean)",
+                  f"{ps['bulk_synchronous_round_s']:.4f} s"),
+                 ("step, synchronous all-reduce (DES mean)", f"{ps['sync_allreduce_step_s']:.4f} s")]
+    for name, value in rows:
+        table.add_row(name, value)
     return table
 
 

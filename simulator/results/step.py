@@ -57,6 +57,7 @@ class StepResult:
     engine: str = "analytical"            # or "des (fidelity[, contention])"
     calibration: str = ""                 # calibration overlay file(s) in force, "" for none
     what_if: dict[str, float] = field(default_factory=dict)   # training what-ifs' figures (docs/what_ifs.md)
+    parameter_server: dict = field(default_factory=dict)   # training.sync: async figures, else {}
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
@@ -64,4 +65,6 @@ class StepResult:
         data["stages"] = [asdict(s) for s in self.stages]
         if not self.what_if:
             del data["what_if"]
+        if not data["parameter_server"]:      # synchronous training: nothing to add
+            del data["parameter_server"]
         return data

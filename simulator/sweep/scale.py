@@ -184,15 +184,30 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     batch = base["training"]["global_batch"]
     if weak:  # exact: a valid scenario's global_batch is a multiple of its dp
         batch = batch // base_dp * dp
-    mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes},
+    mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes,
+                                   **_chip_torus_shape(base["cluster"], nodes)},
                "parallelism": {**par, "dp": dp},
                "training": {**base["training"], "global_batch": batch}}
     return ScalePoint(gpus, nodes, dp, batch, mapping)
 
 
+def _chip_torus_shape(cluster: dict[str, Any], nodes: int) -> dict[str, Any]:
+    """A chip-level torus (TPU) at another chip count keeps its number of axes, reshaped as
+    evenly as the count allows (:func:`~simulator.topology.fabric.balanced_dims`); other
+    fabrics are kept as written."""
+    fabric = cluster.get("fabric") or {}
+    if not fabric.get("chip_torus") or not fabric.get("torus_dims"):
+        return {}
+    from simulator.topology.fabric import balanced_dims
+
+    return {"fabric": {**fabric, "torus_dims": balanced_dims(nodes, len(fabric["torus_dims"]))}}
+
+
 def simulate_point(point: ScalePoint, library: HardwareLibrary,
-                   run: EngineChoice | None = None) -> dict[str, Any]:
-    """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``."""
+                   run: EngineChoice | None = None,
+                   fields: Callable[[StepResult], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``;
+    ``fields`` picks the result's columns (default: the :data:`COLUMNS` it holds)."""
     row = {"gpus": point.gpus, "nodes": point.nodes, "dp": point.dp,
            "global_batch": point.global_batch, "status": point.reason}
     if point.mapping is None:
@@ -206,10 +221,16 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary,
         return {**row, "status": _reason(infeasible_error(exc, scenario))}
     except ConfigError as exc:
         return {**row, "status": _reason(exc)}
-    return {**row, **_result_fields(result), "status": OK}
+    return {**row, **(fields or _result_fields)(result), "status": OK}
 
 
 def _simulate(scenario: Scenario, collectives, run: EngineChoice) -> StepResult:
+    if scenario.training.sync.value == "async":
+        from simulator.engine.async_ps import analytical_step, simulate_async_des
+
+        if run.engine == "des":
+            return simulate_async_des(scenario, collectives, run.steps, run.seed)
+        return analytical_step(scenario, collectives)
     if run.engine == "des":
         from simulator.engine.des import simulate_steps_des
 

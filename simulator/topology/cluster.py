@@ -63,14 +63,16 @@ class Cluster:
 
 
 def build_cluster(hw: ResolvedCluster) -> Cluster:
-    """Build the graph of ``hw``: every server (same layout), then the fabric between NICs."""
+    """Build the graph of ``hw``: every server (same layout), then the fabric between NICs
+    (between the chips themselves on a chip-level torus)."""
     builder = GraphBuilder()
     layout = None
     nics = []
     for server in range(hw.nodes):
         base = builder.vertex_count
         layout = add_server(builder, server, hw)
-        nics.append([base + n for n in layout.nics])
+        ports = layout.gpus if hw.fabric.chip_torus else layout.nics
+        nics.append([base + n for n in ports])
     if hw.nodes > 1:
         add_fabric(builder, nics, hw.fabric, hw.nic_link)
     bandwidth, latency, hw_class = builder.edge_arrays()

@@ -26,7 +26,7 @@ def add_fabric(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: 
         TopologyKind.SINGLE_SWITCH: lambda: _single_switch(b, flat, link),
         TopologyKind.FAT_TREE: lambda: _fat_tree(b, flat, cfg, link),
         TopologyKind.RAIL_OPTIMIZED: lambda: _rail_optimized(b, nics, cfg, link),
-        TopologyKind.TORUS: lambda: _torus(b, nics, cfg, link),
+        TopologyKind.TORUS: lambda: _torus(b, nics, cfg, link, _port_lanes(cfg)),
     }
     builders[cfg.topology]()
 
@@ -104,13 +104,29 @@ def _three_tier(b: GraphBuilder, leaves: list[int], up: int, radix: int, link: L
                 b.link(agg, core, link, switch_hop=True)
 
 
-def _torus(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: LinkSpec) -> None:
-    """One router per server, linked to its 2*d torus neighbours (wrap-around)."""
-    dims = cfg.torus_dims or _square_dims(len(nics))
+def torus_dims(cfg: FabricConfig, nodes: int) -> list[int]:
+    """The torus shape: ``cfg.torus_dims`` or the most square 2-D factorisation of ``nodes``."""
+    return list(cfg.torus_dims or _square_dims(nodes))
+
+
+def _port_lanes(cfg: FabricConfig) -> float:
+    """Links between a port and its torus router: 1 for a NIC; for a chip of a chip-level
+    torus (TPU ICI) its 2*d links, since its on-die router feeds them all at once."""
+    return 2.0 * len(cfg.torus_dims or [0, 0]) if cfg.chip_torus else 1.0
+
+
+def _torus(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: LinkSpec,
+           port_lanes: float = 1.0) -> None:
+    """One router per server, linked to its 2*d torus neighbours (wrap-around).
+
+    ``nics`` are the ports that attach to the routers: the servers' NICs, or on a
+    chip-level torus (``cfg.chip_torus``) the chips themselves, ``port_lanes`` links each.
+    """
+    dims = torus_dims(cfg, len(nics))
     routers = [b.vertex(VertexKind.ROUTER, f"fabric/router{s}") for s in range(len(nics))]
     for s, server in enumerate(nics):
         for nic in server:
-            b.link(nic, routers[s], link)
+            b.link(nic, routers[s], link, port_lanes)
     lanes = max(len(nics[0]) / (2 * len(dims)), 1.0)
     for coord in product(*(range(d) for d in dims)):
         for axis, size in enumerate(dims):
@@ -135,3 +151,18 @@ def _square_dims(n: int) -> list[int]:
     while n % a:
         a -= 1
     return [a, n // a]
+
+
+def balanced_dims(n: int, d: int) -> list[int]:
+    """The most balanced ``d``-dimensional factorisation of ``n``, ascending:
+    ``balanced_dims(2048, 3) -> [8, 16, 16]`` (each axis the largest divisor of what is left
+    not above its fair share, the ``k``-th root)."""
+    dims = []
+    for k in range(d, 1, -1):
+        a = max(int(round(n ** (1.0 / k))), 1)
+        while a > 1 and (n % a or a ** k > n):
+            a -= 1
+        dims.append(a)
+        n //= a
+    return sorted([*dims, n])
+

@@ -28,7 +28,9 @@ patterns", 2010; the routing InfiniBand subnet managers use). ``d`` is the desti
 NIC's index: global on a fat-tree; on a rail-optimized fabric its index within its
 rail (its server), as an ftree/D-mod-K ordering of each rail's leaf group gives, so one
 rail's destinations spread over all spines. Shift patterns such as rings then never
-collide on an uplink. Caches live on the :class:`Router` instance; there is no global
+collide on an uplink. On a chip-level torus (``fabric.chip_torus``, TPU ICI) the chips
+themselves are the ports: a flow leaves its chip straight into the chip's router and
+crosses the torus over a shortest path. Caches live on the :class:`Router` instance; there is no global
 state.
 """
 
@@ -103,12 +105,14 @@ class Router:
         self._pxn = fabric.pxn
         self._switch_of = pcie_switches(cluster) if self._rails or self._pxn else {}
         self._relay_ok: dict[tuple[int, int, int], bool] = {}
-        nics = sorted(v for v, k in self._graph.nodes(data="kind") if k == VertexKind.NIC)
+        ports = {VertexKind.NIC, VertexKind.GPU} if fabric.chip_torus else {VertexKind.NIC}
+        nics = sorted(v for v, k in self._graph.nodes(data="kind") if k in ports)
         self._nic_rank = self._dmodk_keys(nics)
         switches = {v for v, k in self._graph.nodes(data="kind") if k in _FABRIC_KINDS}
         self._switches = switches
         self._fabric_adj = {v: sorted(u for u in self._graph.successors(v) if u in switches)
                             for v in switches}
+        self._fabric_adj_set = {v: set(adj) for v, adj in self._fabric_adj.items()}
         self._switch_index = {v: i for i, v in enumerate(sorted(self._fabric_adj))}
         self._nic_port, self._switch_eid = self._fabric_ports()
 
@@ -283,6 +287,8 @@ class Router:
         """Neighbours of switch ``here`` one hop closer to switch ``target`` (ECMP set)."""
         key = (here, target)
         options = self._hops.get(key)
+        if options is None and target in self._fabric_adj_set[here]:
+            options = self._hops[key] = [target]   # a neighbour: the only switch at distance 0
         if options is None:
             to_target = self._distances_to(target)
             index = self._switch_index

@@ -65,7 +65,7 @@ def _add_pcie_tree(b: GraphBuilder, server: int, gpus: list[int], nics: list[int
     switches = [b.vertex(VertexKind.PCIE_SWITCH, f"n{server}/pcie{i}", server) for i in range(n_switch)]
     cpus = [b.vertex(VertexKind.CPU, f"n{server}/cpu{i}", server) for i in range(sockets)]
     for i, g in enumerate(gpus):
-        b.link(g, switches[i // per_switch], hw.pcie_link)
+        b.link(g, switches[i // per_switch], hw.gpu_link or hw.pcie_link)
     for k, nic in enumerate(nics):
         b.link(nic, switches[k * n_switch // len(nics)], hw.pcie_link)
     for p, sw in enumerate(switches):

@@ -262,19 +262,19 @@ the maximum over all GPUs. Predicted: `memory_per_gpu_bytes` (the most loaded st
 same scenarios.
 
 What the stack profile contributes (read from the code, not fitted): torchtitan's loss is an
-eager `F.cross_entropy(pred.float())`, which at the start of backward holds three fp32 copies of
-the logits (`loss.logit_bytes: 12`, against Megatron's fused 4); per-op selective checkpointing
-keeps the outputs of its save list (wq, wv, w1, w2 matmuls, attention and its log-sum-exp, the
-block input; `simulator/workload/saved_activations.py`), not Megatron's selective set; FSDP2
-holds the prefetched units and the root gathered, and under pipeline parallelism
-(`reshard_after_forward: false`, `reduce_every_microbatch: false`) every unit of the stage
-gathered plus fp32 unsharded gradients (`simulator/workload/unsharded.py`). Before these the
-set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB for the Table 2 rows
-(measured 84): MAPE 39.4%, max 63.5%. Known misses: the 70B TP rows and the 405B pipeline
-rows stay 20-30% low (the tensor-parallel working set of DTensor layers, which save the gathered, unsharded inputs of
-their matmuls, and the pipeline runtime's buffers are not counted), and no allocator
-reservation beyond 0.4% of the activations is modelled, while the measurement is the reserved
-peak.""",
+eager `F.cross_entropy(pred.float())`, which at the start of backward holds three fp32 copies
+of the logits (`loss.logit_bytes: 12`, against Megatron's fused 4); per-op selective
+checkpointing keeps the outputs of its save list (wq, wv, w1, w2 matmuls, attention and its
+log-sum-exp, the block input; `simulator/workload/saved_activations.py`), not Megatron's
+selective set; FSDP2 holds the prefetched units and the root gathered, and under pipeline
+parallelism (`reshard_after_forward: false`, `reduce_every_microbatch: false`) every unit of
+the stage gathered plus fp32 unsharded gradients (`simulator/workload/unsharded.py`). Before
+these the set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB for the Table 2
+rows (measured 84): MAPE 39.4%, max 63.5%. Known misses: the 70B TP rows and the 405B pipeline
+rows stay 20-30% low (the tensor-parallel working set of DTensor layers, which save the
+gathered, unsharded inputs of their matmuls, and the pipeline runtime's buffers are not
+counted), and no allocator reservation beyond 0.4% of the activations is modelled, while the
+measurement is the reserved peak.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
