@@ -70,6 +70,12 @@ MEANINGS = {
     "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
+    "parallelism.first_stage_layers": "layers on the first pipeline stage (Megatron-Core "
+                                      "`--decoder-first-pipeline-num-layers`); the layers left after "
+                                      "the first and last stages' are divided evenly over the others",
+    "parallelism.last_stage_layers": "layers on the last pipeline stage (Megatron-Core "
+                                     "`--decoder-last-pipeline-num-layers`), e.g. fewer to offset the "
+                                     "LM head and loss",
     "collectives.algorithm": "`auto` (NCCL's choice) or an algorithm name, or a mapping per collective",
     "simulate.engine": "`analytical` (closed-form critical path) or `des` (discrete-event replay)",
     "simulate.fidelity": "how finely the DES replays traffic (docs/engines.md)",

@@ -134,6 +134,8 @@ class ParallelismConfig(_Section):
     shard_size: Count | None = None   # ZeRO-3 hybrid sharding: shard in groups of this many dp*cp ranks
     recompute: Recompute = Recompute.NONE
     overlap_grad_reduce: Flag = True
+    first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
+    last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers
 
 
 class CollectivesConfig(_Section):

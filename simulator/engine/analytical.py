@@ -31,7 +31,7 @@ from simulator.engine.gradient_sync import (
 )
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
-from simulator.workload.memory import layer_split, stage_memory, stage_parameters
+from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
@@ -88,15 +88,27 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
 
 def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
     """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
+    return float(_stage_busy(ctx, forward, backward, p2p).max())
+
+
+def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
+    """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
     par = ctx.scenario.parallelism
     sends = stage_send_counts(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    return float((ctx.microbatches * (forward + backward) + p2p * sends).max())
+    return ctx.microbatches * (forward + backward) + p2p * sends
+
+
+def bottleneck(busy: np.ndarray) -> tuple[int, float]:
+    """(the busiest stage, its busy seconds over the mean stage's minus 1): the stage that sets
+    the pipeline's steady-state rate (1F1B runs at the busiest stage's pace) and its excess."""
+    stage = int(np.argmax(busy))
+    return stage, float(busy[stage] / busy.mean() - 1.0)
 
 
 def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
     """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
-    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    split = scenario_split(ctx.scenario.model, par)
     layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
     p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
@@ -166,6 +178,8 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     model_flops, hardware_flops = step_flops(sc)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
+    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
+                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
@@ -182,4 +196,5 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
         microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
-        exposed_by_dimension=exposed, memory_capacity_bytes=capacity), analytical=True)
+        exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
+        bottleneck_stage=neck[0], bottleneck_excess=neck[1]), analytical=True)

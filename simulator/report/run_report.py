@@ -40,6 +40,8 @@ def _headline(r: StepResult) -> Table:
                            + ("" if r.fits_in_memory else " (does not fit)")),
         ("microbatches", str(r.microbatches)),
         ("layers per stage", _split_text(r.layer_split)),
+        *([("bottleneck stage", f"stage {r.bottleneck_stage}: {r.bottleneck_excess:+.1%} busy time "
+                                "over the mean stage")] if len(r.layer_split) > 1 else []),
     ]
     for name, value in rows:
         table.add_row(name, value)

@@ -56,6 +56,10 @@ class StepResult:
     contention_and_noise_s: float = 0.0   # DES median step minus the analytical step
     engine: str = "analytical"            # or "des (fidelity[, contention])"
     calibration: str = ""                 # calibration overlay file(s) in force, "" for none
+    bottleneck_stage: int = 0             # the stage with the most busy seconds per step
+    bottleneck_excess: float = 0.0        # its busy seconds over the mean stage's, minus 1
+    sequences: dict | None = None         # sequence-length variation: mean work factors (analytical)
+    stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

@@ -414,15 +414,64 @@ def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
     return sizes
 
 
-def layer_split(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None = None,
+                last: int | None = None) -> list[int]:
     """Layers per pipeline stage (length ``pp``, sum ``layers``).
 
     Chunk ``c`` of :func:`chunk_layers` lives on stage ``c mod pp`` (Megatron's
     interleaved placement [N21, sec. 2.2.2]); a stage's total is the sum of its
     ``v`` chunks. ``layer_split(96, 8) == [12] * 8``; ``layer_split(126, 16)``
     gives 7 layers on the first and last stage and 8 elsewhere.
+
+    With ``first`` and/or ``last`` (Megatron-Core's ``--decoder-first-pipeline-num-layers``
+    and ``--decoder-last-pipeline-num-layers``), those stages hold that many layers and the
+    other ``L - first - last`` are divided evenly over the remaining stages
+    (:func:`uneven_split`).
     """
+    if first is not None or last is not None:
+        return uneven_split(layers, pp, virtual_stages, first, last)
     totals = [0] * pp
     for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
         totals[chunk % pp] += size
     return totals
+
+
+def uneven_split(layers: int, pp: int, virtual_stages: int, first: int | None,
+                 last: int | None) -> list[int]:
+    """Megatron-Core's uneven pipeline split: ``first`` layers on stage 0 and ``last`` on stage
+    ``p - 1`` (either may be None), the rest ``L - first - last`` divided evenly over the
+    ``p - (number set)`` middle stages; with ``v`` virtual stages every stage's count is cut
+    into ``v`` equal chunks. Megatron-Core ``get_transformer_layer_offset``
+    (megatron/core/transformer/transformer_layer.py) and its ``TransformerConfig`` checks.
+
+    Raises
+    ------
+    ValueError
+        If the middle layers do not divide evenly, a stage would be empty, or a stage's count
+        is not a multiple of ``v``.
+    """
+    ends = [x for x in (first, last) if x is not None]
+    middle_stages = pp - len(ends)
+    middle = layers - sum(ends)
+    if pp < 2 or middle < middle_stages or (middle_stages == 0 and middle != 0):
+        raise ValueError(f"first/last stage layers {first}/{last} leave {middle} layers for "
+                         f"{middle_stages} middle stages of {pp}")
+    if middle_stages and middle % middle_stages:
+        raise ValueError(f"the {middle} layers left by first/last stage layers {first}/{last} do "
+                         f"not divide evenly over the {middle_stages} middle stages")
+    each = middle // middle_stages if middle_stages else 0
+    split = [each] * pp
+    if first is not None:
+        split[0] = first
+    if last is not None:
+        split[-1] = last
+    if any(n % virtual_stages for n in split):
+        raise ValueError(f"stage layer counts {split} are not all multiples of virtual_stages "
+                         f"({virtual_stages})")
+    return split
+
+
+def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
+    """:func:`layer_split` of a scenario's model and parallelism."""
+    return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
+                       par.last_stage_layers)
