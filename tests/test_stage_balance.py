@@ -9,10 +9,11 @@ import pytest
 
 from simulator.cli import main
 from simulator.config import scenario_from_mapping
+from simulator.config.stage_split import uneven_split
 from simulator.engine.analytical import simulate_step
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
-from simulator.workload.memory import layer_split, uneven_split
+from simulator.workload.memory import layer_split
 
 
 def _data(**par) -> dict:

@@ -6,6 +6,7 @@ from math import prod
 
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.stage_split import uneven_split
 from simulator.errors import ConfigError
 
 
@@ -193,8 +194,6 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
 
 def _check_uneven_split(scenario: Scenario) -> None:
     """``first_stage_layers`` / ``last_stage_layers`` as Megatron-Core accepts them."""
-    from simulator.workload.memory import uneven_split   # workload imports config
-
     par = scenario.parallelism
     if par.first_stage_layers is None and par.last_stage_layers is None:
         return

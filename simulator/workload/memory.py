@@ -43,6 +43,7 @@ from simulator.config.scenario import (
     TrainingConfig,
 )
 from simulator.config.stack import DEFAULT_STACK, ReduceDtype, StackProfile
+from simulator.config.stage_split import uneven_split
 from simulator.workload.params import layer_parameters, non_expert_parameters
 
 BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
@@ -434,41 +435,6 @@ def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None
     for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
         totals[chunk % pp] += size
     return totals
-
-
-def uneven_split(layers: int, pp: int, virtual_stages: int, first: int | None,
-                 last: int | None) -> list[int]:
-    """Megatron-Core's uneven pipeline split: ``first`` layers on stage 0 and ``last`` on stage
-    ``p - 1`` (either may be None), the rest ``L - first - last`` divided evenly over the
-    ``p - (number set)`` middle stages; with ``v`` virtual stages every stage's count is cut
-    into ``v`` equal chunks. Megatron-Core ``get_transformer_layer_offset``
-    (megatron/core/transformer/transformer_layer.py) and its ``TransformerConfig`` checks.
-
-    Raises
-    ------
-    ValueError
-        If the middle layers do not divide evenly, a stage would be empty, or a stage's count
-        is not a multiple of ``v``.
-    """
-    ends = [x for x in (first, last) if x is not None]
-    middle_stages = pp - len(ends)
-    middle = layers - sum(ends)
-    if pp < 2 or middle < middle_stages or (middle_stages == 0 and middle != 0):
-        raise ValueError(f"first/last stage layers {first}/{last} leave {middle} layers for "
-                         f"{middle_stages} middle stages of {pp}")
-    if middle_stages and middle % middle_stages:
-        raise ValueError(f"the {middle} layers left by first/last stage layers {first}/{last} do "
-                         f"not divide evenly over the {middle_stages} middle stages")
-    each = middle // middle_stages if middle_stages else 0
-    split = [each] * pp
-    if first is not None:
-        split[0] = first
-    if last is not None:
-        split[-1] = last
-    if any(n % virtual_stages for n in split):
-        raise ValueError(f"stage layer counts {split} are not all multiples of virtual_stages "
-                         f"({virtual_stages})")
-    return split
 
 
 def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
