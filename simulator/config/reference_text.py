@@ -17,6 +17,7 @@ TYPES = {
     "collectives.algorithm": "name \\\\| mapping",
     "cluster.fabric.torus_dims": "list of int",
     "noise.links[].between": "two switch labels",
+    "training.documents.lengths": "list of int 1..100,000,000",
 }
 
 MEANINGS = {
@@ -54,6 +55,18 @@ MEANINGS = {
                           "Megatron-LM 2021)",
     "training.stack": "the training stack: a profile in `hardware_specs/stacks/`, or a mapping "
                       "`{base: NAME, <section>: {...}}` that overrides fields (docs/stacks.md)",
+    "training.documents.distribution": "document lengths of the data, so each micro-batch's work "
+                                       "varies (attention per document, sum l^2; the rest per "
+                                       "token; the analytical engine prices the mean micro-batch, "
+                                       "the DES every one, docs/stragglers.md): `lognormal` "
+                                       "(`mean_tokens`, `sigma`) or `empirical` (`lengths`)",
+    "training.documents.mean_tokens": "mean document length in tokens (lognormal)",
+    "training.documents.sigma": "log-space standard deviation of the document length (lognormal)",
+    "training.documents.lengths": "document lengths in tokens, drawn uniformly with replacement "
+                                  "(empirical)",
+    "training.documents.packing": "documents concatenated and cut into `seq_len`-token sequences, "
+                                  "attention masked per document; false: one document per sequence, "
+                                  "cut at `seq_len`, unpadded",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",

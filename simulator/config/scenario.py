@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, mode
 
 from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.stack import DEFAULT_STACK, StackProfile
+from simulator.config.variability import DocumentsConfig
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 BigCount = Annotated[int, Strict(), Field(ge=1, le=10**12)]
@@ -112,6 +113,7 @@ class TrainingConfig(_Section):
     dtype: Dtype = Dtype.BF16
     attention: AttentionKernel = AttentionKernel.FLASH
     stack: StackProfile | str = DEFAULT_STACK   # resolved to a profile by the loader
+    documents: DocumentsConfig | None = None    # document lengths: work varies per micro-batch
 
     @field_validator("dtype")
     @classmethod

@@ -19,9 +19,11 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
-from simulator.cost.layer import head_costs, layer_cost
+from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
 from simulator.engine.context import Context, make_context
+from simulator.engine.document_work import document_parts as _document_parts
+from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
@@ -112,6 +114,8 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
     layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
     p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
+    attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
+        if ctx.scenario.training.documents is not None else None
     out, shardings, memories, priced = [], [], {}, {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
@@ -127,9 +131,11 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
         bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
                + recompute + logits_b * last + sharding.backward_exposed)
         tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-        out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
-                                  layers * layer.ep, p2p, memory.total, memory.as_dict(),
-                                  sharding.forward_exposed + sharding.backward_exposed))
+        parts = _document_parts(ctx, attention, layers, fwd, bwd)
+        out.append(StageBreakdown(i, layers, parts.forward, parts.backward, recompute, tp,
+                                  layers * layer.cp * 2, layers * layer.ep, p2p, memory.total,
+                                  memory.as_dict(), sharding.forward_exposed + sharding.backward_exposed,
+                                  *parts.split))
         shardings.append(sharding)
     return out, shardings
 
@@ -175,7 +181,8 @@ def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
 def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
     """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
-    model_flops, hardware_flops = step_flops(sc)
+    work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
+    model_flops, hardware_flops = step_flops(sc, work)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
     neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
@@ -188,7 +195,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,
-        tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
+        tokens_per_s=sc.training.global_batch * sc.model.seq_len * work[0] / step,
         model_flops_per_gpu=model_flops / step / gpus,
         hardware_flops_per_gpu=hardware_flops / step / gpus,
         mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / step,
@@ -197,4 +204,5 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
         microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
-        bottleneck_stage=neck[0], bottleneck_excess=neck[1]), analytical=True)
+        bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
+        analytical=True)

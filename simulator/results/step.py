@@ -21,6 +21,10 @@ class StageBreakdown:
     memory_bytes: float
     memory: dict = field(default_factory=dict)
     zero3_exposed_s: float = 0.0    # ZeRO-3/FSDP gathers and reductions not hidden, per microbatch
+    attention_forward_s: float = 0.0    # with training.documents: the attention-core part of
+    attention_backward_s: float = 0.0   # forward/backward at full length (work ~ sum l^2)
+    per_token_forward_s: float = 0.0    # and the rest (work ~ tokens), both per microbatch
+    per_token_backward_s: float = 0.0
 
 
 @dataclass(frozen=True)
