@@ -107,6 +107,10 @@ class Variant:
         return cause not in self.off
 
 
+NO_CHANGE = Variant()
+"""The scenario's noise as it is."""
+
+
 class NoiseSource:
     """Blocks of :class:`StepNoise` for one run: ``ctx``'s noise section, its ``plan``, the
     noise-free step ``step_s`` (s, to turn durations into steps) and the ``seed``.
@@ -116,7 +120,7 @@ class NoiseSource:
     """
 
     def __init__(self, ctx: Context, plan: StepPlan, step_s: float, seed: int,
-                 variant: Variant = Variant()):
+                 variant: Variant = NO_CHANGE):
         lay, noise = ctx.layout, ctx.scenario.noise
         self.ctx, self.plan, self.step_s, self.variant = ctx, plan, step_s, variant
         self.rng = np.random.default_rng(seed)
@@ -133,6 +137,7 @@ class NoiseSource:
                           and variant.on("slow_workers")]
         sequences = ctx.scenario.training.global_batch if self.documents is not None else 0
         self.block = max(1, BLOCK_GPU_STEPS // max(self.gpus, sequences))
+        self.node_excess = np.zeros(self.nodes)   # fail-slow (factor - 1) x GPU-steps, per server
         self.sync_alpha = _sync_alpha(ctx) if any(f.peer is None for f in noise.nic_faults) else None
 
     def blocks(self, steps: int) -> Iterator[StepNoise]:
@@ -159,6 +164,8 @@ class NoiseSource:
                 on = np.repeat(on, self.per_node, axis=1)[:, :self.gpus]
             if self.variant.spares:
                 on[:, self._spare_gpus()] = False
+            self.node_excess += np.bincount(np.arange(self.gpus) // self.per_node,
+                                            on.sum(axis=0) * (config.factor - 1.0), self.nodes)
             f *= self._entity_order(np.where(on, config.factor, 1.0))
         paused = noise.host_pause.probability > 0 and noise.host_pause.duration_s > 0
         pause_at = self._pauses(k) if paused and self.variant.on("host_pauses") else None
