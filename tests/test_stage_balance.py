@@ -83,3 +83,34 @@ def test_bad_counts_exit_2_naming_the_key(tmp_path, capsys):
     assert len(err) == 1 and "parallelism.first_stage_layers" in err[0] and "middle stages" in err[0]
     with pytest.raises(ConfigError):
         session_from_scenario(scenario_from_mapping(_data(last_stage_layers=0), "x.yaml"))
+
+
+def test_embedding_on_the_first_stage_and_head_and_loss_on_the_last():
+    """Equal layer counts: the first stage's forward exceeds a middle stage's by the embedding,
+    the last stage's by the logits and loss, forward and backward (head_costs; the embedding's
+    backward, a scatter-add of its gradient, is not priced)."""
+    from simulator.cost.layer import head_costs
+    from simulator.engine.context import make_context
+
+    session = session_from_scenario(scenario_from_mapping(_data(), "balance.yaml"))
+    r = simulate_step(session.scenario, session.collectives)
+    ctx = make_context(session.scenario, session.collectives)
+    embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
+    first, middle, last = r.stages[0], r.stages[1], r.stages[3]
+    assert first.forward_s - middle.forward_s == pytest.approx(embed, rel=1e-9)
+    assert first.backward_s == pytest.approx(middle.backward_s, rel=1e-12)
+    assert last.forward_s - middle.forward_s == pytest.approx(logits_f, rel=1e-9)
+    assert last.backward_s - middle.backward_s == pytest.approx(logits_b, rel=1e-9)
+
+
+def test_interleaved_uneven_split_runs_in_both_engines():
+    """v = 2 chunks per stage with 6 and 10 layers at the ends: every stage's count splits in
+    two; the DES without noise equals the analytical step."""
+    from simulator.engine.des import simulate_steps_des
+
+    data = _data(first_stage_layers=6, last_stage_layers=10, schedule="interleaved-1f1b", virtual_stages=2)
+    session = session_from_scenario(scenario_from_mapping(data, "balance.yaml"))
+    r = simulate_step(session.scenario, session.collectives)
+    assert r.layer_split == [6, 8, 8, 10]
+    des = simulate_steps_des(session.scenario, session.collectives, 1, contention=False)
+    assert des.step_time_s == pytest.approx(r.step_time_s, rel=1e-9)
