@@ -12,7 +12,8 @@ Linearity", 1992, ch. 2):
     clock[stage] = done[task] = finish
 
 with the entity's compute slowdown ``factor``, its host ``pause`` before that task (0 for
-most) and its send time (the plan's ``p2p_s`` or a faulty NIC's). Each stage then
+most) and its send time (the plan's ``p2p_s`` or a faulty NIC's); with documents the duration
+is the task's microbatch's (:func:`task_seconds`). Each stage then
 synchronises its gradients when its last replica arrives (its last task's start with
 ``overlap_grad_reduce``, else its finish), for ``sync_s`` seconds and no earlier than the
 last bucket's ``sync_tail_s`` after the last replica finishes; an entity ends at the later

@@ -18,6 +18,10 @@ Sources (the scenario's ``noise`` section, docs/scenario_extensions.md):
 - ``host_pause``: per server and step a pause of ``duration_s`` with ``probability``, before
   a task drawn uniformly from the entity's ``2 m v`` tasks (the earliest over an entity's
   servers); synchronised, all entities pause before their first task, once per paused step;
+- ``training.documents``: per (step, replica, microbatch) the work factors of the
+  microbatch's sequences (:mod:`simulator.workload.documents`), drawn in that order from
+  child 2 of ``SeedSequence(seed)``, less the means the plan was priced at
+  (:mod:`simulator.engine.document_work`);
 - ``nic_faults``: pipeline sends over a faulty NIC or link take
   ``alpha + latency_s + (p2p - alpha) / fraction`` (``alpha`` the send's latency part); a
   NIC fault (no ``peer``) also stretches its stage's gradient synchronisation to
@@ -25,7 +29,10 @@ Sources (the scenario's ``noise`` section, docs/scenario_extensions.md):
 
 An entity (data-parallel replica, pipeline stage) runs at the pace of its slowest GPU (its
 tensor- and context-parallel GPUs synchronise every layer), so per-GPU factors reduce by max.
-Memory is bounded: a block holds at most :data:`BLOCK_GPU_STEPS` GPU-steps.
+Memory is bounded: a block holds at most :data:`BLOCK_GPU_STEPS` GPU-steps (or sequence-steps).
+A :class:`Variant` leaves causes out or changes them for attribution's what-ifs
+(:mod:`simulator.engine.attribution`); each cause keeps its own stream, so leaving one out
+does not move another's draws.
 """
 
 from __future__ import annotations
