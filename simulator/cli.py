@@ -106,6 +106,8 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
     library = calibrated_library(calibration)
     chosen = engine or _scenario_engine(scenario, library)
     _check_des_options(chosen, steps, seed, png, timeline=bool(trace or timeline_png), attribute=attribute)
+    if spares != 1 and not attribute:
+        raise UsageError("--spares applies to --attribute's spares what-if; add --attribute")
     result = run_scenario(scenario, engine, library=library, steps=steps, seed=seed,
                           progress=progress.enabled(quiet or as_json))
     if attribute:

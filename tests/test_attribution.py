@@ -112,3 +112,5 @@ def test_run_attribute_cli(tmp_path, capsys):
     assert found["steps"] == 20 and "jitter" in found["causes"] and found["method"].startswith("Shapley")
     assert main(["run", str(path), "--engine", "analytical", "--attribute"]) == 2
     assert "--attribute applies to the discrete-event engine" in capsys.readouterr().err
+    assert main(["run", str(path), "--spares", "2"]) == 2
+    assert "--spares applies to --attribute" in capsys.readouterr().err
