@@ -114,3 +114,14 @@ def test_run_attribute_cli(tmp_path, capsys):
     assert "--attribute applies to the discrete-event engine" in capsys.readouterr().err
     assert main(["run", str(path), "--spares", "2"]) == 2
     assert "--spares applies to --attribute" in capsys.readouterr().err
+
+
+def test_network_faults_are_a_cause_of_their_own():
+    """A pipeline link 5 ms slower per message: the network cause alone is the mean step with
+    the fault minus the mean step without it, by the engine apart (stage imbalance on in both)."""
+    fault = {"nic_faults": [{"gpu": 0, "peer": 4, "latency_s": 0.005}]}
+    found = _attribute(fault)
+    assert set(found["causes"]) == {"stage_imbalance", "network"}
+    loo = found["causes"]["network"]["leave_one_out_s"]
+    assert loo == pytest.approx(_mean(fault) - _mean({}), rel=1e-9) and loo > 0
+    assert sum(c["share_s"] for c in found["causes"].values()) == pytest.approx(found["total_s"], rel=1e-9)
