@@ -93,16 +93,26 @@ def check(scenario: Path, as_json: bool) -> None:
 @click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
 @click.option("--strict", is_flag=True, help="exit with status 1 when the result has warnings")
+@click.option("--attribute", is_flag=True,
+              help="des: the slowdown against noise off, each cause's share and mitigation what-ifs")
+@click.option("--spares", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="with --attribute: servers the spares what-if replaces")
 @_QUIET
 def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
         seed: int | None, trace: Path | None, timeline_png: Path | None,
-        png: Path | None, calibration: Path | None, strict: bool, quiet: bool) -> None:
+        png: Path | None, calibration: Path | None, strict: bool, attribute: bool, spares: int,
+        quiet: bool) -> None:
     """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
     library = calibrated_library(calibration)
     chosen = engine or _scenario_engine(scenario, library)
-    _check_des_options(chosen, steps, seed, png, timeline=bool(trace or timeline_png))
+    _check_des_options(chosen, steps, seed, png, timeline=bool(trace or timeline_png), attribute=attribute)
+    if spares != 1 and not attribute:
+        raise UsageError("--spares applies to --attribute's spares what-if; add --attribute")
     result = run_scenario(scenario, engine, library=library, steps=steps, seed=seed,
                           progress=progress.enabled(quiet or as_json))
+    if attribute:
+        from simulator.report.stragglers_report import with_attribution
+        result = with_attribution(scenario, result, library, steps, seed, spares)
     if png:
         from simulator.report.histogram import write_step_histogram
         write_step_histogram(result.step_times_s or [result.step_time_s], result.name, png)
@@ -136,11 +146,12 @@ def _scenario_engine(scenario: Path, library) -> str:
     return load_with_calibration(scenario, library)[0].simulate.engine.value
 
 
-def _check_des_options(engine: str, steps, seed, png, timeline: bool) -> None:
+def _check_des_options(engine: str, steps, seed, png, timeline: bool, attribute: bool = False) -> None:
     """Refuse options the chosen engine would ignore."""
     if engine == "des":
         return
-    given = [name for name, value in (("--steps", steps), ("--png", png)) if value is not None]
+    given = [name for name, value in (("--steps", steps), ("--png", png), ("--attribute", attribute or None))
+             if value is not None]
     if seed is not None and not timeline:
         given.append("--seed")
     if given:

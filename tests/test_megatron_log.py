@@ -170,6 +170,18 @@ def test_upstream_format_maps_gqa_interleaving_and_recompute(tmp_path):
     assert any("recompute_num_layers 1" in item for item in draft.not_modelled)
 
 
+def test_upstream_uneven_pipeline_split_maps_to_stage_layer_counts(tmp_path):
+    """--decoder-first/last-pipeline-num-layers become parallelism.first/last_stage_layers."""
+    path = _upstream_log(tmp_path)
+    text = path.read_text().replace(
+        "-------------------- end of arguments",
+        f"  decoder_first_pipeline_num_layers {'.' * 15} 12\n"
+        f"  decoder_last_pipeline_num_layers {'.' * 16} 20\n-------------------- end of arguments")
+    path.write_text(text)
+    p = draft_from_log(read_megatron_log(path), "dgx-h100", 2).scenario["parallelism"]
+    assert (p["first_stage_layers"], p["last_stage_layers"]) == (12, 20)
+
+
 def _cut(folder: Path, name: str, marker: str) -> Path:
     """The real log cut just before the first line containing ``marker``."""
     text = gzip.decompress(LOG.read_bytes()).decode("utf-8", "replace")

@@ -7,6 +7,7 @@ from math import prod
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.stage_split import uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
@@ -214,8 +215,23 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
         raise ConfigError(
             f"pp*virtual_stages = {par.pp * par.virtual_stages} chunks is more than model.layers "
             f"({model.layers})", key="parallelism.virtual_stages")
+    _check_uneven_split(scenario)
     microbatches = training.global_batch // (training.micro_batch * dp)
     if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and microbatches % par.pp:
         raise ConfigError(
             f"interleaved-1f1b needs the microbatch count ({microbatches} = global_batch / "
             f"(micro_batch*dp)) to be a multiple of pp ({par.pp})", key="training.global_batch")
+
+
+def _check_uneven_split(scenario: Scenario) -> None:
+    """``first_stage_layers`` / ``last_stage_layers`` as Megatron-Core accepts them."""
+    par = scenario.parallelism
+    if par.first_stage_layers is None and par.last_stage_layers is None:
+        return
+    key = "parallelism.first_stage_layers" if par.first_stage_layers is not None else \
+        "parallelism.last_stage_layers"
+    try:
+        uneven_split(scenario.model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
+                     par.last_stage_layers)
+    except ValueError as error:
+        raise ConfigError(f"{error} (model.layers {scenario.model.layers}, pp {par.pp})", key=key) from None

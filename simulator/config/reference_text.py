@@ -17,6 +17,7 @@ TYPES = {
     "collectives.algorithm": "name \\\\| mapping",
     "cluster.fabric.torus_dims": "list of int",
     "noise.links[].between": "two switch labels",
+    "training.documents.lengths": "list of int 1..100,000,000",
 }
 
 MEANINGS = {
@@ -60,6 +61,18 @@ MEANINGS = {
     "training.sync": "`sync` (a gradient reduction every step) or `async` (parameter servers: "
                      "each replica pushes gradients and pulls parameters on its own; needs "
                      "`parameter_server`)",
+    "training.documents.distribution": "document lengths of the data, so each micro-batch's work "
+                                       "varies (attention per document, sum l^2; the rest per "
+                                       "token; the analytical engine prices the mean micro-batch, "
+                                       "the DES every one, docs/stragglers.md): `lognormal` "
+                                       "(`mean_tokens`, `sigma`) or `empirical` (`lengths`)",
+    "training.documents.mean_tokens": "mean document length in tokens (lognormal)",
+    "training.documents.sigma": "log-space standard deviation of the document length (lognormal)",
+    "training.documents.lengths": "document lengths in tokens, drawn uniformly with replacement "
+                                  "(empirical)",
+    "training.documents.packing": "documents concatenated and cut into `seq_len`-token sequences, "
+                                  "attention masked per document; false: one document per sequence, "
+                                  "cut at `seq_len`, unpadded",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",
@@ -76,6 +89,12 @@ MEANINGS = {
     "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
+    "parallelism.first_stage_layers": "layers on the first pipeline stage (Megatron-Core "
+                                      "`--decoder-first-pipeline-num-layers`); the layers left after "
+                                      "the first and last stages' are divided evenly over the others",
+    "parallelism.last_stage_layers": "layers on the last pipeline stage (Megatron-Core "
+                                     "`--decoder-last-pipeline-num-layers`), e.g. fewer to offset the "
+                                     "LM head and loss",
     "collectives.algorithm": "`auto` (NCCL's choice) or an algorithm name, or a mapping per collective",
     "simulate.engine": "`analytical` (closed-form critical path) or `des` (discrete-event replay)",
     "simulate.fidelity": "how finely the DES replays traffic (docs/engines.md)",

@@ -16,6 +16,7 @@ from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.multisite import SitesConfig
 from simulator.config.parameter_server import ParameterServerConfig, SyncMode
 from simulator.config.stack import DEFAULT_STACK, StackProfile
+from simulator.config.variability import DocumentsConfig
 from simulator.config.whatif_training import DataLoaderConfig, GradientCompressionConfig, SyncEvery
 
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
@@ -121,6 +122,7 @@ class TrainingConfig(_Section):
     sync_every: SyncEvery = 1
     data_loader: DataLoaderConfig | None = None
     sync: SyncMode = SyncMode.SYNC   # async: parameter servers (the parameter_server section)
+    documents: DocumentsConfig | None = None    # document lengths: work varies per micro-batch
 
     @field_validator("dtype")
     @classmethod
@@ -143,6 +145,8 @@ class ParallelismConfig(_Section):
     shard_size: Count | None = None   # ZeRO-3 hybrid sharding: shard in groups of this many dp*cp ranks
     recompute: Recompute = Recompute.NONE
     overlap_grad_reduce: Flag = True
+    first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
+    last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers
 
 
 class CollectivesConfig(_Section):

@@ -215,3 +215,25 @@ def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, 
     logits = logits_forward(shape)
     return (kernels_time(compute, embedding_forward(shape)), kernels_time(compute, logits),
             kernels_time(compute, logits.backward()))
+
+
+def attention_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+                      compute: ComputeModel) -> tuple[float, float]:
+    """(forward, backward with its recompute) seconds of one layer's attention core per
+    microbatch: the part of the layer whose work grows with the square of a document's length
+    (:mod:`simulator.workload.documents`). Flash: the fused kernel (backward 2.5x the FLOPs);
+    unfused: the two score GEMMs (their softmax traffic stays with the per-token work).
+    Recomputed with full recompute and Megatron's selective recompute (core attention); not
+    with torchtitan's per-op checkpointing, which saves attention's output."""
+    fwd_k = layer_forward(shape)
+    if shape.attention == Attention.FLASH:
+        forward = compute.attention_time(fwd_k.attention_flops, backward=False)
+        backward = compute.attention_time(fwd_k.backward().attention_flops, backward=True)
+    else:
+        core = Kernels(fwd_k.gemms[1:3], np.zeros(0))
+        forward, backward = kernels_time(compute, core), kernels_time(compute, core.backward())
+    mode = scenario.parallelism.recompute
+    saved = (mode == Recompute.SELECTIVE
+             and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
+    recomputed = mode in (Recompute.FULL, Recompute.SELECTIVE) and not saved
+    return forward, backward + forward * recomputed

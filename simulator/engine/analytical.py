@@ -21,11 +21,13 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
-from simulator.cost.layer import head_costs, layer_cost
+from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context
+from simulator.engine.document_work import document_parts as _document_parts
+from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
@@ -35,7 +37,7 @@ from simulator.engine.gradient_sync import (
 )
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
-from simulator.workload.memory import layer_split, stage_memory, stage_parameters
+from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
@@ -106,18 +108,32 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
 
 def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
     """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
+    return float(_stage_busy(ctx, forward, backward, p2p).max())
+
+
+def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
+    """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
     par = ctx.scenario.parallelism
     sends = stage_send_counts(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    return float((ctx.microbatches * (forward + backward) + p2p * sends).max())
+    return ctx.microbatches * (forward + backward) + p2p * sends
+
+
+def bottleneck(busy: np.ndarray) -> tuple[int, float]:
+    """(the busiest stage, its busy seconds over the mean stage's minus 1): the stage that sets
+    the pipeline's steady-state rate (1F1B runs at the busiest stage's pace) and its excess."""
+    stage = int(np.argmax(busy))
+    return stage, float(busy[stage] / busy.mean() - 1.0)
 
 
 def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
     """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
-    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    split = scenario_split(ctx.scenario.model, par)
     layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
     p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
+    attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
+        if ctx.scenario.training.documents is not None else None
     out, shardings, memories, priced = [], [], {}, {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
@@ -133,9 +149,11 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
         bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
                + recompute + logits_b * last + sharding.backward_exposed)
         tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-        out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
-                                  layers * layer.ep, p2p, memory.total, memory.as_dict(),
-                                  sharding.forward_exposed + sharding.backward_exposed))
+        parts = _document_parts(ctx, attention, layers, fwd, bwd)
+        out.append(StageBreakdown(i, layers, parts.forward, parts.backward, recompute, tp,
+                                  layers * layer.cp * 2, layers * layer.ep, p2p, memory.total,
+                                  memory.as_dict(), sharding.forward_exposed + sharding.backward_exposed,
+                                  *parts.split))
         shardings.append(sharding)
     return out, shardings
 
@@ -181,9 +199,12 @@ def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
 def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
     """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
-    model_flops, hardware_flops = step_flops(sc)
+    work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
+    model_flops, hardware_flops = step_flops(sc, work)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
+    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
+                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
@@ -192,7 +213,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,
-        tokens_per_s=sc.training.global_batch * sc.model.seq_len / step,
+        tokens_per_s=sc.training.global_batch * sc.model.seq_len * work[0] / step,
         model_flops_per_gpu=model_flops / step / gpus,
         hardware_flops_per_gpu=hardware_flops / step / gpus,
         mfu=model_flops / step / gpus / peak, bubble_fraction=bubble / step,
@@ -200,4 +221,6 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
         microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
-        exposed_by_dimension=exposed, memory_capacity_bytes=capacity), analytical=True)
+        exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
+        bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
+        analytical=True)

@@ -228,6 +228,7 @@ class _StepRun:
         gpu, last = self.ctx.layout.gpu(dp_rank=replica, pp_rank=stage), len(tasks) - 1
         sharded = self.plan.sharding[stage] if self.plan.sharding else None
         pause_at = int(self.noise.pause_at[0, replica, stage]) if self.pause_s > 0 else -1
+        varies = self.noise.attention_delta is not None
         for k, (tid, dep, is_forward, send, task) in enumerate(tasks):
             if k == pause_at:
                 yield timeout(self.pause_s)     # the host stalls; a later input hides it
@@ -236,12 +237,15 @@ class _StepRun:
             if k == last and overlap:
                 self._arrive(stage)
             start = env.now
+            scale = self._work(replica, stage, is_forward, task.microbatch, factor) if varies else None
             if sequences[is_forward]:
-                yield from self._in_layer(replica, stage, tid, sequences[is_forward], durations[is_forward])
+                segment = durations[is_forward] if scale is None else durations[is_forward] * scale[1]
+                yield from self._in_layer(replica, stage, tid, sequences[is_forward], segment)
             elif sharded is not None:
-                yield from self._sharded(sharded, stage, tid, is_forward, factor)
+                slowed = factor * (scale[1] if scale else 1.0)
+                yield from self._sharded(sharded, stage, tid, is_forward, slowed)
             else:
-                yield timeout(durations[is_forward])
+                yield timeout(durations[is_forward] if scale is None else scale[0])
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
             if send:
@@ -272,6 +276,18 @@ class _StepRun:
         sequences = (task_sequence(kinds, False), task_sequence(kinds, True))
         return (_segment(plan.forward[stage], kinds, sequences[1], factor),
                 _segment(plan.backward[stage], kinds, sequences[0], factor), sequences)
+
+    def _work(self, replica: int, stage: int, is_forward: bool, microbatch: int,
+              factor: float) -> tuple[float, float]:
+        """(seconds, their ratio to the mean chunk's) of a chunk of ``microbatch`` with
+        documents: :func:`simulator.engine.fastpath.task_seconds` times the entity's factor,
+        evaluated as the fast path does; in-layer segments and ZeRO-3 compute take the ratio."""
+        plan, noise, f = self.plan, self.noise, int(is_forward)
+        base = plan.forward[stage] if is_forward else plan.backward[stage]
+        seconds = base + plan.attention_part[stage, f] * noise.attention_delta[0, replica, microbatch]
+        if noise.token_delta is not None:
+            seconds = seconds + plan.token_part[stage, f] * noise.token_delta[0, replica, microbatch]
+        return float(seconds * factor), float(seconds / base) if base > 0 else 1.0
 
     def _send_seconds(self, replica: int, stage: int) -> tuple[float, float]:
         """(after a backward, after a forward) send seconds of an entity, contention off."""

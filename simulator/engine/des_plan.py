@@ -53,6 +53,8 @@ class StepPlan:
     sync_tail_s: np.ndarray | None = None   # last gradient bucket's reduction, after the backward
     sharding: tuple[StageSharding | None, ...] = ()   # per stage, ZeRO-3 replay (contention on)
     sharding_replays: dict[tuple[int, bool], tuple[PreparedReplay, ...]] | None = None  # (stage, fwd)
+    attention_part: np.ndarray | None = None  # (pp, 2) [backward, forward] attention core per chunk
+    token_part: np.ndarray | None = None      # (pp, 2) the per-token rest (training.documents)
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,20 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
         fixed += max(kernels)
     sharding, sharding_replays = _sharding(ctx, forward, backward, in_layer) if contention else ((), None)
+    attention, token = _document_parts(base, v)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
-                    np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays)
+                    np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays, attention, token)
+
+
+def _document_parts(base: StepResult, v: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per stage, [backward, forward] chunk seconds of the attention core and of the per-token
+    rest at full length (:mod:`simulator.engine.document_work`); None without documents."""
+    if base.sequences is None:
+        return None, None
+    attention = np.array([(s.attention_backward_s, s.attention_forward_s) for s in base.stages]) / v
+    token = np.array([(s.per_token_backward_s, s.per_token_forward_s) for s in base.stages]) / v
+    return attention, token
 
 
 def _sharding(ctx: Context, forward: np.ndarray, backward: np.ndarray, in_layer):

@@ -12,7 +12,8 @@ Linearity", 1992, ch. 2):
     clock[stage] = done[task] = finish
 
 with the entity's compute slowdown ``factor``, its host ``pause`` before that task (0 for
-most) and its send time (the plan's ``p2p_s`` or a faulty NIC's). Each stage then
+most) and its send time (the plan's ``p2p_s`` or a faulty NIC's); with documents the duration
+is the task's microbatch's (:func:`task_seconds`). Each stage then
 synchronises its gradients when its last replica arrives (its last task's start with
 ``overlap_grad_reduce``, else its finish), for ``sync_s`` seconds and no earlier than the
 last bucket's ``sync_tail_s`` after the last replica finishes; an entity ends at the later
@@ -53,7 +54,7 @@ def step_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
     """
     par, lay = ctx.scenario.parallelism, ctx.layout
     order = _walk(par.schedule, lay.pp, ctx.microbatches, par.virtual_stages)
-    finish, last_start = _pipeline(order, plan, noise, lay.pp)
+    finish, last_start = _pipeline(order, plan, noise, lay.pp, ctx.microbatches, par.virtual_stages)
     arrive = last_start if par.overlap_grad_reduce else finish
     return _synchronised(plan, noise, finish, arrive) + plan.optimizer_s
 
@@ -64,14 +65,17 @@ def replica_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
     :mod:`simulator.engine.async_ps`)."""
     par, lay = ctx.scenario.parallelism, ctx.layout
     order = _walk(par.schedule, lay.pp, ctx.microbatches, par.virtual_stages)
-    finish, _ = _pipeline(order, plan, noise, lay.pp)
+    finish, _ = _pipeline(order, plan, noise, lay.pp, ctx.microbatches, par.virtual_stages)
     return np.max(np.stack(finish), axis=0)
 
 
-def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int):
-    """(finish, start of the last task) per stage, each (k, dp): the max-plus recurrence."""
+def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int, m: int, v: int):
+    """(finish, start of the last task) per stage, each (k, dp): the max-plus recurrence
+    (task ``tid``'s microbatch is ``(tid // v) mod m``, :func:`compiled_graph`'s numbering)."""
     factor = np.moveaxis(noise.factor, 2, 0)                      # (pp, k, dp)
-    durations = [(plan.backward[s] * factor[s], plan.forward[s] * factor[s]) for s in range(p)]
+    varies = noise.attention_delta is not None
+    durations = [(plan.backward[s] * factor[s], plan.forward[s] * factor[s]) for s in range(p)] \
+        if not varies else None
     sends = _sends(plan, noise, p)
     pauses = _pauses(noise)
     clock = [np.zeros(noise.factor.shape[:2]) for _ in range(p)]
@@ -87,13 +91,29 @@ def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int):
             now = np.maximum(now, done.pop(dep))
         if last:
             last_start[stage] = now
-        now = now + durations[stage][forward]
+        if varies:
+            now = now + task_seconds(plan, noise, stage, forward, (tid // v) % m) * factor[stage]
+        else:
+            now = now + durations[stage][forward]
         if send:
             now = now + sends[stage][forward]
         if kept:
             done[tid] = now
         clock[stage] = now
     return clock, last_start
+
+
+def task_seconds(plan: StepPlan, noise: StepNoise, stage: int, forward: int, microbatch: int):
+    """Seconds of one chunk of ``microbatch`` on ``stage`` before the entity's slowdown, per
+    (step, replica): ``F + A (a - E[a]) + T (t - E[t])`` with ``F`` the plan's (mean)
+    chunk, ``A`` and ``T`` its attention and per-token parts
+    (:mod:`simulator.engine.document_work`). The event replay evaluates the same expression
+    on the same numbers, in the same order."""
+    base = plan.forward[stage] if forward else plan.backward[stage]
+    seconds = base + plan.attention_part[stage, forward] * noise.attention_delta[:, :, microbatch]
+    if noise.token_delta is not None:
+        seconds = seconds + plan.token_part[stage, forward] * noise.token_delta[:, :, microbatch]
+    return seconds
 
 
 def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) -> np.ndarray:

@@ -14,8 +14,13 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.workload.transformer import Attention, LayerShape, layer_forward, logits_forward
 
 
-def step_flops(scenario: Scenario) -> tuple[float, float]:
-    """(model FLOPs, hardware FLOPs) of one optimizer step over all GPUs."""
+def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
+    """(model FLOPs, hardware FLOPs) of one optimizer step over all GPUs.
+
+    ``work``: the mean token and attention factors ``(E[t], E[a])`` of the scenario's
+    documents (:mod:`simulator.workload.documents`): the attention core's FLOPs scale by
+    ``E[a]`` (``sum l_i^2`` per sequence), every other FLOP by ``E[t]``.
+    """
     mdl, training = scenario.model, scenario.training
     shape = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
     shape = replace(shape, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else shape
@@ -34,7 +39,14 @@ def step_flops(scenario: Scenario) -> tuple[float, float]:
         extra = mdl.layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
     else:
         extra = 0.0
-    return model, model + extra
+    if work == (1.0, 1.0):
+        return model, model + extra
+    core = mdl.layers * float((2 * layer.gemms[1:3, 0] * layer.gemms[1:3, 1] * layer.gemms[1:3, 2]
+                               * layer.gemms[1:3, 3]).sum())
+    core_extra = core if recompute in (Recompute.FULL, Recompute.SELECTIVE) else 0.0
+    t, a = work
+    scaled_model = (model - 3 * core) * t + 3 * core * a
+    return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
 
 
 def _attention_block_flops(shape: LayerShape) -> float:

@@ -34,7 +34,7 @@ from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
 from simulator.topology.multisite import split_by_site
-from simulator.workload.memory import layer_split, stage_parameters
+from simulator.workload.memory import scenario_split, stage_parameters
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
@@ -75,7 +75,7 @@ def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
     dtype = Dtype(ctx.scenario.training.dtype)
     grad = scenario_stack(ctx.scenario).data_parallel.grad_reduce_dtype.nbytes(dtype)
     weight = 4 if dtype == Dtype.FP32 else 2
-    split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
+    split = scenario_split(ctx.scenario.model, par)
     sizes, out = {}, []
     for stage, layers in enumerate(split):
         kind = (layers, stage == 0, stage == par.pp - 1)

@@ -32,7 +32,7 @@ from simulator.cost.in_layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
-from simulator.workload.memory import layer_split
+from simulator.workload.memory import scenario_split
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class InLayerKind:
 def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     """The cross-server in-layer collectives of ``stage``'s tasks (empty if none)."""
     par, lay = ctx.scenario.parallelism, ctx.layout
-    layers = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)[stage] / par.virtual_stages
+    layers = scenario_split(ctx.scenario.model, par)[stage] / par.virtual_stages
 
     def spans(group) -> bool:
         return spans_servers(ctx.collectives, group)

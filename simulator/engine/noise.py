@@ -14,23 +14,23 @@ from simulator.config.scenario import NoiseDistribution
 from simulator.engine.context import Context
 
 
-def gpu_factors(ctx: Context, rng: np.random.Generator) -> np.ndarray:
+def gpu_factors(ctx: Context, rng: np.random.Generator, jitter: bool = True,
+                fixed: bool = True) -> np.ndarray:
     """(dp, pp, tp*cp) per-GPU slowdown factors of one step (dimensionless, > 0).
 
     Per GPU and step: lognormal jitter ``exp(N(0, sigma))`` times, with probability
     ``throttle.probability``, a throttling ``factor``; ``slow_gpus`` and every GPU of
     ``slow_nodes`` are always slower. Draws, in this order: ``normal(shape)`` if jitter is
-    on, then ``random(shape)`` if throttling is on.
+    on, then ``random(shape)`` if throttling is on. ``jitter`` / ``fixed`` False leave out the
+    random part (no draws) or the fixed slow GPUs and servers (attribution's what-ifs).
     """
     lay, noise = ctx.layout, ctx.scenario.noise
     shape = (lay.dp, lay.pp, lay.tp * lay.cp)
     factors = np.ones(shape)
-    jitter = noise.straggler
-    if jitter.distribution == NoiseDistribution.LOGNORMAL and jitter.sigma > 0:
-        factors *= np.exp(rng.normal(0.0, jitter.sigma, size=shape))
-    throttle = noise.throttle
-    if throttle.probability > 0 and throttle.factor > 1:
-        factors *= np.where(rng.random(shape) < throttle.probability, throttle.factor, 1.0)
+    if jitter:
+        _jitter(noise, rng, factors)
+    if not fixed:
+        return factors
     per_node = ctx.collectives.cluster.hw.gpus_per_node
     slow = [(s.gpu, s.factor) for s in noise.slow_gpus]
     slow += [(n.node * per_node + g, n.factor) for n in noise.slow_nodes for g in range(per_node)]
@@ -38,6 +38,17 @@ def gpu_factors(ctx: Context, rng: np.random.Generator) -> np.ndarray:
         dp_rank, pp_rank, within = gpu_position(ctx, gpu)
         factors[dp_rank, pp_rank, within] *= factor
     return factors
+
+
+def _jitter(noise, rng: np.random.Generator, factors: np.ndarray) -> None:
+    """Multiply ``factors`` by the step's lognormal jitter and throttling (in place)."""
+    shape = factors.shape
+    jitter = noise.straggler
+    if jitter.distribution == NoiseDistribution.LOGNORMAL and jitter.sigma > 0:
+        factors *= np.exp(rng.normal(0.0, jitter.sigma, size=shape))
+    throttle = noise.throttle
+    if throttle.probability > 0 and throttle.factor > 1:
+        factors *= np.where(rng.random(shape) < throttle.probability, throttle.factor, 1.0)
 
 
 def gpu_position(ctx: Context, gpu: int) -> tuple[int, int, int]:

@@ -18,6 +18,10 @@ Sources (the scenario's ``noise`` section, docs/scenario_extensions.md):
 - ``host_pause``: per server and step a pause of ``duration_s`` with ``probability``, before
   a task drawn uniformly from the entity's ``2 m v`` tasks (the earliest over an entity's
   servers); synchronised, all entities pause before their first task, once per paused step;
+- ``training.documents``: per (step, replica, microbatch) the work factors of the
+  microbatch's sequences (:mod:`simulator.workload.documents`), drawn in that order from
+  child 2 of ``SeedSequence(seed)``, less the means the plan was priced at
+  (:mod:`simulator.engine.document_work`);
 - ``nic_faults``: pipeline sends over a faulty NIC or link take
   ``alpha + latency_s + (p2p - alpha) / fraction`` (``alpha`` the send's latency part); a
   NIC fault (no ``peer``) also stretches its stage's gradient synchronisation to
@@ -25,7 +29,10 @@ Sources (the scenario's ``noise`` section, docs/scenario_extensions.md):
 
 An entity (data-parallel replica, pipeline stage) runs at the pace of its slowest GPU (its
 tensor- and context-parallel GPUs synchronise every layer), so per-GPU factors reduce by max.
-Memory is bounded: a block holds at most :data:`BLOCK_GPU_STEPS` GPU-steps.
+Memory is bounded: a block holds at most :data:`BLOCK_GPU_STEPS` GPU-steps (or sequence-steps).
+A :class:`Variant` leaves causes out or changes them for attribution's what-ifs
+(:mod:`simulator.engine.attribution`); each cause keeps its own stream, so leaving one out
+does not move another's draws.
 """
 
 from __future__ import annotations
@@ -38,8 +45,10 @@ import numpy as np
 from simulator.config.scenario import FailSlowScope
 from simulator.engine.context import Context
 from simulator.engine.des_plan import StepPlan
+from simulator.engine.document_work import mean_work
 from simulator.engine.gradient_sync import all_gradient_collectives
 from simulator.engine.noise import gpu_factors, gpu_position
+from simulator.workload.documents import DocumentStream, balanced, microbatch_work
 
 BLOCK_GPU_STEPS = 4_000_000
 """GPU-steps per block of noise (32 MB of float64 per array)."""
@@ -55,7 +64,9 @@ class StepNoise:
     seconds of the entity's send after a backward [0] or forward [1] task (None: the plan's
     ``p2p_s``); ``send_extra_s`` and ``send_fraction`` the latency added and bandwidth share
     behind it (for the flow replay). ``sync_scale`` (k, pp): stretch of each stage's gradient
-    synchronisation (None: 1).
+    synchronisation (None: 1). ``attention_delta`` and ``token_delta`` (k, dp, m): each
+    micro-batch's attention and token work factors less their means, ``a - E[a]`` and
+    ``t - E[t]`` (:mod:`simulator.engine.document_work`; None: no documents, or packed).
     """
 
     factor: np.ndarray
@@ -65,6 +76,8 @@ class StepNoise:
     send_extra_s: np.ndarray | None = None
     send_fraction: np.ndarray | None = None
     sync_scale: np.ndarray | None = None
+    attention_delta: np.ndarray | None = None
+    token_delta: np.ndarray | None = None
 
     @property
     def steps(self) -> int:
@@ -75,7 +88,34 @@ class StepNoise:
         def one(a):
             return None if a is None else a[i:i + 1]
         return StepNoise(self.factor[i:i + 1], self.pause_s, one(self.pause_at), one(self.send_s),
-                         one(self.send_extra_s), one(self.send_fraction), one(self.sync_scale))
+                         one(self.send_extra_s), one(self.send_fraction), one(self.sync_scale),
+                         one(self.attention_delta), one(self.token_delta))
+
+
+CAUSES = ("jitter", "slow_workers", "host_pauses", "network", "sequences")
+"""The noise causes a :class:`Variant` can remove: i.i.d. jitter and throttling; slow GPUs and
+servers, episodes and fail-slow processes; host pauses; NIC and pipeline-link faults;
+micro-batch work from document lengths."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A what-if on the noise: ``off`` the causes left out (:data:`CAUSES`), ``spares`` servers
+    whose slow GPUs, episodes and fail-slow episodes are gone (replaced by healthy spares),
+    ``balance`` documents re-dealt over micro-batches
+    (:func:`simulator.workload.documents.balanced`). Removing a cause never shifts another's
+    random stream: each cause draws from its own."""
+
+    off: frozenset[str] = frozenset()
+    spares: frozenset[int] = frozenset()
+    balance: bool = False
+
+    def on(self, cause: str) -> bool:
+        return cause not in self.off
+
+
+NO_CHANGE = Variant()
+"""The scenario's noise as it is."""
 
 
 class NoiseSource:
@@ -86,19 +126,25 @@ class NoiseSource:
     fail-slow processes and host pauses from children of ``SeedSequence(seed)``.
     """
 
-    def __init__(self, ctx: Context, plan: StepPlan, step_s: float, seed: int):
+    def __init__(self, ctx: Context, plan: StepPlan, step_s: float, seed: int,
+                 variant: Variant = NO_CHANGE):
         lay, noise = ctx.layout, ctx.scenario.noise
-        self.ctx, self.plan, self.step_s = ctx, plan, step_s
+        self.ctx, self.plan, self.step_s, self.variant = ctx, plan, step_s, variant
         self.rng = np.random.default_rng(seed)
-        fail_rng, self.pause_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+        fail_rng, self.pause_rng, docs_rng = (np.random.default_rng(s)
+                                              for s in np.random.SeedSequence(seed).spawn(3))
+        self.documents = _documents(ctx, plan, docs_rng, variant.balance) if variant.on("sequences") else None
         self.per_node = ctx.collectives.cluster.hw.gpus_per_node
         self.gpus = lay.gpus
         self.nodes = -(-self.gpus // self.per_node)
         self.fail_slow = [(f, _OnOff(self.gpus if f.scope == FailSlowScope.GPU else self.nodes,
                                      _per_step(f.rate_per_hour / 3600.0, step_s),
                                      _per_step(1.0 / f.mean_duration_s, step_s), fail_rng))
-                          for f in noise.fail_slow if f.rate_per_hour > 0 and f.factor > 1]
-        self.block = max(1, BLOCK_GPU_STEPS // self.gpus)
+                          for f in noise.fail_slow if f.rate_per_hour > 0 and f.factor > 1
+                          and variant.on("slow_workers")]
+        sequences = ctx.scenario.training.global_batch if self.documents is not None else 0
+        self.block = max(1, BLOCK_GPU_STEPS // max(self.gpus, sequences))
+        self.node_excess = np.zeros(self.nodes)   # fail-slow (factor - 1) x GPU-steps, per server
         self.sync_alpha = _sync_alpha(ctx) if any(f.peer is None for f in noise.nic_faults) else None
 
     def blocks(self, steps: int) -> Iterator[StepNoise]:
@@ -109,9 +155,10 @@ class NoiseSource:
     def _block(self, t0: int, k: int) -> StepNoise:
         lay, noise = self.ctx.layout, self.ctx.scenario.noise
         f = np.empty((k, lay.dp, lay.pp, lay.tp * lay.cp))
+        jitter, slow = self.variant.on("jitter"), self.variant.on("slow_workers")
         for i in range(k):
-            f[i] = gpu_factors(self.ctx, self.rng)
-        for e in noise.episodes:
+            f[i] = gpu_factors(self.ctx, self.rng, jitter, slow)
+        for e in noise.episodes if slow else ():
             lo, hi = _window(e.start_step, e.steps, t0, k)
             if lo < hi:
                 gpus = [e.gpu] if e.gpu is not None else self._node_gpus(e.node)
@@ -122,11 +169,22 @@ class NoiseSource:
             on = process.block(k)
             if config.scope == FailSlowScope.NODE:
                 on = np.repeat(on, self.per_node, axis=1)[:, :self.gpus]
+            if self.variant.spares:
+                on[:, self._spare_gpus()] = False
+            self.node_excess += np.bincount(np.arange(self.gpus) // self.per_node,
+                                            on.sum(axis=0) * (config.factor - 1.0), self.nodes)
             f *= self._entity_order(np.where(on, config.factor, 1.0))
-        pause_at = self._pauses(k) if noise.host_pause.probability > 0 and noise.host_pause.duration_s > 0 \
-            else None
-        sends = self._nic_faults(t0, k) if noise.nic_faults else (None, None, None, None)
-        return StepNoise(f.max(axis=3), noise.host_pause.duration_s, pause_at, *sends)
+        paused = noise.host_pause.probability > 0 and noise.host_pause.duration_s > 0
+        pause_at = self._pauses(k) if paused and self.variant.on("host_pauses") else None
+        faulted = noise.nic_faults and self.variant.on("network")
+        sends = self._nic_faults(t0, k) if faulted else (None, None, None, None)
+        work = self.documents.block(k) if self.documents is not None else (None, None)
+        return StepNoise(f.max(axis=3), noise.host_pause.duration_s, pause_at, *sends, *work)
+
+    def _spare_gpus(self) -> np.ndarray:
+        """GPUs (in GPU order) of the servers the variant replaced by spares."""
+        gpus = np.arange(self.gpus)
+        return gpus[np.isin(gpus // self.per_node, sorted(self.variant.spares))]
 
     def _node_gpus(self, node: int) -> list[int]:
         return [g for g in range(node * self.per_node, (node + 1) * self.per_node) if g < self.gpus]
@@ -187,6 +245,37 @@ class NoiseSource:
         if s2 == (s - 1) % p:
             out += [(r, s2, 1), (r, s, 0)]
         return out
+
+
+class _Documents:
+    """Each step's micro-batch work from the scenario's documents: sequences drawn in the
+    order (step, replica, micro-batch, sequence), optionally re-dealt
+    (:func:`simulator.workload.documents.balanced`), averaged per micro-batch, less the
+    means the plan was priced at."""
+
+    def __init__(self, ctx: Context, plan: StepPlan, rng: np.random.Generator, balance: bool):
+        sc, lay = ctx.scenario, ctx.layout
+        self.stream = DocumentStream(sc.training.documents, sc.model.seq_len, rng)
+        self.dp, self.m, self.b = lay.dp, ctx.microbatches, sc.training.micro_batch
+        self.mean = mean_work(ctx)
+        self.packing = sc.training.documents.packing
+        work = plan.attention_part.sum(), plan.token_part.sum()
+        self.rho = float(work[0] / work[1]) if balance and work[1] > 0 else None
+
+    def block(self, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(attention delta, token delta or None when packed), each (k, dp, m)."""
+        n = self.dp * self.m * self.b
+        t, a = self.stream.sequences(k * n)
+        t, a = t.reshape(k, n), a.reshape(k, n)
+        if self.rho is not None:
+            t, a = balanced(t, a, self.rho, self.dp, self.m)
+        t, a = microbatch_work(t.reshape(k, self.dp, self.m * self.b), a.reshape(k, self.dp, self.m * self.b),
+                               self.b)
+        return a - self.mean[1], (None if self.packing else t - self.mean[0])
+
+
+def _documents(ctx: Context, plan: StepPlan, rng: np.random.Generator, balance: bool) -> _Documents | None:
+    return None if plan.attention_part is None else _Documents(ctx, plan, rng, balance)
 
 
 class _OnOff:

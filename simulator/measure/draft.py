@@ -19,6 +19,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``sequence_parallel``, ``overlap_grad_reduce``             the same keys
 ``virtual_pipeline_model_parallel_size`` or                ``parallelism.virtual_stages`` and
 ``num_layers / pp / num_layers_per_virtual_pipeline_stage`` ``schedule: interleaved-1f1b`` (else 1f1b)
+``decoder_first/last_pipeline_num_layers``                 ``parallelism.first/last_stage_layers``
 ``recompute_granularity`` full/selective,                  ``parallelism.recompute``
 ``recompute_activations``
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
@@ -215,6 +216,11 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
                    "virtual_stages": stages, "zero_stage": _zero_stage(args),
                    "recompute": _recompute(args, extra),
                    "overlap_grad_reduce": bool(args.get("overlap_grad_reduce", False))}
+    for key, arg in (("first_stage_layers", "decoder_first_pipeline_num_layers"),
+                     ("last_stage_layers", "decoder_last_pipeline_num_layers")):
+        value = args.get(arg)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            parallelism[key] = value
     for key in ("overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"):
         if args.get(key):
             extra.append(f"{key}: True (the stack profile decides how this overlaps)")

@@ -14,7 +14,9 @@ from simulator.units import format_bytes
 def run_report(result: StepResult, with_warnings: bool = True) -> Group:
     """Headline numbers, the time and memory breakdowns, then (``with_warnings``) one line
     per warning (:func:`warning_lines`; the CLI prints those unwrapped itself)."""
-    parts = [_headline(result), _time_table(result), _memory_table(result)]
+    from simulator.report.stragglers_report import stragglers_tables
+
+    parts = [_headline(result), _time_table(result), _memory_table(result), *stragglers_tables(result)]
     if (extra := what_if_table(result)) is not None:
         parts.append(extra)
     if result.parameter_server:
@@ -46,6 +48,13 @@ def _headline(r: StepResult) -> Table:
                            + ("" if r.fits_in_memory else " (does not fit)")),
         ("microbatches", str(r.microbatches)),
         ("layers per stage", _split_text(r.layer_split)),
+        *([("documents", f"{r.sequences['distribution']}{', packed' if r.sequences['packing'] else ''}: "
+                         f"mean work x{r.sequences['mean_tokens_factor']:.3f} tokens, "
+                         f"x{r.sequences['mean_attention_factor']:.3f} attention"
+                         + (" (analytical: the mean micro-batch)" if not r.step_times_s else ""))]
+          if r.sequences else []),
+        *([("bottleneck stage", f"stage {r.bottleneck_stage}: {r.bottleneck_excess:+.1%} busy time "
+                                "over the mean stage")] if len(r.layer_split) > 1 else []),
     ]
     for name, value in rows:
         table.add_row(name, value)

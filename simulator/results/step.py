@@ -21,6 +21,10 @@ class StageBreakdown:
     memory_bytes: float
     memory: dict = field(default_factory=dict)
     zero3_exposed_s: float = 0.0    # ZeRO-3/FSDP gathers and reductions not hidden, per microbatch
+    attention_forward_s: float = 0.0    # with training.documents: the attention-core part of
+    attention_backward_s: float = 0.0   # forward/backward at full length (work ~ sum l^2)
+    per_token_forward_s: float = 0.0    # and the rest (work ~ tokens), both per microbatch
+    per_token_backward_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,10 @@ class StepResult:
     calibration: str = ""                 # calibration overlay file(s) in force, "" for none
     what_if: dict[str, float] = field(default_factory=dict)   # training what-ifs' figures (docs/what_ifs.md)
     parameter_server: dict = field(default_factory=dict)   # training.sync: async figures, else {}
+    bottleneck_stage: int = 0             # the stage with the most busy seconds per step
+    bottleneck_excess: float = 0.0        # its busy seconds over the mean stage's, minus 1
+    sequences: dict | None = None         # sequence-length variation: mean work factors (analytical)
+    stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

@@ -43,6 +43,7 @@ from simulator.config.scenario import (
     TrainingConfig,
 )
 from simulator.config.stack import DEFAULT_STACK, ReduceDtype, SelectiveRecompute, StackProfile
+from simulator.config.stage_split import uneven_split
 from simulator.workload.params import layer_parameters, non_expert_parameters
 from simulator.workload.saved_activations import op_sac_bytes_per_layer
 from simulator.workload.unsharded import unsharded_bytes
@@ -463,15 +464,29 @@ def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
     return sizes
 
 
-def layer_split(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None = None,
+                last: int | None = None) -> list[int]:
     """Layers per pipeline stage (length ``pp``, sum ``layers``).
 
     Chunk ``c`` of :func:`chunk_layers` lives on stage ``c mod pp`` (Megatron's
     interleaved placement [N21, sec. 2.2.2]); a stage's total is the sum of its
     ``v`` chunks. ``layer_split(96, 8) == [12] * 8``; ``layer_split(126, 16)``
     gives 7 layers on the first and last stage and 8 elsewhere.
+
+    With ``first`` and/or ``last`` (Megatron-Core's ``--decoder-first-pipeline-num-layers``
+    and ``--decoder-last-pipeline-num-layers``), those stages hold that many layers and the
+    other ``L - first - last`` are divided evenly over the remaining stages
+    (:func:`uneven_split`).
     """
+    if first is not None or last is not None:
+        return uneven_split(layers, pp, virtual_stages, first, last)
     totals = [0] * pp
     for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
         totals[chunk % pp] += size
     return totals
+
+
+def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
+    """:func:`layer_split` of a scenario's model and parallelism."""
+    return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
+                       par.last_stage_layers)
