@@ -125,6 +125,19 @@ def test_import_log_prints_the_draft_without_output_file(capsys):
     assert printed.startswith("# Draft scenario") and "stack: megatron-core" in printed
 
 
+def test_import_log_json_is_the_draft_and_the_measured_steady_state(capsys, tmp_path):
+    """--json: strict JSON with the scenario mapping, the median step (6.39 s) and the open
+    items; with -o the YAML is written as well."""
+    import json
+
+    out = tmp_path / "draft.yaml"
+    assert main(["import-log", str(LOG), "--node", NODE, "--nodes", "8", "--json", "-o", str(out)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["scenario"]["model"]["layers"] == 32 and data["written_to"] == str(out)
+    assert abs(data["measured"]["step_time_s"] - 6.391) < 0.01 and data["not_inferred"]
+    assert out.read_text().startswith("# Draft scenario")
+
+
 def test_render_is_valid_yaml_for_the_loader(draft, tmp_path):
     path = tmp_path / "draft.yaml"
     path.write_text(render_draft(draft, LOG.name))

@@ -89,7 +89,10 @@ def _collectives_table(collectives) -> Table:
 @click.option("--nodes", type=int, required=True, help="number of nodes the run used")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="write the draft scenario here (default: print it)")
-def import_log(log: Path, node: str, nodes: int, output: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="print the draft scenario, the measured steady state and what was not inferred "
+                   "as one JSON object")
+def import_log(log: Path, node: str, nodes: int, output: Path | None, as_json: bool) -> None:
     """Draft scenario from a Megatron-LM training log (also Megatron-Core, NeMo, Primus):
     the arguments block becomes the scenario, the iteration lines the measured step time."""
     from simulator.config import HardwareLibrary
@@ -104,11 +107,26 @@ def import_log(log: Path, node: str, nodes: int, output: Path | None) -> None:
     check_node(node, nodes, library)
     draft = draft_from_log(read_megatron_log(log), node, nodes, library)
     text = render_draft(draft, log.name)
+    if as_json:
+        click.echo(json.dumps(_draft_json(draft, output)))
     if output is None:
-        click.echo(text, nl=False)
+        if not as_json:
+            click.echo(text, nl=False)
         return
     write_atomic(output, text)
+    if as_json:
+        return
     m = draft.measured
     click.echo(f"wrote {output}: measured {m.step_time_s:.3f} s per iteration (median of "
                f"{len(m.iterations)} steady-state iterations of {m.logged}); "
                f"{len(draft.not_inferred)} item(s) not inferred, listed at the top of the file")
+
+
+def _draft_json(draft, output: Path | None) -> dict:
+    """The draft as plain types: scenario mapping, measured figures, open items."""
+    m = draft.measured
+    return {"scenario": draft.scenario, "written_to": str(output) if output is not None else None,
+            "measured": {"step_time_s": m.step_time_s, "iterations": [int(i) for i in m.iterations],
+                         "logged": m.logged, "spread": m.spread, "tflops_per_gpu": m.tflops_per_gpu,
+                         "tokens_per_gpu_s": m.tokens_per_gpu_s, "tokens_logged": m.tokens_logged},
+            "not_inferred": list(draft.not_inferred), "not_modelled": list(draft.not_modelled)}
