@@ -13,6 +13,8 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from simulator.config.loader import scenario_stack
@@ -21,7 +23,7 @@ from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
-from simulator.engine.context import Context, make_context
+from simulator.engine.context import Context, make_context, memoised
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
@@ -34,11 +36,38 @@ from simulator.results.invariants import check_result
 from simulator.workload.memory import layer_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
-__all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
+__all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
+           "make_context", "simulate_step", "stage_step"]
 
 ADAM_BYTES_PER_PARAM = 34.0
 """Adam update traffic per parameter: read+write fp32 master, m and v (24 B), read the
 gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pass."""
+
+
+@dataclass(frozen=True)
+class StagedStep:
+    """A step priced up to its pipeline clocks: the context, each stage's microbatch
+    breakdown and ZeRO-3 cost, and the clocks' inputs (per-stage forward and backward
+    seconds of one microbatch, the stage-to-stage send).
+
+    Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
+    computed together (:mod:`simulator.engine.batch`)."""
+
+    ctx: Context
+    stages: list[StageBreakdown]
+    sharded: list[ShardingCost]
+    forward: np.ndarray
+    backward: np.ndarray
+
+    @property
+    def p2p(self) -> float:
+        return self.stages[0].p2p_s
+
+    @property
+    def clock_key(self) -> tuple:
+        """(schedule, pp, microbatches, virtual stages): what fixes the task graph."""
+        par = self.ctx.scenario.parallelism
+        return par.schedule, par.pp, self.ctx.microbatches, par.virtual_stages
 
 
 def simulate_step(scenario: Scenario, collectives: CollectiveModel,
@@ -47,23 +76,55 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
 
     ``compute_speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
     """
-    ctx = make_context(scenario, collectives, compute_speedup)
+    staged = stage_step(scenario, collectives, compute_speedup)
+    finish, last_start = _stage_clocks(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    return complete_step(staged, finish, last_start)
+
+
+def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup: float = 1.0,
+               memo: dict | None = None) -> StagedStep:
+    """The step of ``scenario`` priced up to its pipeline clocks (see :class:`StagedStep`);
+    ``memo`` shares sub-results with other layouts of the same setup
+    (:func:`~simulator.engine.context.memoised`)."""
+    ctx = make_context(scenario, collectives, compute_speedup, memo)
     stages, sharded = _stages(ctx)
     forward = np.array([s.forward_s for s in stages])
     backward = np.array([s.backward_s for s in stages])
-    finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
+    return StagedStep(ctx, stages, sharded, forward, backward)
+
+
+def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray) -> StepResult:
+    """The step's result from its pipeline clocks: ``finish`` and ``last_start`` (s) of
+    every stage (:func:`simulator.workload.taskgraph.stage_clocks`).
+
+    step = pipeline + exposed data-parallel synchronisation + optimizer (module docstring).
+    """
+    ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
-    bubble = max(0.0, pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s))  # round-off
-    syncs = all_gradient_collectives(ctx)
-    sync = np.array(sync_seconds(syncs))
-    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
-                        finish + np.array(last_bucket_times(ctx, syncs)))
-    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
-    fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
+    bubble = max(0.0, pipe - _busiest_stage(ctx, staged.forward, staged.backward, staged.p2p))  # round-off
+    sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
+    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
+    fixed = (memoised(ctx, ("optimizer", *_dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
+             + scenario_stack(scenario).step_overhead_s)
     step = pipe + dp_exposed + fixed
-    sharding = _sharding_totals(ctx, sharded)
+    sharding = _sharding_totals(ctx, staged.sharded)
     return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
+
+
+def _dp_key(ctx: Context) -> tuple:
+    """The layout fields the data-parallel synchronisation and the optimizer depend on."""
+    par = ctx.scenario.parallelism
+    return ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce
+
+
+def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per stage, seconds of the gradient synchronisation and of its last bucket
+    (:mod:`simulator.engine.gradient_sync`), and the next step's first weight bucket (s)."""
+    syncs = all_gradient_collectives(ctx)
+    return (np.array(sync_seconds(syncs)), np.array(last_bucket_times(ctx, syncs)),
+            first_param_bucket_time(ctx))
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:
@@ -97,9 +158,13 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
     """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     split = layer_split(ctx.scenario.model.layers, par.pp, par.virtual_stages)
-    layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
-    embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
-    p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
+    mb, sp = ctx.shape.micro_batch, par.sequence_parallel
+    layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute), lambda: layer_cost(
+        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
+    embed, logits_f, logits_b = memoised(ctx, ("heads", ctx.layout, mb, sp),
+                                         lambda: head_costs(ctx.shape, ctx.compute))
+    p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
+                   lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     out, shardings, memories, priced = [], [], {}, {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
@@ -128,7 +193,9 @@ def _stage_sharding(ctx: Context, stack, layer, stage: int, layers: int, priced:
     if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
         return NO_SHARDING
     if stage not in priced:
-        priced[stage] = unit_comm(ctx.scenario, stack, ctx.collectives, ctx.layout, stage)
+        key = ("unit", ctx.layout, stage, ctx.scenario.parallelism.shard_size)
+        priced[stage] = memoised(ctx, key, lambda: unit_comm(ctx.scenario, stack, ctx.collectives,
+                                                             ctx.layout, stage))
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
     one = sharding_cost(ctx.scenario, stack, priced[stage], chunk_layers, layer.forward,
                         layer.backward + layer.recompute, ctx.microbatches)
@@ -163,7 +230,8 @@ def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
 def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
     """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
-    model_flops, hardware_flops = step_flops(sc)
+    model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute),
+                                           lambda: step_flops(sc))
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
     capacity = ctx.compute.gpu.hbm_capacity_bytes

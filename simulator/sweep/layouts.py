@@ -26,7 +26,9 @@ from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, Tra
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import simulate_step
+from simulator.engine.batch import simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
+from simulator.results import StepResult
 
 PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "schedule",
                     "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce"}
@@ -104,29 +106,41 @@ def with_layout(scenario: Scenario, layout: dict) -> Scenario:
 
 
 def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
-                  layouts: Iterable[dict]) -> list[dict]:
+                  layouts: Iterable[dict], memo: dict | None = None) -> list[dict]:
     """One row per layout (validated axis values): the layout, ``status`` ("ok" or why the
     scenario's rules refuse it), and for valid layouts :data:`SEARCH_METRICS` and the
     exposed communication per dimension (``exposed_tp_s`` ...).
 
-    Each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
-    the scenario with that layout written into it.
+    The valid layouts are evaluated together (:func:`~simulator.engine.batch.simulate_steps`);
+    each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
+    the scenario with that layout written into it. ``memo`` keeps prices shared by
+    layouts of ``scenario`` for later calls with it (:func:`~simulator.engine.batch.simulate_steps`).
     """
-    rows = []
+    rows, valid, variants = [], [], []
     for layout in layouts:
         row = dict(layout)
         try:
             variant = with_layout(scenario, layout)
             check_scenario(variant, hardware)
-            result = simulate_step(variant, collectives)
         except ClusterSimError as exc:
             row["status"] = _reason(exc)
         else:
-            row["status"] = "ok"
-            row.update({name: getattr(result, name) for name in SEARCH_METRICS})
-            row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
+            valid.append(row)
+            variants.append(variant)
         rows.append(row)
+    for row, result in zip(valid, simulate_steps(variants, collectives, memo), strict=True):
+        _fill(row, result)
     return rows
+
+
+def _fill(row: dict, result: StepResult | ClusterSimError) -> None:
+    """``row`` with the status and metrics of ``result`` (or the reason it is refused)."""
+    if isinstance(result, ClusterSimError):
+        row["status"] = _reason(result)
+        return
+    row["status"] = "ok"
+    row.update({name: getattr(result, name) for name in SEARCH_METRICS})
+    row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",

@@ -1,0 +1,139 @@
+"""The pipeline task graph's exact clocks for many sets of stage durations at once.
+
+Layouts that share a schedule, stage count ``p``, microbatch count ``m`` and virtual
+stages ``v`` share one task graph (:mod:`simulator.workload.taskgraph`); only the task
+durations differ. The graph's longest path is the max-plus recurrence of
+:func:`~simulator.workload.taskgraph.exact_clocks`,
+
+    done[task] = max(done[previous task of its stage], done[dependency]) + duration,
+
+evaluated here level by level (a task's level is one more than the larger of its
+predecessor's and its dependency's, so no level holds two tasks of one stage and every
+level depends only on earlier ones: Baccelli et al., "Synchronization and Linearity",
+1992, ch. 2). Each level is a few numpy operations on a (tasks of the level, layouts)
+array, so ``n`` layouts cost about as much as one. Every task performs the same
+floating-point operations in the same order as the task-by-task walk, so the clocks are
+bit for bit those of :func:`~simulator.workload.taskgraph.stage_clocks`
+(``tests/test_taskgraph.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from simulator.config.scenario import Schedule
+from simulator.workload.taskgraph import (
+    EXACT_MICROBATCHES,
+    _evaluation_order,
+    stage_send_counts,
+)
+
+
+@dataclass(frozen=True)
+class Wavefront:
+    """The task graph in levels: per level, the tasks' ids, their stage predecessors' and
+    dependencies' ids (``tasks``: none, a row of zeros) and duration kinds (index
+    ``4 * stage + 2 * forward + sends`` of the duration table); each stage's last task."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]
+    last_task: np.ndarray
+    last_kind: np.ndarray
+    tasks: int
+
+
+@lru_cache(maxsize=256)
+def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
+    """The levels of the task graph of ``schedule`` with ``p`` stages, ``m`` microbatches
+    and ``v`` virtual stages (a pure function of its arguments, memoised)."""
+    order, last_kind = _evaluation_order(schedule, p, m, v)
+    total = 2 * p * m * v
+    level = [0] * (total + 1)
+    previous, rows = [total] * p, []
+    for tid, stage, dep, kind in order:
+        before = previous[stage]
+        dep = total if dep < 0 else dep
+        here = max(level[before], level[dep]) + 1
+        level[tid] = here
+        rows.append((here, tid, before, dep, kind))
+        previous[stage] = tid
+    table = np.array(rows, dtype=np.int64)
+    table = table[np.argsort(table[:, 0], kind="stable")]
+    cuts = np.flatnonzero(np.diff(table[:, 0])) + 1
+    levels = tuple((part[:, 1].copy(), part[:, 2].copy(), part[:, 3].copy(), part[:, 4].copy())
+                   for part in np.split(table, cuts))
+    return Wavefront(levels, np.array(previous), np.array(last_kind), total)
+
+
+def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
+                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(finish, start of the last task) of every stage of every layout, in seconds.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The pipeline schedule all layouts share.
+    forward, backward : ndarray, shape (n, p)
+        Forward and backward seconds of one microbatch on each stage of each layout.
+    m, v : int
+        Microbatches and virtual stages (all layouts).
+    p2p : ndarray, shape (n,)
+        Seconds of one stage-to-stage send of each layout.
+
+    Returns
+    -------
+    finish, last_start : ndarray, shape (n, p)
+        Exactly :func:`~simulator.workload.taskgraph.exact_clocks` of each row.
+    """
+    f = np.asarray(forward, float) / v
+    b = np.asarray(backward, float) / v
+    n, p = f.shape
+    x = np.asarray(p2p, float).reshape(n, 1)
+    table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
+    graph = wavefront(schedule, p, m, v)
+    done = np.zeros((graph.tasks + 1, n))
+    for tids, before, deps, kinds in graph.levels:
+        now = np.maximum(done[before], done[deps])
+        now += table[kinds]
+        done[tids] = now
+    finish = done[graph.last_task].T
+    return finish, finish - table[graph.last_kind].T
+
+
+def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
+                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~simulator.workload.taskgraph.stage_clocks` of every row of ``forward`` and
+    ``backward`` (shape (n, p)) with sends ``p2p`` (shape (n,)): the exact graph up to
+    :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES` microbatches, above it the
+    max-plus steady state where, row by row, it is established (same test, same numbers)."""
+    f, b = np.asarray(forward, float), np.asarray(backward, float)
+    x = np.asarray(p2p, float)
+    if m <= EXACT_MICROBATCHES:
+        return batch_exact_clocks(schedule, f, b, m, v, x)
+    p = f.shape[1]
+    m0 = (EXACT_MICROBATCHES // p - 2) * p
+    found = [batch_exact_clocks(schedule, f, b, m0 + i * p, v, x) for i in range(3)]
+    step = found[1][0] - found[0][0]
+    steady = _steady(schedule, f, b, x, step, found[2][0] - found[1][0], found[2][0], p, v)
+    finish = found[0][0] + (m - m0) / p * step
+    last_start = finish - (found[0][0] - found[0][1])
+    if not steady.all():
+        walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady])
+        finish[~steady], last_start[~steady] = walked
+    return finish, last_start
+
+
+def _steady(schedule: Schedule, f: np.ndarray, b: np.ndarray, x: np.ndarray, step: np.ndarray,
+            later: np.ndarray, last: np.ndarray, p: int, v: int) -> np.ndarray:
+    """Per row, whether the increment per ``p`` microbatches is constant (``np.allclose``
+    as :func:`~simulator.workload.taskgraph.stage_clocks` tests it) and, for 1F1B and
+    interleaved 1F1B, equal to the bottleneck bound."""
+    atol = 1e-15 * last.max(axis=1, keepdims=True)
+    steady = (np.abs(later - step) <= atol + 1e-12 * np.abs(step)).all(axis=1)
+    if schedule != Schedule.GPIPE:
+        sends = stage_send_counts(schedule, p, p, v)
+        busiest = np.max(f + b + x[:, None] * sends / p, axis=1)
+        steady &= np.abs(step.max(axis=1) / p - busiest) <= 1e-9 * busiest
+    return steady
