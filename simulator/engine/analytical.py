@@ -165,39 +165,58 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
                                          lambda: head_costs(ctx.shape, ctx.compute))
     p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
-    out, shardings, memories, priced = [], [], {}, {}
+    out, shardings, memories, priced, parts = [], [], {}, {}, {}
     for i, layers in enumerate(split):
         first, last = i == 0, i == par.pp - 1
         kind = (layers, first, last)
         if kind not in memories:
             memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
                                           ctx.layout.dp, first, last, ctx.microbatches)
-        sharding = _stage_sharding(ctx, stack, layer, i, layers, priced)
-        memory = memories[kind]
-        recompute = layers * (layer.recompute + layer.tp_recompute)
-        fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
-               + embed * first + logits_f * last + sharding.forward_exposed)
-        bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
-               + recompute + logits_b * last + sharding.backward_exposed)
-        tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-        out.append(StageBreakdown(i, layers, fwd, bwd, recompute, tp, layers * layer.cp * 2,
-                                  layers * layer.ep, p2p, memory.total, memory.as_dict(),
+        unit = _stage_unit_comm(ctx, stack, i, priced)
+        if (kind, unit) not in parts:        # stages alike in layers, ends and ZeRO-3 prices
+            parts[kind, unit] = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b),
+                                             memories[kind])
+        values, memory, sharding = parts[kind, unit]
+        out.append(StageBreakdown(i, layers, *values, p2p, memory.total, memory.as_dict(),
                                   sharding.forward_exposed + sharding.backward_exposed))
         shardings.append(sharding)
     return out, shardings
 
 
-def _stage_sharding(ctx: Context, stack, layer, stage: int, layers: int, priced: dict) -> ShardingCost:
-    """ZeRO-3 / FSDP cost of ``stage`` (:mod:`simulator.cost.sharding`), its unit prices
-    memoised in ``priced``."""
+def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple, memory
+                 ) -> tuple[tuple, object, ShardingCost]:
+    """One stage's (forward, backward, recompute, TP, CP, EP seconds per microbatch), memory
+    and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3 unit
+    prices ``unit`` (None without ZeRO-3)."""
+    layers, first, last = kind
+    embed, logits_f, logits_b = heads
+    sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
+    recompute = layers * (layer.recompute + layer.tp_recompute)
+    fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
+           + embed * first + logits_f * last + sharding.forward_exposed)
+    bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+           + recompute + logits_b * last + sharding.backward_exposed)
+    tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
+    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), memory, sharding
+
+
+def _stage_unit_comm(ctx: Context, stack, stage: int, priced: dict):
+    """ZeRO-3 / FSDP unit prices of ``stage`` (:func:`simulator.cost.sharding.unit_comm`),
+    None without ZeRO-3; memoised in ``priced`` and across layouts."""
     if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
-        return NO_SHARDING
+        return None
     if stage not in priced:
         key = ("unit", ctx.layout, stage, ctx.scenario.parallelism.shard_size)
         priced[stage] = memoised(ctx, key, lambda: unit_comm(ctx.scenario, stack, ctx.collectives,
                                                              ctx.layout, stage))
+    return priced[stage]
+
+
+def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCost:
+    """ZeRO-3 / FSDP cost of a stage of ``layers`` layers with unit prices ``unit``
+    (:mod:`simulator.cost.sharding`), over its ``v`` chunks."""
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
-    one = sharding_cost(ctx.scenario, stack, priced[stage], chunk_layers, layer.forward,
+    one = sharding_cost(ctx.scenario, stack, unit, chunk_layers, layer.forward,
                         layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
