@@ -86,3 +86,24 @@ def test_the_analytical_cost_does_not_grow_with_the_global_batch():
 
     finish, _ = stage_clocks(Schedule.ONE_F_ONE_B, np.ones(8), 2 * np.ones(8), 10**12)
     assert finish.max() == pytest.approx(3 * 10**12 + 7 * 3, rel=1e-9)
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 3, 5, 1), (Schedule.ONE_F_ONE_B, 4, 8, 1), (Schedule.ONE_F_ONE_B, 5, 3, 1),
+    (Schedule.ONE_F_ONE_B, 1, 4, 1), (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 2, 6, 3),
+    (Schedule.INTERLEAVED, 4, 4, 2), (Schedule.ONE_F_ONE_B, 4, 2049, 1), (Schedule.GPIPE, 3, 2050, 1),
+    (Schedule.INTERLEAVED, 4, 2052, 2),
+])
+def test_batched_clocks_are_the_walks_bit_for_bit(schedule, p, m, v):
+    """Many layouts' clocks at once, level by level, equal each layout's task-by-task walk
+    (and its steady state above EXACT_MICROBATCHES) exactly: uneven stages, various sends."""
+    from simulator.workload.taskgraph import stage_clocks
+    from simulator.workload.wavefront import batch_stage_clocks
+
+    rng = np.random.default_rng(p * 100 + m + v)
+    f, b = rng.uniform(0.5, 2, (6, p)), rng.uniform(1, 4, (6, p))
+    x = np.array([0.0, 0.01, 0.3, 1e-6, 2.0, 0.05])
+    finish, last_start = batch_stage_clocks(schedule, f, b, m, v, x)
+    for row in range(len(x)):
+        walk = stage_clocks(schedule, f[row], b[row], m, v, x[row])
+        assert np.array_equal(finish[row], walk[0]) and np.array_equal(last_start[row], walk[1])
