@@ -107,3 +107,21 @@ def test_batched_clocks_are_the_walks_bit_for_bit(schedule, p, m, v):
     for row in range(len(x)):
         walk = stage_clocks(schedule, f[row], b[row], m, v, x[row])
         assert np.array_equal(finish[row], walk[0]) and np.array_equal(last_start[row], walk[1])
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 4, 6, 1), (Schedule.ONE_F_ONE_B, 4, 3, 1), (Schedule.ONE_F_ONE_B, 8, 20, 1),
+    (Schedule.ONE_F_ONE_B, 1, 5, 1), (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 4, 4, 3),
+    (Schedule.INTERLEAVED, 8, 24, 4), (Schedule.INTERLEAVED, 2, 6, 1), (Schedule.INTERLEAVED, 1, 4, 2),
+])
+def test_array_task_lists_are_the_compiled_graph(schedule, p, m, v):
+    """The wavefront's task lists, built with numpy, are the compiled graph's."""
+    from simulator.workload.taskgraph import compiled_graph
+    from simulator.workload.wavefront import stage_tasks
+
+    graph = compiled_graph(schedule, p, m, v)
+    for i in range(p):
+        ids, deps, kinds = stage_tasks(schedule, p, m, v, i)
+        assert ids.tolist() == graph.ids[i] and deps.tolist() == graph.deps[i]
+        expected = 4 * i + 2 * graph.is_forward[i].astype(int) + (graph.sends[i] > 0)
+        assert kinds.tolist() == expected.tolist()

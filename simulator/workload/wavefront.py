@@ -25,11 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from simulator.config.scenario import Schedule
-from simulator.workload.taskgraph import (
-    EXACT_MICROBATCHES,
-    _evaluation_order,
-    stage_send_counts,
-)
+from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
 
 
 @dataclass(frozen=True)
@@ -47,24 +43,106 @@ class Wavefront:
 @lru_cache(maxsize=256)
 def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     """The levels of the task graph of ``schedule`` with ``p`` stages, ``m`` microbatches
-    and ``v`` virtual stages (a pure function of its arguments, memoised)."""
-    order, last_kind = _evaluation_order(schedule, p, m, v)
+    and ``v`` virtual stages (a pure function of its arguments, memoised).
+
+    Each stage runs its tasks in order until one waits for a task not yet reached, and
+    resumes when that one is reached (the walk of
+    :func:`~simulator.workload.taskgraph._evaluation_order`), so every task is visited once.
+
+    Raises
+    ------
+    RuntimeError
+        If the stage orders deadlock (no valid order exists).
+    """
     total = 2 * p * m * v
-    level = [0] * (total + 1)
-    previous, rows = [total] * p, []
-    for tid, stage, dep, kind in order:
-        before = previous[stage]
-        dep = total if dep < 0 else dep
-        here = max(level[before], level[dep]) + 1
-        level[tid] = here
-        rows.append((here, tid, before, dep, kind))
-        previous[stage] = tid
-    table = np.array(rows, dtype=np.int64)
+    stages = [stage_tasks(schedule, p, m, v, i) for i in range(p)]
+    deps = [np.where(s[1] < 0, total, s[1]) for s in stages]
+    level = _task_levels([s[0].tolist() for s in stages], [d.tolist() for d in deps], total)
+    if level is None:
+        raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
+    ids = np.concatenate([s[0] for s in stages])
+    before = np.concatenate([np.concatenate([[total], s[0][:-1]]) for s in stages])
+    table = np.stack([np.asarray(level)[ids], ids, before, np.concatenate(deps),
+                      np.concatenate([s[2] for s in stages])], axis=1)
+    return _levels(table, [int(s[0][-1]) for s in stages], [int(s[2][-1]) for s in stages], total)
+
+
+def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> list[int] | None:
+    """Level of every task (index ``total``: none, level 0): one more than the larger of its
+    stage predecessor's and its dependency's, each stage walked in order until it waits for
+    a task not yet reached; None if the stage orders deadlock."""
+    p = len(ids)
+    level, waiter = [-1] * total + [0], [-1] * (total + 1)
+    cursor, previous, ready = [0] * p, [total] * p, list(range(p))
+    while ready:
+        i = ready.pop()
+        mine, needs, k, before = ids[i], deps[i], cursor[i], previous[i]
+        here, count = level[before], len(mine)
+        while k < count:
+            at = level[needs[k]]
+            if at < 0:
+                waiter[needs[k]] = i
+                break
+            here = (here if here > at else at) + 1
+            before = mine[k]
+            level[before] = here
+            if waiter[before] >= 0:
+                ready.append(waiter[before])
+            k += 1
+        cursor[i], previous[i] = k, before
+    return None if any(cursor[i] < len(ids[i]) for i in range(p)) else level
+
+
+def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total: int) -> Wavefront:
+    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels."""
     table = table[np.argsort(table[:, 0], kind="stable")]
     cuts = np.flatnonzero(np.diff(table[:, 0])) + 1
     levels = tuple((part[:, 1].copy(), part[:, 2].copy(), part[:, 3].copy(), part[:, 4].copy())
                    for part in np.split(table, cuts))
-    return Wavefront(levels, np.array(previous), np.array(last_kind), total)
+    return Wavefront(levels, np.array(last_task), np.array(last_kind), total)
+
+
+def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(task ids, dependency ids or -1, duration kinds) of ``stage``'s tasks in execution
+    order, as arrays: the graph of :func:`~simulator.workload.taskgraph.compiled_graph`
+    (same ids ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and
+    dependencies, module docstring there), built without a task object per task."""
+    forward, microbatch, chunk = _order(schedule, p, m, v, stage)
+    tid = lambda i, f, j, c: ((i * 2 + f) * m + j) * v + c          # noqa: E731
+    back = np.where(stage < p - 1, tid(stage + 1, 0, microbatch, chunk),
+                    np.where(chunk < v - 1, tid(0, 0, microbatch, chunk + 1),
+                             tid(stage, 1, microbatch, chunk)))
+    ahead = (tid(stage - 1, 1, microbatch, chunk) if stage > 0
+             else np.where(chunk > 0, tid(p - 1, 1, microbatch, chunk - 1), -1))
+    deps = np.where(forward == 1, ahead, back)
+    sends = np.where(forward == 1, (stage < p - 1) | (chunk < v - 1), (stage > 0) | (chunk > 0)) & (p > 1)
+    return tid(stage, forward, microbatch, chunk), deps, 4 * stage + 2 * forward + sends
+
+
+def _order(schedule: Schedule, p: int, m: int, v: int, stage: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(forward flag, microbatch, chunk) of ``stage``'s tasks in execution order
+    (:func:`~simulator.workload.taskgraph.stage_order`)."""
+    if schedule == Schedule.GPIPE:
+        return (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
+                np.zeros(2 * m, np.int64))
+    interleaved = schedule == Schedule.INTERLEAVED and v > 1
+    total = m * v if interleaved else m
+    if interleaved:
+        warmup = total if m == p else min((p - stage - 1) * 2 + (v - 1) * p, total)
+    else:
+        warmup = min(p - stage - 1, m)
+    steady = total - warmup
+    forward = np.concatenate([np.ones(warmup, np.int64), np.tile([1, 0], steady),
+                              np.zeros(warmup, np.int64)])
+    pairs = np.stack([np.arange(warmup, total), np.arange(steady)], axis=1).ravel()
+    k = np.concatenate([np.arange(warmup), pairs, np.arange(steady, total)])
+    if not interleaved:
+        return forward, k, np.zeros_like(k)
+    group, within = np.divmod(k, p * v)
+    chunk = within // p
+    return forward, group * p + within % p, np.where(forward == 1, chunk, v - 1 - chunk)
 
 
 def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
