@@ -125,3 +125,14 @@ def test_array_task_lists_are_the_compiled_graph(schedule, p, m, v):
         assert ids.tolist() == graph.ids[i] and deps.tolist() == graph.deps[i]
         expected = 4 * i + 2 * graph.is_forward[i].astype(int) + (graph.sends[i] > 0)
         assert kinds.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 4, 6, 1), (Schedule.ONE_F_ONE_B, 4, 3, 1), (Schedule.ONE_F_ONE_B, 1, 5, 1),
+    (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 1, 4, 2), (Schedule.INTERLEAVED, 2, 6, 1),
+])
+def test_send_counts_are_the_graphs(schedule, p, m, v):
+    from simulator.workload.taskgraph import compiled_graph, stage_send_counts
+
+    graph = compiled_graph(schedule, p, m, v)
+    assert stage_send_counts(schedule, p, m, v).tolist() == [float(g.sum()) for g in graph.sends]
