@@ -165,29 +165,29 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
                                          lambda: head_costs(ctx.shape, ctx.compute))
     p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
-    out, shardings, memories, priced, parts = [], [], {}, {}, {}
-    for i, layers in enumerate(split):
-        first, last = i == 0, i == par.pp - 1
-        kind = (layers, first, last)
+    kinds = [(layers, i == 0, i == par.pp - 1) for i, layers in enumerate(split)]
+    units = _stage_unit_comms(ctx, stack)
+    memories, parts = {}, {}
+    for i, kind in enumerate(kinds):
         if kind not in memories:
-            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
-                                          ctx.layout.dp, first, last, ctx.microbatches)
-        unit = _stage_unit_comm(ctx, stack, i, priced)
-        if (kind, unit) not in parts:        # stages alike in layers, ends and ZeRO-3 prices
-            parts[kind, unit] = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b),
-                                             memories[kind])
-        values, memory, sharding = parts[kind, unit]
-        out.append(StageBreakdown(i, layers, *values, p2p, memory.total, memory.as_dict(),
-                                  sharding.forward_exposed + sharding.backward_exposed))
-        shardings.append(sharding)
-    return out, shardings
+            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
+                                          ctx.layout.dp, kind[1], kind[2], ctx.microbatches)
+        if (kind, units[i]) not in parts:    # stages alike in layers, ends and ZeRO-3 prices
+            memory = memories[kind]
+            values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
+            parts[kind, units[i]] = (values, memory.total, memory.as_dict(), sharding,
+                                     sharding.forward_exposed + sharding.backward_exposed)
+    found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
+    out = [StageBreakdown(i, kind[0], *values, p2p, total, dict(memory), exposed)
+           for i, (kind, (values, total, memory, _, exposed)) in enumerate(zip(kinds, found, strict=True))]
+    return out, [f[3] for f in found]
 
 
-def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple, memory
-                 ) -> tuple[tuple, object, ShardingCost]:
-    """One stage's (forward, backward, recompute, TP, CP, EP seconds per microbatch), memory
-    and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3 unit
-    prices ``unit`` (None without ZeRO-3)."""
+def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
+                 ) -> tuple[tuple, ShardingCost]:
+    """One stage's (forward, backward, recompute, TP, CP, EP seconds per microbatch) and
+    ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3 unit prices
+    ``unit`` (None without ZeRO-3)."""
     layers, first, last = kind
     embed, logits_f, logits_b = heads
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
@@ -197,19 +197,18 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple, me
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
            + recompute + logits_b * last + sharding.backward_exposed)
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), memory, sharding
+    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), sharding
 
 
-def _stage_unit_comm(ctx: Context, stack, stage: int, priced: dict):
-    """ZeRO-3 / FSDP unit prices of ``stage`` (:func:`simulator.cost.sharding.unit_comm`),
-    None without ZeRO-3; memoised in ``priced`` and across layouts."""
-    if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
-        return None
-    if stage not in priced:
-        key = ("unit", ctx.layout, stage, ctx.scenario.parallelism.shard_size)
-        priced[stage] = memoised(ctx, key, lambda: unit_comm(ctx.scenario, stack, ctx.collectives,
-                                                             ctx.layout, stage))
-    return priced[stage]
+def _stage_unit_comms(ctx: Context, stack) -> list:
+    """Per stage, its ZeRO-3 / FSDP unit prices (:func:`simulator.cost.sharding.unit_comm`),
+    memoised across layouts; None for every stage without ZeRO-3."""
+    par, layout = ctx.scenario.parallelism, ctx.layout
+    if par.zero_stage < 3 or layout.dp * layout.cp == 1:
+        return [None] * layout.pp
+    return [memoised(ctx, ("unit", layout, stage, par.shard_size),
+                     lambda stage=stage: unit_comm(ctx.scenario, stack, ctx.collectives, layout, stage))
+            for stage in range(layout.pp)]
 
 
 def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCost:
