@@ -96,13 +96,15 @@ def test_the_analytical_cost_does_not_grow_with_the_global_batch():
 ])
 def test_batched_clocks_are_the_walks_bit_for_bit(schedule, p, m, v):
     """Many layouts' clocks at once, level by level, equal each layout's task-by-task walk
-    (and its steady state above EXACT_MICROBATCHES) exactly: uneven stages, various sends."""
+    (and its steady state above EXACT_MICROBATCHES) exactly: uneven stages, various sends,
+    layouts with the same durations."""
     from simulator.workload.taskgraph import stage_clocks
     from simulator.workload.wavefront import batch_stage_clocks
 
     rng = np.random.default_rng(p * 100 + m + v)
     f, b = rng.uniform(0.5, 2, (6, p)), rng.uniform(1, 4, (6, p))
     x = np.array([0.0, 0.01, 0.3, 1e-6, 2.0, 0.05])
+    f, b, x = np.vstack([f, f[[4, 1]]]), np.vstack([b, b[[4, 1]]]), np.append(x, x[[4, 1]])  # twins
     finish, last_start = batch_stage_clocks(schedule, f, b, m, v, x)
     for row in range(len(x)):
         walk = stage_clocks(schedule, f[row], b[row], m, v, x[row])

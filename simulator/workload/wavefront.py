@@ -30,11 +30,12 @@ from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
 
 @dataclass(frozen=True)
 class Wavefront:
-    """The task graph in levels: per level, the tasks' ids, their stage predecessors' and
-    dependencies' ids (``tasks``: none, a row of zeros) and duration kinds (index
-    ``4 * stage + 2 * forward + sends`` of the duration table); each stage's last task."""
+    """The task graph in levels: per level, the tasks' ids, their stage predecessors' ids
+    followed by their dependencies' ids (``tasks``: none, a row of zeros), their duration
+    kinds (index ``4 * stage + 2 * forward + sends`` of the duration table) and their
+    count; each stage's last task and its kind."""
 
-    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]
+    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, int], ...]
     last_task: np.ndarray
     last_kind: np.ndarray
     tasks: int
@@ -97,7 +98,8 @@ def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total
     """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels."""
     table = table[np.argsort(table[:, 0], kind="stable")]
     cuts = np.flatnonzero(np.diff(table[:, 0])) + 1
-    levels = tuple((part[:, 1].copy(), part[:, 2].copy(), part[:, 3].copy(), part[:, 4].copy())
+    levels = tuple((part[:, 1].copy(), np.concatenate([part[:, 2], part[:, 3]]), part[:, 4].copy(),
+                    len(part))
                    for part in np.split(table, cuts))
     return Wavefront(levels, np.array(last_task), np.array(last_kind), total)
 
@@ -172,9 +174,10 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = np.zeros((graph.tasks + 1, n))
-    for tids, before, deps, kinds in graph.levels:
-        now = np.maximum(done[before], done[deps])
-        now += table[kinds]
+    for tids, sources, kinds, count in graph.levels:
+        waited = done.take(sources, axis=0)
+        now = np.maximum(waited[:count], waited[count:])
+        now += table.take(kinds, axis=0)
         done[tids] = now
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
@@ -185,9 +188,17 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     """:func:`~simulator.workload.taskgraph.stage_clocks` of every row of ``forward`` and
     ``backward`` (shape (n, p)) with sends ``p2p`` (shape (n,)): the exact graph up to
     :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES` microbatches, above it the
-    max-plus steady state where, row by row, it is established (same test, same numbers)."""
+    max-plus steady state where, row by row, it is established (same test, same numbers).
+    Rows equal in every duration are computed once."""
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     x = np.asarray(p2p, float)
+    rows = np.concatenate([f, b, x[:, None]], axis=1)
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    if len(distinct) < len(rows):                    # layouts alike in every duration
+        p = f.shape[1]
+        finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
+                                                distinct[:, 2 * p])
+        return finish[inverse.ravel()], last_start[inverse.ravel()]
     if m <= EXACT_MICROBATCHES:
         return batch_exact_clocks(schedule, f, b, m, v, x)
     p = f.shape[1]
