@@ -30,12 +30,13 @@ from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
 
 @dataclass(frozen=True)
 class Wavefront:
-    """The task graph in levels: per level, the tasks' ids, their stage predecessors' ids
-    followed by their dependencies' ids (``tasks``: none, a row of zeros), their duration
-    kinds (index ``4 * stage + 2 * forward + sends`` of the duration table) and their
-    count; each stage's last task and its kind."""
+    """The task graph in levels, tasks numbered level after level (a level's tasks are the
+    rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
+    ``stop``, its tasks' stage predecessors followed by their dependencies, and their
+    duration kinds (index ``4 * stage + 2 * forward + sends`` of the duration table);
+    each stage's last task and its kind."""
 
-    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, int], ...]
+    levels: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
     last_task: np.ndarray
     last_kind: np.ndarray
     tasks: int
@@ -95,13 +96,16 @@ def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> lis
 
 
 def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total: int) -> Wavefront:
-    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels."""
+    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels, the tasks
+    renumbered in level order."""
     table = table[np.argsort(table[:, 0], kind="stable")]
-    cuts = np.flatnonzero(np.diff(table[:, 0])) + 1
-    levels = tuple((part[:, 1].copy(), np.concatenate([part[:, 2], part[:, 3]]), part[:, 4].copy(),
-                    len(part))
-                   for part in np.split(table, cuts))
-    return Wavefront(levels, np.array(last_task), np.array(last_kind), total)
+    renumber = np.full(total + 1, total)
+    renumber[table[:, 1]] = np.arange(total)
+    sources = renumber[table[:, 2:4]]
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
+    levels = tuple((int(a), int(b), np.concatenate([sources[a:b, 0], sources[a:b, 1]]), table[a:b, 4].copy())
+                   for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    return Wavefront(levels, renumber[last_task], np.array(last_kind), total)
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
@@ -174,11 +178,11 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = np.zeros((graph.tasks + 1, n))
-    for tids, sources, kinds, count in graph.levels:
+    for start, stop, sources, kinds in graph.levels:
         waited = done.take(sources, axis=0)
-        now = np.maximum(waited[:count], waited[count:])
+        now = done[start:stop]
+        np.maximum(waited[:stop - start], waited[stop - start:], out=now)
         now += table.take(kinds, axis=0)
-        done[tids] = now
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
 
