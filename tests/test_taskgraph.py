@@ -104,7 +104,8 @@ def test_batched_clocks_are_the_walks_bit_for_bit(schedule, p, m, v):
     rng = np.random.default_rng(p * 100 + m + v)
     f, b = rng.uniform(0.5, 2, (6, p)), rng.uniform(1, 4, (6, p))
     x = np.array([0.0, 0.01, 0.3, 1e-6, 2.0, 0.05])
-    f, b, x = np.vstack([f, f[[4, 1]]]), np.vstack([b, b[[4, 1]]]), np.append(x, x[[4, 1]])  # twins
+    twins = [0, 4, 1, 2, 3, 4, 5, 1, 1]                        # rows repeated, in any order
+    f, b, x = f[twins], b[twins], x[twins]
     finish, last_start = batch_stage_clocks(schedule, f, b, m, v, x)
     for row in range(len(x)):
         walk = stage_clocks(schedule, f[row], b[row], m, v, x[row])

@@ -197,12 +197,14 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     x = np.asarray(p2p, float)
     rows = np.concatenate([f, b, x[:, None]], axis=1)
-    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    if len(distinct) < len(rows):                    # layouts alike in every duration
-        p = f.shape[1]
+    first: dict[bytes, int] = {}                     # row bytes -> first row with them
+    inverse = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    if len(first) < len(rows):                       # layouts alike, bit for bit, in every duration
+        p, distinct = f.shape[1], rows[list(first.values())]
+        inverse = np.searchsorted(list(first.values()), inverse)
         finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
                                                 distinct[:, 2 * p])
-        return finish[inverse.ravel()], last_start[inverse.ravel()]
+        return finish[inverse], last_start[inverse]
     if m <= EXACT_MICROBATCHES:
         return batch_exact_clocks(schedule, f, b, m, v, x)
     p = f.shape[1]
