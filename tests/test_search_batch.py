@@ -84,3 +84,22 @@ def test_a_memo_kept_across_chunks_gives_the_rows_of_one_batch():
     pieces = [evaluate_rows(scenario, session.hardware, session.collectives, c, memo) for c in chunks]
     assert memo
     assert [row for piece in pieces[::-1] for row in piece] == whole
+
+
+def test_evaluate_layouts_gives_the_single_scenario_numbers():
+    """The Python sweep API (layouts may also set the global batch and dp) evaluates valid
+    layouts together, with each one's own numbers."""
+    from simulator.sweep.layouts import apply_layout, evaluate_layouts, layout_grid
+
+    scenario, session, _ = _grid(DENSE, {})
+    grid = layout_grid(tp=[1, 2], pp=[2, 4], micro_batch=[1, 2], global_batch=[32, 64],
+                       recompute=["none", "full"], schedule=["1f1b", "gpipe"]) + [
+        {"tp": 2, "pp": 2, "dp": 2, "global_batch": 64}, {"tp": 2, "pp": 2, "dp": 3}]
+    frame = evaluate_layouts(scenario, session.hardware, session.collectives, grid)
+    assert (frame["status"] == "ok").sum() >= 40 and (frame["status"] != "ok").any()
+    for layout, row in zip(grid, frame.to_dict(orient="records"), strict=True):
+        if row["status"] != "ok":
+            continue
+        single = simulate_step(apply_layout(scenario, layout), session.collectives)
+        for name in ("step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "memory_per_gpu_bytes"):
+            np.testing.assert_allclose(row[name], getattr(single, name), rtol=1e-12, atol=0)

@@ -13,6 +13,7 @@ run per layout by :func:`evaluate_rows`.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import product
 from typing import Any
@@ -25,7 +26,6 @@ from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
-from simulator.engine.analytical import simulate_step
 from simulator.engine.batch import simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
@@ -43,23 +43,39 @@ def layout_grid(**choices) -> list[dict]:
 
 def evaluate_layouts(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
                      layouts: Iterable[dict]) -> pd.DataFrame:
-    """One row per layout: its settings, the headline results, or why it is infeasible."""
-    rows = []
+    """One row per layout: its settings, the headline results, or why it is infeasible.
+
+    Valid layouts with the same global batch are evaluated together
+    (:func:`~simulator.engine.batch.simulate_steps`): exactly the numbers of
+    :func:`~simulator.engine.analytical.simulate_step` for each.
+    """
+    rows, batches = [], defaultdict(list)
     for layout in layouts:
         row = dict(layout)
         try:
             variant = apply_layout(scenario, layout)
             check_scenario(variant, hardware)
-            result = simulate_step(variant, collectives)
         except ClusterSimError as exc:
             row.update(status=str(exc))
         else:
-            row.update(status="ok", step_time_s=result.step_time_s, mfu=result.mfu,
-                       tokens_per_s=result.tokens_per_s, bubble_fraction=result.bubble_fraction,
-                       memory_per_gpu_bytes=result.memory_per_gpu_bytes,
-                       fits_in_memory=result.fits_in_memory)
+            batches[variant.training.global_batch].append((row, variant))
         rows.append(row)
+    for members in batches.values():
+        results = simulate_steps([variant for _, variant in members], collectives)
+        for (row, _), result in zip(members, results, strict=True):
+            _headline(row, result)
     return pd.DataFrame(rows)
+
+
+def _headline(row: dict, result: StepResult | ClusterSimError) -> None:
+    """``row`` with the headline results of ``result`` (or why it is infeasible)."""
+    if isinstance(result, ClusterSimError):
+        row.update(status=str(result))
+        return
+    row.update(status="ok", step_time_s=result.step_time_s, mfu=result.mfu,
+               tokens_per_s=result.tokens_per_s, bubble_fraction=result.bubble_fraction,
+               memory_per_gpu_bytes=result.memory_per_gpu_bytes,
+               fits_in_memory=result.fits_in_memory)
 
 
 def _reason(exc: ClusterSimError) -> str:
