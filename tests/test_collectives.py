@@ -164,3 +164,22 @@ def test_mesh_rings_use_different_links_per_channel():
     loads = model.edge_loads(schedule)
     assert loads.max() == pytest.approx(2 * 7 / 8 / 7)
     assert np.count_nonzero(np.isclose(loads, loads.max())) == 56
+
+
+def test_step_merges_duplicate_pairs_in_first_appearance_order():
+    """Step.of sums the fractions of repeated (src, dst) pairs, keeps pairs in the order they
+    first appear and drops self-flows and empty ones (checked against a plain dict)."""
+    from simulator.collectives.schedule import Step
+
+    rng = np.random.default_rng(3)
+    flows = [(int(s), int(d), float(f)) for s, d, f in zip(rng.integers(0, 9, 200), rng.integers(0, 40, 200),
+                                                           rng.choice([0.0, 0.25, 1 / 3], 200), strict=True)]
+    expected: dict[tuple[int, int], list[float]] = {}
+    for s, d, f in flows:
+        if s != d and f > 0:
+            expected.setdefault((s, d), []).append(f)
+    step = Step.of(flows)
+    assert list(zip(step.src.tolist(), step.dst.tolist(), strict=True)) == list(expected)
+    assert step.frac.tolist() == [float(np.bincount(np.zeros(len(v), int), weights=v)[0])
+                                  for v in expected.values()]
+    assert Step.of([(2, 2, 1.0), (3, 4, 0.0)]).src.size == 0

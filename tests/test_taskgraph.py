@@ -86,3 +86,56 @@ def test_the_analytical_cost_does_not_grow_with_the_global_batch():
 
     finish, _ = stage_clocks(Schedule.ONE_F_ONE_B, np.ones(8), 2 * np.ones(8), 10**12)
     assert finish.max() == pytest.approx(3 * 10**12 + 7 * 3, rel=1e-9)
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 3, 5, 1), (Schedule.ONE_F_ONE_B, 4, 8, 1), (Schedule.ONE_F_ONE_B, 5, 3, 1),
+    (Schedule.ONE_F_ONE_B, 1, 4, 1), (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 2, 6, 3),
+    (Schedule.INTERLEAVED, 4, 4, 2), (Schedule.ONE_F_ONE_B, 4, 2049, 1), (Schedule.GPIPE, 3, 2050, 1),
+    (Schedule.INTERLEAVED, 4, 2052, 2),
+])
+def test_batched_clocks_are_the_walks_bit_for_bit(schedule, p, m, v):
+    """Many layouts' clocks at once, level by level, equal each layout's task-by-task walk
+    (and its steady state above EXACT_MICROBATCHES) exactly: uneven stages, various sends,
+    layouts with the same durations."""
+    from simulator.workload.taskgraph import stage_clocks
+    from simulator.workload.wavefront import batch_stage_clocks
+
+    rng = np.random.default_rng(p * 100 + m + v)
+    f, b = rng.uniform(0.5, 2, (6, p)), rng.uniform(1, 4, (6, p))
+    x = np.array([0.0, 0.01, 0.3, 1e-6, 2.0, 0.05])
+    twins = [0, 4, 1, 2, 3, 4, 5, 1, 1]                        # rows repeated, in any order
+    f, b, x = f[twins], b[twins], x[twins]
+    finish, last_start = batch_stage_clocks(schedule, f, b, m, v, x)
+    for row in range(len(x)):
+        walk = stage_clocks(schedule, f[row], b[row], m, v, x[row])
+        assert np.array_equal(finish[row], walk[0]) and np.array_equal(last_start[row], walk[1])
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 4, 6, 1), (Schedule.ONE_F_ONE_B, 4, 3, 1), (Schedule.ONE_F_ONE_B, 8, 20, 1),
+    (Schedule.ONE_F_ONE_B, 1, 5, 1), (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 4, 4, 3),
+    (Schedule.INTERLEAVED, 8, 24, 4), (Schedule.INTERLEAVED, 2, 6, 1), (Schedule.INTERLEAVED, 1, 4, 2),
+])
+def test_array_task_lists_are_the_compiled_graph(schedule, p, m, v):
+    """The wavefront's task lists, built with numpy, are the compiled graph's."""
+    from simulator.workload.taskgraph import compiled_graph
+    from simulator.workload.wavefront import stage_tasks
+
+    graph = compiled_graph(schedule, p, m, v)
+    for i in range(p):
+        ids, deps, kinds = stage_tasks(schedule, p, m, v, i)
+        assert ids.tolist() == graph.ids[i] and deps.tolist() == graph.deps[i]
+        expected = 4 * i + 2 * graph.is_forward[i].astype(int) + (graph.sends[i] > 0)
+        assert kinds.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(("schedule", "p", "m", "v"), [
+    (Schedule.GPIPE, 4, 6, 1), (Schedule.ONE_F_ONE_B, 4, 3, 1), (Schedule.ONE_F_ONE_B, 1, 5, 1),
+    (Schedule.INTERLEAVED, 4, 8, 2), (Schedule.INTERLEAVED, 1, 4, 2), (Schedule.INTERLEAVED, 2, 6, 1),
+])
+def test_send_counts_are_the_graphs(schedule, p, m, v):
+    from simulator.workload.taskgraph import compiled_graph, stage_send_counts
+
+    graph = compiled_graph(schedule, p, m, v)
+    assert stage_send_counts(schedule, p, m, v).tolist() == [float(g.sum()) for g in graph.sends]

@@ -74,11 +74,13 @@ class Step:
         src, dst, frac = triples[:, 0].astype(np.int64), triples[:, 1].astype(np.int64), triples[:, 2]
         keep = (src != dst) & (frac > 0)
         src, dst, frac = src[keep], dst[keep], frac[keep]
-        pairs, first, inverse = np.unique(np.stack([src, dst], axis=1), axis=0,
-                                          return_index=True, return_inverse=True)
+        if len(src) == 0:
+            return Step(src, dst, frac, repeat, ring_like)
+        base = int(dst.max()) + 1                   # one integer per pair, ordered as (src, dst)
+        keys, first, inverse = np.unique(src * base + dst, return_index=True, return_inverse=True)
         order = np.argsort(first)                   # keep first-appearance order
-        sums = np.bincount(inverse.ravel(), weights=frac, minlength=len(pairs))
-        return Step(pairs[order, 0], pairs[order, 1], sums[order], repeat, ring_like)
+        sums = np.bincount(inverse.ravel(), weights=frac, minlength=len(keys))
+        return Step(keys[order] // base, keys[order] % base, sums[order], repeat, ring_like)
 
     @property
     def sent_fraction(self) -> float:

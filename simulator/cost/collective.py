@@ -82,6 +82,7 @@ class CollectiveModel:
         self.network = network or NetworkCostModel(cluster)
         self._terms: dict[tuple, list[CostTerms]] = {}
         self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
+        self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
 
     def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:
         """Cost terms of every (algorithm, protocol) allowed; ``algorithm=None`` means auto."""
@@ -116,16 +117,28 @@ class CollectiveModel:
         key = ("concurrent", op, algorithm, key if key is not None else tuple(groups))
         found = self._concurrent.get(key)
         if found is None:
-            terms = self._concurrent_candidates(op, groups, algorithm)
-            found = self._concurrent[key] = (terms, [t.latency_s for t in terms],
-                                             [t.seconds_per_byte for t in terms])
+            found = self._concurrent[key] = self._concurrent_priced(op, groups, algorithm)
         terms, latency, per_byte = found
         size = float(size_bytes)
         best = min(range(len(terms)), key=lambda i: latency[i] + per_byte[i] * size)
         return terms[best]
 
-    def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:
+    def _concurrent_priced(self, op: Op, groups, algorithm: Algorithm | None
+                           ) -> tuple[list[CostTerms], list[float], list[float]]:
+        """Candidate terms of ``op`` on ``groups`` with their latencies and seconds per byte,
+        cached by the groups themselves: different names for one set of groups (a stage's
+        data-parallel groups are its ZeRO-3 shard groups without context parallelism)
+        share one pricing."""
         groups = groups() if callable(groups) else groups
+        key = (op, algorithm, tuple(tuple(g) for g in groups))
+        found = self._by_groups.get(key)
+        if found is None:
+            terms = self._concurrent_candidates(op, groups, algorithm)
+            found = self._by_groups[key] = (terms, [t.latency_s for t in terms],
+                                            [t.seconds_per_byte for t in terms])
+        return found
+
+    def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:
         candidates = [algorithm] if algorithm else list(ALGORITHMS)
         terms = []
         for algo in candidates:

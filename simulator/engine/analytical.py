@@ -13,7 +13,7 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
-from simulator.engine.context import Context, make_context
+from simulator.engine.context import Context, make_context, memoised
 from simulator.engine.document_work import document_parts as _document_parts
 from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.flops import step_flops
@@ -40,11 +40,38 @@ from simulator.results.invariants import check_result
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
-__all__ = ["ADAM_BYTES_PER_PARAM", "Context", "gradient_sync_start", "make_context", "simulate_step"]
+__all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
+           "make_context", "simulate_step", "stage_step"]
 
 ADAM_BYTES_PER_PARAM = 34.0
 """Adam update traffic per parameter: read+write fp32 master, m and v (24 B), read the
 gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pass."""
+
+
+@dataclass(frozen=True)
+class StagedStep:
+    """A step priced up to its pipeline clocks: the context, each stage's microbatch
+    breakdown and ZeRO-3 cost, and the clocks' inputs (per-stage forward and backward
+    seconds of one microbatch, the stage-to-stage send).
+
+    Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
+    computed together (:mod:`simulator.engine.batch`)."""
+
+    ctx: Context
+    stages: list[StageBreakdown]
+    sharded: list[ShardingCost]
+    forward: np.ndarray
+    backward: np.ndarray
+
+    @property
+    def p2p(self) -> float:
+        return self.stages[0].p2p_s
+
+    @property
+    def clock_key(self) -> tuple:
+        """(schedule, pp, microbatches, virtual stages): what fixes the task graph."""
+        par = self.ctx.scenario.parallelism
+        return par.schedule, par.pp, self.ctx.microbatches, par.virtual_stages
 
 
 def simulate_step(scenario: Scenario, collectives: CollectiveModel,
@@ -53,26 +80,44 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
 
     ``compute_speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
     """
-    ctx = make_context(scenario, collectives, compute_speedup)
+    staged = stage_step(scenario, collectives, compute_speedup)
+    finish, last_start = _stage_clocks(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    return complete_step(staged, finish, last_start)
+
+
+def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup: float = 1.0,
+               memo: dict | None = None) -> StagedStep:
+    """The step of ``scenario`` priced up to its pipeline clocks (see :class:`StagedStep`);
+    ``memo`` shares sub-results with other layouts of the same setup
+    (:func:`~simulator.engine.context.memoised`)."""
+    ctx = make_context(scenario, collectives, compute_speedup, memo)
     stages, sharded = _stages(ctx)
     forward = np.array([s.forward_s for s in stages])
     backward = np.array([s.backward_s for s in stages])
-    finish, last_start = _stage_clocks(ctx, forward, backward, stages[0].p2p_s)
+    return StagedStep(ctx, stages, sharded, forward, backward)
+
+
+def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray) -> StepResult:
+    """The step's result from its pipeline clocks: ``finish`` and ``last_start`` (s) of
+    every stage (:func:`simulator.workload.taskgraph.stage_clocks`).
+
+    step = pipeline + exposed data-parallel synchronisation + optimizer (module docstring).
+    """
+    ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
-    bubble = max(0.0, pipe - _busiest_stage(ctx, forward, backward, stages[0].p2p_s))  # round-off
-    syncs = all_gradient_collectives(ctx)
-    sync = np.array(sync_seconds(syncs))
-    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync,
-                        finish + np.array(last_bucket_times(ctx, syncs)))
-    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_param_bucket_time(ctx)
+    bubble = max(0.0, pipe - _busiest_stage(ctx, staged.forward, staged.backward, staged.p2p))  # round-off
+    sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
+    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
-    fixed = _optimizer_time(ctx, stages) + scenario_stack(scenario).step_overhead_s
+    fixed = (memoised(ctx, ("optimizer", *_dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
+             + scenario_stack(scenario).step_overhead_s)
     step = pipe + dp_exposed + fixed
-    sharding = _sharding_totals(ctx, sharded)
+    sharding = _sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
         return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               bubble, sharding, syncs)
+                               bubble, sharding, all_gradient_collectives(ctx))
     return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
@@ -84,6 +129,20 @@ def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding, syncs)
     result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
     return replace(result, what_if=notes)
+
+
+def _dp_key(ctx: Context) -> tuple:
+    """The layout fields the data-parallel synchronisation and the optimizer depend on."""
+    par = ctx.scenario.parallelism
+    return ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce
+
+
+def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per stage, seconds of the gradient synchronisation and of its last bucket
+    (:mod:`simulator.engine.gradient_sync`), and the next step's first weight bucket (s)."""
+    syncs = all_gradient_collectives(ctx)
+    return (np.array(sync_seconds(syncs)), np.array(last_bucket_times(ctx, syncs)),
+            first_param_bucket_time(ctx))
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:
@@ -129,44 +188,76 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
     """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     split = scenario_split(ctx.scenario.model, par)
-    layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
-    embed, logits_f, logits_b = head_costs(ctx.shape, ctx.compute)
-    p2p = p2p_time(ctx.shape, ctx.collectives, ctx.layout)
+    mb, sp = ctx.shape.micro_batch, par.sequence_parallel
+    layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute), lambda: layer_cost(
+        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
+    embed, logits_f, logits_b = memoised(ctx, ("heads", ctx.layout, mb, sp),
+                                         lambda: head_costs(ctx.shape, ctx.compute))
+    p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
+                   lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
-    out, shardings, memories, priced = [], [], {}, {}
-    for i, layers in enumerate(split):
-        first, last = i == 0, i == par.pp - 1
-        kind = (layers, first, last)
+    kinds = [(layers, i == 0, i == par.pp - 1) for i, layers in enumerate(split)]
+    units = _stage_unit_comms(ctx, stack)
+    memories, parts = {}, {}
+    for i, kind in enumerate(kinds):
         if kind not in memories:
-            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, layers,
-                                          ctx.layout.dp, first, last, ctx.microbatches, stack=stack)
-        sharding = _stage_sharding(ctx, stack, layer, i, layers, priced)
-        memory = memories[kind]
-        recompute = layers * (layer.recompute + layer.tp_recompute)
-        fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
-               + embed * first + logits_f * last + sharding.forward_exposed)
-        bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
-               + recompute + logits_b * last + sharding.backward_exposed)
-        tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-        parts = _document_parts(ctx, attention, layers, fwd, bwd)
-        out.append(StageBreakdown(i, layers, parts.forward, parts.backward, recompute, tp,
-                                  layers * layer.cp * 2, layers * layer.ep, p2p, memory.total,
-                                  memory.as_dict(), sharding.forward_exposed + sharding.backward_exposed,
-                                  *parts.split))
-        shardings.append(sharding)
-    return out, shardings
+            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
+                                          ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
+                                          stack=stack)
+        if (kind, units[i]) not in parts:    # stages alike in layers, ends and ZeRO-3 prices
+            memory = memories[kind]
+            values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
+            parts[kind, units[i]] = (values, memory.total, memory.as_dict(), sharding,
+                                     sharding.forward_exposed + sharding.backward_exposed)
+    found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
+    out = [_breakdown(ctx, attention, i, kind[0], values, p2p, total, memory, exposed)
+           for i, (kind, (values, total, memory, _, exposed)) in enumerate(zip(kinds, found, strict=True))]
+    return out, [f[3] for f in found]
 
 
-def _stage_sharding(ctx: Context, stack, layer, stage: int, layers: int, priced: dict) -> ShardingCost:
-    """ZeRO-3 / FSDP cost of ``stage`` (:mod:`simulator.cost.sharding`), its unit prices
-    memoised in ``priced``."""
-    if ctx.scenario.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp == 1:
-        return NO_SHARDING
-    if stage not in priced:
-        priced[stage] = unit_comm(ctx.scenario, stack, ctx.collectives, ctx.layout, stage)
+def _breakdown(ctx: Context, attention, stage: int, layers: int, values: tuple, p2p: float,
+               total: float, memory: dict, exposed: float) -> StageBreakdown:
+    """A stage's breakdown; with ``training.documents`` its forward and backward are the mean
+    micro-batch's (:mod:`simulator.engine.document_work`)."""
+    parts = _document_parts(ctx, attention, layers, values[0], values[1])
+    return StageBreakdown(stage, layers, parts.forward, parts.backward, *values[2:], p2p, total,
+                          dict(memory), exposed, *parts.split)
+
+
+def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
+                 ) -> tuple[tuple, ShardingCost]:
+    """One stage's (forward, backward, recompute, TP, CP, EP seconds per microbatch) and
+    ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3 unit prices
+    ``unit`` (None without ZeRO-3)."""
+    layers, first, last = kind
+    embed, logits_f, logits_b = heads
+    sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
+    recompute = layers * (layer.recompute + layer.tp_recompute)
+    fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
+           + embed * first + logits_f * last + sharding.forward_exposed)
+    bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+           + recompute + logits_b * last + sharding.backward_exposed)
+    tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
+    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), sharding
+
+
+def _stage_unit_comms(ctx: Context, stack) -> list:
+    """Per stage, its ZeRO-3 / FSDP unit prices (:func:`simulator.cost.sharding.unit_comm`),
+    memoised across layouts; None for every stage without ZeRO-3."""
+    par, layout = ctx.scenario.parallelism, ctx.layout
+    if par.zero_stage < 3 or layout.dp * layout.cp == 1:
+        return [None] * layout.pp
+    return [memoised(ctx, ("unit", layout, stage, par.shard_size),
+                     lambda stage=stage: unit_comm(ctx.scenario, stack, ctx.collectives, layout, stage))
+            for stage in range(layout.pp)]
+
+
+def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCost:
+    """ZeRO-3 / FSDP cost of a stage of ``layers`` layers with unit prices ``unit``
+    (:mod:`simulator.cost.sharding`), over its ``v`` chunks."""
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
-    one = sharding_cost(ctx.scenario, stack, priced[stage], chunk_layers, layer.forward,
+    one = sharding_cost(ctx.scenario, stack, unit, chunk_layers, layer.forward,
                         layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
@@ -200,16 +291,17 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
-    model_flops, hardware_flops = step_flops(sc, work)
+    model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
+                                           lambda: step_flops(sc, work))
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s.memory_bytes for s in stages)
-    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
-                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
                "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
                "ep": ctx.microbatches * stages[0].ep_comm_s}
+    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
+                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from simulator.config.checks import data_parallel_size
 from simulator.config.hardware import Dtype
@@ -26,12 +28,34 @@ class Context:
     compute: ComputeModel
     collectives: CollectiveModel
     microbatches: int
+    memo: dict | None = None
 
 
-def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0) -> Context:
+T = TypeVar("T")
+
+
+def memoised(ctx: Context, key: tuple, compute: Callable[[], T]) -> T:
+    """``compute()``, kept in ``ctx.memo`` under ``key`` for the next context that shares it.
+
+    A memo belongs to layouts of one model on one cluster with one training setup (all
+    scenario keys equal but the parallelism and the micro batch), so ``key`` names the
+    layout fields the value depends on; without a memo the value is computed every time.
+    Values are shared, never modified.
+    """
+    if ctx.memo is None:
+        return compute()
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = compute()
+    return found
+
+
+def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0,
+                 memo: dict | None = None) -> Context:
     """The context of ``scenario`` on the cluster behind ``collectives``.
 
-    ``speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
+    ``speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs; ``memo``
+    shares sub-results with other layouts of the same setup (:func:`memoised`).
     """
     par, training = scenario.parallelism, scenario.training
     gpus = collectives.cluster.gpus
@@ -44,4 +68,4 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup,
                            scenario_stack(scenario).kernels.attention)
     microbatches = training.global_batch // (training.micro_batch * dp)
-    return Context(scenario, layout, shape, compute, collectives, microbatches)
+    return Context(scenario, layout, shape, compute, collectives, microbatches, memo)

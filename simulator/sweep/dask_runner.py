@@ -6,8 +6,10 @@ plus shipping the scenario) stays a small part of each task's work: a chunk hold
 least :data:`MIN_CHUNK` layouts (some 0.1-1 s of work) and the chunks are spread evenly
 over the workers (:data:`CHUNKS_PER_WORKER` each, for balance). Each worker builds a
 scenario point's cluster and collective cost model once and keeps it for that point's
-next chunks. Every chunk runs :func:`simulator.sweep.search.evaluate_task`, the function
-the local run uses, and results come back in the local order, so the rows are identical.
+next chunks; consecutive chunks go to the same worker first (others may take them when
+it is busy), so its kept prices serve them, also in the next search. Every chunk runs
+:func:`simulator.sweep.search.evaluate_task`, the function the local run uses, and
+results come back in the local order, so the rows are identical.
 """
 
 from __future__ import annotations
@@ -82,13 +84,24 @@ def rechunk(tasks: list[Task], workers: int) -> list[Task]:
     return out
 
 
+def _home(index: int, chunks: int, addresses: list[str]) -> list[str] | None:
+    """The worker chunk ``index`` of ``chunks`` goes to first: consecutive chunks to the same
+    worker (``workers`` blocks in order), so a worker sees the same scenario points, and
+    the same layouts in the next search, and reuses the prices it keeps."""
+    if not addresses:
+        return None
+    return [addresses[index * len(addresses) // chunks]]
+
+
 def run_on_dask(tasks: list[Task], client: Any,
                 progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Evaluate ``tasks`` on the Dask cluster behind ``client``; rows in the local order."""
     distributed = require_distributed()
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
-    chunks = rechunk(tasks, workers)
-    futures = client.map(evaluate_task, chunks, pure=False)
+    addresses = sorted(client.scheduler_info().get("workers", {}))
+    chunks = rechunk(tasks, max(1, len(addresses)))
+    futures = [client.submit(evaluate_task, chunk, pure=False, allow_other_workers=True,
+                             workers=_home(i, len(chunks), addresses))
+               for i, chunk in enumerate(chunks)]
     index = {future.key: i for i, future in enumerate(futures)}
     results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
     total, done = sum(len(t.layouts) for t in chunks), 0

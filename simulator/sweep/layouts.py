@@ -13,6 +13,7 @@ run per layout by :func:`evaluate_rows`.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import product
 from typing import Any
@@ -25,8 +26,9 @@ from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
-from simulator.engine.analytical import simulate_step
+from simulator.engine.batch import simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
+from simulator.results import StepResult
 
 PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "schedule",
                     "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce"}
@@ -41,23 +43,39 @@ def layout_grid(**choices) -> list[dict]:
 
 def evaluate_layouts(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
                      layouts: Iterable[dict]) -> pd.DataFrame:
-    """One row per layout: its settings, the headline results, or why it is infeasible."""
-    rows = []
+    """One row per layout: its settings, the headline results, or why it is infeasible.
+
+    Valid layouts with the same global batch are evaluated together
+    (:func:`~simulator.engine.batch.simulate_steps`): exactly the numbers of
+    :func:`~simulator.engine.analytical.simulate_step` for each.
+    """
+    rows, batches = [], defaultdict(list)
     for layout in layouts:
         row = dict(layout)
         try:
             variant = apply_layout(scenario, layout)
             check_scenario(variant, hardware)
-            result = simulate_step(variant, collectives)
         except ClusterSimError as exc:
             row.update(status=str(exc))
         else:
-            row.update(status="ok", step_time_s=result.step_time_s, mfu=result.mfu,
-                       tokens_per_s=result.tokens_per_s, bubble_fraction=result.bubble_fraction,
-                       memory_per_gpu_bytes=result.memory_per_gpu_bytes,
-                       fits_in_memory=result.fits_in_memory)
+            batches[variant.training.global_batch].append((row, variant))
         rows.append(row)
+    for members in batches.values():
+        results = simulate_steps([variant for _, variant in members], collectives)
+        for (row, _), result in zip(members, results, strict=True):
+            _headline(row, result)
     return pd.DataFrame(rows)
+
+
+def _headline(row: dict, result: StepResult | ClusterSimError) -> None:
+    """``row`` with the headline results of ``result`` (or why it is infeasible)."""
+    if isinstance(result, ClusterSimError):
+        row.update(status=str(result))
+        return
+    row.update(status="ok", step_time_s=result.step_time_s, mfu=result.mfu,
+               tokens_per_s=result.tokens_per_s, bubble_fraction=result.bubble_fraction,
+               memory_per_gpu_bytes=result.memory_per_gpu_bytes,
+               fits_in_memory=result.fits_in_memory)
 
 
 def _reason(exc: ClusterSimError) -> str:
@@ -91,42 +109,60 @@ SEARCH_METRICS = ["step_time_s", "tokens_per_s", "mfu", "bubble_fraction", "bubb
 """Fields of :class:`~simulator.results.StepResult` in every evaluated row of a search."""
 
 
-def with_layout(scenario: Scenario, layout: dict) -> Scenario:
+def with_layout(scenario: Scenario, layout: dict, trainings: dict | None = None) -> Scenario:
     """``scenario`` with the layout's parallelism keys and ``micro_batch`` set, without
     re-validation (the search validates every axis value once; :func:`apply_layout` for
-    arbitrary input). ``dp`` is derived from the GPU count unless the layout gives it."""
+    arbitrary input). ``dp`` is derived from the GPU count unless the layout gives it.
+    ``trainings`` keeps the training sections made so far by micro batch, for reuse (the
+    copies are shallow either way)."""
     par = {k: v for k, v in layout.items() if k in PARALLELISM_KEYS}
     par.setdefault("dp", None)
     update = {"parallelism": scenario.parallelism.model_copy(update=par)}
     if "micro_batch" in layout:
-        update["training"] = scenario.training.model_copy(update={"micro_batch": layout["micro_batch"]})
+        mb = layout["micro_batch"]
+        made = trainings if trainings is not None else {}
+        if mb not in made:
+            made[mb] = scenario.training.model_copy(update={"micro_batch": mb})
+        update["training"] = made[mb]
     return scenario.model_copy(update=update)
 
 
 def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
-                  layouts: Iterable[dict]) -> list[dict]:
+                  layouts: Iterable[dict], memo: dict | None = None) -> list[dict]:
     """One row per layout (validated axis values): the layout, ``status`` ("ok" or why the
     scenario's rules refuse it), and for valid layouts :data:`SEARCH_METRICS` and the
     exposed communication per dimension (``exposed_tp_s`` ...).
 
-    Each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
-    the scenario with that layout written into it.
+    The valid layouts are evaluated together (:func:`~simulator.engine.batch.simulate_steps`);
+    each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
+    the scenario with that layout written into it. ``memo`` keeps prices shared by
+    layouts of ``scenario`` for later calls with it (:func:`~simulator.engine.batch.simulate_steps`).
     """
-    rows = []
+    rows, valid, variants, trainings = [], [], [], {}
     for layout in layouts:
         row = dict(layout)
         try:
-            variant = with_layout(scenario, layout)
+            variant = with_layout(scenario, layout, trainings)
             check_scenario(variant, hardware)
-            result = simulate_step(variant, collectives)
         except ClusterSimError as exc:
             row["status"] = _reason(exc)
         else:
-            row["status"] = "ok"
-            row.update({name: getattr(result, name) for name in SEARCH_METRICS})
-            row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
+            valid.append(row)
+            variants.append(variant)
         rows.append(row)
+    for row, result in zip(valid, simulate_steps(variants, collectives, memo), strict=True):
+        _fill(row, result)
     return rows
+
+
+def _fill(row: dict, result: StepResult | ClusterSimError) -> None:
+    """``row`` with the status and metrics of ``result`` (or the reason it is refused)."""
+    if isinstance(result, ClusterSimError):
+        row["status"] = _reason(result)
+        return
+    row["status"] = "ok"
+    row.update({name: getattr(result, name) for name in SEARCH_METRICS})
+    row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",

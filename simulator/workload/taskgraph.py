@@ -136,8 +136,18 @@ def stage_send_counts(schedule: Schedule, p: int, m: int, v: int = 1) -> np.ndar
     """Sends each stage makes in one step: linear in ``m`` (each microbatch sends the same
     on each stage), so counted on ``p`` microbatches and scaled above the exact limit."""
     counted = m if m <= EXACT_MICROBATCHES else p
-    graph = compiled_graph(schedule, p, counted, v)
-    return np.array([g.sum() for g in graph.sends], dtype=float) * m / counted
+    return np.array(_send_counts(schedule, p, counted, v), dtype=float) * m / counted
+
+
+@lru_cache(maxsize=1024)
+def _send_counts(schedule: Schedule, p: int, m: int, v: int) -> tuple[float, ...]:
+    """Sends each stage makes with ``m`` microbatches: every stage runs the forward and the
+    backward of each microbatch once per chunk it holds (every chunk with interleaving,
+    chunk 0 otherwise), and :func:`sends` says which of them send."""
+    chunks = range(v) if schedule == Schedule.INTERLEAVED and v > 1 else range(1)
+    return tuple(float(m * sum(sends(Task(i, True, 0, c), p, v) + sends(Task(i, False, 0, c), p, v)
+                               for c in chunks))
+                 for i in range(p))
 
 
 def exact_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,

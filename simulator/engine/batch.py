@@ -1,0 +1,73 @@
+"""The analytical engine over many layouts of one model on one cluster at once.
+
+Each layout is priced up to its pipeline clocks (:func:`simulator.engine.analytical.stage_step`);
+layouts that share a task graph — the same (schedule, pp, microbatches, virtual stages) —
+then get their clocks together, one pass over the graph's levels for all of them
+(:func:`simulator.workload.wavefront.batch_stage_clocks`), and each step is completed from
+its clocks (:func:`simulator.engine.analytical.complete_step`). The clocks are bit for bit
+those of the task-by-task walk, so every result is exactly
+:func:`~simulator.engine.analytical.simulate_step`'s (``tests/test_search.py``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from simulator.config.scenario import Scenario
+from simulator.cost import CollectiveModel
+from simulator.cost.forced import bind
+from simulator.engine.analytical import StagedStep, complete_step, stage_step
+from simulator.errors import ClusterSimError
+from simulator.results import StepResult
+from simulator.workload.wavefront import batch_stage_clocks
+
+
+def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
+                   memo: dict | None = None) -> list[StepResult | ClusterSimError]:
+    """One step of every scenario (layouts of one model, on the cluster behind
+    ``collectives``), in order: its result, or the error that refuses it.
+
+    Parameters
+    ----------
+    scenarios : sequence of Scenario
+        Valid scenarios (``check_scenario`` passed) that differ only in their parallelism
+        and micro batch.
+    collectives : CollectiveModel
+        The cluster's collective cost model, shared by all.
+    memo : dict, optional
+        Sub-results shared by layouts with the same group shapes (layer costs, collective
+        prices, gradient synchronisation; :func:`~simulator.engine.context.memoised`),
+        kept by the caller for further layouts of the same setup; a new one by default.
+    """
+    memo = {} if memo is None else memo
+    if scenarios:
+        bind(collectives, scenarios[0])     # the forced algorithms memoised prices assume
+    out: list[StepResult | ClusterSimError | StagedStep] = []
+    for scenario in scenarios:
+        try:
+            out.append(stage_step(scenario, collectives, memo=memo))
+        except ClusterSimError as exc:
+            out.append(exc)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, item in enumerate(out):
+        if isinstance(item, StagedStep):
+            groups[item.clock_key].append(i)
+    for (schedule, _, m, v), members in groups.items():
+        staged = [out[i] for i in members]
+        finish, last_start = batch_stage_clocks(
+            schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
+            m, v, np.array([s.p2p for s in staged]))
+        for row, i in enumerate(members):
+            out[i] = _completed(out[i], finish[row], last_start[row])
+    return out
+
+
+def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
+               ) -> StepResult | ClusterSimError:
+    try:
+        return complete_step(staged, finish, last_start)
+    except ClusterSimError as exc:
+        return exc

@@ -1,0 +1,234 @@
+"""The pipeline task graph's exact clocks for many sets of stage durations at once.
+
+Layouts that share a schedule, stage count ``p``, microbatch count ``m`` and virtual
+stages ``v`` share one task graph (:mod:`simulator.workload.taskgraph`); only the task
+durations differ. The graph's longest path is the max-plus recurrence of
+:func:`~simulator.workload.taskgraph.exact_clocks`,
+
+    done[task] = max(done[previous task of its stage], done[dependency]) + duration,
+
+evaluated here level by level (a task's level is one more than the larger of its
+predecessor's and its dependency's, so no level holds two tasks of one stage and every
+level depends only on earlier ones: Baccelli et al., "Synchronization and Linearity",
+1992, ch. 2). Each level is a few numpy operations on a (tasks of the level, layouts)
+array, so ``n`` layouts cost about as much as one. Every task performs the same
+floating-point operations in the same order as the task-by-task walk, so the clocks are
+bit for bit those of :func:`~simulator.workload.taskgraph.stage_clocks`
+(``tests/test_taskgraph.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from simulator.config.scenario import Schedule
+from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
+
+
+@dataclass(frozen=True)
+class Wavefront:
+    """The task graph in levels, tasks numbered level after level (a level's tasks are the
+    rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
+    ``stop``, its tasks' stage predecessors followed by their dependencies, and their
+    duration kinds (index ``4 * stage + 2 * forward + sends`` of the duration table);
+    each stage's last task and its kind."""
+
+    levels: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
+    last_task: np.ndarray
+    last_kind: np.ndarray
+    tasks: int
+
+
+@lru_cache(maxsize=256)
+def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
+    """The levels of the task graph of ``schedule`` with ``p`` stages, ``m`` microbatches
+    and ``v`` virtual stages (a pure function of its arguments, memoised).
+
+    Each stage runs its tasks in order until one waits for a task not yet reached, and
+    resumes when that one is reached (the walk of
+    :func:`~simulator.workload.taskgraph._evaluation_order`), so every task is visited once.
+
+    Raises
+    ------
+    RuntimeError
+        If the stage orders deadlock (no valid order exists).
+    """
+    total = 2 * p * m * v
+    stages = [stage_tasks(schedule, p, m, v, i) for i in range(p)]
+    deps = [np.where(s[1] < 0, total, s[1]) for s in stages]
+    level = _task_levels([s[0].tolist() for s in stages], [d.tolist() for d in deps], total)
+    if level is None:
+        raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
+    ids = np.concatenate([s[0] for s in stages])
+    before = np.concatenate([np.concatenate([[total], s[0][:-1]]) for s in stages])
+    table = np.stack([np.asarray(level)[ids], ids, before, np.concatenate(deps),
+                      np.concatenate([s[2] for s in stages])], axis=1)
+    return _levels(table, [int(s[0][-1]) for s in stages], [int(s[2][-1]) for s in stages], total)
+
+
+def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> list[int] | None:
+    """Level of every task (index ``total``: none, level 0): one more than the larger of its
+    stage predecessor's and its dependency's, each stage walked in order until it waits for
+    a task not yet reached; None if the stage orders deadlock."""
+    p = len(ids)
+    level, waiter = [-1] * total + [0], [-1] * (total + 1)
+    cursor, previous, ready = [0] * p, [total] * p, list(range(p))
+    while ready:
+        i = ready.pop()
+        mine, needs, k, before = ids[i], deps[i], cursor[i], previous[i]
+        here, count = level[before], len(mine)
+        while k < count:
+            at = level[needs[k]]
+            if at < 0:
+                waiter[needs[k]] = i
+                break
+            here = (here if here > at else at) + 1
+            before = mine[k]
+            level[before] = here
+            if waiter[before] >= 0:
+                ready.append(waiter[before])
+            k += 1
+        cursor[i], previous[i] = k, before
+    return None if any(cursor[i] < len(ids[i]) for i in range(p)) else level
+
+
+def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total: int) -> Wavefront:
+    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels, the tasks
+    renumbered in level order."""
+    table = table[np.argsort(table[:, 0], kind="stable")]
+    renumber = np.full(total + 1, total)
+    renumber[table[:, 1]] = np.arange(total)
+    sources = renumber[table[:, 2:4]]
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
+    levels = tuple((int(a), int(b), np.concatenate([sources[a:b, 0], sources[a:b, 1]]), table[a:b, 4].copy())
+                   for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    return Wavefront(levels, renumber[last_task], np.array(last_kind), total)
+
+
+def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(task ids, dependency ids or -1, duration kinds) of ``stage``'s tasks in execution
+    order, as arrays: the graph of :func:`~simulator.workload.taskgraph.compiled_graph`
+    (same ids ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and
+    dependencies, module docstring there), built without a task object per task."""
+    forward, microbatch, chunk = _order(schedule, p, m, v, stage)
+    tid = lambda i, f, j, c: ((i * 2 + f) * m + j) * v + c          # noqa: E731
+    back = np.where(stage < p - 1, tid(stage + 1, 0, microbatch, chunk),
+                    np.where(chunk < v - 1, tid(0, 0, microbatch, chunk + 1),
+                             tid(stage, 1, microbatch, chunk)))
+    ahead = (tid(stage - 1, 1, microbatch, chunk) if stage > 0
+             else np.where(chunk > 0, tid(p - 1, 1, microbatch, chunk - 1), -1))
+    deps = np.where(forward == 1, ahead, back)
+    sends = np.where(forward == 1, (stage < p - 1) | (chunk < v - 1), (stage > 0) | (chunk > 0)) & (p > 1)
+    return tid(stage, forward, microbatch, chunk), deps, 4 * stage + 2 * forward + sends
+
+
+def _order(schedule: Schedule, p: int, m: int, v: int, stage: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(forward flag, microbatch, chunk) of ``stage``'s tasks in execution order
+    (:func:`~simulator.workload.taskgraph.stage_order`)."""
+    if schedule == Schedule.GPIPE:
+        return (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
+                np.zeros(2 * m, np.int64))
+    interleaved = schedule == Schedule.INTERLEAVED and v > 1
+    total = m * v if interleaved else m
+    if interleaved:
+        warmup = total if m == p else min((p - stage - 1) * 2 + (v - 1) * p, total)
+    else:
+        warmup = min(p - stage - 1, m)
+    steady = total - warmup
+    forward = np.concatenate([np.ones(warmup, np.int64), np.tile([1, 0], steady),
+                              np.zeros(warmup, np.int64)])
+    pairs = np.stack([np.arange(warmup, total), np.arange(steady)], axis=1).ravel()
+    k = np.concatenate([np.arange(warmup), pairs, np.arange(steady, total)])
+    if not interleaved:
+        return forward, k, np.zeros_like(k)
+    group, within = np.divmod(k, p * v)
+    chunk = within // p
+    return forward, group * p + within % p, np.where(forward == 1, chunk, v - 1 - chunk)
+
+
+def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
+                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(finish, start of the last task) of every stage of every layout, in seconds.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The pipeline schedule all layouts share.
+    forward, backward : ndarray, shape (n, p)
+        Forward and backward seconds of one microbatch on each stage of each layout.
+    m, v : int
+        Microbatches and virtual stages (all layouts).
+    p2p : ndarray, shape (n,)
+        Seconds of one stage-to-stage send of each layout.
+
+    Returns
+    -------
+    finish, last_start : ndarray, shape (n, p)
+        Exactly :func:`~simulator.workload.taskgraph.exact_clocks` of each row.
+    """
+    f = np.asarray(forward, float) / v
+    b = np.asarray(backward, float) / v
+    n, p = f.shape
+    x = np.asarray(p2p, float).reshape(n, 1)
+    table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
+    graph = wavefront(schedule, p, m, v)
+    done = np.zeros((graph.tasks + 1, n))
+    for start, stop, sources, kinds in graph.levels:
+        waited = done.take(sources, axis=0)
+        now = done[start:stop]
+        np.maximum(waited[:stop - start], waited[stop - start:], out=now)
+        now += table.take(kinds, axis=0)
+    finish = done[graph.last_task].T
+    return finish, finish - table[graph.last_kind].T
+
+
+def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
+                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~simulator.workload.taskgraph.stage_clocks` of every row of ``forward`` and
+    ``backward`` (shape (n, p)) with sends ``p2p`` (shape (n,)): the exact graph up to
+    :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES` microbatches, above it the
+    max-plus steady state where, row by row, it is established (same test, same numbers).
+    Rows equal in every duration are computed once."""
+    f, b = np.asarray(forward, float), np.asarray(backward, float)
+    x = np.asarray(p2p, float)
+    rows = np.concatenate([f, b, x[:, None]], axis=1)
+    first: dict[bytes, int] = {}                     # row bytes -> first row with them
+    inverse = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    if len(first) < len(rows):                       # layouts alike, bit for bit, in every duration
+        p, distinct = f.shape[1], rows[list(first.values())]
+        inverse = np.searchsorted(list(first.values()), inverse)
+        finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
+                                                distinct[:, 2 * p])
+        return finish[inverse], last_start[inverse]
+    if m <= EXACT_MICROBATCHES:
+        return batch_exact_clocks(schedule, f, b, m, v, x)
+    p = f.shape[1]
+    m0 = (EXACT_MICROBATCHES // p - 2) * p
+    found = [batch_exact_clocks(schedule, f, b, m0 + i * p, v, x) for i in range(3)]
+    step = found[1][0] - found[0][0]
+    steady = _steady(schedule, f, b, x, step, found[2][0] - found[1][0], found[2][0], p, v)
+    finish = found[0][0] + (m - m0) / p * step
+    last_start = finish - (found[0][0] - found[0][1])
+    if not steady.all():
+        walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady])
+        finish[~steady], last_start[~steady] = walked
+    return finish, last_start
+
+
+def _steady(schedule: Schedule, f: np.ndarray, b: np.ndarray, x: np.ndarray, step: np.ndarray,
+            later: np.ndarray, last: np.ndarray, p: int, v: int) -> np.ndarray:
+    """Per row, whether the increment per ``p`` microbatches is constant (``np.allclose``
+    as :func:`~simulator.workload.taskgraph.stage_clocks` tests it) and, for 1F1B and
+    interleaved 1F1B, equal to the bottleneck bound."""
+    atol = 1e-15 * last.max(axis=1, keepdims=True)
+    steady = (np.abs(later - step) <= atol + 1e-12 * np.abs(step)).all(axis=1)
+    if schedule != Schedule.GPIPE:
+        sends = stage_send_counts(schedule, p, p, v)
+        busiest = np.max(f + b + x[:, None] * sends / p, axis=1)
+        steady &= np.abs(step.max(axis=1) / p - busiest) <= 1e-9 * busiest
+    return steady
