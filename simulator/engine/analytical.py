@@ -199,30 +199,21 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
         if ctx.scenario.training.documents is not None else None
     kinds = [(layers, i == 0, i == par.pp - 1) for i, layers in enumerate(split)]
     units = _stage_unit_comms(ctx, stack)
-    memories, parts = {}, {}
+    parts = {}
     for i, kind in enumerate(kinds):
-        if kind not in memories:
-            memories[kind] = stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
-                                          ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
-                                          stack=stack)
         if (kind, units[i]) not in parts:    # stages alike in layers, ends and ZeRO-3 prices
-            memory = memories[kind]
+            memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
+                stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
+                             kind[1], kind[2], ctx.microbatches, stack=stack)))
             values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
-            parts[kind, units[i]] = (values, memory.total, memory.as_dict(), sharding,
-                                     sharding.forward_exposed + sharding.backward_exposed)
+            doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
+            values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
+            parts[kind, units[i]] = (values, memory.as_dict(), sharding,
+                                     sharding.forward_exposed + sharding.backward_exposed, doc.split)
     found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
-    out = [_breakdown(ctx, attention, i, kind[0], values, p2p, total, memory, exposed)
-           for i, (kind, (values, total, memory, _, exposed)) in enumerate(zip(kinds, found, strict=True))]
-    return out, [f[3] for f in found]
-
-
-def _breakdown(ctx: Context, attention, stage: int, layers: int, values: tuple, p2p: float,
-               total: float, memory: dict, exposed: float) -> StageBreakdown:
-    """A stage's breakdown; with ``training.documents`` its forward and backward are the mean
-    micro-batch's (:mod:`simulator.engine.document_work`)."""
-    parts = _document_parts(ctx, attention, layers, values[0], values[1])
-    return StageBreakdown(stage, layers, parts.forward, parts.backward, *values[2:], p2p, total,
-                          dict(memory), exposed, *parts.split)
+    out = [StageBreakdown(i, kind[0], *values, dict(memory), exposed, *split)
+           for i, (kind, (values, memory, _, exposed, split)) in enumerate(zip(kinds, found, strict=True))]
+    return out, [f[2] for f in found]
 
 
 def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
