@@ -245,6 +245,8 @@ class _StepRun:
             first, late = int(self.resume.first[replica, stage]), self.resume.late[replica] or None
             if first:
                 yield timeout(float(self.resume.clock[replica, stage]))
+            if first > last and overlap:
+                self._arrive(stage)             # reached its last task before the cut
         for k in range(first, len(tasks)):
             tid, dep, is_forward, send, task = tasks[k]
             if k == pause_at:

@@ -14,15 +14,18 @@ for a block of steps, vectorised over steps and replicas, and finds per step the
 
 - the first instant two sends of different entities overlap on a shared link (in the
   recurrence's timeline, where each send is the interval from its first to its last byte);
-- the earliest start of any entity's last task (no gradient synchronisation, whose flows
-  start once a stage's last replica reaches its last task, has begun before it).
+- the first start of a stage's gradient synchronisation (its last replica reaching its
+  last task with ``overlap_grad_reduce``, else finishing it), before which no
+  synchronisation flow exists.
 
 Everything that finishes before ``t*`` is exactly what the event replay would compute: up to
 the first meeting of two flows the replay's flows are alone. The event replay
 (:func:`simulator.engine.des._one_step`) then starts each entity at its first task that
 finishes at or after ``t*`` (:class:`Resume`), at the finish of its previous task, with the
 earlier tasks marked done; a resumed task whose dependency finished before ``t*`` but later
-than the entity's clock waits for that finish. Flows of the skipped tasks end before ``t*``
+than the entity's clock waits for that finish. An entity done before ``t*`` only counts
+itself in its stage's arrivals and waits for the synchronisation (a stage's last arrival
+and last finish come after ``t*``, so the replayed entities start it). Flows of the skipped tasks end before ``t*``
 and meet no other flow, so leaving them out changes no rate. The replayed suffix is what
 sees contention (the last tasks and the gradient synchronisation); the result is the full
 replay's to round-off (tests/test_des_prefix.py).
@@ -92,6 +95,7 @@ class PrefixCutter:
         par, lay = ctx.scenario.parallelism, ctx.layout
         self.ctx, self.plan = ctx, plan
         self.p, self.m, self.v, self.dp = lay.pp, ctx.microbatches, par.virtual_stages, lay.dp
+        self.overlap = par.overlap_grad_reduce
         self.order = _walk(par.schedule, self.p, self.m, self.v)
         graph = compiled_graph(par.schedule, self.p, self.m, self.v)
         self.width = 2 * self.p * self.m * self.v
@@ -114,7 +118,8 @@ class PrefixCutter:
 
     def _block(self, noise: StepNoise) -> Iterator[Resume]:
         finish, flow_start, last_start = self._recurrence(noise)
-        cut = np.min(last_start, axis=(0, 2))                           # (k,)
+        arrive = last_start if self.overlap else finish[:, -1]          # (pp, k, dp)
+        cut = np.min(np.max(arrive, axis=2), axis=0)                    # (k,) first sync start
         if self.groups is not None:
             cut = np.minimum(cut, self._first_meeting(finish, flow_start))
         cut = cut - MARGIN * np.abs(cut)
