@@ -193,7 +193,7 @@ class PrefixCutter:
         starts = flow_start[stage, position, :, replica]               # (G, L, k)
         ends = finish[stage, position, :, replica]
         starts[pad], ends[pad] = np.inf, -np.inf
-        order = np.argsort(starts, axis=1)
+        order = np.argsort(starts, axis=1, kind="stable")   # sorted runs (one per stream): merges
         starts = np.take_along_axis(starts, order, axis=1)
         ends = np.maximum.accumulate(np.take_along_axis(ends, order, axis=1), axis=1)
         met = np.where(starts[:, 1:] < ends[:, :-1], starts[:, 1:], np.inf)
@@ -212,8 +212,7 @@ class PrefixCutter:
             has = f > 0
             clock[has, s] = finish[s, f[has] - 1, rows[has]]
             skipped = positions[None, :] < f[:, None]                   # (dp, n)
-            r, q = np.nonzero(skipped)
-            done[r, self.tids[s, q]] = True
+            done[:, self.tids[s]] = skipped
             r, q = np.nonzero(~skipped & (self.deps[s][None, :] >= 0))
             dep = self.deps[s, q]
             ds, dq = self.where[dep, 0], self.where[dep, 1]
