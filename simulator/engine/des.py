@@ -23,7 +23,9 @@ With contention off (and so no in-layer or ZeRO-3 replays), :func:`simulate_step
 evaluates the steps with the max-plus fast path (:mod:`simulator.engine.fastpath`), which
 does what the event replay does, vectorised over steps and replicas; both draw their noise
 from one :class:`simulator.engine.noise_process.NoiseSource`, so a seed gives the same steps
-on either path.
+on either path. With contention on, each step's contention-free prefix (until two flows meet
+or a gradient synchronisation starts) is evaluated by the same recurrence and only the rest
+is replayed as events (:mod:`simulator.engine.des_prefix`), with the full replay's result.
 
 Invariants (tests): without noise and contention the step equals the analytical step;
 with contention the step is never faster than without (fixed per-stage task orders, and
