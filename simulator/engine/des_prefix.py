@@ -25,10 +25,10 @@ finishes at or after ``t*`` (:class:`Resume`), at the finish of its previous tas
 earlier tasks marked done; a resumed task whose dependency finished before ``t*`` but later
 than the entity's clock waits for that finish. An entity done before ``t*`` only counts
 itself in its stage's arrivals and waits for the synchronisation (a stage's last arrival
-and last finish come after ``t*``, so the replayed entities start it). Flows of the skipped tasks end before ``t*``
-and meet no other flow, so leaving them out changes no rate. The replayed suffix is what
-sees contention (the last tasks and the gradient synchronisation); the result is the full
-replay's to round-off (tests/test_des_prefix.py).
+and last finish come after ``t*``, so the replayed entities start it). Flows of the
+skipped tasks end before ``t*`` and meet no other flow, so leaving them out changes no
+rate. The replayed suffix is what sees contention (the last tasks and the gradient
+synchronisation); the result is the full replay's to round-off (tests/test_des_prefix.py).
 
 Applies with contention on when every send is one flow (``tp-collapsed`` or ``tp = 1``) and
 nothing is replayed inside tasks (no in-layer collectives, no ZeRO-3 traffic).
