@@ -242,13 +242,7 @@ class _StepRun:
         sharded = self.plan.sharding[stage] if self.plan.sharding else None
         pause_at = int(self.noise.pause_at[0, replica, stage]) if self.pause_s > 0 else -1
         varies = self.noise.attention_delta is not None
-        first, late = 0, None
-        if self.resume is not None:
-            first, late = int(self.resume.first[replica, stage]), self.resume.late[replica] or None
-            if first:
-                yield timeout(float(self.resume.clock[replica, stage]))
-            if first > last and overlap:
-                self._arrive(stage)             # reached its last task before the cut
+        first, late = yield from self._resumed(replica, stage, last)
         for k in range(first, len(tasks)):
             tid, dep, is_forward, send, task = tasks[k]
             if k == pause_at:
@@ -287,6 +281,21 @@ class _StepRun:
         if self.synced[stage] is not None:
             yield self.synced[stage]
         self.end[replica, stage] = env.now
+
+    def _resumed(self, replica: int, stage: int, last: int):
+        """Without a :class:`~simulator.engine.des_prefix.Resume`: (0, None). With one: wait
+        until the entity's clock at the prefix's cut, count its arrival if it reached its last
+        task before it, and give (its first replayed task's position, the finish times of
+        skipped tasks its replica's replayed tasks depend on, or None)."""
+        resume = self.resume
+        if resume is None:
+            return 0, None
+        first = int(resume.first[replica, stage])
+        if first:
+            yield self.env.timeout(float(resume.clock[replica, stage]))
+        if first > last and self.overlap:
+            self._arrive(stage)
+        return first, resume.late[replica] or None
 
     def _durations(self, stage: int, factor: float) -> tuple[float, float, tuple[list, list]]:
         """(forward, backward) seconds of a chunk, or of each compute segment between its
