@@ -10,9 +10,13 @@ Measured here:
 2. the event replay without contention (what ``simulate_steps_des`` ran before the fast path
    existed), ``--event-steps`` steps, extrapolated to 1,000;
 3. the event replay with contention (tp-collapsed), ``--event-steps`` steps, extrapolated.
-Set-up (pricing, routes) is timed once and reported apart. ``--full`` runs 1,000 event steps.
+Set-up (pricing, routes) is timed once and reported apart. ``--full`` runs 1,000 event steps;
+``--contention-only`` runs only row 3 (with ``--full``: the target's 1,000 steps, measured).
 
-Usage: python benchmarks/bench_stragglers_fast.py [--event-steps 20] [--full]
+The contention-on replay evaluates each step's contention-free prefix with the max-plus
+recurrence and replays events only after it (simulator/engine/des_prefix.py).
+
+Usage: python benchmarks/bench_stragglers_fast.py [--event-steps 20] [--full] [--contention-only]
 """
 
 from __future__ import annotations
@@ -48,19 +52,32 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--event-steps", type=int, default=20)
     parser.add_argument("--full", action="store_true", help="run 1,000 steps on the event paths too")
+    parser.add_argument("--contention-only", action="store_true",
+                        help="only the event replay with contention (row 3)")
     args = parser.parse_args()
     event_steps = 1000 if args.full else args.event_steps
     scenario, collectives = _session()
     setup = {c: _run(scenario, collectives, 1, c, "event")[0] for c in (False, True)}
     print("| what | steps run | wall (s) | per 1,000 steps (s) | target | peak RSS (GiB) |")
     print("|---|---:|---:|---:|---|---:|")
+    rows = (("event replay, contention off (before)", False), ("event replay, contention on", True))
+    if args.contention_only:
+        _event_rows(scenario, collectives, setup, event_steps, rows[1:], None)
+        return
     wall, fast = _run(scenario, collectives, 1000, False, "fast")
     print(f"| fast path (contention off) | 1000 | {wall:.2f} | {wall:.2f} | <= 2 s: "
           f"{'met' if wall <= 2 else 'not met'} | {peak_rss_gib():.2f} |", flush=True)
     wall10, _ = _run(scenario, collectives, 10_000, False, "fast")
     print(f"| fast path (contention off) | 10000 | {wall10:.2f} | {wall10 / 10:.2f} | memory bounded | "
           f"{peak_rss_gib():.2f} |", flush=True)
-    rows = (("event replay, contention off (before)", False), ("event replay, contention on", True))
+    _event_rows(scenario, collectives, setup, event_steps, rows, fast)
+    print(f"\nset-up per run: {setup[False]:.2f} s (contention off), {setup[True]:.2f} s (on); "
+          f"fast path p50 {np.median(fast):.3f} s, p99 {np.percentile(fast, 99):.3f} s, "
+          f"p99/p50 {np.percentile(fast, 99) / np.median(fast):.3f}")
+
+
+def _event_rows(scenario, collectives, setup: dict, event_steps: int, rows, fast) -> None:
+    """The event replay's rows: wall, and per 1,000 steps extrapolated (set-up counted once)."""
     for label, contention in rows:
         wall, times = _run(scenario, collectives, event_steps, contention, "event")
         per = (wall - setup[contention]) / event_steps * 1000 + setup[contention]
@@ -70,9 +87,6 @@ def main() -> None:
         if not contention:
             same = np.array_equal(np.array(times), np.array(fast[:event_steps]))
             print(f"|   (same {event_steps} steps as the fast path: {same}) | | | | | |")
-    print(f"\nset-up per run: {setup[False]:.2f} s (contention off), {setup[True]:.2f} s (on); "
-          f"fast path p50 {np.median(fast):.3f} s, p99 {np.percentile(fast, 99):.3f} s, "
-          f"p99/p50 {np.percentile(fast, 99) / np.median(fast):.3f}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ With contention off (and so no in-layer or ZeRO-3 replays), :func:`simulate_step
 evaluates the steps with the max-plus fast path (:mod:`simulator.engine.fastpath`), which
 does what the event replay does, vectorised over steps and replicas; both draw their noise
 from one :class:`simulator.engine.noise_process.NoiseSource`, so a seed gives the same steps
-on either path.
+on either path. With contention on, each step's contention-free prefix (until two flows meet
+or a gradient synchronisation starts) is evaluated by the same recurrence and only the rest
+is replayed as events (:mod:`simulator.engine.des_prefix`), with the full replay's result.
 
 Invariants (tests): without noise and contention the step equals the analytical step;
 with contention the step is never faster than without (fixed per-stage task orders, and
@@ -43,11 +45,12 @@ import simpy
 from simulator.config.checks import data_parallel_size
 from simulator.config.scenario import Fidelity, Scenario
 from simulator.cost import CollectiveModel
-from simulator.engine import des_what_ifs
+from simulator.engine import des_prefix, des_what_ifs
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
+from simulator.engine.des_prefix import PrefixCutter, Resume
 from simulator.engine.fastpath import step_times
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
@@ -80,11 +83,16 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     if not fast:
         check_event_budget(scenario, collectives, steps)
     base, ctx, plan, routes, source = _prepare(scenario, collectives, seed, contention)
+    cutter = PrefixCutter(ctx, plan, routes) if contention and not fast and \
+        des_prefix.applies(plan, routes) else None
 
     def run(chosen: StepPlan | list[StepPlan], block) -> np.ndarray:
         """A block's steps on one plan, or (event replay) on one plan per step."""
         if fast:
             return step_times(ctx, chosen, block)
+        if cutter is not None and chosen is plan:
+            return np.array([_one_step(ctx, plan, routes, block.step(i), contention, resume=resume)
+                             for i, resume in enumerate(cutter.resumes(block))])
         plans = chosen if isinstance(chosen, list) else [chosen] * block.steps
         return np.array([_one_step(ctx, plans[i], routes, block.step(i), contention)
                          for i in range(block.steps)])
@@ -155,11 +163,15 @@ def _with_times(base: StepResult, times: np.ndarray, mean: bool = False) -> Step
 
 
 def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, noise: StepNoise,
-              contention: bool, log: list | None = None) -> float:
-    """One step replayed as events; ``noise`` is that step's (a block of one step)."""
+              contention: bool, log: list | None = None, resume: Resume | None = None) -> float:
+    """One step replayed as events; ``noise`` is that step's (a block of one step).
+
+    ``resume``: replay only from each entity's first task at or after the step's
+    contention-free prefix (:mod:`simulator.engine.des_prefix`); the same step to round-off.
+    """
     env = simpy.Environment()
     network = FlowNetwork(env, capacity_of(ctx)) if contention else None
-    run = _StepRun(env, ctx, plan, routes, network, log, noise)
+    run = _StepRun(env, ctx, plan, routes, network, log, noise, resume)
     factor = noise.factor[0]
     for r in range(ctx.layout.dp):
         for s in range(ctx.layout.pp):
@@ -193,14 +205,15 @@ class _StepRun:
     """The shared state of one simulated step: task events, gradient barriers, end times."""
 
     def __init__(self, env, ctx: Context, plan: StepPlan, routes: SendRoutes | None, network, log,
-                 noise: StepNoise):
+                 noise: StepNoise, resume: Resume | None = None):
         par, lay = ctx.scenario.parallelism, ctx.layout
         m, v = ctx.microbatches, par.virtual_stages
         self.env, self.ctx, self.plan, self.routes, self.network, self.log = (
             env, ctx, plan, routes, network, log)
         self.tasks = stage_tasks(par.schedule, lay.pp, m, v)
         width = 2 * lay.pp * m * v
-        self.finished = [[False] * width for _ in range(lay.dp)]   # by task id, per replica
+        self.finished = resume.done if resume else [[False] * width for _ in range(lay.dp)]
+        self.resume = resume
         self.waiting: list[dict[int, simpy.Event]] = [{} for _ in range(lay.dp)]
         self.arrived = [0] * lay.pp
         self.done = [0] * lay.pp                    # replicas past their last task, per stage
@@ -229,11 +242,15 @@ class _StepRun:
         sharded = self.plan.sharding[stage] if self.plan.sharding else None
         pause_at = int(self.noise.pause_at[0, replica, stage]) if self.pause_s > 0 else -1
         varies = self.noise.attention_delta is not None
-        for k, (tid, dep, is_forward, send, task) in enumerate(tasks):
+        first, late = yield from self._resumed(replica, stage, last)
+        for k in range(first, len(tasks)):
+            tid, dep, is_forward, send, task = tasks[k]
             if k == pause_at:
                 yield timeout(self.pause_s)     # the host stalls; a later input hides it
             if dep >= 0 and not finished[dep]:
                 yield _waiter(env, waiting, dep)
+            elif late is not None and dep in late and late[dep] > env.now:
+                yield timeout(late[dep] - env.now)   # done before the prefix's cut, after our clock
             if k == last and overlap:
                 self._arrive(stage)
             start = env.now
@@ -264,6 +281,21 @@ class _StepRun:
         if self.synced[stage] is not None:
             yield self.synced[stage]
         self.end[replica, stage] = env.now
+
+    def _resumed(self, replica: int, stage: int, last: int):
+        """Without a :class:`~simulator.engine.des_prefix.Resume`: (0, None). With one: wait
+        until the entity's clock at the prefix's cut, count its arrival if it reached its last
+        task before it, and give (its first replayed task's position, the finish times of
+        skipped tasks its replica's replayed tasks depend on, or None)."""
+        resume = self.resume
+        if resume is None:
+            return 0, None
+        first = int(resume.first[replica, stage])
+        if first:
+            yield self.env.timeout(float(resume.clock[replica, stage]))
+        if first > last and self.overlap:
+            self._arrive(stage)
+        return first, resume.late[replica] or None
 
     def _durations(self, stage: int, factor: float) -> tuple[float, float, tuple[list, list]]:
         """(forward, backward) seconds of a chunk, or of each compute segment between its

@@ -1,0 +1,138 @@
+"""The event replay's contention-free prefix (simulator/engine/des_prefix.py): the steps it
+gives equal the full event replay's, and steps pinned before it existed are unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.cost import CollectiveModel
+from simulator.engine import des, des_prefix
+from simulator.engine.des import simulate_steps_des
+from simulator.engine.des_prefix import PrefixCutter
+from simulator.pipeline import open_scenario
+from simulator.topology import build_cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+JITTER = {"straggler": {"distribution": "lognormal", "sigma": 0.05},
+          "throttle": {"probability": 0.05, "factor": 1.5}}
+FAULTS = {**JITTER, "host_pause": {"probability": 0.3, "duration_s": 0.05},
+          "nic_faults": [{"gpu": 2, "fraction": 0.5, "latency_s": 1e-4},
+                         {"gpu": 40, "fraction": 0.25, "start_step": 1, "steps": 2}]}
+
+CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the replay before the prefix)
+    "tp2-pp4-1to1": (dict(tp=2, pp=4),
+                     [1.2079153431215475, 0.9879600603884396, 1.0658166166527998, 0.9763228282262308]),
+    "tp2-pp4-4to1": (dict(tp=2, pp=4, over=4.0),
+                     [1.2130644410845104, 1.0188820060231534, 1.0964029892182579, 1.0051731471554328]),
+    "tp8-pp4-2to1-no-overlap": (
+        dict(tp=8, pp=4, over=2.0, overlap=False),
+        [1.5095961062443854, 1.413541342636703, 1.5597779767572526, 1.3237893186319418]),
+    "tp1-pp8-4to1": (dict(tp=1, pp=8, over=4.0, gb=128),
+                     [2.2806526441638626, 1.979773413630962, 2.1963604900827955, 1.981623524818635]),
+    "tp2-pp4-pauses-nic": (
+        dict(tp=2, pp=4, over=2.0, noise=FAULTS),
+        [1.2819555246480911, 1.1451783740601902, 1.1871755306721372, 1.0893503417747397]),
+}
+
+
+def _scenario(nodes=8, tp=2, pp=4, over=1.0, gb=64, overlap=True, noise=None,
+              fidelity="tp-collapsed", schedule="1f1b", virtual=1):
+    data = {"name": "t", "cluster": {"node": "dgx-a100-80gb", "nodes": nodes, "gpus_per_node": 8,
+                                     "fabric": {"topology": "fat-tree", "link": "ib-hdr",
+                                                "oversubscription": over, "switch_radix": 16}},
+            "model": {"preset": "megatron-7.5b"},
+            "training": {"global_batch": gb, "micro_batch": 1},
+            "parallelism": {"tp": tp, "pp": pp, "overlap_grad_reduce": overlap,
+                            "schedule": schedule, "virtual_stages": virtual},
+            "simulate": {"engine": "des", "steps": 1, "seed": 0, "fidelity": fidelity},
+            "noise": JITTER if noise is None else noise}
+    scenario = scenario_from_mapping(data, "<test>")
+    return scenario, CollectiveModel(build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary())))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_contention_steps_as_before_the_prefix(name):
+    """Steps computed by the full event replay before the prefix existed, to 1e-9 relative
+    (oversubscribed fabrics where flows meet, no overlap of the gradient reduction, host
+    pauses and faulty NICs)."""
+    arguments, pinned = CASES[name]
+    scenario, collectives = _scenario(**arguments)
+    times = simulate_steps_des(scenario, collectives, steps=4, seed=7, contention=True,
+                               path="event").step_times_s
+    np.testing.assert_allclose(times, pinned, rtol=1e-9, atol=0)
+
+
+def test_gpt3_noisy_steps_as_before_the_prefix():
+    """The benchmark's scenario (benchmarks/bench_stragglers_fast.py): 3 steps pinned from the
+    full replay, one of them with a throttled GPU."""
+    session = open_scenario(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
+    noise = session.scenario.noise.model_validate(
+        {"straggler": {"distribution": "lognormal", "sigma": 0.02},
+         "throttle": {"probability": 2e-4, "factor": 1.5}})
+    scenario = session.scenario.model_copy(update={"noise": noise})
+    times = simulate_steps_des(scenario, session.collectives, steps=3, contention=True,
+                               path="event").step_times_s
+    np.testing.assert_allclose(times, [21.541625527708046, 21.759641166469944, 29.253351398690842],
+                               rtol=1e-9, atol=0)
+
+
+def _both(scenario, collectives, steps=3, seed=5):
+    """(steps with the prefix, steps replayed in full, share of tasks the prefix skipped)."""
+    base, ctx, plan, routes, source = des._prepare(scenario, collectives, seed, True)
+    assert des_prefix.applies(plan, routes)
+    cutter = PrefixCutter(ctx, plan, routes)
+    block = next(source.blocks(steps))
+    cut, full, skipped = [], [], []
+    for i, resume in enumerate(cutter.resumes(block)):
+        cut.append(des._one_step(ctx, plan, routes, block.step(i), True, resume=resume))
+        full.append(des._one_step(ctx, plan, routes, block.step(i), True))
+        skipped.append(resume.first.sum() / (cutter.n * cutter.p * cutter.dp))
+    return np.array(cut), np.array(full), np.array(skipped)
+
+
+VARIANTS = {
+    "interleaved, 4:1": dict(tp=2, pp=4, over=4.0, schedule="interleaved-1f1b", virtual=2),
+    "gpipe, 2:1": dict(tp=2, pp=4, over=2.0, schedule="gpipe"),
+    "pp 2, 4:1, no overlap": dict(tp=4, pp=2, over=4.0, overlap=False),
+    "faults, 4:1": dict(tp=1, pp=8, over=4.0, gb=128, noise=FAULTS),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_prefix_equals_full_replay(name):
+    """Step by step, the replay from the prefix's cut equals the replay of every task, and the
+    prefix skips some tasks."""
+    cut, full, skipped = _both(*_scenario(**VARIANTS[name]))
+    np.testing.assert_allclose(cut, full, rtol=1e-9, atol=0)
+    assert skipped.max() > 0
+
+
+def test_prefix_with_documents_and_slow_workers():
+    """Packed documents (per-microbatch work), a slow GPU, fail-slow episodes and host pauses
+    (scenarios/llama3-8b-stragglers-32xH100.yaml) with contention."""
+    session = open_scenario(ROOT / "scenarios" / "llama3-8b-stragglers-32xH100.yaml")
+    cut, full, skipped = _both(session.scenario, session.collectives, steps=4)
+    np.testing.assert_allclose(cut, full, rtol=1e-9, atol=0)
+    assert skipped.max() > 0
+
+
+def test_prefix_needs_one_flow_per_send():
+    """At ``per-rank`` every tensor-parallel rank sends its own flow: the full replay runs."""
+    scenario, collectives = _scenario(fidelity="per-rank")
+    _, _, plan, routes, _ = des._prepare(scenario, collectives, 0, True)
+    assert not des_prefix.applies(plan, routes)
+
+
+def test_first_meeting_of_overlapping_sends():
+    """Two streams on one link: the first instant two of their intervals overlap."""
+    cutter = PrefixCutter.__new__(PrefixCutter)
+    cutter.groups = np.array([[[0, 0, 0], [0, 1, 0], [1, 0, 0], [1, 1, 0], [-1, -1, -1]]])
+    starts = np.array([[[[0.0]], [[5.0]]], [[[2.0]], [[4.5]]]])       # (pp 2, n 2, k 1, dp 1)
+    ends = np.array([[[[1.0]], [[6.0]]], [[[3.0]], [[7.0]]]])
+    assert cutter._first_meeting(ends, starts).tolist() == [5.0]
+    ends[1, 1, 0, 0] = 5.0                                              # touching: no meeting
+    assert cutter._first_meeting(ends, starts).tolist() == [np.inf]
