@@ -14,17 +14,9 @@ References
    Parameter Models", SC20, arXiv:1910.02054 -- sec. 3.1 and 5 (model state).
 .. [C16] Chen et al., "Training Deep Nets with Sublinear Memory Cost",
    arXiv:1604.06174 -- a recomputed segment is re-materialised during backward.
-.. [L24] Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, sec. 3.3.2 --
-   one layer fewer on the first and the last pipeline stage.
 .. [MC] Megatron Core distributed-optimizer guide (docs/source/api-guide/dist_optimizer.md):
    "bf16 param, fp32 grads": 18 bytes per parameter without, ``6 + 12/d`` with the
    distributed optimizer -- the fp32 ``main_grad`` buffer Megatron keeps under bf16.
-.. [PT] pytorch/pytorch#86509 (PyTorch 1.13, CUDA_MODULE_LOADING=LAZY by default): a bare
-   CUDA context takes 287,047,680 bytes with lazy module loading, 666,632,192 without.
-.. [NC] NCCL environment variables, NCCL_BUFFSIZE: 4 MiB (4194304 bytes) by default, the
-   buffer of the Simple protocol per connection; per channel a ring connects to 2 peers
-   (NVIDIA/nccl#986: memory grows linearly with channels, "Ring ... only has 2 connections
-   regardless of the scale"; an all-to-all connects to every peer, NVIDIA/nccl#1685).
 """
 
 from __future__ import annotations
@@ -43,9 +35,18 @@ from simulator.config.scenario import (
     TrainingConfig,
 )
 from simulator.config.stack import DEFAULT_STACK, ReduceDtype, SelectiveRecompute, StackProfile
-from simulator.config.stage_split import uneven_split
 from simulator.workload.params import layer_parameters, non_expert_parameters
+from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
+    CUDA_CONTEXT_BYTES,
+    FRAGMENTATION,
+    NCCL_BUFFER_BYTES,
+    NCCL_CHANNELS,
+    communicator_peers,
+    runtime_bytes,
+    shard_group_size,
+)
 from simulator.workload.saved_activations import op_sac_bytes_per_layer
+from simulator.workload.stage_layers import chunk_layers, layer_split, scenario_split  # noqa: F401
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.whatif_memory import what_if_buffers
 
@@ -53,21 +54,6 @@ BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
 
 MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 4.1]
 LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]; stacks: loss.logit_bytes
-
-CUDA_CONTEXT_BYTES = 0.4 * 2**30
-"""Estimate: the CUDA context and library handles of one training process, between the
-287 MB (lazy module loading, PyTorch's default) and 667 MB (eager) of a bare context [PT]."""
-NCCL_BUFFER_BYTES = 4 * 2**20   # NCCL_BUFFSIZE default, per connection and channel [NC]
-NCCL_CHANNELS = 16
-"""Estimate: channels per communicator (NCCL opens 8 to 32 on NVLink and InfiniBand servers,
-e.g. 32 per pair for an intra-node H100 all-to-all in NVIDIA/nccl#1685)."""
-FRAGMENTATION = 0.004
-"""Estimate: share of the activations the PyTorch caching allocator holds reserved but
-unused (blocks rounded to 512 B, large segments to 2 MiB; c10/cuda/CUDACachingAllocator.cpp).
-Kept small: the activation model is already an upper bound (the torchtitan rows of
-validation/torchtitan_fsdp.csv report peaks 13-18 GiB below it); workloads that churn
-many sizes can lose several percent, which ``expandable_segments`` mostly recovers."""
-
 
 def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
                                recompute: Recompute, cp: int = 1, dtype_bytes: int = 2) -> float:
@@ -384,36 +370,6 @@ def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
     return None if reduce == ReduceDtype.PARAM else float(reduce.nbytes(Dtype(training.dtype)))
 
 
-def communicator_peers(par: ParallelismConfig, dp: int) -> list[int]:
-    """Peers each of a GPU's NCCL communicators connects to: 2 for ring collectives and the
-    pipeline's send/receive (previous and next stage), ``ep - 1`` for the expert all-to-all."""
-    peers = [2] * sum((par.tp > 1, par.pp > 1, par.cp > 1, dp * par.cp > 1))
-    shard = shard_group_size(par, dp)
-    if shard < dp * par.cp:          # hybrid sharding: one more group across the shards
-        peers.append(2)
-    if par.ep > 1:
-        peers.append(par.ep - 1)
-    return peers
-
-
-def runtime_bytes(par: ParallelismConfig, dp: int, dynamic: float) -> tuple[float, float, float]:
-    """(CUDA context, NCCL buffers, fragmentation) bytes of one GPU.
-
-    NCCL: ``NCCL_BUFFSIZE x channels x peers`` per communicator [NC]
-    (:func:`communicator_peers`, :data:`NCCL_CHANNELS`); fragmentation: :data:`FRAGMENTATION`
-    of ``dynamic``, the memory allocated and freed every microbatch (activations, workspace).
-    """
-    nccl = sum(NCCL_BUFFER_BYTES * NCCL_CHANNELS * peers for peers in communicator_peers(par, dp))
-    return CUDA_CONTEXT_BYTES, float(nccl), FRAGMENTATION * dynamic
-
-
-def shard_group_size(par: ParallelismConfig, dp: int) -> int:
-    """Ranks that share one copy of the model state: the data- and context-parallel ranks
-    (Megatron and FSDP shard over dp x cp), or the hybrid-sharding group ``shard_size``
-    (FSDP HYBRID_SHARD / HSDP: shard inside the group, replicate across groups)."""
-    return par.shard_size or dp * par.cp
-
-
 def _op_sac(stack: StackProfile | None, par: ParallelismConfig) -> bool:
     """Whether ``par``'s selective recompute is torchtitan's per-op policy under ``stack``."""
     return (stack is not None and par.recompute == Recompute.SELECTIVE
@@ -437,56 +393,3 @@ def _logit_bytes(model: ModelConfig, micro_batch: int, par: ParallelismConfig,
     last stage runs each micro-batch's loss and starts its backward before the next
     forward reaches the loss, so they are not kept per micro-batch in flight)."""
     return logit_bytes * model.seq_len / par.cp * micro_batch * model.vocab / par.tp
-
-
-def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
-    """Layers of each of the ``pp * v`` model chunks, in pipeline order.
-
-    Every chunk gets ``floor(L / n)`` layers (``n = pp v``); the ``L mod n``
-    extra layers go to the middle chunks, so the ``n - (L mod n)`` chunks left
-    short are taken from the ends inward: first, last, second, second-to-last...
-    This is Llama 3's rule [L24]: the first and last stages, which also hold the
-    embedding and the output layer and loss, get one layer fewer (126 layers on
-    16 stages: 7, 8, ..., 8, 7).
-
-    Raises
-    ------
-    ValueError
-        If a chunk would be empty (``pp * v > layers``) or a count is below 1.
-    """
-    chunks = pp * virtual_stages
-    if min(pp, virtual_stages) < 1 or chunks > layers:
-        raise ValueError(f"cannot split {layers} layers into pp*v = {pp}*{virtual_stages} non-empty chunks")
-    ceil = -(-layers // chunks)
-    sizes = [ceil] * chunks
-    for i in range(chunks * ceil - layers):
-        sizes[i // 2 if i % 2 == 0 else chunks - 1 - i // 2] -= 1
-    return sizes
-
-
-def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None = None,
-                last: int | None = None) -> list[int]:
-    """Layers per pipeline stage (length ``pp``, sum ``layers``).
-
-    Chunk ``c`` of :func:`chunk_layers` lives on stage ``c mod pp`` (Megatron's
-    interleaved placement [N21, sec. 2.2.2]); a stage's total is the sum of its
-    ``v`` chunks. ``layer_split(96, 8) == [12] * 8``; ``layer_split(126, 16)``
-    gives 7 layers on the first and last stage and 8 elsewhere.
-
-    With ``first`` and/or ``last`` (Megatron-Core's ``--decoder-first-pipeline-num-layers``
-    and ``--decoder-last-pipeline-num-layers``), those stages hold that many layers and the
-    other ``L - first - last`` are divided evenly over the remaining stages
-    (:func:`uneven_split`).
-    """
-    if first is not None or last is not None:
-        return uneven_split(layers, pp, virtual_stages, first, last)
-    totals = [0] * pp
-    for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
-        totals[chunk % pp] += size
-    return totals
-
-
-def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
-    """:func:`layer_split` of a scenario's model and parallelism."""
-    return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
-                       par.last_stage_layers)

@@ -1,0 +1,69 @@
+"""How a model's layers are split over pipeline stages and their virtual chunks.
+
+References
+----------
+.. [N21] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+   Clusters Using Megatron-LM", SC21, arXiv:2104.04473 -- sec. 2.2 (schedules).
+.. [L24] Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, sec. 3.3.2 --
+   one layer fewer on the first and the last pipeline stage.
+"""
+
+from __future__ import annotations
+
+from simulator.config.scenario import ModelConfig, ParallelismConfig
+from simulator.config.stage_split import uneven_split
+
+__all__ = ["chunk_layers", "layer_split", "scenario_split"]
+
+
+def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+    """Layers of each of the ``pp * v`` model chunks, in pipeline order.
+
+    Every chunk gets ``floor(L / n)`` layers (``n = pp v``); the ``L mod n``
+    extra layers go to the middle chunks, so the ``n - (L mod n)`` chunks left
+    short are taken from the ends inward: first, last, second, second-to-last...
+    This is Llama 3's rule [L24]: the first and last stages, which also hold the
+    embedding and the output layer and loss, get one layer fewer (126 layers on
+    16 stages: 7, 8, ..., 8, 7).
+
+    Raises
+    ------
+    ValueError
+        If a chunk would be empty (``pp * v > layers``) or a count is below 1.
+    """
+    chunks = pp * virtual_stages
+    if min(pp, virtual_stages) < 1 or chunks > layers:
+        raise ValueError(f"cannot split {layers} layers into pp*v = {pp}*{virtual_stages} non-empty chunks")
+    ceil = -(-layers // chunks)
+    sizes = [ceil] * chunks
+    for i in range(chunks * ceil - layers):
+        sizes[i // 2 if i % 2 == 0 else chunks - 1 - i // 2] -= 1
+    return sizes
+
+
+def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None = None,
+                last: int | None = None) -> list[int]:
+    """Layers per pipeline stage (length ``pp``, sum ``layers``).
+
+    Chunk ``c`` of :func:`chunk_layers` lives on stage ``c mod pp`` (Megatron's
+    interleaved placement [N21, sec. 2.2.2]); a stage's total is the sum of its
+    ``v`` chunks. ``layer_split(96, 8) == [12] * 8``; ``layer_split(126, 16)``
+    gives 7 layers on the first and last stage and 8 elsewhere.
+
+    With ``first`` and/or ``last`` (Megatron-Core's ``--decoder-first-pipeline-num-layers``
+    and ``--decoder-last-pipeline-num-layers``), those stages hold that many layers and the
+    other ``L - first - last`` are divided evenly over the remaining stages
+    (:func:`uneven_split`).
+    """
+    if first is not None or last is not None:
+        return uneven_split(layers, pp, virtual_stages, first, last)
+    totals = [0] * pp
+    for chunk, size in enumerate(chunk_layers(layers, pp, virtual_stages)):
+        totals[chunk % pp] += size
+    return totals
+
+
+def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
+    """:func:`layer_split` of a scenario's model and parallelism."""
+    return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
+                       par.last_stage_layers)
