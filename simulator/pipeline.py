@@ -166,7 +166,7 @@ def _simulate(session: ClusterSession, engine: str, steps: int | None, seed: int
     """One step (analytical) or the DES distribution; errors name ``source``."""
     from simulator.engine.analytical import simulate_step
     from simulator.engine.des import simulate_steps_des
-    from simulator.report.progress import counting_des_steps, progress
+    from simulator.report.progress import progress
 
     scenario = session.scenario
     try:
@@ -177,9 +177,8 @@ def _simulate(session: ClusterSession, engine: str, steps: int | None, seed: int
         total = steps or scenario.simulate.steps
         if not (show and total > 1):
             return simulate_steps_des(scenario, session.collectives, steps, seed)
-        with progress(f"simulating {total:,} steps", total, True) as advance, \
-                counting_des_steps(advance):
-            return simulate_steps_des(scenario, session.collectives, steps, seed)
+        with progress(f"simulating {total:,} steps", total, True) as advance:
+            return simulate_steps_des(scenario, session.collectives, steps, seed, progress=advance)
     except ConfigError as exc:          # e.g. the DES refusing a run past its event budget
         raise exc.with_source(source) from None
     except InfeasibleError as exc:      # e.g. a forced algorithm the cluster cannot run

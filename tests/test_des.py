@@ -250,3 +250,12 @@ def test_interleaving_on_one_stage_sends_nothing():
     analytical = simulate_step(session.scenario, session.collectives).step_time_s
     des = simulate_steps_des(session.scenario, session.collectives, steps=1, contention=True)
     assert des.step_time_s == pytest.approx(analytical, rel=1e-9)
+
+
+@pytest.mark.parametrize("contention", [False, True])
+def test_progress_is_told_every_step_once(contention):
+    """The engine reports its progress itself (no wrapping): the counts sum to the steps."""
+    scenario, collectives = _scenario(nodes=2, tp=8, pp=2, sigma=0.02, steps=5, gb=16)
+    told: list[int] = []
+    simulate_steps_des(scenario, collectives, steps=5, contention=contention, progress=told.append)
+    assert sum(told) == 5 and all(n > 0 for n in told)

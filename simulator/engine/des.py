@@ -36,6 +36,7 @@ replay to 1e-9 relative.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -68,13 +69,15 @@ PATHS = ("auto", "event", "fast")
 
 def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: int | None = None,
                        seed: int | None = None, contention: bool | None = None,
-                       path: str = "auto") -> StepResult:
+                       path: str = "auto", progress: Callable[[int], None] | None = None) -> StepResult:
     """Simulate ``steps`` steps (default: the scenario's) and report the distribution.
 
     ``path``: ``auto`` evaluates the steps with the max-plus fast path when contention is
     off and replays events otherwise; ``event`` always replays events; ``fast`` requires
-    contention off. Both paths give the same steps for the same seed.
+    contention off. Both paths give the same steps for the same seed. ``progress(n)`` is
+    called as each block of ``n`` steps is done (with training what-ifs, once at the end).
     """
+    advance = progress or (lambda done: None)
     sim = scenario.simulate
     steps, contention = steps or sim.steps, sim.contention if contention is None else contention
     if path not in PATHS or (path == "fast" and contention):
@@ -100,10 +103,11 @@ def simulate_steps_des(scenario: Scenario, collectives: CollectiveModel, steps: 
     if what_ifs.active(ctx):
         seed = sim.seed if seed is None else seed
         times, notes = des_what_ifs.step_times(ctx, base, plan, source, steps, run, fast, seed)
+        advance(len(times))
         result = _with_times(base, times, mean=ctx.scenario.training.sync_every > 1)
         return check_result(replace(result, engine=_engine_name(sim, contention), what_if=notes),
                             analytical=False)
-    times = np.concatenate([run(plan, block) for block in source.blocks(steps)])
+    times = np.concatenate([_advanced(run(plan, block), advance) for block in source.blocks(steps)])
     return check_result(replace(_with_times(base, times), engine=_engine_name(sim, contention)),
                         analytical=False)
 
@@ -160,6 +164,12 @@ def _with_times(base: StepResult, times: np.ndarray, mean: bool = False) -> Step
                    hardware_flops_per_gpu=base.hardware_flops_per_gpu * scale,
                    mfu=base.mfu * scale, step_times_s=times.tolist(),
                    contention_and_noise_s=centre - base.step_time_s)
+
+
+def _advanced(times: np.ndarray, advance: Callable[[int], None]) -> np.ndarray:
+    """``times``, after reporting their count to ``advance``."""
+    advance(len(times))
+    return times
 
 
 def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, noise: StepNoise,
