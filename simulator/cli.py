@@ -16,35 +16,26 @@ import sys
 from pathlib import Path
 
 import click
-import numpy as np
 from rich.markup import escape
 
-from simulator.collectives import Algorithm, Op, whole_cluster
-from simulator.config.overlay import calibrated_library, overlay_sources
+from simulator.config.overlay import calibrated_library
 from simulator.errors import ClusterSimError, UsageError
-from simulator.pipeline import MAX_SEED, MAX_STEPS, open_scenario, run_scenario, write_timeline
-from simulator.report import progress, tables
+from simulator.pipeline import MAX_STEPS, open_scenario, run_scenario, write_timeline
+from simulator.report import progress
 from simulator.report.check import check_record, check_summary
-from simulator.report.console import console
+from simulator.report.cli_types import (
+    OUT_FILE,
+    QUIET,
+    SCENARIO,
+    SEED,
+    STEPS,
+    check_des_options,
+    err,
+    out,
+    say,
+)
 from simulator.report.guards import CheckedGroup
 from simulator.report.run_report import run_report, warning_lines
-from simulator.units import parse_size
-
-out = console()
-err = console(stderr=True)
-
-ALGO_CHOICES = ["auto", *(a.value for a in Algorithm)]
-OP_CHOICES = [o.value for o in Op]
-_SCENARIO = click.Path(path_type=Path)
-_OUT_FILE = click.Path(path_type=Path, dir_okay=False)
-_STEPS = click.IntRange(1, MAX_STEPS)
-_SEED = click.IntRange(0, MAX_SEED)
-_QUIET = click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-
-
-def _say(text: str) -> None:
-    """A note about what was done (files written): stderr, so stdout stays the result."""
-    err.print(escape(text), soft_wrap=True)
 
 
 @click.group(cls=CheckedGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,7 +49,7 @@ def app() -> None:
 
 
 @app.command()
-@click.argument("scenario", type=_SCENARIO)
+@click.argument("scenario", type=SCENARIO)
 @click.option("--json", "as_json", is_flag=True, help="print the facts and verdict as JSON")
 def check(scenario: Path, as_json: bool) -> None:
     """Validate a scenario: its facts, and whether one step fits in GPU memory."""
@@ -77,18 +68,18 @@ def check(scenario: Path, as_json: bool) -> None:
 
 
 @app.command()
-@click.argument("scenario", type=_SCENARIO)
+@click.argument("scenario", type=SCENARIO)
 @click.option("--json", "as_json", is_flag=True, help="print the result fields as one JSON object")
 @click.option("--engine", type=click.Choice(["analytical", "des"]), default=None,
               help="override simulate.engine")
-@click.option("--steps", type=_STEPS, default=None,
+@click.option("--steps", type=STEPS, default=None,
               help=f"override simulate.steps (des engine; 1 to {MAX_STEPS:,})")
-@click.option("--seed", type=_SEED, default=None, help="override simulate.seed (des engine, timelines)")
-@click.option("--trace", type=_OUT_FILE, default=None,
+@click.option("--seed", type=SEED, default=None, help="override simulate.seed (des engine, timelines)")
+@click.option("--trace", type=OUT_FILE, default=None,
               help="write a Chrome/Perfetto trace of one simulated step")
-@click.option("--timeline-png", type=_OUT_FILE, default=None,
+@click.option("--timeline-png", type=OUT_FILE, default=None,
               help="write a Gantt chart of one replica's pipeline stages")
-@click.option("--png", type=_OUT_FILE, default=None,
+@click.option("--png", type=OUT_FILE, default=None,
               help="write a histogram of the simulated step times (des engine)")
 @click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
@@ -97,7 +88,7 @@ def check(scenario: Path, as_json: bool) -> None:
               help="des: the slowdown against noise off, each cause's share and mitigation what-ifs")
 @click.option("--spares", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="with --attribute: servers the spares what-if replaces")
-@_QUIET
+@QUIET
 def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
         seed: int | None, trace: Path | None, timeline_png: Path | None,
         png: Path | None, calibration: Path | None, strict: bool, attribute: bool, spares: int,
@@ -105,7 +96,7 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
     """Simulate training steps: step time, bubble, exposed communication, memory, MFU."""
     library = calibrated_library(calibration)
     chosen = engine or _scenario_engine(scenario, library)
-    _check_des_options(chosen, steps, seed, png, timeline=bool(trace or timeline_png), attribute=attribute)
+    check_des_options(chosen, steps, seed, png, timeline=bool(trace or timeline_png), attribute=attribute)
     if spares != 1 and not attribute:
         raise UsageError("--spares applies to --attribute's spares what-if; add --attribute")
     result = run_scenario(scenario, engine, library=library, steps=steps, seed=seed,
@@ -126,7 +117,7 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
             out.print(line, soft_wrap=True)
     for path in (png, trace, timeline_png):
         if path:
-            _say(f"wrote {path}")
+            say(f"wrote {path}")
     if strict and result.warnings:
         raise StrictFailure(len(result.warnings))
 
@@ -146,169 +137,12 @@ def _scenario_engine(scenario: Path, library) -> str:
     return load_with_calibration(scenario, library)[0].simulate.engine.value
 
 
-def _check_des_options(engine: str, steps, seed, png, timeline: bool, attribute: bool = False) -> None:
-    """Refuse options the chosen engine would ignore."""
-    if engine == "des":
-        return
-    given = [name for name, value in (("--steps", steps), ("--png", png), ("--attribute", attribute or None))
-             if value is not None]
-    if seed is not None and not timeline:
-        given.append("--seed")
-    if given:
-        verb = "applies" if len(given) == 1 else "apply"
-        raise UsageError(f"{' and '.join(given)} {verb} to the discrete-event engine, but this run "
-                         "uses the analytical engine; add --engine des")
-
-
-@app.command()
-@click.argument("scenario", type=_SCENARIO)
-@click.option("--op", type=click.Choice(OP_CHOICES), default="all_reduce", show_default=True,
-              help="collective operation")
-@click.option("--algo", type=click.Choice(ALGO_CHOICES), default=None,
-              help="algorithm, or auto (the fastest, as NCCL's tuner); default: the scenario's "
-                   "collectives.algorithm")
-@click.option("--min-bytes", "-b", default="8", show_default=True, help="smallest size (8, 64K, 1M)")
-@click.option("--max-bytes", "-e", default="8G", show_default=True, help="largest size")
-@click.option("--factor", "-f", type=int, default=2, show_default=True, help="size step factor")
-@click.option("--json", "as_json", is_flag=True, help="print a JSON list")
-@click.option("--csv", "csv_path", type=_OUT_FILE, is_flag=False, flag_value="-", default=None,
-              metavar="[FILE]", help="write CSV to FILE (atomically), or print it with no FILE")
-def collectives(scenario: Path, op: str, algo: str | None, min_bytes: str, max_bytes: str,
-                factor: int, as_json: bool, csv_path: Path | None) -> None:
-    """nccl-tests-style table of one collective over all the cluster's GPUs."""
-    from simulator.cost.forced import bound_algorithm
-
-    to_stdout = csv_path is not None and str(csv_path) == "-"
-    if as_json and to_stdout:
-        raise UsageError("--json and --csv without a FILE both print to stdout; give one, or "
-                         "--csv FILE")
-    sizes = _sizes(min_bytes, max_bytes, factor)
-    session = open_scenario(scenario)
-    algorithm = bound_algorithm(session.collectives, Op(op)) if algo is None else \
-        None if algo == "auto" else Algorithm(algo)
-    group = whole_cluster(session.cluster)
-    sweep = session.collectives.sweep(Op(op), algorithm, group, sizes)
-    if csv_path is not None and not to_stdout:
-        from simulator.export.atomic import write_atomic
-        write_atomic(csv_path, tables.sweep_csv(sweep), "--csv")
-    if as_json:
-        click.echo(json.dumps(sweep.records()))
-    elif to_stdout:
-        click.echo(tables.sweep_csv(sweep), nl=False)
-    else:
-        shown = algorithm.value if algorithm is not None else "auto"
-        out.print(tables.sweep_table(sweep, f"{op} over {group.size} GPUs "
-                                            f"({session.scenario.name}), algo {shown}"))
-    if csv_path is not None and not to_stdout:
-        _say(f"wrote {csv_path}")
-
-
-@app.command("compare-nccl")
-@click.argument("log", type=click.Path(path_type=Path))
-@click.argument("scenario", type=_SCENARIO)
-@click.option("--op", type=click.Choice(OP_CHOICES), default=None,
-              help="override the collective named in the log")
-@click.option("--algo", type=click.Choice(ALGO_CHOICES), default=None,
-              help="override NCCL_ALGO found in the log")
-@click.option("--json", "as_json", is_flag=True, help="print JSON records")
-def compare_nccl(log: Path, scenario: Path, op: str | None, algo: str | None,
-                 as_json: bool) -> None:
-    """Predicted against measured time and busbw per size, for a nccl-tests log."""
-    from simulator.validation.compare import compare_log
-    from simulator.validation.nccl_log import read_nccl_log
-
-    measured = read_nccl_log(log)
-    session = open_scenario(scenario)
-    algorithm = None if algo in (None, "auto") else Algorithm(algo)
-    frame = compare_log(measured, session.collectives, Op(op) if op else None, algorithm)
-    if as_json:
-        click.echo(frame.to_json(orient="records"))
-    else:
-        out.print(tables.comparison_table(frame, f"{log} vs {session.scenario.name}"))
-
-
-@app.command()
-@click.argument("scenario", type=_SCENARIO)
-@click.option("--gpus", "gpus_text", required=True, metavar="N,N,...",
-              help="comma-separated GPU counts, e.g. 256,512,1024,2048")
-@click.option("--weak", is_flag=True, help="weak scaling: global_batch grows with dp")
-@click.option("--strong", is_flag=True, help="strong scaling: global_batch kept (the default)")
-@click.option("--engine", type=click.Choice(["analytical", "des"]), default=None,
-              help="override simulate.engine for every point")
-@click.option("--steps", type=_STEPS, default=None,
-              help=f"simulated steps per point (des engine; 1 to {MAX_STEPS:,})")
-@click.option("--seed", type=_SEED, default=None, help="random seed (des engine)")
-@click.option("--png", type=_OUT_FILE, default=None,
-              help="write a plot of throughput per GPU and scaling efficiency")
-@click.option("--csv", "csv_path", type=_OUT_FILE, default=None, help="write the table as CSV")
-@click.option("--json", "as_json", is_flag=True, help="print a JSON list, one object per point")
-@click.option("--calibration", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
-@_QUIET
-def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, engine: str | None,
-          steps: int | None, seed: int | None, png: Path | None, csv_path: Path | None,
-          as_json: bool, calibration: Path | None, quiet: bool) -> None:
-    """Simulate the scenario's step on other GPU counts, keeping tp, pp, cp and ep."""
-    from simulator.pipeline import load_with_calibration, resolve_scenario
-    from simulator.report.scale_report import scale_report, write_csv, write_png
-    from simulator.sweep.scale import EngineChoice, parse_gpu_list, scale_records, scale_sweep
-
-    if weak and strong:
-        raise UsageError("--weak and --strong exclude each other; give one")
-    counts = parse_gpu_list(gpus_text)
-    loaded, library = load_with_calibration(scenario, calibrated_library(calibration))
-    chosen = engine or loaded.simulate.engine.value
-    _check_des_options(chosen, steps, seed, None, timeline=False)
-    with progress.progress("scaling", len(counts), progress.enabled(quiet or as_json)) as advance:
-        try:
-            frame = scale_sweep(loaded, counts, weak, library, EngineChoice(chosen, steps, seed),
-                                advance)
-        except ClusterSimError as exc:
-            raise _with_source(exc, str(resolve_scenario(scenario))) from None
-    for path, write in ((csv_path, lambda p: write_csv(frame, p)),
-                        (png, lambda p: write_png(frame, p, loaded.name, weak))):
-        if path is not None:
-            write(path)
-    if as_json:
-        click.echo(json.dumps(scale_records(frame)))
-    else:
-        out.print(scale_report(frame, loaded.name, weak))
-        if overlay_sources(library):
-            out.print(f"calibration in force: {escape(overlay_sources(library))}")
-    for path in (csv_path, png):
-        if path is not None:
-            _say(f"wrote {path}")
-
-
-def _with_source(exc: ClusterSimError, source: str) -> ClusterSimError:
-    from simulator.errors import ConfigError
-
-    return exc.with_source(source) if isinstance(exc, ConfigError) else exc
-
-
 from simulator.report.cli_catalog import init, presets, specs  # noqa: E402
+from simulator.report.cli_collectives import collectives, compare_nccl  # noqa: E402
+from simulator.sweep.cli_scale import scale  # noqa: E402
 
-for _command in (specs, presets, init):
+for _command in (collectives, compare_nccl, scale, specs, presets, init):
     app.add_command(_command)
-
-
-def _sizes(min_text: str, max_text: str, factor: int) -> np.ndarray:
-    try:
-        low, high = parse_size(min_text), parse_size(max_text)
-    except ValueError as exc:
-        raise UsageError(f"--min-bytes/--max-bytes: {exc}") from None
-    if low <= 0 or high <= 0:
-        raise UsageError("--min-bytes and --max-bytes must be positive")
-    if low > high:
-        raise UsageError(f"--min-bytes ({low}) is larger than --max-bytes ({high})")
-    if factor < 2:
-        raise UsageError("--factor must be 2 or more")
-    if high > 2**50:
-        raise UsageError("--max-bytes must be at most 1P (2**50 bytes)")
-    sizes = [low]
-    while sizes[-1] * factor <= high:
-        sizes.append(sizes[-1] * factor)
-    return np.array(sizes, dtype=np.float64)
 
 
 def _one_line(text: str) -> str:
