@@ -59,28 +59,29 @@ class TpSite:
     sum_s: float = 0.0
     """Seconds of the fused reduce-scatter's separate sum, per reduce-scatter."""
 
-    def _pass(self, backward: bool):
+    def pairs(self, backward: bool):
+        """(collective, copy seconds) of each of the site's collectives in one pass."""
         if backward:
             return zip(self.backward, self.copy_backward, strict=True)
         return zip(self.forward, self.copy_forward, strict=True)
 
     def comm(self, backward: bool) -> float:
         """Seconds of the site's collectives in one pass, without copies."""
-        return sum(c.time_s for c, _ in self._pass(backward))
+        return sum(c.time_s for c, _ in self.pairs(backward))
 
     def in_line(self, backward: bool) -> float:
         """Seconds of the site's collectives and their copies in one pass."""
-        return sum(c.time_s + k for c, k in self._pass(backward))
+        return sum(c.time_s + k for c, k in self.pairs(backward))
 
     def busy(self, backward: bool) -> float:
         """Seconds the site's tensor-parallel work takes in one pass, hidden or not:
         collectives, their copies and fused sums."""
-        sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self._pass(backward))
+        sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward))
         return self.in_line(backward) + sums
 
     def gathers(self, backward: bool) -> float:
         """Seconds of the site's all-gathers (with their copies) in one pass."""
-        return sum(c.time_s + k for c, k in self._pass(backward) if c.op == Op.ALL_GATHER)
+        return sum(c.time_s + k for c, k in self.pairs(backward) if c.op == Op.ALL_GATHER)
 
 
 def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
@@ -146,4 +147,4 @@ def regathered(site: TpSite) -> float:
     """Seconds of re-running one site's forward collectives other than reduce-scatters
     (all-gathers, or all-reduces without sequence parallelism), with their copies: what
     torchtitan's per-op checkpointing recomputes (its save list keeps reduce-scatters)."""
-    return sum(c.time_s + k for c, k in site._pass(False) if c.op != Op.REDUCE_SCATTER)
+    return sum(c.time_s + k for c, k in site.pairs(False) if c.op != Op.REDUCE_SCATTER)
