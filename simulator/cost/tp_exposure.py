@@ -58,6 +58,8 @@ class TpSite:
     copy_backward: tuple[float, ...]
     sum_s: float = 0.0
     """Seconds of the fused reduce-scatter's separate sum, per reduce-scatter."""
+    backward_sums: bool = True
+    """Whether the backward's reduce-scatters are fused too (``comm_overlap_input_grad``)."""
 
     def pairs(self, backward: bool):
         """(collective, copy seconds) of each of the site's collectives in one pass."""
@@ -76,7 +78,8 @@ class TpSite:
     def busy(self, backward: bool) -> float:
         """Seconds the site's tensor-parallel work takes in one pass, hidden or not:
         collectives, their copies and fused sums."""
-        sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward))
+        fused = self.backward_sums or not backward
+        sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward)) * fused
         return self.in_line(backward) + sums
 
     def gathers(self, backward: bool) -> float:
@@ -97,7 +100,8 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
                      for c in collectives)
     sums = [c.size_bytes * (1.0 + 1.0 / tp_degree) for c in found if c.op == Op.REDUCE_SCATTER]
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
-    return TpSite(forward, tuple(found), copy_s(forward), copy_s(found), sum_s)
+    return TpSite(forward, tuple(found), copy_s(forward), copy_s(found), sum_s,
+                  tp.comm_overlap_input_grad)
 
 
 def _fp8_sized(c: PricedCollective) -> PricedCollective:
