@@ -13,7 +13,7 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -105,7 +105,8 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     """
     ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
-    bubble = max(0.0, pipe - _busiest_stage(ctx, staged.forward, staged.backward, staged.p2p))  # round-off
+    busy = _stage_busy(ctx, staged.forward, staged.backward, staged.p2p)
+    bubble = max(0.0, pipe - float(busy.max()))  # round-off
     sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
@@ -117,14 +118,15 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     sharding = _sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
         return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               bubble, sharding, all_gradient_collectives(ctx))
-    return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
+                               (bubble, busy), sharding, all_gradient_collectives(ctx))
+    return _result(ctx, stages, step, pipe, (bubble, busy), float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
 
-def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding, syncs) -> StepResult:
+def _what_if_result(ctx: Context, stages, parts, bubble: tuple, sharding, syncs) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
-    the input stall counts in the step, its figures in ``what_if``."""
+    the input stall counts in the step, its figures in ``what_if``; ``bubble`` is (bubble
+    seconds, busy seconds per stage)."""
     parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages), syncs)
     result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
@@ -165,15 +167,11 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
     return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
 
 
-def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
-    """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
-    return float(_stage_busy(ctx, forward, backward, p2p).max())
-
-
 def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
     """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
     par = ctx.scenario.parallelism
-    sends = stage_send_counts(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
+    key = (par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
+    sends = memoised(ctx, ("sends", *key), lambda: stage_send_counts(*key))
     return ctx.microbatches * (forward + backward) + p2p * sends
 
 
@@ -208,12 +206,30 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
             values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
             doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
             values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
-            parts[kind, units[i]] = (values, memory.as_dict(), sharding,
-                                     sharding.forward_exposed + sharding.backward_exposed, doc.split)
+            exposed = sharding.forward_exposed + sharding.backward_exposed
+            parts[kind, units[i]] = (_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding)
     found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
-    out = [StageBreakdown(i, kind[0], *values, dict(memory), exposed, *split)
-           for i, (kind, (values, memory, _, exposed, split)) in enumerate(zip(kinds, found, strict=True))]
-    return out, [f[2] for f in found]
+    return [_breakdown(i, kind_fields) for i, (kind_fields, _) in enumerate(found)], [f[1] for f in found]
+
+
+_BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
+
+
+def _fields(layers: int, values: tuple, memory: dict, exposed: float, split: tuple) -> dict:
+    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``)."""
+    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *split), strict=True))
+
+
+def _breakdown(stage: int, kind_fields: dict) -> StageBreakdown:
+    """``StageBreakdown(stage, **fields)`` with its own memory dict, without the frozen
+    dataclass's per-field ``__init__`` (the same object, several times cheaper: a search
+    builds one per stage of every layout)."""
+    out = object.__new__(StageBreakdown)
+    state = out.__dict__
+    state["stage"] = stage
+    state.update(kind_fields)
+    state["memory"] = dict(kind_fields["memory"])
+    return out
 
 
 def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
@@ -279,7 +295,9 @@ def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
 
 
 def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
-    """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
+    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage),
+    ``dp_exposed`` (end-of-step sync, ZeRO-3 in the passes)."""
+    bubble, busy = bubble
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
@@ -291,8 +309,7 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
     exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
                "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
                "ep": ctx.microbatches * stages[0].ep_comm_s}
-    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
-                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
+    neck = bottleneck(busy)
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,

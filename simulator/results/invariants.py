@@ -29,7 +29,38 @@ _SLACK = 1e-9
 
 
 def check_result(result: StepResult, analytical: bool) -> StepResult:
-    """Return ``result`` if it is physically possible (module docstring); else raise."""
+    """Return ``result`` if it is physically possible (module docstring); else raise.
+
+    A plain pass over the values decides (:func:`_plausible`, as strict as the checks);
+    only a result it refuses goes through the checks one by one, which name what is wrong.
+    """
+    if not _plausible(result, analytical):
+        _check_each(result, analytical)
+    return result
+
+
+def _plausible(result: StepResult, analytical: bool) -> bool:
+    """Whether ``result`` passes every check of :func:`_check_each`, without naming a failure."""
+    values = [getattr(result, name) for name in _POSITIVE]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
+        return False
+    values = [*(getattr(result, name) for name in _NON_NEGATIVE), *result.exposed_by_dimension.values()]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values):
+        return False
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in result.step_times_s):
+        return False
+    hfu = result.mfu * result.hardware_flops_per_gpu / result.model_flops_per_gpu
+    if not (result.mfu <= 1 + _SLACK and math.isfinite(hfu) and hfu <= 1 + _SLACK
+            and result.bubble_fraction < 1):
+        return False
+    if not analytical:
+        return True
+    busiest = max(result.microbatches * (s.forward_s + s.backward_s) for s in result.stages)
+    return result.pipeline_s >= busiest * (1 - _SLACK) and result.step_time_s >= result.pipeline_s * (1 - _SLACK)
+
+
+def _check_each(result: StepResult, analytical: bool) -> None:
+    """Every check in turn; raise at the first that fails."""
     for name in _POSITIVE:
         _require(result, name, getattr(result, name), lambda v: v > 0, "positive and finite")
     for name in _NON_NEGATIVE:
@@ -44,7 +75,6 @@ def check_result(result: StepResult, analytical: bool) -> StepResult:
     _require(result, "bubble_fraction", result.bubble_fraction, lambda v: v < 1, "below 1")
     if analytical:
         _check_pipeline(result)
-    return result
 
 
 def _check_pipeline(result: StepResult) -> None:
