@@ -51,21 +51,27 @@ gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pa
 @dataclass(frozen=True)
 class StagedStep:
     """A step priced up to its pipeline clocks: the context, each stage's microbatch
-    breakdown and ZeRO-3 cost, and the clocks' inputs (per-stage forward and backward
-    seconds of one microbatch, the stage-to-stage send).
+    breakdown (as the fields of its :class:`StageBreakdown` but the index, one dict shared
+    by the stages of a kind; :meth:`breakdowns` makes the objects) and ZeRO-3 cost, and the
+    clocks' inputs (per-stage forward and backward seconds of one microbatch, the
+    stage-to-stage send).
 
     Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
     computed together (:mod:`simulator.engine.batch`)."""
 
     ctx: Context
-    stages: list[StageBreakdown]
+    stages: list[dict]
     sharded: list[ShardingCost]
     forward: np.ndarray
     backward: np.ndarray
 
     @property
     def p2p(self) -> float:
-        return self.stages[0].p2p_s
+        return self.stages[0]["p2p_s"]
+
+    def breakdowns(self) -> list[StageBreakdown]:
+        """Each stage's :class:`StageBreakdown`, with its own memory dict."""
+        return [_breakdown(i, kind_fields) for i, kind_fields in enumerate(self.stages)]
 
     @property
     def clock_key(self) -> tuple:
@@ -92,16 +98,19 @@ def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup
     (:func:`~simulator.engine.context.memoised`)."""
     ctx = make_context(scenario, collectives, compute_speedup, memo)
     stages, sharded = _stages(ctx)
-    forward = np.array([s.forward_s for s in stages])
-    backward = np.array([s.backward_s for s in stages])
+    forward = np.array([s["forward_s"] for s in stages])
+    backward = np.array([s["backward_s"] for s in stages])
     return StagedStep(ctx, stages, sharded, forward, backward)
 
 
-def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray) -> StepResult:
+def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray,
+                  breakdowns: bool = True) -> StepResult:
     """The step's result from its pipeline clocks: ``finish`` and ``last_start`` (s) of
     every stage (:func:`simulator.workload.taskgraph.stage_clocks`).
 
     step = pipeline + exposed data-parallel synchronisation + optimizer (module docstring).
+    Without ``breakdowns`` the result's ``stages`` is empty (every other field is the same;
+    the invariants are checked on the stages' work all the same).
     """
     ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
@@ -117,18 +126,18 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     step = pipe + dp_exposed + fixed
     sharding = _sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
-        return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               (bubble, busy), sharding, all_gradient_collectives(ctx))
-    return _result(ctx, stages, step, pipe, (bubble, busy), float(sync.max()) + sharding[0],
+        return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
+                               (bubble, busy, breakdowns), sharding, all_gradient_collectives(ctx))
+    return _result(staged, step, pipe, (bubble, busy, breakdowns), float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
 
-def _what_if_result(ctx: Context, stages, parts, bubble: tuple, sharding, syncs) -> StepResult:
+def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
     the input stall counts in the step, its figures in ``what_if``; ``bubble`` is (bubble
-    seconds, busy seconds per stage)."""
-    parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages), syncs)
-    result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
+    seconds, busy seconds per stage, whether to give the stages' breakdowns)."""
+    parts, notes = what_ifs.apply(staged.ctx, parts, _max_stage_params(staged.ctx, staged.stages), syncs)
+    result = _result(staged, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
     return replace(result, what_if=notes)
 
@@ -182,8 +191,9 @@ def bottleneck(busy: np.ndarray) -> tuple[int, float]:
     return stage, float(busy[stage] / busy.mean() - 1.0)
 
 
-def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
-    """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
+def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
+    """Per stage, its microbatch breakdown (the fields of its :class:`StageBreakdown` but
+    the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     split = scenario_split(ctx.scenario.model, par)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
@@ -209,7 +219,7 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
             exposed = sharding.forward_exposed + sharding.backward_exposed
             parts[kind, units[i]] = (_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding)
     found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
-    return [_breakdown(i, kind_fields) for i, (kind_fields, _) in enumerate(found)], [f[1] for f in found]
+    return [f[0] for f in found], [f[1] for f in found]
 
 
 _BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
@@ -279,36 +289,36 @@ def _sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, 
     return comm, exposed
 
 
-def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
+def _max_stage_params(ctx: Context, stages: list[dict]) -> float:
     """Parameters (dense + expert) held by one GPU of the most loaded stage."""
     par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
-    kinds = {(s.layers, s.stage == 0, s.stage == last) for s in stages}
+    kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
     return max(sum(stage_parameters(ctx.scenario.model, par, layers, first, is_last))
                for layers, first, is_last in kinds)
 
 
-def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
+def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     params = _max_stage_params(ctx, stages)
     if ctx.scenario.parallelism.zero_stage >= 1:
         params /= ctx.layout.dp * ctx.layout.cp
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 
-def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
-    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage),
-    ``dp_exposed`` (end-of-step sync, ZeRO-3 in the passes)."""
-    bubble, busy = bubble
+def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
+    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage,
+    whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync, ZeRO-3 in
+    the passes)."""
+    (bubble, busy, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
                                            lambda: step_flops(sc, work))
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
-    memory = max(s.memory_bytes for s in stages)
+    memory = max(s["memory_bytes"] for s in stages)
     capacity = ctx.compute.gpu.hbm_capacity_bytes
-    p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
-    exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
-               "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
-               "ep": ctx.microbatches * stages[0].ep_comm_s}
+    first, m = stages[0], ctx.microbatches
+    exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),
+               "dp": sum(dp_exposed), "cp": m * first["cp_comm_s"], "ep": m * first["ep_comm_s"]}
     neck = bottleneck(busy)
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
@@ -320,7 +330,15 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
-        microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
+        microbatches=ctx.microbatches, layer_split=[s["layers"] for s in stages],
+        stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
-        analytical=True)
+        analytical=True, busiest=None if breakdowns else _busiest_work(staged))
+
+
+def _busiest_work(staged: StagedStep) -> float:
+    """``microbatches x (forward + backward)`` of the busiest stage, as
+    :func:`~simulator.results.invariants.check_result` reckons it from the stages."""
+    m = staged.ctx.microbatches
+    return max(m * (f + b) for f, b in zip(staged.forward.tolist(), staged.backward.tolist(), strict=True))
