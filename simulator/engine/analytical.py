@@ -195,7 +195,6 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     """Per stage, its microbatch breakdown (the fields of its :class:`StageBreakdown` but
     the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
-    split = scenario_split(ctx.scenario.model, par)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute), lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
@@ -205,21 +204,42 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
-    kinds = [(layers, i == 0, i == par.pp - 1) for i, layers in enumerate(split)]
+    distinct, index = _stage_kinds(ctx, stack)
+    parts = []
+    for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
+        memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
+            stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
+                         kind[1], kind[2], ctx.microbatches, stack=stack)))
+        values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
+        doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
+        values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
+        exposed = sharding.forward_exposed + sharding.backward_exposed
+        parts.append((_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding))
+    return [parts[j][0] for j in index], [parts[j][1] for j in index]
+
+
+def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
+    """The distinct stages of a layout: (first stage, kind (layers, first, last), ZeRO-3 unit
+    prices) of each, and per stage the position of its kind; memoised across layouts."""
+    par = ctx.scenario.parallelism
+    key = ("kinds", ctx.layout, par.virtual_stages, par.first_stage_layers, par.last_stage_layers,
+           par.zero_stage >= 3, par.shard_size)
+    return memoised(ctx, key, lambda: _distinct_stages(ctx, stack))
+
+
+def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
+    """:func:`_stage_kinds`, computed."""
+    split, last = scenario_split(ctx.scenario.model, ctx.scenario.parallelism), ctx.scenario.parallelism.pp - 1
     units = _stage_unit_comms(ctx, stack)
-    parts = {}
-    for i, kind in enumerate(kinds):
-        if (kind, units[i]) not in parts:    # stages alike in layers, ends and ZeRO-3 prices
-            memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
-                stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
-                             kind[1], kind[2], ctx.microbatches, stack=stack)))
-            values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
-            doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-            values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
-            exposed = sharding.forward_exposed + sharding.backward_exposed
-            parts[kind, units[i]] = (_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding)
-    found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
-    return [f[0] for f in found], [f[1] for f in found]
+    found: dict[tuple, int] = {}
+    distinct, index = [], []
+    for i, layers in enumerate(split):
+        kind = (layers, i == 0, i == last)
+        if (kind, units[i]) not in found:
+            found[kind, units[i]] = len(distinct)
+            distinct.append((i, kind, units[i]))
+        index.append(found[kind, units[i]])
+    return distinct, index
 
 
 _BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
