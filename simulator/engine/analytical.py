@@ -114,7 +114,7 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     """
     ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
-    busy = _stage_busy(ctx, staged.forward, staged.backward, staged.p2p)
+    busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
     sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
@@ -127,15 +127,15 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     sharding = _sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               (bubble, busy, breakdowns), sharding, all_gradient_collectives(ctx))
-    return _result(staged, step, pipe, (bubble, busy, breakdowns), float(sync.max()) + sharding[0],
+                               (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx))
+    return _result(staged, step, pipe, (bubble, busy, work, breakdowns), float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
 
 def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
-    the input stall counts in the step, its figures in ``what_if``; ``bubble`` is (bubble
-    seconds, busy seconds per stage, whether to give the stages' breakdowns)."""
+    the input stall counts in the step, its figures in ``what_if``; ``bubble`` is
+    :func:`_result`'s."""
     parts, notes = what_ifs.apply(staged.ctx, parts, _max_stage_params(staged.ctx, staged.stages), syncs)
     result = _result(staged, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
@@ -178,17 +178,25 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
 
 def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
     """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
+    return _stage_busy_work(ctx, forward, backward, p2p)[0]
+
+
+def _stage_busy_work(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per stage, busy seconds per step (:func:`_stage_busy`) and the compute part of them,
+    ``m (f_i + b_i)``."""
     par = ctx.scenario.parallelism
     key = (par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
     sends = memoised(ctx, ("sends", *key), lambda: stage_send_counts(*key))
-    return ctx.microbatches * (forward + backward) + p2p * sends
+    work = ctx.microbatches * (forward + backward)
+    return work + p2p * sends, work
 
 
 def bottleneck(busy: np.ndarray) -> tuple[int, float]:
     """(the busiest stage, its busy seconds over the mean stage's minus 1): the stage that sets
     the pipeline's steady-state rate (1F1B runs at the busiest stage's pace) and its excess."""
     stage = int(np.argmax(busy))
-    return stage, float(busy[stage] / busy.mean() - 1.0)
+    return stage, float(busy[stage] / (np.add.reduce(busy) / busy.size) - 1.0)   # busy.mean()
 
 
 def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
@@ -325,10 +333,10 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
 
 
 def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
-    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage,
-    whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync, ZeRO-3 in
-    the passes)."""
-    (bubble, busy, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
+    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
+    part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
+    ZeRO-3 in the passes)."""
+    (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
@@ -354,11 +362,4 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) 
         stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
-        analytical=True, busiest=None if breakdowns else _busiest_work(staged))
-
-
-def _busiest_work(staged: StagedStep) -> float:
-    """``microbatches x (forward + backward)`` of the busiest stage, as
-    :func:`~simulator.results.invariants.check_result` reckons it from the stages."""
-    m = staged.ctx.microbatches
-    return max(m * (f + b) for f, b in zip(staged.forward.tolist(), staged.backward.tolist(), strict=True))
+        analytical=True, busiest=None if breakdowns else float(stage_work.max()))
