@@ -26,7 +26,8 @@ def _variants():
     scenario = scenario_from_text(SCENARIO)
     session = session_from_scenario(scenario)
     grid = layout_grid(tp=[1, 2], pp=[2, 4], micro_batch=[1, 2], zero_stage=[1, 3],
-                       schedule=["1f1b", "interleaved-1f1b"], virtual_stages=[1, 2], recompute=["none", "full"])
+                       schedule=["1f1b", "interleaved-1f1b"], virtual_stages=[1, 2],
+                       recompute=["none", "full"])
     variants = []
     for layout in grid:
         variant = apply_layout(scenario, layout)

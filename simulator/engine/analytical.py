@@ -237,7 +237,8 @@ def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
 
 def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
     """:func:`_stage_kinds`, computed."""
-    split, last = scenario_split(ctx.scenario.model, ctx.scenario.parallelism), ctx.scenario.parallelism.pp - 1
+    par = ctx.scenario.parallelism
+    split, last = scenario_split(ctx.scenario.model, par), par.pp - 1
     units = _stage_unit_comms(ctx, stack)
     found: dict[tuple, int] = {}
     distinct, index = [], []

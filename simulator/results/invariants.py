@@ -58,7 +58,8 @@ def _plausible(result: StepResult, analytical: bool, busiest: float | None) -> b
     if not analytical:
         return True
     busiest = _busiest(result) if busiest is None else busiest
-    return result.pipeline_s >= busiest * (1 - _SLACK) and result.step_time_s >= result.pipeline_s * (1 - _SLACK)
+    return (result.pipeline_s >= busiest * (1 - _SLACK)
+            and result.step_time_s >= result.pipeline_s * (1 - _SLACK))
 
 
 def _check_each(result: StepResult, analytical: bool, busiest: float | None) -> None:

@@ -19,8 +19,8 @@ import pandas as pd
 
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster
 from simulator.config.presets import MODEL_PRESETS
-from simulator.engine.collector import collector_paused
 from simulator.config.yaml_io import short_value, validate_model
+from simulator.engine.collector import collector_paused
 from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import session_from_scenario
 from simulator.sweep.layouts import LAYOUT_AXES, evaluate_rows, layouts, scalar, search_axes
