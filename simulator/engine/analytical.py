@@ -13,7 +13,7 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -51,21 +51,27 @@ gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pa
 @dataclass(frozen=True)
 class StagedStep:
     """A step priced up to its pipeline clocks: the context, each stage's microbatch
-    breakdown and ZeRO-3 cost, and the clocks' inputs (per-stage forward and backward
-    seconds of one microbatch, the stage-to-stage send).
+    breakdown (as the fields of its :class:`StageBreakdown` but the index, one dict shared
+    by the stages of a kind; :meth:`breakdowns` makes the objects) and ZeRO-3 cost, and the
+    clocks' inputs (per-stage forward and backward seconds of one microbatch, the
+    stage-to-stage send).
 
     Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
     computed together (:mod:`simulator.engine.batch`)."""
 
     ctx: Context
-    stages: list[StageBreakdown]
+    stages: list[dict]
     sharded: list[ShardingCost]
     forward: np.ndarray
     backward: np.ndarray
 
     @property
     def p2p(self) -> float:
-        return self.stages[0].p2p_s
+        return self.stages[0]["p2p_s"]
+
+    def breakdowns(self) -> list[StageBreakdown]:
+        """Each stage's :class:`StageBreakdown`, with its own memory dict."""
+        return [_breakdown(i, kind_fields) for i, kind_fields in enumerate(self.stages)]
 
     @property
     def clock_key(self) -> tuple:
@@ -92,20 +98,24 @@ def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup
     (:func:`~simulator.engine.context.memoised`)."""
     ctx = make_context(scenario, collectives, compute_speedup, memo)
     stages, sharded = _stages(ctx)
-    forward = np.array([s.forward_s for s in stages])
-    backward = np.array([s.backward_s for s in stages])
+    forward = np.array([s["forward_s"] for s in stages])
+    backward = np.array([s["backward_s"] for s in stages])
     return StagedStep(ctx, stages, sharded, forward, backward)
 
 
-def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray) -> StepResult:
+def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray,
+                  breakdowns: bool = True) -> StepResult:
     """The step's result from its pipeline clocks: ``finish`` and ``last_start`` (s) of
     every stage (:func:`simulator.workload.taskgraph.stage_clocks`).
 
     step = pipeline + exposed data-parallel synchronisation + optimizer (module docstring).
+    Without ``breakdowns`` the result's ``stages`` is empty (every other field is the same;
+    the invariants are checked on the stages' work all the same).
     """
     ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
     pipe = float(finish.max())
-    bubble = max(0.0, pipe - _busiest_stage(ctx, staged.forward, staged.backward, staged.p2p))  # round-off
+    busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
+    bubble = max(0.0, pipe - float(busy.max()))  # round-off
     sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
@@ -116,17 +126,18 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     step = pipe + dp_exposed + fixed
     sharding = _sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
-        return _what_if_result(ctx, stages, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               bubble, sharding, all_gradient_collectives(ctx))
-    return _result(ctx, stages, step, pipe, bubble, float(sync.max()) + sharding[0],
+        return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
+                               (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx))
+    return _result(staged, step, pipe, (bubble, busy, work, breakdowns), float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed)
 
 
-def _what_if_result(ctx: Context, stages, parts, bubble: float, sharding, syncs) -> StepResult:
+def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
-    the input stall counts in the step, its figures in ``what_if``."""
-    parts, notes = what_ifs.apply(ctx, parts, _max_stage_params(ctx, stages), syncs)
-    result = _result(ctx, stages, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
+    the input stall counts in the step, its figures in ``what_if``; ``bubble`` is
+    :func:`_result`'s."""
+    parts, notes = what_ifs.apply(staged.ctx, parts, _max_stage_params(staged.ctx, staged.stages), syncs)
+    result = _result(staged, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
     return replace(result, what_if=notes)
 
@@ -165,29 +176,33 @@ def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
     return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
 
 
-def _busiest_stage(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> float:
-    """Busy seconds (compute and sends) of the busiest stage: the bubble is the rest."""
-    return float(_stage_busy(ctx, forward, backward, p2p).max())
-
-
 def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
     """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
+    return _stage_busy_work(ctx, forward, backward, p2p)[0]
+
+
+def _stage_busy_work(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per stage, busy seconds per step (:func:`_stage_busy`) and the compute part of them,
+    ``m (f_i + b_i)``."""
     par = ctx.scenario.parallelism
-    sends = stage_send_counts(par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    return ctx.microbatches * (forward + backward) + p2p * sends
+    key = (par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
+    sends = memoised(ctx, ("sends", *key), lambda: stage_send_counts(*key))
+    work = ctx.microbatches * (forward + backward)
+    return work + p2p * sends, work
 
 
 def bottleneck(busy: np.ndarray) -> tuple[int, float]:
     """(the busiest stage, its busy seconds over the mean stage's minus 1): the stage that sets
     the pipeline's steady-state rate (1F1B runs at the busiest stage's pace) and its excess."""
     stage = int(np.argmax(busy))
-    return stage, float(busy[stage] / busy.mean() - 1.0)
+    return stage, float(busy[stage] / (np.add.reduce(busy) / busy.size) - 1.0)   # busy.mean()
 
 
-def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
-    """Per stage, its microbatch breakdown and its ZeRO-3 cost (zero without ZeRO-3)."""
+def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
+    """Per stage, its microbatch breakdown (the fields of its :class:`StageBreakdown` but
+    the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
-    split = scenario_split(ctx.scenario.model, par)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute), lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
@@ -197,23 +212,63 @@ def _stages(ctx: Context) -> tuple[list[StageBreakdown], list[ShardingCost]]:
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
-    kinds = [(layers, i == 0, i == par.pp - 1) for i, layers in enumerate(split)]
+    distinct, index = _stage_kinds(ctx, stack)
+    parts = []
+    for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
+        memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
+            stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
+                         kind[1], kind[2], ctx.microbatches, stack=stack)))
+        values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
+        doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
+        values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
+        exposed = sharding.forward_exposed + sharding.backward_exposed
+        parts.append((_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding))
+    return [parts[j][0] for j in index], [parts[j][1] for j in index]
+
+
+def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
+    """The distinct stages of a layout: (first stage, kind (layers, first, last), ZeRO-3 unit
+    prices) of each, and per stage the position of its kind; memoised across layouts."""
+    par = ctx.scenario.parallelism
+    key = ("kinds", ctx.layout, par.virtual_stages, par.first_stage_layers, par.last_stage_layers,
+           par.zero_stage >= 3, par.shard_size)
+    return memoised(ctx, key, lambda: _distinct_stages(ctx, stack))
+
+
+def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
+    """:func:`_stage_kinds`, computed."""
+    par = ctx.scenario.parallelism
+    split, last = scenario_split(ctx.scenario.model, par), par.pp - 1
     units = _stage_unit_comms(ctx, stack)
-    parts = {}
-    for i, kind in enumerate(kinds):
-        if (kind, units[i]) not in parts:    # stages alike in layers, ends and ZeRO-3 prices
-            memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
-                stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
-                             kind[1], kind[2], ctx.microbatches, stack=stack)))
-            values, sharding = _stage_parts(ctx, stack, layer, kind, units[i], (embed, logits_f, logits_b))
-            doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-            values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
-            parts[kind, units[i]] = (values, memory.as_dict(), sharding,
-                                     sharding.forward_exposed + sharding.backward_exposed, doc.split)
-    found = [parts[kind, unit] for kind, unit in zip(kinds, units, strict=True)]
-    out = [StageBreakdown(i, kind[0], *values, dict(memory), exposed, *split)
-           for i, (kind, (values, memory, _, exposed, split)) in enumerate(zip(kinds, found, strict=True))]
-    return out, [f[2] for f in found]
+    found: dict[tuple, int] = {}
+    distinct, index = [], []
+    for i, layers in enumerate(split):
+        kind = (layers, i == 0, i == last)
+        if (kind, units[i]) not in found:
+            found[kind, units[i]] = len(distinct)
+            distinct.append((i, kind, units[i]))
+        index.append(found[kind, units[i]])
+    return distinct, index
+
+
+_BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
+
+
+def _fields(layers: int, values: tuple, memory: dict, exposed: float, split: tuple) -> dict:
+    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``)."""
+    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *split), strict=True))
+
+
+def _breakdown(stage: int, kind_fields: dict) -> StageBreakdown:
+    """``StageBreakdown(stage, **fields)`` with its own memory dict, without the frozen
+    dataclass's per-field ``__init__`` (the same object, several times cheaper: a search
+    builds one per stage of every layout)."""
+    out = object.__new__(StageBreakdown)
+    state = out.__dict__
+    state["stage"] = stage
+    state.update(kind_fields)
+    state["memory"] = dict(kind_fields["memory"])
+    return out
 
 
 def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
@@ -263,36 +318,37 @@ def _sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, 
     return comm, exposed
 
 
-def _max_stage_params(ctx: Context, stages: list[StageBreakdown]) -> float:
+def _max_stage_params(ctx: Context, stages: list[dict]) -> float:
     """Parameters (dense + expert) held by one GPU of the most loaded stage."""
     par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
-    kinds = {(s.layers, s.stage == 0, s.stage == last) for s in stages}
+    kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
     return max(sum(stage_parameters(ctx.scenario.model, par, layers, first, is_last))
                for layers, first, is_last in kinds)
 
 
-def _optimizer_time(ctx: Context, stages: list[StageBreakdown]) -> float:
+def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     params = _max_stage_params(ctx, stages)
     if ctx.scenario.parallelism.zero_stage >= 1:
         params /= ctx.layout.dp * ctx.layout.cp
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 
-def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
-    """The step's result fields; ``dp_exposed`` is (end-of-step sync, ZeRO-3 in the passes)."""
+def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
+    """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
+    part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
+    ZeRO-3 in the passes)."""
+    (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
                                            lambda: step_flops(sc, work))
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
-    memory = max(s.memory_bytes for s in stages)
+    memory = max(s["memory_bytes"] for s in stages)
     capacity = ctx.compute.gpu.hbm_capacity_bytes
-    p2p_exposed = 2 * stages[0].p2p_s * (ctx.microbatches + sc.parallelism.pp - 1)
-    exposed = {"tp": ctx.microbatches * stages[0].tp_comm_s, "pp": p2p_exposed,
-               "dp": sum(dp_exposed), "cp": ctx.microbatches * stages[0].cp_comm_s,
-               "ep": ctx.microbatches * stages[0].ep_comm_s}
-    neck = bottleneck(_stage_busy(ctx, np.array([s.forward_s for s in stages]),
-                                  np.array([s.backward_s for s in stages]), stages[0].p2p_s))
+    first, m = stages[0], ctx.microbatches
+    exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),
+               "dp": sum(dp_exposed), "cp": m * first["cp_comm_s"], "ep": m * first["ep_comm_s"]}
+    neck = bottleneck(busy)
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,
@@ -303,7 +359,8 @@ def _result(ctx, stages, step, pipe, bubble, dp_time, dp_exposed, fixed) -> Step
         comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
-        microbatches=ctx.microbatches, layer_split=[s.layers for s in stages], stages=stages,
+        microbatches=ctx.microbatches, layer_split=[s["layers"] for s in stages],
+        stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
-        analytical=True)
+        analytical=True, busiest=None if breakdowns else float(stage_work.max()))

@@ -26,7 +26,8 @@ from simulator.workload.wavefront import batch_stage_clocks
 
 
 def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
-                   memo: dict | None = None) -> list[StepResult | ClusterSimError]:
+                   memo: dict | None = None, breakdowns: bool = True
+                   ) -> list[StepResult | ClusterSimError]:
     """One step of every scenario (layouts of one model, on the cluster behind
     ``collectives``), in order: its result, or the error that refuses it.
 
@@ -41,6 +42,9 @@ def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
         Sub-results shared by layouts with the same group shapes (layer costs, collective
         prices, gradient synchronisation; :func:`~simulator.engine.context.memoised`),
         kept by the caller for further layouts of the same setup; a new one by default.
+    breakdowns : bool
+        Give each result its per-stage breakdowns (``stages``); without them (what a search
+        needs) ``stages`` is empty and every other field the same.
     """
     memo = {} if memo is None else memo
     if scenarios:
@@ -61,13 +65,13 @@ def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
             schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
             m, v, np.array([s.p2p for s in staged]))
         for row, i in enumerate(members):
-            out[i] = _completed(out[i], finish[row], last_start[row])
+            out[i] = _completed(out[i], finish[row], last_start[row], breakdowns)
     return out
 
 
-def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
+def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, breakdowns: bool
                ) -> StepResult | ClusterSimError:
     try:
-        return complete_step(staged, finish, last_start)
+        return complete_step(staged, finish, last_start, breakdowns)
     except ClusterSimError as exc:
         return exc

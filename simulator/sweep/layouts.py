@@ -61,7 +61,7 @@ def evaluate_layouts(scenario: Scenario, hardware: ResolvedCluster, collectives:
             batches[variant.training.global_batch].append((row, variant))
         rows.append(row)
     for members in batches.values():
-        results = simulate_steps([variant for _, variant in members], collectives)
+        results = simulate_steps([variant for _, variant in members], collectives, breakdowns=False)
         for (row, _), result in zip(members, results, strict=True):
             _headline(row, result)
     return pd.DataFrame(rows)
@@ -150,7 +150,7 @@ def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: Co
             valid.append(row)
             variants.append(variant)
         rows.append(row)
-    for row, result in zip(valid, simulate_steps(variants, collectives, memo), strict=True):
+    for row, result in zip(valid, simulate_steps(variants, collectives, memo, breakdowns=False), strict=True):
         _fill(row, result)
     return rows
 

@@ -20,6 +20,7 @@ import pandas as pd
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.yaml_io import short_value, validate_model
+from simulator.engine.collector import collector_paused
 from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import session_from_scenario
 from simulator.sweep.layouts import LAYOUT_AXES, evaluate_rows, layouts, scalar, search_axes
@@ -210,7 +211,14 @@ _SESSIONS_KEPT = 4
 
 def evaluate_task(task: Task) -> list[dict[str, Any]]:
     """The rows of one chunk (``point`` added); the point's cluster, cost model and memo of
-    shared prices are built once per process and kept for its next chunks."""
+    shared prices are built once per process and kept for its next chunks. The cyclic
+    garbage collector is paused meanwhile (:func:`~simulator.engine.collector.collector_paused`)."""
+    with collector_paused():
+        return _evaluate_task(task)
+
+
+def _evaluate_task(task: Task) -> list[dict[str, Any]]:
+    """:func:`evaluate_task`, with the collector as it is."""
     key = (task.scenario.model_dump_json(), repr(task.library))
     if key not in _SESSIONS:
         while len(_SESSIONS) >= _SESSIONS_KEPT:
