@@ -69,3 +69,19 @@ def test_megatron_stacks_are_unchanged_by_the_stack_argument():
     par = ParallelismConfig(dp=8, tp=2, recompute=Recompute.SELECTIVE, zero_stage=1,
                             sequence_parallel=True)
     assert _memory(MEGATRON, par) == _memory(None, par)
+
+
+def test_dtensor_tp_keeps_the_gathered_linear_inputs():
+    """saves_gathered_inputs: + 2 dtype s b h (1 - 1/t) per layer kept (no recompute), or once
+    in the recomputed layer's workspace (full recompute)."""
+    from simulator.workload.saved_activations import gathered_input_bytes
+
+    keeps = MEGATRON.model_copy(update={"tensor_parallel": MEGATRON.tensor_parallel.model_copy(
+        update={"saves_gathered_inputs": True})})
+    extra = 2 * 2 * LLAMA.hidden * LLAMA.seq_len * 2 * (1 - 1 / 8)
+    assert gathered_input_bytes(LLAMA, 2, 8) == pytest.approx(extra, rel=1e-12)
+    for recompute, part, times in ((Recompute.NONE, "activations", 32), (Recompute.FULL, "workspace", 1)):
+        par = ParallelismConfig(dp=1, tp=8, recompute=recompute, zero_stage=1, sequence_parallel=True)
+        with_inputs = getattr(_memory(keeps, par, first=False, last=False), part)
+        without = getattr(_memory(MEGATRON, par, first=False, last=False), part)
+        assert with_inputs - without == pytest.approx(times * extra, rel=1e-9)

@@ -107,6 +107,10 @@ class TensorParallelProfile(_Part):
     copied once (chunk and cat) when the micro-batch exceeds 1."""
     fp8_all_gather: Flag = False
     """Under fp8, forward all-gathers of the linears' inputs move fp8 (1 byte)."""
+    saves_gathered_inputs: Flag = False
+    """With sequence parallelism, the column-parallel linears keep their all-gathered
+    (unsharded) input for the weight gradient (DTensor TP), where Megatron keeps the shard
+    and gathers it again in backward."""
     sum_after_exchange: Flag = False
     """With ``comm_overlap``: a fused matmul-reduce-scatter exchanges the tp partial products
     and sums them in a separate memory-bound kernel (PyTorch async TP)."""

@@ -268,11 +268,13 @@ checkpointing keeps the outputs of its save list (wq, wv, w1, w2 matmuls, attent
 log-sum-exp, the block input; `simulator/workload/saved_activations.py`), not Megatron's
 selective set; FSDP2 holds the prefetched units and the root gathered, and under pipeline
 parallelism (`reshard_after_forward: false`, `reduce_every_microbatch: false`) every unit of
-the stage gathered plus fp32 unsharded gradients (`simulator/workload/unsharded.py`). Before
-these the set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB for the Table 2
-rows (measured 84): MAPE 39.4%, max 63.5%. Known misses: the 70B TP rows and the 405B pipeline
-rows stay 20-30% low (the tensor-parallel working set of DTensor layers, which save the
-gathered, unsharded inputs of their matmuls, and the pipeline runtime's buffers are not
+the stage gathered plus fp32 unsharded gradients (`simulator/workload/unsharded.py`); DTensor's
+tensor-parallel linears keep their all-gathered inputs
+(`tensor_parallel.saves_gathered_inputs`), in the recomputed layer's working set under full
+recompute. Before these the set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB
+for the Table 2 rows (measured 84): MAPE 39.4%, max 63.5%. Known misses: the 70B TP rows stay
+14-19% low and the 405B 1F1B rows 19-26% low (the pipeline runtime's buffers, the layout
+copies' transient tensors and FSDP's all-gather and reduce-scatter staging buffers are not
 counted), and no allocator reservation beyond 0.4% of the activations is modelled, while the
 measurement is the reserved peak.""",
     "stragglers": """\

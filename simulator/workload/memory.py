@@ -45,7 +45,7 @@ from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     runtime_bytes,
     shard_group_size,
 )
-from simulator.workload.saved_activations import op_sac_bytes_per_layer
+from simulator.workload.saved_activations import gathered_input_bytes, op_sac_bytes_per_layer
 from simulator.workload.stage_layers import chunk_layers, layer_split, scenario_split  # noqa: F401
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.whatif_memory import what_if_buffers
@@ -284,7 +284,9 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     ``c s b V / t`` with ``c`` the stack's ``loss.logit_bytes`` (4: Megatron's fp32 logits).
     A stack whose selective recompute is torchtitan's per-op policy keeps
     :func:`simulator.workload.saved_activations.op_sac_bytes_per_layer` per layer instead
-    of Megatron's selective amount, and holds one layer's recompute as workspace.
+    of Megatron's selective amount, and holds one layer's recompute as workspace. A stack
+    whose TP layers keep their all-gathered inputs (``tensor_parallel.saves_gathered_inputs``)
+    adds them per layer kept, or to the recomputed layer's workspace.
     Activations are 4 bytes for fp32 training, else 2 (FP8 recipes keep the
     saved activations mostly in bf16). With fused (flash) attention the
     ``b a s^2`` score and softmax tensors are never stored, so ``recompute:
@@ -321,9 +323,12 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     op_sac = _op_sac(stack, par)
     kept = (op_sac_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel, par.cp,
                                    act_bytes) if op_sac else per_layer(stored))
-    activations = (kept * layers_on_stage + extra) * in_flight + logits
+    gathered = _gathered_inputs(stack, model, training.micro_batch, par, act_bytes)
     recomputes = par.recompute == Recompute.FULL or op_sac
-    workspace = per_layer(Recompute.SELECTIVE) if recomputes and layers_on_stage else 0.0
+    if not recomputes:
+        kept += gathered
+    activations = (kept * layers_on_stage + extra) * in_flight + logits
+    workspace = per_layer(Recompute.SELECTIVE) + gathered if recomputes and layers_on_stage else 0.0
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
@@ -368,6 +373,16 @@ def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
         stack = HardwareLibrary().stack(stack or DEFAULT_STACK)
     reduce = stack.data_parallel.grad_reduce_dtype
     return None if reduce == ReduceDtype.PARAM else float(reduce.nbytes(Dtype(training.dtype)))
+
+
+def _gathered_inputs(stack: StackProfile | None, model: ModelConfig, micro_batch: int,
+                     par: ParallelismConfig, act_bytes: int) -> float:
+    """Per layer, the unsharded linear inputs a DTensor-TP stack keeps under sequence
+    parallelism (:func:`simulator.workload.saved_activations.gathered_input_bytes`), else 0."""
+    if stack is None or not stack.tensor_parallel.saves_gathered_inputs or par.tp == 1 \
+            or not par.sequence_parallel:
+        return 0.0
+    return gathered_input_bytes(model, micro_batch, par.tp, par.cp, act_bytes)
 
 
 def _op_sac(stack: StackProfile | None, par: ParallelismConfig) -> bool:

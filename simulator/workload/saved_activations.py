@@ -43,3 +43,14 @@ def op_sac_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequen
                                + h + reduce_scatter_out + h / tp)
     per_token += LSE_BYTES * model.heads / tp
     return per_token * model.seq_len / cp * micro_batch
+
+
+def gathered_input_bytes(model: ModelConfig, micro_batch: int, tp: int, cp: int = 1,
+                         dtype_bytes: int = 2) -> float:
+    """Bytes one layer keeps beyond Megatron's sequence-parallel count when its
+    column-parallel linears save their all-gathered input (DTensor TP: autograd saves the
+    replicated input of ``aten.mm`` for the weight gradient; Megatron-LM's
+    ``LinearWithGradAccumulationAndAsyncCommunication`` saves the shard and re-gathers it):
+    the QKV and MLP inputs, ``2 dtype s b h (1 - 1/t)`` together.
+    """
+    return 2 * dtype_bytes * model.hidden * model.seq_len / cp * micro_batch * (1.0 - 1.0 / tp)
