@@ -34,9 +34,16 @@ import pandas as pd
 
 from simulator.config import HardwareLibrary, Scenario, resolve_cluster
 from simulator.config.checks import data_parallel_size
-from simulator.errors import ConfigError, UsageError
+from simulator.errors import ConfigError
 from simulator.results import StepResult
-from simulator.sweep.scale import OK, EngineChoice, ScalePoint, scale_records, simulate_point
+from simulator.sweep.scale import (
+    OK,
+    EngineChoice,
+    ScalePoint,
+    parse_integers,
+    scale_records,
+    simulate_point,
+)
 
 DEFAULT_STEPS = 200
 """Simulated steps per point when neither the caller nor the scenario asks for more."""
@@ -60,15 +67,7 @@ def parse_micro_batches(text: str) -> list[int]:
     UsageError
         If the list is empty or an entry is not a positive integer.
     """
-    entries = [e.strip() for e in text.split(",")]
-    if not any(entries):
-        raise UsageError("--micro-batch: expected a comma-separated list of sizes, e.g. 1,2,4,8")
-    sizes = []
-    for entry in entries:
-        if not entry.isdecimal() or not entry.isascii() or int(entry) == 0:
-            raise UsageError(f"--micro-batch: '{entry}' is not a positive integer")
-        sizes.append(int(entry))
-    return sorted(set(sizes))
+    return sorted(set(parse_integers(text, "--micro-batch", "sizes, e.g. 1,2,4,8", nonzero=True)))
 
 
 def plan_micro_batches(scenario: Scenario, sizes: list[int], global_batch_fixed: bool,

@@ -76,15 +76,27 @@ def parse_gpu_list(text: str) -> list[int]:
     UsageError
         If an entry is not a positive integer or the list is empty.
     """
+    return check_gpu_counts(parse_integers(text, "--gpus", "GPU counts, e.g. 256,512,1024"))
+
+
+def parse_integers(text: str, option: str, example: str, nonzero: bool = False) -> list[int]:
+    """The integers of a comma-separated ``option`` value, in order (``example`` completes
+    the message for an empty list).
+
+    Raises
+    ------
+    UsageError
+        If the list is empty or an entry is not a non-negative (``nonzero``: positive) integer.
+    """
     entries = [e.strip() for e in text.split(",")]
     if not any(entries):
-        raise UsageError("--gpus: expected a comma-separated list of GPU counts, e.g. 256,512,1024")
-    counts = []
+        raise UsageError(f"{option}: expected a comma-separated list of {example}")
+    values = []
     for entry in entries:
-        if not entry.isdecimal() or not entry.isascii():
-            raise UsageError(f"--gpus: '{entry}' is not a positive integer")
-        counts.append(int(entry))
-    return check_gpu_counts(counts)
+        if not entry.isdecimal() or not entry.isascii() or (nonzero and int(entry) == 0):
+            raise UsageError(f"{option}: '{entry}' is not a positive integer")
+        values.append(int(entry))
+    return values
 
 
 def check_gpu_counts(counts: list[int]) -> list[int]:
