@@ -44,7 +44,7 @@ import numpy as np
 
 from simulator.engine.context import Context
 from simulator.engine.des_plan import SendRoutes, StepPlan
-from simulator.engine.fastpath import _pauses, _walk, task_seconds
+from simulator.engine.fastpath import _pauses, _walk, task_seconds, task_start
 from simulator.engine.noise_process import StepNoise
 from simulator.workload.taskgraph import compiled_graph
 
@@ -144,13 +144,7 @@ class PrefixCutter:
         done: dict[int, np.ndarray] = {}
         last_start = np.empty((p, k, self.dp))
         for tid, stage, dep, forward, send, position, kept, last in self.order:
-            now = clock[stage]
-            if pauses and (stage, position) in pauses:
-                at, pause = pauses[stage, position]
-                now = now.copy()
-                now[at] += pause
-            if dep >= 0:
-                now = np.maximum(now, done.pop(dep))
+            now = task_start(clock[stage], stage, position, dep, pauses, done)
             if last:
                 last_start[stage] = now
             if varies:

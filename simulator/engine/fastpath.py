@@ -82,13 +82,7 @@ def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int, m: int, v: int):
     done: dict[int, np.ndarray] = {}
     last_start: list = [None] * p
     for tid, stage, dep, forward, send, position, kept, last in order:
-        now = clock[stage]
-        if pauses and (stage, position) in pauses:
-            at, seconds = pauses[stage, position]
-            now = now.copy()
-            now[at] += seconds
-        if dep >= 0:
-            now = np.maximum(now, done.pop(dep))
+        now = task_start(clock[stage], stage, position, dep, pauses, done)
         if last:
             last_start[stage] = now
         if varies:
@@ -101,6 +95,21 @@ def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int, m: int, v: int):
             done[tid] = now
         clock[stage] = now
     return clock, last_start
+
+
+def task_start(clock: np.ndarray, stage: int, position: int, dep: int, pauses: dict,
+               done: dict) -> np.ndarray:
+    """When a task starts, shape (k, dp): its stage's clock, after a host pause scheduled at
+    this ``position`` of the stage's sequence, and no earlier than its dependency ``dep``
+    finished (``done[dep]``, consumed; ``dep < 0``: none)."""
+    now = clock
+    if pauses and (stage, position) in pauses:
+        at, seconds = pauses[stage, position]
+        now = now.copy()
+        now[at] += seconds
+    if dep >= 0:
+        now = np.maximum(now, done.pop(dep))
+    return now
 
 
 def task_seconds(plan: StepPlan, noise: StepNoise, stage: int, forward: int, microbatch: int):
