@@ -1,6 +1,7 @@
 """Replay real nccl-tests logs (validation/nccl_tests/, sources in INDEX.md) against predictions.
 
-Targets (issue #2): busbw within 15% at sizes >= 64 MiB; time within 2x at sizes <= 64 KiB.
+Targets: busbw within 10% at sizes >= 64 MiB (issue #8; issue #2 asked for 15%); time within
+2x at sizes <= 64 KiB (issue #2).
 Rows that miss are listed in KNOWN_MISSES with the reason and marked xfail(strict): if the
 model starts meeting them the test fails, so the list stays honest. docs/validation.md
 shows the whole table.
@@ -12,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from simulator.validation.nccl_suite import replay
+from simulator.validation.nccl_suite import BUSBW_TOLERANCE, replay
 
 FOLDER = Path(__file__).resolve().parent.parent / "validation" / "nccl_tests"
 KNOWN_MISSES = {
     "a100x8_1node_nvlink_sendrecv_li-plus-playground": (
-        lambda size: size == 2**27, "the first row is a warm-up outlier: 1211 us for 128 MiB "
-        "against 1423 us for twice the bytes in the next row"),
+        None, "the first row (128 MiB) is a warm-up outlier: 1211 us against 1423 us for twice "
+        "the bytes in the next row; the others are +10% to +14%: the point-to-point efficiency "
+        "(0.9 of the collectives' NVLink efficiency) comes from another A100 system "
+        "(nccl-tests#331) and is not refitted to this log"),
     "h100_2node_16gpu_gcp_a3mega_allreduce": (
         lambda size: size < 2**30, "GCP A3 Mega's GPUDirect-TCPXO transport has a ~120 us "
         "small-message floor and ~0.8 ms per-operation cost at >= 32 MiB that no public spec "
@@ -44,7 +47,7 @@ def _rows():
 @pytest.mark.parametrize("row", list(_rows()))
 def test_prediction_meets_target(row):
     if row.target.startswith("busbw"):
-        assert abs(row.busbw_error) <= 0.15, f"busbw error {row.busbw_error:+.1%}"
+        assert abs(row.busbw_error) <= BUSBW_TOLERANCE, f"busbw error {row.busbw_error:+.1%}"
     else:
         assert 0.5 <= row.time_ratio <= 2.0, f"time ratio {row.time_ratio:.2f}"
 

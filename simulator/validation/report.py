@@ -311,10 +311,10 @@ hardware and NCCL/RCCL settings). Every log with a scenario in
 `simulator/validation/nccl_suite.py`; `tests/test_nccl_validation.py` asserts the targets row
 by row and marks the known misses below as expected failures.
 
-Targets: predicted busbw within <TOL> of measured at sizes >= 64 MiB (the scored rows: the MAPE
-and max above are over them, misses included); predicted time within a factor of 2 of
-measured at sizes <= 64 KiB (time rows, error = time ratio - 1, not scored). busbw follows
-nccl-tests' convention (all-reduce: algbw x 2(p-1)/p; sendrecv: algbw).""",
+Targets: predicted busbw within <TOL> of measured at sizes >= 64 MiB (issue #8; issue #2 asked
+for 15%; the scored rows: the MAPE and max above are over them, misses included); predicted
+time within a factor of 2 of measured at sizes <= 64 KiB (time rows, error = time ratio - 1,
+not scored). busbw follows nccl-tests' convention (all-reduce: algbw x 2(p-1)/p; sendrecv: algbw).""",
     "nccl_misses": """\
 Why the misses, and what would fix them:
 
@@ -324,10 +324,11 @@ Why the misses, and what would fix them:
   specification states; the scenario uses RoCE 200G and NCCL's default network latencies. A
   `gcp-tcpxo-200g` link with its own protocol latencies would fix it, but its numbers would
   have to be fitted to this same log, so it would no longer be a validation.
-- **A100 sendrecv, 128 MiB.** The first row of the log took 1211 us, while 256 MiB took
-  1423 us: a warm-up effect no steady-state model reproduces. The other rows use NCCL's
-  point-to-point efficiency (0.9 of the collectives' NVLink efficiency), taken from a
-  different A100 measurement (nccl-tests#331).
+- **A100 sendrecv.** The first row of the log (128 MiB) took 1211 us, while 256 MiB took
+  1423 us: a warm-up effect no steady-state model reproduces. The other rows are 10-14% high
+  (within issue #2's 15%, not issue #8's 10%): they use NCCL's point-to-point efficiency (0.9
+  of the collectives' NVLink efficiency), taken from a different A100 measurement
+  (nccl-tests#331) and not refitted to this log.
 - **H100 PCIe bridge.** The datasheet's 600 GB/s (bidirectional) bridge bandwidth implies
   ~246 GB/s effective per direction; the reporter measured 116 GB/s, which the issue thread
   attributes to the system, not NCCL. The prediction follows the datasheet.""",
