@@ -60,6 +60,20 @@ class SelectiveRecompute(StrEnum):
     EVERY_SECOND_MATMUL = "every_second_matmul"  # torchtitan per-op SAC: every second mm + cheap ops
 
 
+class CpRing(StrEnum):
+    """How a stack runs ring attention (context parallelism)."""
+
+    GENERIC = "generic"  # three K/V all-gathers per pass, nothing else (the first cp model)
+    TORCH = "torch"      # PyTorch _templated_ring_attention (simulator.cost.context_parallel)
+
+
+class CpHeads(StrEnum):
+    """Which heads' K and V the context-parallel ring exchanges."""
+
+    KV = "kv"    # the model's key/value heads (GQA kept through attention)
+    ALL = "all"  # every query head: K and V repeated to the query heads before attention
+
+
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -136,6 +150,13 @@ class LossProfile(_Part):
     fused vocab-parallel cross entropy; 12: eager ``F.cross_entropy(logits.float())``)."""
 
 
+class ContextParallelProfile(_Part):
+    """How the stack runs context parallelism (see simulator.cost.context_parallel)."""
+
+    ring: CpRing = CpRing.GENERIC
+    exchanged_heads: CpHeads = CpHeads.KV
+
+
 class StackProfile(_Part):
     """One training stack (see the module docstring and docs/stacks.md)."""
 
@@ -149,6 +170,7 @@ class StackProfile(_Part):
     kernels: KernelProfile = KernelProfile()
     recompute: RecomputeProfile = RecomputeProfile()
     loss: LossProfile = LossProfile()
+    context_parallel: ContextParallelProfile = ContextParallelProfile()
     step_overhead_ms: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0
     sources: dict[str, str] = Field(default_factory=dict)
 

@@ -57,20 +57,6 @@ def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[in
     return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
 
 
-def cp_collective(shape: LayerShape, collectives: CollectiveModel,
-                  layout: Layout) -> PricedCollective | None:
-    """The context-parallel all-gather of K and V blocks (None with cp = 1)."""
-    if layout.cp == 1:
-        return None
-    mdl = shape.model
-    kv = 2 * shape.tokens * mdl.kv_heads * shape.head_dim / shape.tp * shape.dtype_bytes
-    nbytes = kv * layout.cp
-    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]  # noqa: E731
-    return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
-        collectives, Op.ALL_GATHER, groups, layout.cp_group(), nbytes, ("cp", layout),
-        bound_algorithm(collectives, Op.ALL_GATHER)))
-
-
 def ep_collective(shape: LayerShape, collectives: CollectiveModel,
                   layout: Layout) -> PricedCollective | None:
     """The expert-parallel all-to-all: ``b s top_k h`` activations per GPU (None without

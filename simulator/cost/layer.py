@@ -26,7 +26,8 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
-from simulator.cost.in_layer import cp_collective, ep_collective, tp_collectives
+from simulator.cost.context_parallel import cp_cost, cp_seconds
+from simulator.cost.in_layer import ep_collective, tp_collectives
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import (
@@ -111,7 +112,7 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
                                 (linears.wgrad[0], linears.wgrad[2]))
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
-    cp = _cp_comm(shape, collectives, layout)
+    cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
 
@@ -198,10 +199,11 @@ def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:
     return Kernels(gemms, layer.memory_bytes, np.ones(3, bool))
 
 
-def _cp_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
-    """Ring attention: each rank passes its K and V blocks cp-1 times, three times per pass."""
-    found = cp_collective(shape, collectives, layout)
-    return 0.0 if found is None else 3 * found.time_s
+def _cp_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+             collectives: CollectiveModel, layout: Layout) -> float:
+    """Ring attention's exposed collectives and fp32 merges, per pass
+    (:mod:`simulator.cost.context_parallel`)."""
+    return cp_seconds(cp_cost(scenario, stack, shape, collectives, layout), compute)
 
 
 def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:

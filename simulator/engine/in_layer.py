@@ -2,7 +2,9 @@
 
 A layer runs tensor-parallel collectives (2 all-reduces per pass, or 2 all-gathers and 2
 reduce-scatters with sequence parallelism; Shoeybi et al. 2019, Korthikanti et al. 2022),
-context-parallel all-gathers of K and V blocks (3 per pass, ring attention) and, with
+the context-parallel collectives of :mod:`simulator.cost.context_parallel` (ring attention:
+K/V all-gathers and, with the ``torch`` ring, the backward's dK/dV ring shifts, replayed half
+in each pass as priced) and, with
 experts, a dispatch and a combine all-to-all per pass (Lepikhin et al. 2020, GShard);
 full recompute repeats the forward's tensor-parallel collectives before the backward.
 Collectives the stack overlaps with GEMMs (the backward input-gradient all-reduce or
@@ -24,12 +26,8 @@ from dataclasses import dataclass
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.cost.collective import PricedCollective
-from simulator.cost.in_layer import (
-    cp_collective,
-    ep_collective,
-    spans_servers,
-    tp_collectives,
-)
+from simulator.cost.context_parallel import cp_cost
+from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
 from simulator.workload.memory import scenario_split
@@ -64,9 +62,10 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     overlap = scenario_stack(ctx.scenario).tensor_parallel
     if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
         kinds += _tp_kinds(ctx, layers)
-    cp = cp_collective(ctx.shape, ctx.collectives, lay)
+    cp = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, lay)
     if cp is not None and spans(lay.cp_group(stage)):
-        kinds.append(InLayerKind("cp", cp, round(3 * layers), round(3 * layers)))
+        kinds += [InLayerKind("cp", c.collective, round(c.per_pass * layers), round(c.per_pass * layers))
+                  for c in cp.collectives]
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
     if ep is not None and spans(lay.expert_group(0, stage)):
         kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))

@@ -1,0 +1,159 @@
+"""Context parallelism (ring attention): the collectives and memory-bound merges one layer
+runs per microbatch, as the stack's ``context_parallel`` profile says.
+
+``generic`` (the first cp model, every stack not checked): each rank's K and V blocks go
+round the cp ring three times per pass, priced as three all-gathers of the whole K/V
+sequence in forward and three in backward; nothing else.
+
+``torch``: PyTorch's ``_templated_ring_attention`` and its backward
+(torch/distributed/tensor/experimental/_attention.py at the December 2024 commits torchtitan
+benchmarked; docs/research/stack_facts.md section 4), with the default ``_cp_options``
+(``rotate_method`` ALL_GATHER, ``convert_to_f32`` and ``enable_load_balance`` True):
+
+- forward: one all-gather of every rank's ``cat([K, V])`` (``_AllGatherRotater``, issued at
+  ring step 0 and read block by block), then ``cp`` local SDPA calls whose outputs are merged
+  in fp32 (``_SDPAMerger``: the running output and log-sum-exp upcast once, then
+  ``out - sigmoid(lse_b - lse) * (out - out_b)`` per step, cast back at the end);
+- backward: the K/V all-gather again (``kv_rotater``, the default method) and, per ring
+  step, the step's dK and dV added to the accumulator received from the previous rank and
+  sent on in fp32 (``dkv_rotater``, ALL_TO_ALL: ``ft_c.permute_tensor`` to rank + 1, a ring
+  shift; ``cp`` of them, the last returning the finished gradient), dQ accumulated in fp32;
+- the forward ring runs again in backward when the layer's attention is recomputed.
+- Under torch.compile the functional collectives are traced with their ``wait_tensor``
+  right after them (``_maybe_wrap_tensor`` when ``_are_we_tracing()``) and Inductor moves
+  no collective unless ``reorder_for_compute_comm_overlap`` (default False) is set: every
+  collective is in line (priced fully exposed).
+- The merges and accumulations are memory-bound: bytes per element of the local Q-shaped
+  (``E_q``) and K-shaped (``E_kv``) tensors, each tensor read and written once per step (the
+  fused count; eager runs more kernels):
+  forward ``E_q (12 + 10 (cp - 1)) + 4 E_kv`` (fp32 upcast 6 and downcast 6; per merge read
+  the fp32 output 4 and the block's bf16 output 2, write 4; the all-gather's ``cat`` of K and
+  V 4), backward ``E_q (10 cp + 6) + E_kv (20 cp + 16)`` (per step dQ, dK and dV: read the
+  fp32 accumulator 4 and the block's bf16 gradient 2, write 4; the final casts 6; the
+  all-gather's ``cat`` 4).
+
+``exchanged_heads: all`` sends K and V for every query head: torchtitan's Llama repeats the
+key/value heads (``repeat_kv``) before ``F.scaled_dot_product_attention``, so the ring
+carries ``heads`` heads, not ``kv_heads`` (pytorch/torchtitan 9dec370
+torchtitan/models/llama/model.py ``Attention.forward``).
+
+The layer cost keeps one cp figure for both passes, so the totals are split evenly
+between forward and backward (:func:`cp_seconds`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.collectives import Op
+from simulator.config.scenario import Recompute, Scenario
+from simulator.config.stack import CpHeads, CpRing, SelectiveRecompute, StackProfile
+from simulator.cost.collective import CollectiveModel, PricedCollective
+from simulator.cost.compute import ComputeModel
+from simulator.cost.forced import bound_algorithm
+from simulator.cost.in_layer import in_layer_terms
+from simulator.workload.layout import Layout
+from simulator.workload.transformer import LayerShape
+
+GENERIC_PASSES = 3
+"""K/V ring passes per forward and per backward in the ``generic`` cp model."""
+FP32_BYTES = 4
+
+
+@dataclass(frozen=True)
+class CpCollective:
+    """A collective one layer runs ``forward`` / ``backward`` times per microbatch."""
+
+    collective: PricedCollective
+    forward: int
+    backward: int
+
+    @property
+    def per_pass(self) -> float:
+        """Runs per pass when the two passes share the cost evenly."""
+        return (self.forward + self.backward) / 2
+
+
+@dataclass(frozen=True)
+class CpCost:
+    """One layer's context-parallel work per microbatch: collectives and merge bytes."""
+
+    collectives: tuple[CpCollective, ...]
+    merge_forward_bytes: float = 0.0
+    merge_backward_bytes: float = 0.0
+
+
+def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, float]:
+    """(E_q, E_kv): elements of this GPU's local Q-shaped and exchanged K-shaped tensors,
+    ``b (a/t) (s/cp) d`` and ``b (a_kv/t) (s/cp) d`` (``a_kv = a`` when the stack repeats
+    the K/V heads before attention)."""
+    mdl = shape.model
+    heads = mdl.heads if stack.context_parallel.exchanged_heads == CpHeads.ALL else mdl.kv_heads
+    per_head = shape.tokens * shape.head_dim / shape.tp
+    return mdl.heads * per_head, heads * per_head
+
+
+def ring_recomputed(scenario: Scenario, stack: StackProfile) -> bool:
+    """Whether backward reruns the forward ring: full recompute, or selective recompute of
+    the attention core (not torchtitan's per-op checkpointing, which saves attention)."""
+    mode = scenario.parallelism.recompute
+    saved = (mode == Recompute.SELECTIVE
+             and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
+    return mode in (Recompute.FULL, Recompute.SELECTIVE) and not saved
+
+
+def torch_merge_bytes(e_q: float, e_kv: float, cp: int) -> tuple[float, float]:
+    """(forward, backward) bytes of PyTorch ring attention's fp32 merges and gradient
+    accumulations in one layer: ``E_q (12 + 10 (cp-1)) + 4 E_kv`` and
+    ``E_q (10 cp + 6) + E_kv (20 cp + 16)`` (module docstring)."""
+    forward = e_q * (12 + 10 * (cp - 1)) + 4 * e_kv
+    backward = e_q * (10 * cp + 6) + e_kv * (20 * cp + 16)
+    return forward, backward
+
+
+def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+            collectives: CollectiveModel, layout: Layout) -> CpCost | None:
+    """One layer's context-parallel collectives and merge bytes (None with cp = 1)."""
+    if layout.cp == 1:
+        return None
+    e_q, e_kv = exchanged_elements(stack, shape)
+    gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
+    if stack.context_parallel.ring == CpRing.GENERIC:
+        return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
+    rerun = int(ring_recomputed(scenario, stack))
+    shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
+    merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
+    return CpCost((CpCollective(gather, 1, 1 + rerun), CpCollective(shift, 0, layout.cp)),
+                  merge_f, merge_b + rerun * merge_f)
+
+
+def cp_seconds(cost: CpCost | None, compute: ComputeModel) -> float:
+    """Seconds charged to each pass: half of the layer's collectives (fully exposed) and
+    merges (at HBM bandwidth), forward plus backward."""
+    if cost is None:
+        return 0.0
+    comm = sum(c.per_pass * c.collective.time_s for c in cost.collectives)
+    merges = cost.merge_forward_bytes + cost.merge_backward_bytes
+    if merges > 0.0:
+        comm += float(compute.memory_time(merges)) / 2
+    return comm
+
+
+def _kv_all_gather(block_bytes: float, collectives: CollectiveModel,
+                   layout: Layout) -> PricedCollective:
+    """The all-gather of every cp rank's K/V block (``block_bytes`` each)."""
+    nbytes = block_bytes * layout.cp
+    return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
+        collectives, Op.ALL_GATHER, _groups(layout), layout.cp_group(), nbytes, ("cp", layout),
+        bound_algorithm(collectives, Op.ALL_GATHER)))
+
+
+def _ring_shift(nbytes: float, collectives: CollectiveModel, layout: Layout) -> PricedCollective:
+    """Every cp rank sends ``nbytes`` to the next (a sendrecv ring shift)."""
+    return PricedCollective(Op.SENDRECV, nbytes, in_layer_terms(
+        collectives, Op.SENDRECV, _groups(layout), layout.cp_group(), nbytes, ("cp-shift", layout),
+        bound_algorithm(collectives, Op.SENDRECV)))
+
+
+def _groups(layout: Layout):
+    return lambda: [g for r in range(layout.dp) for g in layout.entity_cp_groups(r, 0)]
