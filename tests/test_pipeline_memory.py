@@ -86,3 +86,16 @@ def test_loss_parallel_holds_parallel_logit_bytes():
     b = stage_memory(LLAMA, training, par, 0, 32, 1, True, True, 1, runtime=False, stack=plain)
     expected = (16 - 12) * LLAMA.seq_len * LLAMA.vocab / 2
     assert a.activations - b.activations == pytest.approx(expected, rel=1e-12)
+
+
+def test_output_layer_keeps_its_all_gathered_input():
+    """DTensor TP (saves_gathered_inputs) under SP: the last stage keeps 2 s b h (1 - 1/t)
+    more activations per microbatch, the output linear's gathered input (full recompute)."""
+    par = ParallelismConfig(dp=1, tp=4, sequence_parallel=True, recompute=Recompute.FULL)
+    training = TrainingConfig(global_batch=2, micro_batch=2)
+    sharded = TITAN.model_copy(update={"tensor_parallel": TITAN.tensor_parallel.model_copy(
+        update={"saves_gathered_inputs": False})})
+    a = stage_memory(LLAMA, training, par, 0, 32, 1, True, True, 1, runtime=False, stack=TITAN)
+    b = stage_memory(LLAMA, training, par, 0, 32, 1, True, True, 1, runtime=False, stack=sharded)
+    expected = 2 * LLAMA.seq_len * 2 * LLAMA.hidden * (1 - 1 / 4)
+    assert a.activations - b.activations == pytest.approx(expected, rel=1e-12)

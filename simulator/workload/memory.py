@@ -52,7 +52,11 @@ from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     runtime_bytes,
     shard_group_size,
 )
-from simulator.workload.saved_activations import gathered_input_bytes, op_sac_bytes_per_layer
+from simulator.workload.saved_activations import (
+    gathered_input_bytes,
+    head_gathered_input_bytes,
+    op_sac_bytes_per_layer,
+)
 from simulator.workload.stage_layers import chunk_layers, layer_split, scenario_split  # noqa: F401
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.whatif_memory import what_if_buffers
@@ -322,6 +326,8 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
                                           recompute, par.cp, act_bytes)
 
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
+    head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)
+    extra += head if last else 0.0
     logits = _logit_bytes(model, training.micro_batch, par, _loss_bytes(stack, par)) if last else 0.0
     stored = par.recompute
     if stored == Recompute.NONE and training.attention == AttentionKernel.FLASH:
@@ -392,6 +398,7 @@ def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: Para
     chunks, buffers = [], 0.0
     for layers, first, last in rank_chunks(model, par, stage):
         extra = _boundary_activation_bytes(model, b, par, first, last, act_bytes)
+        extra += _gathered_head_input(stack, model, b, par, act_bytes) if last else 0.0
         params = stage_parameters(model, par, layers, first, last)[0]
         received = 0.0 if first else hidden
         chunks.append(Chunk(kept * layers + extra - received, logits if last else hidden,
@@ -455,6 +462,15 @@ def _gathered_inputs(stack: StackProfile | None, model: ModelConfig, micro_batch
             or not par.sequence_parallel:
         return 0.0
     return gathered_input_bytes(model, micro_batch, par.tp, par.cp, act_bytes)
+
+
+def _gathered_head_input(stack: StackProfile | None, model: ModelConfig, micro_batch: int,
+                         par: ParallelismConfig, act_bytes: int) -> float:
+    """Per micro-batch on the last stage, the all-gathered output-layer input a DTensor-TP
+    stack keeps under sequence parallelism (:func:`head_gathered_input_bytes`), else 0."""
+    if _gathered_inputs(stack, model, micro_batch, par, act_bytes) == 0.0:
+        return 0.0
+    return head_gathered_input_bytes(model, micro_batch, par.tp, par.cp, act_bytes)
 
 
 def _op_sac(stack: StackProfile | None, par: ParallelismConfig) -> bool:
