@@ -26,6 +26,10 @@ def test_schedule_1f1b_order_warms_up_p_minus_rank_forwards():
     assert _names(torch_order(2, 1, 3)) == ["F00", "B00", "F01", "B01", "F02", "B02"]
 
 
+def test_gpipe_order_runs_every_forward_first():
+    assert _names(torch_order(2, 1, 2, gpipe=True)) == ["F00", "F01", "B00", "B01"]
+
+
 def test_interleaved_order_uses_torchs_warmup_rule():
     """p = v = m = 2: rank 1 warms up (v-1) q + 2 (p-1-1) = 2 forwards (Megatron, with m == p,
     would run all four first); rank 0 min(2 + 2, 4) = 4."""

@@ -404,7 +404,8 @@ def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: Para
         chunks.append(Chunk(kept * layers + extra - received, logits if last else hidden,
                             params * grad_bytes, last, received))
         buffers += m * ((0.0 if first else hidden) + (0.0 if last else hidden))
-    order = torch_order(par.pp, stage, m, par.virtual_stages)
+    gpipe = par.schedule == Schedule.GPIPE and par.virtual_stages == 1
+    order = torch_order(par.pp, stage, m, par.virtual_stages, gpipe)
     return timeline_peak(order, chunks, m, buffers, workspace, loss)
 
 

@@ -69,9 +69,11 @@ class PipelinePeak:
         return self.activations + self.gradients + self.transient + self.buffers
 
 
-def torch_order(p: int, rank: int, m: int, v: int = 1) -> list[tuple[bool, int, int]]:
+def torch_order(p: int, rank: int, m: int, v: int = 1,
+                gpipe: bool = False) -> list[tuple[bool, int, int]]:
     """(forward, local chunk, microbatch) of ``rank``'s ops in torch's order.
 
+    ``gpipe`` (``ScheduleGPipe``, one chunk): every forward, then every backward.
     ``v == 1`` (``Schedule1F1B``): ``w = min(m, p - rank)`` forwards, then one backward and
     one forward alternately, then the remaining backwards. ``v > 1``
     (``ScheduleInterleaved1F1B``): with ``r = max(1, m // p)`` rounds of ``q = m // r``
@@ -79,6 +81,8 @@ def torch_order(p: int, rank: int, m: int, v: int = 1) -> list[tuple[bool, int, 
     forward and backward alternately; forward op ``k`` runs local chunk ``(k // q) mod v``,
     backward op ``k`` chunk ``v - 1 - (k // q) mod v``, microbatch ``(k // (q v)) q + k mod q``.
     """
+    if gpipe:
+        return [(True, 0, j) for j in range(m)] + [(False, 0, j) for j in range(m)]
     if v == 1:
         warmup = min(m, p - rank)
         forwards = [(True, 0, j) for j in range(m)]
