@@ -195,7 +195,7 @@ class MemoryBreakdown:
     cuda_context: float = 0.0
     nccl_buffers: float = 0.0
     fragmentation: float = 0.0
-    what_if: tuple[tuple[str, float], ...] = ()   # parts the training what-ifs add (by name)
+    what_if: tuple[tuple[str, float], ...] = ()   # named extra parts: pipeline_buffers, what-ifs
 
     @property
     def total(self) -> float:
