@@ -308,6 +308,14 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     activations during backward [C16]; counted as one layer at the selective
     (fused-attention) level. Otherwise 0.
 
+    Under a stack whose ``pipeline.runtime`` is ``torch`` (torch.distributed.pipelining) and
+    ``pp > 1``, activations, the loss, the FSDP2 gradients accumulated over microbatches and
+    the runtime's receive buffers come instead from replaying the rank's op order
+    (:func:`_torch_pipeline_peak`, :mod:`simulator.workload.pipeline_memory`); the buffers
+    are the named part ``pipeline_buffers``. With ``loss.parallel_logit_bytes`` and ``tp > 1``
+    the loss holds that many bytes per logit (DTensor loss_parallel), and a DTensor-TP stack's
+    last stage keeps the output layer's all-gathered input.
+
     Gradients are kept in the stack's ``data_parallel.grad_reduce_dtype`` for ZeRO 0-2
     (:func:`gradient_bytes`); ZeRO-3 keeps [R20]'s 16 B/param, plus, given a ``stack``,
     the unsharded weights and gradients of
