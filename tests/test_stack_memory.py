@@ -16,6 +16,9 @@ from simulator.workload.saved_activations import LSE_BYTES, op_sac_bytes_per_lay
 LLAMA = ModelConfig(**MODEL_PRESETS["llama3-8b"])
 LIBRARY = HardwareLibrary()
 TORCHTITAN, MEGATRON = LIBRARY.stack("torchtitan"), LIBRARY.stack("megatron-core")
+# torchtitan's profile with Megatron's pipeline runtime: the tests below isolate one stack field
+# each; torch.distributed.pipelining's own memory is tests/test_pipeline_memory.py.
+TORCHTITAN = TORCHTITAN.model_copy(update={"pipeline": MEGATRON.pipeline})
 
 
 def _memory(stack, par, micro_batch=2, microbatches=1, layers=32, first=True, last=True):

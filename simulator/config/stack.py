@@ -148,6 +148,23 @@ class LossProfile(_Part):
     logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 4.0
     """Bytes per logit element alive at the loss's memory peak (4: one fp32 copy, Megatron's
     fused vocab-parallel cross entropy; 12: eager ``F.cross_entropy(logits.float())``)."""
+    parallel_logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] | None = None
+    """Bytes per logit element at the loss's peak when the vocabulary is sharded over
+    tensor-parallel ranks (DTensor ``loss_parallel``: 16); None: ``logit_bytes``."""
+
+
+# --- pipeline runtime (memory) -------------------------------------------------------------
+class PipelineRuntime(StrEnum):
+    """Which pipeline runtime runs the schedule (what it keeps alive per microbatch)."""
+
+    MEGATRON = "megatron"   # Megatron-LM schedules.py: outputs freed after send, fixed grad buffers
+    TORCH = "torch"         # torch.distributed.pipelining PipelineStage + Schedule1F1B/Interleaved1F1B
+
+
+class PipelineProfile(_Part):
+    """The pipeline-parallel runtime's memory behaviour (simulator.workload.pipeline_memory)."""
+
+    runtime: PipelineRuntime = PipelineRuntime.MEGATRON
 
 
 class ContextParallelProfile(_Part):
@@ -171,6 +188,7 @@ class StackProfile(_Part):
     recompute: RecomputeProfile = RecomputeProfile()
     loss: LossProfile = LossProfile()
     context_parallel: ContextParallelProfile = ContextParallelProfile()
+    pipeline: PipelineProfile = PipelineProfile()
     step_overhead_ms: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0
     sources: dict[str, str] = Field(default_factory=dict)
 

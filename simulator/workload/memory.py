@@ -34,8 +34,15 @@ from simulator.config.scenario import (
     Schedule,
     TrainingConfig,
 )
-from simulator.config.stack import DEFAULT_STACK, ReduceDtype, SelectiveRecompute, StackProfile
+from simulator.config.stack import (
+    DEFAULT_STACK,
+    PipelineRuntime,
+    ReduceDtype,
+    SelectiveRecompute,
+    StackProfile,
+)
 from simulator.workload.params import layer_parameters, non_expert_parameters
+from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     CUDA_CONTEXT_BYTES,
     FRAGMENTATION,
@@ -45,7 +52,11 @@ from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     runtime_bytes,
     shard_group_size,
 )
-from simulator.workload.saved_activations import gathered_input_bytes, op_sac_bytes_per_layer
+from simulator.workload.saved_activations import (
+    gathered_input_bytes,
+    head_gathered_input_bytes,
+    op_sac_bytes_per_layer,
+)
 from simulator.workload.stage_layers import chunk_layers, layer_split, scenario_split  # noqa: F401
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.whatif_memory import what_if_buffers
@@ -184,7 +195,7 @@ class MemoryBreakdown:
     cuda_context: float = 0.0
     nccl_buffers: float = 0.0
     fragmentation: float = 0.0
-    what_if: tuple[tuple[str, float], ...] = ()   # parts the training what-ifs add (by name)
+    what_if: tuple[tuple[str, float], ...] = ()   # named extra parts: pipeline_buffers, what-ifs
 
     @property
     def total(self) -> float:
@@ -297,6 +308,14 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     activations during backward [C16]; counted as one layer at the selective
     (fused-attention) level. Otherwise 0.
 
+    Under a stack whose ``pipeline.runtime`` is ``torch`` (torch.distributed.pipelining) and
+    ``pp > 1``, activations, the loss, the FSDP2 gradients accumulated over microbatches and
+    the runtime's receive buffers come instead from replaying the rank's op order
+    (:func:`_torch_pipeline_peak`, :mod:`simulator.workload.pipeline_memory`); the buffers
+    are the named part ``pipeline_buffers``. With ``loss.parallel_logit_bytes`` and ``tp > 1``
+    the loss holds that many bytes per logit (DTensor loss_parallel), and a DTensor-TP stack's
+    last stage keeps the output layer's all-gathered input.
+
     Gradients are kept in the stack's ``data_parallel.grad_reduce_dtype`` for ZeRO 0-2
     (:func:`gradient_bytes`); ZeRO-3 keeps [R20]'s 16 B/param, plus, given a ``stack``,
     the unsharded weights and gradients of
@@ -314,9 +333,10 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
                                           recompute, par.cp, act_bytes)
 
-    logit_bytes = stack.loss.logit_bytes if stack is not None else LOGIT_BYTES
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
-    logits = _logit_bytes(model, training.micro_batch, par, logit_bytes) if last else 0.0
+    head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)
+    extra += head if last else 0.0
+    logits = _logit_bytes(model, training.micro_batch, par, _loss_bytes(stack, par)) if last else 0.0
     stored = par.recompute
     if stored == Recompute.NONE and training.attention == AttentionKernel.FLASH:
         stored = Recompute.SELECTIVE
@@ -336,13 +356,81 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype,
                                      grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
+    lazy = 0.0
     if stack is not None and par.zero_stage == 3 and shard > 1:
         gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, dense, layers_on_stage,
                                               microbatches)
         weights, grads = weights + gathered, grads + unreduced
+        if not stack.sharding.reduce_every_microbatch and microbatches > 1:
+            lazy = stack.sharding.grad_reduce_dtype.nbytes(training.dtype)   # per dense parameter
+    pipe = ()
+    if _torch_pipeline(stack, par):
+        peak = _torch_pipeline_peak(model, training, par, stage, microbatches, kept, workspace,
+                                    logits, lazy, stack)
+        activations, workspace = peak.activations, peak.transient
+        grads += peak.gradients - (dense * lazy if lazy else 0.0)
+        pipe = (("pipeline_buffers", peak.buffers),)
     parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
-    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, buffers)
+    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
+
+
+def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:
+    """Bytes per logit element at the loss's peak: the stack's ``loss.parallel_logit_bytes``
+    when the vocabulary is sharded over ``tp > 1`` and it sets one, else ``loss.logit_bytes``."""
+    if stack is None:
+        return LOGIT_BYTES
+    if par.tp > 1 and stack.loss.parallel_logit_bytes is not None:
+        return stack.loss.parallel_logit_bytes
+    return stack.loss.logit_bytes
+
+
+def _torch_pipeline(stack: StackProfile | None, par: ParallelismConfig) -> bool:
+    """Whether the stage runs under torch.distributed.pipelining (:mod:`pipeline_memory`)."""
+    return stack is not None and par.pp > 1 and stack.pipeline.runtime == PipelineRuntime.TORCH
+
+
+def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
+                         stage: int, m: int, kept: float, workspace: float, loss: float,
+                         grad_bytes: float, stack: StackProfile) -> PipelinePeak:
+    """:func:`timeline_peak` of ``stage``'s chunks (:func:`rank_chunks`): per microbatch,
+    ``kept`` bytes per layer plus the boundary activations, less the received input; the
+    stage output ``dtype s b h / sp`` (bf16 logits ``2 s b V / t`` on the last stage); the
+    chunk's dense parameters times ``grad_bytes`` accumulated; receive buffers ``m`` inputs on
+    non-first and ``m`` output gradients on non-last chunks; the input gradient ``dtype s b h /
+    sp`` a non-first chunk's backward leaves behind."""
+    act_bytes = 4 if training.dtype == Dtype.FP32 else 2
+    b, s = training.micro_batch, model.seq_len / par.cp
+    hidden = act_bytes * s * b * model.hidden / (par.tp if par.sequence_parallel else 1)
+    logits = 2 * s * b * model.vocab / par.tp
+    chunks, buffers = [], 0.0
+    for layers, first, last in rank_chunks(model, par, stage):
+        extra = _boundary_activation_bytes(model, b, par, first, last, act_bytes)
+        extra += _gathered_head_input(stack, model, b, par, act_bytes) if last else 0.0
+        params = stage_parameters(model, par, layers, first, last)[0]
+        received = 0.0 if first else hidden
+        chunks.append(Chunk(kept * layers + extra - received, logits if last else hidden,
+                            params * grad_bytes, last, received))
+        buffers += m * ((0.0 if first else hidden) + (0.0 if last else hidden))
+    gpipe = par.schedule == Schedule.GPIPE and par.virtual_stages == 1
+    order = torch_order(par.pp, stage, m, par.virtual_stages, gpipe)
+    return timeline_peak(order, chunks, m, buffers, workspace, loss)
+
+
+def rank_chunks(model: ModelConfig, par: ParallelismConfig, stage: int) -> list[tuple[int, bool, bool]]:
+    """(layers, first stage, last stage) of each model chunk pipeline rank ``stage`` holds:
+    global chunks ``stage + k p`` (``k < v``) of :func:`chunk_layers`; with explicit first/last
+    stage layer counts, the rank's :func:`scenario_split` share divided evenly over its chunks."""
+    p, v = par.pp, par.virtual_stages
+    if par.first_stage_layers is None and par.last_stage_layers is None:
+        sizes = chunk_layers(model.layers, p, v)
+    else:
+        total = scenario_split(model, par)[stage]
+        sizes = [0] * (p * v)
+        for k in range(v):
+            sizes[stage + k * p] = total // v + (1 if k < total % v else 0)
+    n = p * v
+    return [(sizes[stage + k * p], stage + k * p == 0, stage + k * p == n - 1) for k in range(v)]
 
 
 def _what_if(model, training, par, layers, first, last, dp, params,
@@ -383,6 +471,15 @@ def _gathered_inputs(stack: StackProfile | None, model: ModelConfig, micro_batch
             or not par.sequence_parallel:
         return 0.0
     return gathered_input_bytes(model, micro_batch, par.tp, par.cp, act_bytes)
+
+
+def _gathered_head_input(stack: StackProfile | None, model: ModelConfig, micro_batch: int,
+                         par: ParallelismConfig, act_bytes: int) -> float:
+    """Per micro-batch on the last stage, the all-gathered output-layer input a DTensor-TP
+    stack keeps under sequence parallelism (:func:`head_gathered_input_bytes`), else 0."""
+    if _gathered_inputs(stack, model, micro_batch, par, act_bytes) == 0.0:
+        return 0.0
+    return head_gathered_input_bytes(model, micro_batch, par.tp, par.cp, act_bytes)
 
 
 def _op_sac(stack: StackProfile | None, par: ParallelismConfig) -> bool:

@@ -54,3 +54,11 @@ def gathered_input_bytes(model: ModelConfig, micro_batch: int, tp: int, cp: int 
     the QKV and MLP inputs, ``2 dtype s b h (1 - 1/t)`` together.
     """
     return 2 * dtype_bytes * model.hidden * model.seq_len / cp * micro_batch * (1.0 - 1.0 / tp)
+
+
+def head_gathered_input_bytes(model: ModelConfig, micro_batch: int, tp: int, cp: int = 1,
+                              dtype_bytes: int = 2) -> float:
+    """Bytes the output layer keeps beyond the sequence-parallel shard of its input when, as
+    a DTensor ``ColwiseParallel(input_layouts=Shard(1))`` linear (torchtitan's ``output``),
+    it saves the all-gathered input for its weight gradient: ``dtype s b h (1 - 1/t)``."""
+    return dtype_bytes * model.hidden * model.seq_len / cp * micro_batch * (1.0 - 1.0 / tp)
