@@ -26,7 +26,7 @@ from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
-from simulator.engine.batch import simulate_steps
+from simulator.engine.batch import simulate_headlines, simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
@@ -150,19 +150,20 @@ def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: Co
             valid.append(row)
             variants.append(variant)
         rows.append(row)
-    for row, result in zip(valid, simulate_steps(variants, collectives, memo, breakdowns=False), strict=True):
+    for row, result in zip(valid, simulate_headlines(variants, collectives, memo), strict=True):
         _fill(row, result)
     return rows
 
 
-def _fill(row: dict, result: StepResult | ClusterSimError) -> None:
-    """``row`` with the status and metrics of ``result`` (or the reason it is refused)."""
+def _fill(row: dict, result: dict | ClusterSimError) -> None:
+    """``row`` with the status and metrics of ``result``, a headline
+    (:func:`~simulator.engine.batch.simulate_headlines`), or the reason it is refused."""
     if isinstance(result, ClusterSimError):
         row["status"] = _reason(result)
         return
     row["status"] = "ok"
-    row.update({name: getattr(result, name) for name in SEARCH_METRICS})
-    row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
+    row.update({name: result[name] for name in SEARCH_METRICS})
+    row.update({f"exposed_{d}_s": s for d, s in result["exposed_by_dimension"].items()})
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",
