@@ -32,11 +32,12 @@ from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
 class Wavefront:
     """The task graph in levels, tasks numbered level after level (a level's tasks are the
     rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
-    ``stop``, its tasks' stage predecessors followed by their dependencies, and their
-    duration kinds (index ``4 * stage + 2 * forward + sends`` of the duration table);
-    each stage's last task and its kind."""
+    ``stop``, its size and its tasks' stage predecessors followed by their dependencies;
+    every task's duration kind (index ``4 * stage + 2 * forward + sends`` of the duration
+    table); each stage's last task and its kind."""
 
-    levels: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
+    levels: tuple[tuple[int, int, int, np.ndarray], ...]
+    kinds: np.ndarray
     last_task: np.ndarray
     last_kind: np.ndarray
     tasks: int
@@ -103,9 +104,9 @@ def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total
     renumber[table[:, 1]] = np.arange(total)
     sources = renumber[table[:, 2:4]]
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
-    levels = tuple((int(a), int(b), np.concatenate([sources[a:b, 0], sources[a:b, 1]]), table[a:b, 4].copy())
+    levels = tuple((int(a), int(b), int(b - a), np.concatenate([sources[a:b, 0], sources[a:b, 1]]))
                    for a, b in zip(bounds[:-1], bounds[1:], strict=True))
-    return Wavefront(levels, renumber[last_task], np.array(last_kind), total)
+    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total)
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
@@ -178,11 +179,12 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = np.zeros((graph.tasks + 1, n))
-    for start, stop, sources, kinds in graph.levels:
+    durations = table.take(graph.kinds, axis=0)            # (tasks, n), in level order
+    for start, stop, size, sources in graph.levels:
         waited = done.take(sources, axis=0)
         now = done[start:stop]
-        np.maximum(waited[:stop - start], waited[stop - start:], out=now)
-        now += table.take(kinds, axis=0)
+        np.maximum(waited[:size], waited[size:], out=now)
+        now += durations[start:stop]
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
 
