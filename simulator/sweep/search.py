@@ -47,13 +47,16 @@ class Task:
     library : HardwareLibrary
         The hardware library to build its cluster with.
     layouts : list of dict
-        The layouts, in enumeration order.
+        The layouts, those sharing a pipeline task graph together (:func:`plan_tasks`).
+    positions : list of int
+        Each layout's position in the search's enumeration (its row's, in the output).
     """
 
     point: int
     scenario: Scenario
     library: HardwareLibrary
     layouts: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -190,19 +193,44 @@ def search(scenario: Scenario, *, section: dict[str, Any] | None = None,
         rows = run_on_dask(tasks, client, progress)
     else:
         rows = run_local(tasks, progress)
+    rows = in_enumeration_order(tasks, rows)
     gpus = [resolve_cluster(point.cluster, library).gpus for _, point in points]
     return rank(rows, points, gpus, objective, prices or {})
 
 
 def plan_tasks(points: list[tuple[dict[str, Any], Scenario]], section: dict[str, Any] | None,
                flags: dict[str, str], library: HardwareLibrary, chunk: int = CHUNK) -> list[Task]:
-    """The layouts of every point, cut into chunks of at most ``chunk`` layouts."""
-    tasks = []
+    """The layouts of every point, cut into chunks of at most ``chunk`` layouts; within a
+    point those that share a pipeline task graph come together (:func:`graph_order`), so
+    a chunk clocks each graph once for more of them. Each task keeps its layouts'
+    positions in the enumeration (:func:`in_enumeration_order`)."""
+    tasks, offset = [], 0
     for index, (_, point) in enumerate(points):
         hardware = resolve_cluster(point.cluster, library)
         found = list(layouts(search_axes(point, hardware.gpus_per_node, section, flags), hardware.gpus))
-        tasks += [Task(index, point, library, found[i:i + chunk]) for i in range(0, len(found), chunk)]
+        order = graph_order(found)
+        tasks += [Task(index, point, library, [found[j] for j in order[i:i + chunk]],
+                       [offset + j for j in order[i:i + chunk]]) for i in range(0, len(found), chunk)]
+        offset += len(found)
     return tasks
+
+
+def graph_order(found: list[dict[str, Any]]) -> list[int]:
+    """Positions of ``found`` with the layouts of one pipeline task graph (schedule, pp,
+    virtual stages and, for one global batch, micro batch times dp) together, in
+    enumeration order within each."""
+    def key(i: int) -> tuple:
+        lay = found[i]
+        return (str(lay["schedule"]), lay["pp"], lay["virtual_stages"], lay["micro_batch"] * lay["dp"])
+    return sorted(range(len(found)), key=key)
+
+
+def in_enumeration_order(tasks: list[Task], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows``, one per layout of ``tasks`` in their order, put in enumeration order."""
+    out: list[dict[str, Any]] = [{}] * len(rows)
+    for position, row in zip((p for t in tasks for p in t.positions), rows, strict=True):
+        out[position] = row
+    return out
 
 
 _SESSIONS: dict[tuple[str, str], Any] = {}
