@@ -238,15 +238,21 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     distinct, index = _stage_kinds(ctx, stack)
     parts = []
     for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
-        memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
-            stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
-                         kind[1], kind[2], ctx.microbatches, stack=stack)))
+        total, memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
+            _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
+                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack))))
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-        values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
+        values = (doc.forward, doc.backward, *values[2:], p2p, total)
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding))
+        parts.append((_fields(kind[0], values, dict(memory), exposed, doc.split), sharding))
     return [parts[j][0] for j in index], [parts[j][1] for j in index]
+
+
+def _memory_figures(memory) -> tuple[float, dict[str, float]]:
+    """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
+    bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
+    return memory.total, memory.as_dict()
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
