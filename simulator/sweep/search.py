@@ -259,13 +259,17 @@ def _evaluate_task(task: Task) -> list[dict[str, Any]]:
 
 def run_local(tasks: list[Task], progress: Callable[[int, int], None] | None = None
               ) -> list[dict[str, Any]]:
-    """Evaluate ``tasks`` one after another in this process."""
+    """Evaluate ``tasks`` one after another in this process, the cyclic garbage collector
+    paused throughout (:func:`~simulator.engine.collector.collector_paused`: one pause per
+    search rather than per chunk, so its collections do not rescan the kept prices after
+    every chunk)."""
     total, done, rows = sum(len(t.layouts) for t in tasks), 0, []
-    for task in tasks:
-        rows += evaluate_task(task)
-        done += len(task.layouts)
-        if progress is not None:
-            progress(done, total)
+    with collector_paused():
+        for task in tasks:
+            rows += evaluate_task(task)
+            done += len(task.layouts)
+            if progress is not None:
+                progress(done, total)
     return rows
 
 
