@@ -290,7 +290,9 @@ def rank(rows: list[dict[str, Any]], points: list[tuple[dict[str, Any], Scenario
             frame[column] = pd.NA
     ok = frame["status"].eq("ok")
     fits = ok & frame["fits_in_memory"].fillna(False).astype(bool)
-    frame.loc[ok & ~fits, "status"] = [_too_big(r) for r in frame.loc[ok & ~fits].itertuples()]
+    big = frame.loc[ok & ~fits]
+    frame.loc[ok & ~fits, "status"] = [_too_big(memory, capacity) for memory, capacity in zip(
+        big["memory_per_gpu_bytes"].tolist(), big["memory_capacity_bytes"].tolist(), strict=True)]
     frame["feasible"] = fits
     frame["memory_headroom_bytes"] = frame["memory_capacity_bytes"] - frame["memory_per_gpu_bytes"]
     frame["usd_per_million_tokens"] = frame["price"] * frame["gpus"] / 3600 / frame["tokens_per_s"] * 1e6
@@ -304,10 +306,9 @@ def _price(point: Scenario, prices: dict[str, float]) -> float:
     return prices.get(node, prices.get("*", float("nan")))
 
 
-def _too_big(row) -> str:
+def _too_big(memory: float, capacity: float) -> str:
     gib = 2**30
-    return (f"does not fit in memory: {row.memory_per_gpu_bytes / gib:.1f} GiB per GPU > "
-            f"{row.memory_capacity_bytes / gib:.1f} GiB")
+    return f"does not fit in memory: {memory / gib:.1f} GiB per GPU > {capacity / gib:.1f} GiB"
 
 
 _PARTS = [("bubble_s", "pipeline bubble"), ("comm_exposed_s", "exposed communication"),
