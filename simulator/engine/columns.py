@@ -13,6 +13,7 @@ itself: the same result, or the same error naming what is wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,32 +59,58 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
     finish, last_start : ndarray, shape (n, p)
         Their clocks (:func:`~simulator.workload.wavefront.batch_stage_clocks`).
     """
-    inputs = _Inputs(staged)
+    inputs = _inputs(staged)
     with np.errstate(all="ignore"):          # non-finite rows fail the checks below
         cols, busiest = _columns(inputs, finish, last_start)
         ok = _plausible(cols, busiest)
     return _headlines(cols, inputs, ok)
 
 
-class _Inputs:
-    """What the columns need of each step, gathered layout by layout (the prices are
-    memoised, so this is look-ups)."""
+_NUMBERS = ("sync", "tail", "first_bucket", "fixed", "model_flops", "hardware_flops", "peak",
+            "tokens", "gpus", "overlap", "tp", "cp", "ep", "sharding_comm", "sharding_exposed")
+"""The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
 
-    def __init__(self, staged: Sequence[StagedStep]):
-        first = staged[0].ctx
-        self.m, self.pp = first.microbatches, first.scenario.parallelism.pp
-        self.sends = send_counts(first)
-        rows = [_gather(s) for s in staged]
-        (sync, tail, self.first_bucket, self.fixed, self.model_flops, self.hardware_flops,
-         self.peak, self.tokens, self.gpus, self.overlap, self.tp, self.cp, self.ep,
-         self.sharding_comm, self.sharding_exposed) = (
-            np.array(column) for column in zip(*(r[0] for r in rows), strict=True))
-        self.sync, self.tail = sync, tail
-        self.memory = [r[1] for r in rows]
-        self.capacity = [r[2] for r in rows]
-        self.forward = np.array([s.forward for s in staged])
-        self.backward = np.array([s.backward for s in staged])
-        self.p2p = np.array([s.p2p for s in staged])
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What the columns need of each step (arrays over the steps; ``sync`` and ``tail``
+    (steps, stages)), and what all share: microbatches ``m``, stages ``pp`` and each
+    stage's sends per step."""
+
+    m: int
+    pp: int
+    sends: np.ndarray
+    forward: np.ndarray
+    backward: np.ndarray
+    p2p: np.ndarray
+    memory: list
+    capacity: list
+    sync: np.ndarray
+    tail: np.ndarray
+    first_bucket: np.ndarray
+    fixed: np.ndarray
+    model_flops: np.ndarray
+    hardware_flops: np.ndarray
+    peak: np.ndarray
+    tokens: np.ndarray
+    gpus: np.ndarray
+    overlap: np.ndarray
+    tp: np.ndarray
+    cp: np.ndarray
+    ep: np.ndarray
+    sharding_comm: np.ndarray
+    sharding_exposed: np.ndarray
+
+
+def _inputs(staged: Sequence[StagedStep]) -> _Inputs:
+    """The columns' inputs, gathered step by step (the prices are memoised: look-ups)."""
+    first = staged[0].ctx
+    rows = [_gather(s) for s in staged]
+    numbers = zip(_NUMBERS, zip(*(r[0] for r in rows), strict=True), strict=True)
+    return _Inputs(first.microbatches, first.scenario.parallelism.pp, send_counts(first),
+                   np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
+                   np.array([s.p2p for s in staged]), [r[1] for r in rows], [r[2] for r in rows],
+                   **{name: np.array(column) for name, column in numbers})
 
 
 def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
