@@ -103,3 +103,34 @@ def test_evaluate_layouts_gives_the_single_scenario_numbers():
         single = simulate_step(apply_layout(scenario, layout), session.collectives)
         for name in ("step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "memory_per_gpu_bytes"):
             np.testing.assert_allclose(row[name], getattr(single, name), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("text", "flags"), [(DENSE, DENSE_AXES), (MOE, MOE_AXES)],
+                         ids=["dense-interleaved-recompute-zero", "moe-cp-ep"])
+def test_headlines_are_the_fields_of_the_results_bit_for_bit(text, flags):
+    """The columns (:func:`simulate_headlines`) give each result's fields exactly, types too."""
+    from simulator.engine.batch import simulate_headlines, simulate_steps
+    from simulator.engine.columns import HEADLINE
+
+    scenario, session, grid = _grid(text, flags)
+    variants = []
+    for layout in grid:
+        variant = with_layout(scenario, layout)
+        try:
+            check_scenario(variant, session.hardware)
+        except ClusterSimError:
+            continue
+        variants.append(variant)
+    heads = simulate_headlines(variants, session.collectives)
+    results = simulate_steps(variants, session.collectives, breakdowns=False)
+    assert sum(isinstance(h, dict) for h in heads) >= 100
+    for head, result in zip(heads, results, strict=True):
+        if isinstance(result, ClusterSimError):
+            assert str(head) == str(result)
+            continue
+        for name in HEADLINE:
+            value = getattr(result, name)
+            assert head[name] == value and type(head[name]) is type(value), name
+        assert list(head["exposed_by_dimension"].items()) == list(result.exposed_by_dimension.items())
+        assert all(type(a) is type(b) for a, b in zip(head["exposed_by_dimension"].values(),
+                                                       result.exposed_by_dimension.values(), strict=True))

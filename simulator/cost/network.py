@@ -59,9 +59,20 @@ class NetworkCostModel:
         self.router = router or Router(cluster)
         self.protocols: ProtocolTable = cluster.hw.protocols
         self._inv_bw = 1.0 / cluster.bandwidth_Bps
+        self._priced: dict[tuple, list[tuple[Protocol, float, float]]] = {}
 
     def terms(self, schedule: Schedule) -> list[CostTerms]:
-        """Cost terms for every protocol the schedule's algorithm supports."""
+        """Cost terms for every protocol the schedule's algorithm supports; priced once per
+        distinct (algorithm, flows) (an all-gather and a reduce-scatter ring on the same
+        groups move the same flows)."""
+        key = _flows_key(schedule)
+        priced = self._priced.get(key)
+        if priced is None:
+            priced = self._priced[key] = self._price(schedule)
+        return [CostTerms(schedule, proto, latency, per_byte) for proto, latency, per_byte in priced]
+
+    def _price(self, schedule: Schedule) -> list[tuple[Protocol, float, float]]:
+        """(protocol, latency, seconds per byte) of every protocol for ``schedule``."""
         loads = [(self._step_load(step), step.repeat) for step in schedule.steps]
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
@@ -69,7 +80,7 @@ class NetworkCostModel:
         for proto, eff in self.protocols.bandwidth_efficiency[family].items():
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
-            out.append(CostTerms(schedule, proto, latency, per_byte / eff))
+            out.append((proto, latency, per_byte / eff))
         return out
 
     def edge_loads(self, schedule: Schedule) -> np.ndarray:
@@ -112,3 +123,10 @@ class NetworkCostModel:
         table = self.protocols.hop_latency_us[cls].get(family, {})
         return table.get(proto, 0.0) * US
 
+
+def _flows_key(schedule: Schedule) -> tuple:
+    """Everything :meth:`NetworkCostModel.terms` prices of ``schedule``: its algorithm,
+    whether it is pipelined, and each step's flows, repeats and kind."""
+    return (schedule.algorithm, schedule.pipelined, *(
+        (s.src.dtype.str, s.src.tobytes(), s.dst.dtype.str, s.dst.tobytes(), s.frac.dtype.str,
+         s.frac.tobytes(), s.repeat, s.ring_like) for s in schedule.steps))

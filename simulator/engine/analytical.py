@@ -116,15 +116,14 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     pipe = float(finish.max())
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
-    sync, tail, first_bucket = memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+    sync, tail, first_bucket = gradient_sync_parts(ctx)
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
-    fixed = (memoised(ctx, ("optimizer", *_dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
-             + scenario_stack(scenario).step_overhead_s)
+    fixed = fixed_seconds(ctx, stages)
     step = pipe + dp_exposed + fixed
-    sharding = _sharding_totals(ctx, staged.sharded)
+    sharding = sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx))
@@ -140,6 +139,33 @@ def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -
     result = _result(staged, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
                      (parts.dp_exposed, sharding[1]), parts.fixed)
     return replace(result, what_if=notes)
+
+
+def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per stage, seconds of the gradient synchronisation and of its last bucket, and the
+    next step's first weight bucket (s); memoised by the layout fields they depend on."""
+    return memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+
+
+def fixed_seconds(ctx: Context, stages: list[dict]) -> float:
+    """The step's fixed part: the optimizer step (memoised) plus the stack's step overhead."""
+    return (memoised(ctx, ("optimizer", *_dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
+            + scenario_stack(ctx.scenario).step_overhead_s)
+
+
+def send_counts(ctx: Context) -> np.ndarray:
+    """Sends each stage makes per step (:func:`~simulator.workload.taskgraph.stage_send_counts`,
+    memoised)."""
+    par = ctx.scenario.parallelism
+    key = (par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
+    return memoised(ctx, ("sends", *key), lambda: stage_send_counts(*key))
+
+
+def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
+    """(model FLOPs, hardware FLOPs) of one step (:func:`~simulator.engine.flops.step_flops`,
+    memoised) with the documents' mean work factors ``work``."""
+    sc = ctx.scenario
+    return memoised(ctx, ("flops", sc.parallelism.recompute, work), lambda: step_flops(sc, work))
 
 
 def _dp_key(ctx: Context) -> tuple:
@@ -185,11 +211,8 @@ def _stage_busy_work(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Per stage, busy seconds per step (:func:`_stage_busy`) and the compute part of them,
     ``m (f_i + b_i)``."""
-    par = ctx.scenario.parallelism
-    key = (par.schedule, par.pp, ctx.microbatches, par.virtual_stages)
-    sends = memoised(ctx, ("sends", *key), lambda: stage_send_counts(*key))
     work = ctx.microbatches * (forward + backward)
-    return work + p2p * sends, work
+    return work + p2p * send_counts(ctx), work
 
 
 def bottleneck(busy: np.ndarray) -> tuple[int, float]:
@@ -215,15 +238,21 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     distinct, index = _stage_kinds(ctx, stack)
     parts = []
     for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
-        memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
-            stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0], ctx.layout.dp,
-                         kind[1], kind[2], ctx.microbatches, stack=stack)))
+        total, memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
+            _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
+                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack))))
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-        values = (doc.forward, doc.backward, *values[2:], p2p, memory.total)
+        values = (doc.forward, doc.backward, *values[2:], p2p, total)
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, memory.as_dict(), exposed, doc.split), sharding))
+        parts.append((_fields(kind[0], values, dict(memory), exposed, doc.split), sharding))
     return [parts[j][0] for j in index], [parts[j][1] for j in index]
+
+
+def _memory_figures(memory) -> tuple[float, dict[str, float]]:
+    """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
+    bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
+    return memory.total, memory.as_dict()
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
@@ -309,7 +338,7 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
 
 
-def _sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:
+def sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:
     """(communication seconds per step, exposed seconds per step) of the busiest stage."""
     if not sharded:
         return 0.0, 0.0
@@ -340,8 +369,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) 
     (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
-    model_flops, hardware_flops = memoised(ctx, ("flops", sc.parallelism.recompute, work),
-                                           lambda: step_flops(sc, work))
+    model_flops, hardware_flops = flops(ctx, work)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s["memory_bytes"] for s in stages)
     capacity = ctx.compute.gpu.hbm_capacity_bytes

@@ -12,13 +12,14 @@ those of the task-by-task walk, so every result is exactly
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.forced import bind
+from simulator.engine import columns
 from simulator.engine.analytical import StagedStep, complete_step, stage_step
 from simulator.errors import ClusterSimError
 from simulator.results import StepResult
@@ -46,15 +47,50 @@ def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
         Give each result its per-stage breakdowns (``stages``); without them (what a search
         needs) ``stages`` is empty and every other field the same.
     """
+    out = _staged(scenarios, collectives, memo)
+    for staged, members, finish, last_start in _clocked(out):
+        for row, i in enumerate(members):
+            out[i] = _completed(staged[row], finish[row], last_start[row], breakdowns)
+    return out
+
+
+def simulate_headlines(scenarios: Sequence[Scenario], collectives: CollectiveModel,
+                       memo: dict | None = None) -> list[dict | ClusterSimError]:
+    """:func:`simulate_steps` without result objects: per scenario the headline fields of
+    its result (:data:`~simulator.engine.columns.HEADLINE`, a dict), or the error that
+    refuses it. The steps of a task graph are completed as columns
+    (:func:`~simulator.engine.columns.complete_columns`), every value that of the result
+    :func:`simulate_steps` gives."""
+    out = _staged(scenarios, collectives, memo)
+    for staged, members, finish, last_start in _clocked(out):
+        plain = [i for i, s in enumerate(staged) if columns.plain(s)]
+        done = dict(zip(plain, columns.complete_columns(
+            [staged[i] for i in plain], finish[plain], last_start[plain]), strict=True)) if plain else {}
+        for row, i in enumerate(members):
+            found = done.get(row)
+            out[i] = found if found is not None else _headline(
+                _completed(staged[row], finish[row], last_start[row], False))
+    return out
+
+
+def _staged(scenarios: Sequence[Scenario], collectives: CollectiveModel, memo: dict | None
+            ) -> list[StagedStep | ClusterSimError]:
+    """Every scenario priced up to its clocks (:func:`stage_step`), or the error refusing it."""
     memo = {} if memo is None else memo
     if scenarios:
         bind(collectives, scenarios[0])     # the forced algorithms memoised prices assume
-    out: list[StepResult | ClusterSimError | StagedStep] = []
+    out: list = []
     for scenario in scenarios:
         try:
             out.append(stage_step(scenario, collectives, memo=memo))
         except ClusterSimError as exc:
             out.append(exc)
+    return out
+
+
+def _clocked(out: list) -> Iterator[tuple[list[StagedStep], list[int], np.ndarray, np.ndarray]]:
+    """Per task graph, its steps of ``out``, their positions and their clocks (finish and
+    start of the last task, each (steps, stages)), computed together."""
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, item in enumerate(out):
         if isinstance(item, StagedStep):
@@ -64,9 +100,7 @@ def simulate_steps(scenarios: Sequence[Scenario], collectives: CollectiveModel,
         finish, last_start = batch_stage_clocks(
             schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
             m, v, np.array([s.p2p for s in staged]))
-        for row, i in enumerate(members):
-            out[i] = _completed(out[i], finish[row], last_start[row], breakdowns)
-    return out
+        yield staged, members, finish, last_start
 
 
 def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, breakdowns: bool
@@ -75,3 +109,12 @@ def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, b
         return complete_step(staged, finish, last_start, breakdowns)
     except ClusterSimError as exc:
         return exc
+
+
+def _headline(result: StepResult | ClusterSimError) -> dict | ClusterSimError:
+    """The headline fields of ``result`` (or the error)."""
+    if isinstance(result, ClusterSimError):
+        return result
+    out = {name: getattr(result, name) for name in columns.HEADLINE}
+    out["exposed_by_dimension"] = dict(out["exposed_by_dimension"])
+    return out

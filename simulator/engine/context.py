@@ -42,11 +42,17 @@ def memoised(ctx: Context, key: tuple, compute: Callable[[], T]) -> T:
     layout fields the value depends on; without a memo the value is computed every time.
     Values are shared, never modified.
     """
-    if ctx.memo is None:
+    return remembered(ctx.memo, key, compute)
+
+
+def remembered(memo: dict | None, key: tuple, compute: Callable[[], T]) -> T:
+    """``compute()``, kept in ``memo`` under ``key`` (:func:`memoised`); computed every
+    time without a memo."""
+    if memo is None:
         return compute()
-    found = ctx.memo.get(key)
+    found = memo.get(key)
     if found is None:
-        found = ctx.memo[key] = compute()
+        found = memo[key] = compute()
     return found
 
 
@@ -61,11 +67,18 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)
     layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
-    fused = scenario_stack(scenario).kernels.fused_elementwise
-    shape = LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
-                       par.sequence_parallel, Attention(training.attention),
-                       ACTIVATION_BYTES.get(training.dtype, 2), fused)
-    compute = ComputeModel(collectives.cluster.hw.gpu, training.dtype, speedup,
-                           scenario_stack(scenario).kernels.attention)
+    shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel),
+                       lambda: _shape(scenario))
+    compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
+        collectives.cluster.hw.gpu, training.dtype, speedup, scenario_stack(scenario).kernels.attention))
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
+
+
+def _shape(scenario: Scenario) -> LayerShape:
+    """The per-GPU layer shape of ``scenario``'s layout and micro batch."""
+    par, training = scenario.parallelism, scenario.training
+    fused = scenario_stack(scenario).kernels.fused_elementwise
+    return LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
+                      par.sequence_parallel, Attention(training.attention),
+                      ACTIVATION_BYTES.get(training.dtype, 2), fused)

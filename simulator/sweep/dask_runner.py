@@ -79,7 +79,8 @@ def rechunk(tasks: list[Task], workers: int) -> list[Task]:
     for point in dict.fromkeys(t.point for t in tasks):
         mine = [t for t in tasks if t.point == point]
         found = [layout for t in mine for layout in t.layouts]
-        out += [Task(point, mine[0].scenario, mine[0].library, found[i:i + size])
+        positions = [p for t in mine for p in t.positions]
+        out += [Task(point, mine[0].scenario, mine[0].library, found[i:i + size], positions[i:i + size])
                 for i in range(0, len(found), size)]
     return out
 

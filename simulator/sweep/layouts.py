@@ -26,7 +26,7 @@ from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
-from simulator.engine.batch import simulate_steps
+from simulator.engine.batch import simulate_headlines, simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
@@ -109,21 +109,25 @@ SEARCH_METRICS = ["step_time_s", "tokens_per_s", "mfu", "bubble_fraction", "bubb
 """Fields of :class:`~simulator.results.StepResult` in every evaluated row of a search."""
 
 
-def with_layout(scenario: Scenario, layout: dict, trainings: dict | None = None) -> Scenario:
+def with_layout(scenario: Scenario, layout: dict, sections: dict | None = None) -> Scenario:
     """``scenario`` with the layout's parallelism keys and ``micro_batch`` set, without
     re-validation (the search validates every axis value once; :func:`apply_layout` for
     arbitrary input). ``dp`` is derived from the GPU count unless the layout gives it.
-    ``trainings`` keeps the training sections made so far by micro batch, for reuse (the
-    copies are shallow either way)."""
+    ``sections`` keeps the parallelism and training sections made so far (by their
+    values), for reuse by later layouts of ``scenario`` (the copies are shallow either way:
+    layouts that differ only in micro batch share one parallelism section)."""
+    made = sections if sections is not None else {}
     par = {k: v for k, v in layout.items() if k in PARALLELISM_KEYS}
     par.setdefault("dp", None)
-    update = {"parallelism": scenario.parallelism.model_copy(update=par)}
+    key = ("parallelism", *par.items())
+    if key not in made:
+        made[key] = scenario.parallelism.model_copy(update=par)
+    update = {"parallelism": made[key]}
     if "micro_batch" in layout:
         mb = layout["micro_batch"]
-        made = trainings if trainings is not None else {}
-        if mb not in made:
-            made[mb] = scenario.training.model_copy(update={"micro_batch": mb})
-        update["training"] = made[mb]
+        if ("training", mb) not in made:
+            made["training", mb] = scenario.training.model_copy(update={"micro_batch": mb})
+        update["training"] = made["training", mb]
     return scenario.model_copy(update=update)
 
 
@@ -138,11 +142,11 @@ def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: Co
     the scenario with that layout written into it. ``memo`` keeps prices shared by
     layouts of ``scenario`` for later calls with it (:func:`~simulator.engine.batch.simulate_steps`).
     """
-    rows, valid, variants, trainings = [], [], [], {}
+    rows, valid, variants, sections = [], [], [], {}
     for layout in layouts:
         row = dict(layout)
         try:
-            variant = with_layout(scenario, layout, trainings)
+            variant = with_layout(scenario, layout, sections)
             check_scenario(variant, hardware)
         except ClusterSimError as exc:
             row["status"] = _reason(exc)
@@ -150,19 +154,20 @@ def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: Co
             valid.append(row)
             variants.append(variant)
         rows.append(row)
-    for row, result in zip(valid, simulate_steps(variants, collectives, memo, breakdowns=False), strict=True):
+    for row, result in zip(valid, simulate_headlines(variants, collectives, memo), strict=True):
         _fill(row, result)
     return rows
 
 
-def _fill(row: dict, result: StepResult | ClusterSimError) -> None:
-    """``row`` with the status and metrics of ``result`` (or the reason it is refused)."""
+def _fill(row: dict, result: dict | ClusterSimError) -> None:
+    """``row`` with the status and metrics of ``result``, a headline
+    (:func:`~simulator.engine.batch.simulate_headlines`), or the reason it is refused."""
     if isinstance(result, ClusterSimError):
         row["status"] = _reason(result)
         return
     row["status"] = "ok"
-    row.update({name: getattr(result, name) for name in SEARCH_METRICS})
-    row.update({f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()})
+    row.update({name: result[name] for name in SEARCH_METRICS})
+    row.update({f"exposed_{d}_s": s for d, s in result["exposed_by_dimension"].items()})
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",

@@ -47,13 +47,16 @@ class Task:
     library : HardwareLibrary
         The hardware library to build its cluster with.
     layouts : list of dict
-        The layouts, in enumeration order.
+        The layouts, those sharing a pipeline task graph together (:func:`plan_tasks`).
+    positions : list of int
+        Each layout's position in the search's enumeration (its row's, in the output).
     """
 
     point: int
     scenario: Scenario
     library: HardwareLibrary
     layouts: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -190,19 +193,44 @@ def search(scenario: Scenario, *, section: dict[str, Any] | None = None,
         rows = run_on_dask(tasks, client, progress)
     else:
         rows = run_local(tasks, progress)
+    rows = in_enumeration_order(tasks, rows)
     gpus = [resolve_cluster(point.cluster, library).gpus for _, point in points]
     return rank(rows, points, gpus, objective, prices or {})
 
 
 def plan_tasks(points: list[tuple[dict[str, Any], Scenario]], section: dict[str, Any] | None,
                flags: dict[str, str], library: HardwareLibrary, chunk: int = CHUNK) -> list[Task]:
-    """The layouts of every point, cut into chunks of at most ``chunk`` layouts."""
-    tasks = []
+    """The layouts of every point, cut into chunks of at most ``chunk`` layouts; within a
+    point those that share a pipeline task graph come together (:func:`graph_order`), so
+    a chunk clocks each graph once for more of them. Each task keeps its layouts'
+    positions in the enumeration (:func:`in_enumeration_order`)."""
+    tasks, offset = [], 0
     for index, (_, point) in enumerate(points):
         hardware = resolve_cluster(point.cluster, library)
         found = list(layouts(search_axes(point, hardware.gpus_per_node, section, flags), hardware.gpus))
-        tasks += [Task(index, point, library, found[i:i + chunk]) for i in range(0, len(found), chunk)]
+        order = graph_order(found)
+        tasks += [Task(index, point, library, [found[j] for j in order[i:i + chunk]],
+                       [offset + j for j in order[i:i + chunk]]) for i in range(0, len(found), chunk)]
+        offset += len(found)
     return tasks
+
+
+def graph_order(found: list[dict[str, Any]]) -> list[int]:
+    """Positions of ``found`` with the layouts of one pipeline task graph (schedule, pp,
+    virtual stages and, for one global batch, micro batch times dp) together, in
+    enumeration order within each."""
+    def key(i: int) -> tuple:
+        lay = found[i]
+        return (str(lay["schedule"]), lay["pp"], lay["virtual_stages"], lay["micro_batch"] * lay["dp"])
+    return sorted(range(len(found)), key=key)
+
+
+def in_enumeration_order(tasks: list[Task], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows``, one per layout of ``tasks`` in their order, put in enumeration order."""
+    out: list[dict[str, Any]] = [{}] * len(rows)
+    for position, row in zip((p for t in tasks for p in t.positions), rows, strict=True):
+        out[position] = row
+    return out
 
 
 _SESSIONS: dict[tuple[str, str], Any] = {}
@@ -231,13 +259,17 @@ def _evaluate_task(task: Task) -> list[dict[str, Any]]:
 
 def run_local(tasks: list[Task], progress: Callable[[int, int], None] | None = None
               ) -> list[dict[str, Any]]:
-    """Evaluate ``tasks`` one after another in this process."""
+    """Evaluate ``tasks`` one after another in this process, the cyclic garbage collector
+    paused throughout (:func:`~simulator.engine.collector.collector_paused`: one pause per
+    search rather than per chunk, so its collections do not rescan the kept prices after
+    every chunk)."""
     total, done, rows = sum(len(t.layouts) for t in tasks), 0, []
-    for task in tasks:
-        rows += evaluate_task(task)
-        done += len(task.layouts)
-        if progress is not None:
-            progress(done, total)
+    with collector_paused():
+        for task in tasks:
+            rows += evaluate_task(task)
+            done += len(task.layouts)
+            if progress is not None:
+                progress(done, total)
     return rows
 
 
@@ -258,7 +290,9 @@ def rank(rows: list[dict[str, Any]], points: list[tuple[dict[str, Any], Scenario
             frame[column] = pd.NA
     ok = frame["status"].eq("ok")
     fits = ok & frame["fits_in_memory"].fillna(False).astype(bool)
-    frame.loc[ok & ~fits, "status"] = [_too_big(r) for r in frame.loc[ok & ~fits].itertuples()]
+    big = frame.loc[ok & ~fits]
+    frame.loc[ok & ~fits, "status"] = [_too_big(memory, capacity) for memory, capacity in zip(
+        big["memory_per_gpu_bytes"].tolist(), big["memory_capacity_bytes"].tolist(), strict=True)]
     frame["feasible"] = fits
     frame["memory_headroom_bytes"] = frame["memory_capacity_bytes"] - frame["memory_per_gpu_bytes"]
     frame["usd_per_million_tokens"] = frame["price"] * frame["gpus"] / 3600 / frame["tokens_per_s"] * 1e6
@@ -272,10 +306,9 @@ def _price(point: Scenario, prices: dict[str, float]) -> float:
     return prices.get(node, prices.get("*", float("nan")))
 
 
-def _too_big(row) -> str:
+def _too_big(memory: float, capacity: float) -> str:
     gib = 2**30
-    return (f"does not fit in memory: {row.memory_per_gpu_bytes / gib:.1f} GiB per GPU > "
-            f"{row.memory_capacity_bytes / gib:.1f} GiB")
+    return f"does not fit in memory: {memory / gib:.1f} GiB per GPU > {capacity / gib:.1f} GiB"
 
 
 _PARTS = [("bubble_s", "pipeline bubble"), ("comm_exposed_s", "exposed communication"),

@@ -32,11 +32,12 @@ from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
 class Wavefront:
     """The task graph in levels, tasks numbered level after level (a level's tasks are the
     rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
-    ``stop``, its tasks' stage predecessors followed by their dependencies, and their
-    duration kinds (index ``4 * stage + 2 * forward + sends`` of the duration table);
-    each stage's last task and its kind."""
+    ``stop``, its size and its tasks' stage predecessors followed by their dependencies;
+    every task's duration kind (index ``4 * stage + 2 * forward + sends`` of the duration
+    table); each stage's last task and its kind."""
 
-    levels: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
+    levels: tuple[tuple[int, int, int, np.ndarray], ...]
+    kinds: np.ndarray
     last_task: np.ndarray
     last_kind: np.ndarray
     tasks: int
@@ -47,9 +48,8 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     """The levels of the task graph of ``schedule`` with ``p`` stages, ``m`` microbatches
     and ``v`` virtual stages (a pure function of its arguments, memoised).
 
-    Each stage runs its tasks in order until one waits for a task not yet reached, and
-    resumes when that one is reached (the walk of
-    :func:`~simulator.workload.taskgraph._evaluation_order`), so every task is visited once.
+    A task's level is the longest path to it (:func:`swept_levels`, or where sweeps do not
+    settle the walk of :func:`_task_levels`: the same levels).
 
     Raises
     ------
@@ -59,7 +59,9 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     total = 2 * p * m * v
     stages = [stage_tasks(schedule, p, m, v, i) for i in range(p)]
     deps = [np.where(s[1] < 0, total, s[1]) for s in stages]
-    level = _task_levels([s[0].tolist() for s in stages], [d.tolist() for d in deps], total)
+    level = swept_levels([s[0] for s in stages], deps, total)
+    if level is None:
+        level = _task_levels([s[0].tolist() for s in stages], [d.tolist() for d in deps], total)
     if level is None:
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
     ids = np.concatenate([s[0] for s in stages])
@@ -67,6 +69,37 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     table = np.stack([np.asarray(level)[ids], ids, before, np.concatenate(deps),
                       np.concatenate([s[2] for s in stages])], axis=1)
     return _levels(table, [int(s[0][-1]) for s in stages], [int(s[2][-1]) for s in stages], total)
+
+
+SWEEPS = 16
+"""Sweeps :func:`swept_levels` tries before leaving the levels to the walk (pipeline
+schedules settle in two or three)."""
+
+
+def swept_levels(ids: list[np.ndarray], deps: list[np.ndarray], total: int,
+                 sweeps: int = SWEEPS) -> np.ndarray | None:
+    """Level of every task (index ``total``: none, level 0), as :func:`_task_levels`, by
+    sweeps over the stages, first to last and back, until nothing changes.
+
+    Given the levels ``D`` of its tasks' dependencies, a stage's ``k``-th task is at
+    ``max(level of task k-1, D[k]) + 1 = k + 1 + max over j <= k of (D[j] - j)``: a
+    cumulative maximum. Starting from 0 the levels only grow, and settle on the longest
+    paths, which are the levels; a stage's dependencies lie on its neighbours, so a few
+    sweeps suffice. None if ``sweeps`` sweeps do not settle them (or the orders deadlock).
+    """
+    level = np.zeros(total + 1, np.int64)
+    counts = [np.arange(len(mine)) for mine in ids]
+    order = [*range(len(ids)), *range(len(ids) - 1, -1, -1)]
+    for _ in range(sweeps):
+        changed = False
+        for i in order:
+            new = np.maximum.accumulate(level[deps[i]] - counts[i]) + counts[i] + 1
+            if not np.array_equal(new, level[ids[i]]):
+                level[ids[i]] = new
+                changed = True
+        if not changed:
+            return level
+    return None
 
 
 def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> list[int] | None:
@@ -103,9 +136,14 @@ def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total
     renumber[table[:, 1]] = np.arange(total)
     sources = renumber[table[:, 2:4]]
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
-    levels = tuple((int(a), int(b), np.concatenate([sources[a:b, 0], sources[a:b, 1]]), table[a:b, 4].copy())
-                   for a, b in zip(bounds[:-1], bounds[1:], strict=True))
-    return Wavefront(levels, renumber[last_task], np.array(last_kind), total)
+    sizes = np.diff(bounds)
+    task = np.arange(total)
+    flat = np.empty(2 * total, np.int64)         # level after level: its predecessors, its dependencies
+    flat[np.repeat(bounds[:-1], sizes) + task] = sources[:, 0]
+    flat[np.repeat(bounds[1:], sizes) + task] = sources[:, 1]
+    edges = bounds.tolist()
+    levels = tuple((a, b, b - a, flat[2 * a:2 * b]) for a, b in zip(edges[:-1], edges[1:], strict=True))
+    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total)
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
@@ -178,11 +216,12 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = np.zeros((graph.tasks + 1, n))
-    for start, stop, sources, kinds in graph.levels:
+    durations = table.take(graph.kinds, axis=0)            # (tasks, n), in level order
+    for start, stop, size, sources in graph.levels:
         waited = done.take(sources, axis=0)
         now = done[start:stop]
-        np.maximum(waited[:stop - start], waited[stop - start:], out=now)
-        now += table.take(kinds, axis=0)
+        np.maximum(waited[:size], waited[size:], out=now)
+        now += durations[start:stop]
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
 
