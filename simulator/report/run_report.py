@@ -121,7 +121,8 @@ def parameter_server_table(r: StepResult) -> Table:
 
 
 MEMORY_LABELS = {"cuda_context": "CUDA context", "nccl_buffers": "NCCL buffers",
-                 "fragmentation": "allocator fragmentation"}
+                 "fragmentation": "allocator fragmentation",
+                 "pipeline_buffers": "pipeline buffers"}
 
 
 def _memory_table(r: StepResult) -> Table:

@@ -255,28 +255,35 @@ at equal tokens per GPU, a step that nothing in PyTorch's ring attention we read
 rotation overlapped with the first block, load-balanced blocks, fp32 merges and gradient
 rotation, each a few percent and equal per ring step) explains.""",
     "torchtitan_memory": """\
-Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 of
-the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
+Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
+22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
 `torch.cuda.max_memory_reserved`, the caching allocator's reserved peak, and for pipeline rows
 the maximum over all GPUs. Predicted: `memory_per_gpu_bytes` (the most loaded stage) of the
 same scenarios.
 
 What the stack profile contributes (read from the code, not fitted): torchtitan's loss is an
 eager `F.cross_entropy(pred.float())`, which at the start of backward holds three fp32 copies
-of the logits (`loss.logit_bytes: 12`, against Megatron's fused 4); per-op selective
+of the logits (`loss.logit_bytes: 12`, against Megatron's fused 4), and 16 B per logit under
+DTensor's `loss_parallel` with TP (`loss.parallel_logit_bytes`); per-op selective
 checkpointing keeps the outputs of its save list (wq, wv, w1, w2 matmuls, attention and its
 log-sum-exp, the block input; `simulator/workload/saved_activations.py`), not Megatron's
-selective set; FSDP2 holds the prefetched units and the root gathered, and under pipeline
-parallelism (`reshard_after_forward: false`, `reduce_every_microbatch: false`) every unit of
-the stage gathered plus fp32 unsharded gradients (`simulator/workload/unsharded.py`); DTensor's
-tensor-parallel linears keep their all-gathered inputs
-(`tensor_parallel.saves_gathered_inputs`), in the recomputed layer's working set under full
-recompute. Before these the set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB
-for the Table 2 rows (measured 84): MAPE 39.4%, max 63.5%. Known misses: the 70B TP rows stay
-14-19% low and the 405B 1F1B rows 19-26% low (the pipeline runtime's buffers, the layout
-copies' transient tensors and FSDP's all-gather and reduce-scatter staging buffers are not
-counted), and no allocator reservation beyond 0.4% of the activations is modelled, while the
-measurement is the reserved peak.""",
+selective set; FSDP2 holds the prefetched units and the root gathered
+(`simulator/workload/unsharded.py`); DTensor's tensor-parallel linears, the output projection
+included, keep their all-gathered inputs (`tensor_parallel.saves_gathered_inputs`);
+torch.distributed.pipelining (`pipeline.runtime: torch`) keeps every microbatch's stage
+output and receive buffers until the next step, runs its own interleaved warm-up, and FSDP2's
+fp32 unsharded gradients live from a stage's first to its last backward: each rank's op order
+is replayed and its largest live total taken (`simulator/workload/pipeline_memory.py`).
+Before these the set read 95.9 GiB for the Table 1 rows (measured 77-82) and 44 GiB for the
+Table 2 rows (measured 84): MAPE 39.4%, max 63.5%. Known misses: the 405B pipeline rows stay
+16-26% low (about 13-21 GiB; the measured 1F1B row at seq 32768 is 7 GiB below the one at
+8192 with the same bytes per microbatch, which nothing modelled separates), and the eager 8B
+rows 7% low (eager and compiled differ by 5.4 GiB measured, by nothing modelled). Not counted:
+memory the caching allocator keeps reserved after frees (`expandable_segments:True` in
+torchtitan's launch script keeps mapped pages until `empty_cache`), backward gradient
+temporaries (layout copies, the embedding's fp32 partial sums), and the compiled recompute
+working set beyond one layer; none has a closed form we could source, so none is added as a
+factor.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
