@@ -115,6 +115,18 @@ class TensorParallelProfile(_Part):
     """With ``comm_overlap``: a fused matmul-reduce-scatter exchanges the tp partial products
     and sums them in a separate memory-bound kernel (PyTorch async TP)."""
 
+    # Issue 8, async TP as torch 2.6 runs it (simulator.cost.tp_exposure).
+    fp8_grad_all_gather: Flag = False
+    """Under fp8, the backward all-gathers of the row-parallel linears' output gradients move
+    fp8 too: the gradient is cast on its sequence shard before the gather (torchao
+    ``Float8RowwiseParallel``)."""
+    fused_pairs: Flag = False
+    """With ``comm_overlap``: each fused collective is pipelined only with the matmuls the
+    micro-pipeline pass fuses it with (an all-gather with the matmuls that take the gathered
+    tensor as their left operand, a reduce-scatter with the one matmul producing its input),
+    and a fused all-gather first copies the local shard into the symmetric buffer and waits on
+    a barrier, exposed."""
+
 
 class KernelProfile(_Part):
     fused_elementwise: Flag = True
