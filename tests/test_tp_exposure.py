@@ -17,7 +17,7 @@ from simulator.engine.context import make_context
 from simulator.topology import build_cluster
 
 TP_FIELDS = ("layout_copies", "fp8_all_gather", "comm_overlap_input_grad", "sum_after_exchange",
-             "fp8_grad_all_gather", "fused_pairs")
+             "fp8_grad_all_gather", "fused_pairs", "fused_gather_major")
 
 
 def _scenario(micro_batch=4, dtype="bf16", recompute="none", **tensor_parallel):
@@ -104,7 +104,8 @@ def test_the_fields_default_to_megatrons_behaviour():
     defaults = {f: getattr(stack.tensor_parallel, f) for f in TP_FIELDS}
     assert defaults == {"layout_copies": False, "fp8_all_gather": False,
                         "comm_overlap_input_grad": True, "sum_after_exchange": False,
-                        "fp8_grad_all_gather": False, "fused_pairs": False}
+                        "fp8_grad_all_gather": False, "fused_pairs": False,
+                        "fused_gather_major": False}
 
 
 def test_fp8_grad_all_gather_halves_the_backward_gathers_bytes_only():
@@ -143,3 +144,22 @@ def test_fused_pairs_pipeline_each_collective_with_its_own_matmuls():
     assert bwd == pytest.approx(want_bwd, rel=1e-12)
     _, _, pooled = _layer(_scenario(comm_overlap=True, comm_overlap_input_grad=False))
     assert cost.tp_backward >= pooled.tp_backward  # the wgrad no longer hides the gather
+
+
+def test_fused_gather_major_copies_each_weight_gradients_operands_in_backward():
+    """Backward adds, per site, memory_time(2 (2 n + r)), r = proj's input n/t (Llama: heads x
+    head_dim = hidden) or fc2's n f / (h t); nothing at micro-batch 1 or under fp8."""
+    fields = {"comm_overlap": True, "comm_overlap_input_grad": False, "fused_pairs": True}
+    ctx, _, plain = _layer(_scenario(**fields))
+    _, _, major = _layer(_scenario(fused_gather_major=True, **fields))
+    mdl, t = ctx.shape.model, ctx.layout.tp
+    n = ctx.shape.tokens * mdl.hidden * 2
+    rows = (ctx.shape.tokens * mdl.heads * ctx.shape.head_dim * 2 / t,
+            ctx.shape.tokens * mdl.ffn_hidden * 2 / t)
+    extra = sum(float(ctx.compute.memory_time(2.0 * (2.0 * n + r))) for r in rows)
+    assert major.tp_backward - plain.tp_backward == pytest.approx(extra, rel=1e-9)
+    assert major.tp_forward == plain.tp_forward
+    for kwargs in ({"micro_batch": 1}, {"dtype": "fp8"}):
+        _, _, off = _layer(_scenario(**kwargs, **fields))
+        _, _, on = _layer(_scenario(fused_gather_major=True, **kwargs, **fields))
+        assert on.tp_backward == off.tp_backward

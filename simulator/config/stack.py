@@ -126,6 +126,11 @@ class TensorParallelProfile(_Part):
     tensor as their left operand, a reduce-scatter with the one matmul producing its input),
     and a fused all-gather first copies the local shard into the symmetric buffer and waits on
     a barrier, exposed."""
+    fused_gather_major: Flag = False
+    """With ``fused_pairs``: the fused ops leave their tensors gather-dim major (a [b, s, h]
+    tensor stored [s, b, h]); with a micro-batch above 1 and bf16 linears each weight-gradient
+    matmul flattens such an operand with a copy (read and write): the gathered inputs of QKV
+    and fc1, the gathered output gradients of proj and fc2, and the inputs of proj and fc2."""
 
 
 class KernelProfile(_Part):

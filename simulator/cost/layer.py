@@ -116,13 +116,20 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
     site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
-                   shape.micro_batch, layout.tp)
+                   shape.micro_batch, layout.tp, row_input_bytes(shape))
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
                                 (linears.wgrad[0], linears.wgrad[2]), linears.pairs)
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(shape, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
+
+
+def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
+    """Bytes of the row-parallel linears' inputs (proj, fc2) per microbatch on one GPU."""
+    mdl, t = shape.model, shape.tp
+    per_token = shape.tokens * shape.dtype_bytes / t
+    return per_token * mdl.heads * shape.head_dim, per_token * mdl.ffn_hidden
 
 
 def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:

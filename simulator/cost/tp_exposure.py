@@ -43,7 +43,18 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   fused reduce-scatter only with the matmul producing its input (proj, fc2), each pair
   exposed :func:`chunked_exposed`; before its first chunk the fused all-gather copies the
   local shard into the symmetric-memory buffer (read and write ``n/t`` bytes) and waits on
-  a barrier, a step the source leaves un-overlapped on purpose (its scheduling comment).
+  a barrier, a step the source leaves un-overlapped on purpose (its scheduling comment);
+- ``fused_gather_major`` (torch 2.6 ``_fused_all_gather_matmul_impl`` returns
+  ``unflatten(A_flat)`` and its products as ``view(t, s/t, b, -1).flatten(0, 1).movedim(0,
+  1)``, i.e. stored sequence-major; ``fuse_matmul_reduce_scatter`` forces the matmul input
+  to the same order, ``restride_A_for_fused_matmul_reduce_scatter``): a [b, s, .] tensor
+  stored [s, b, .] cannot be flattened to [b s, .] as a view, so with micro-batch above 1
+  each weight gradient copies its operands that came out of or went into a fused op, per
+  site ``memory_time(2 (2 n + r))`` in backward, ``n`` the gathered activation's bytes and
+  ``r`` the row-parallel linear's input (proj: ``n/t``, fc2: ``n f / (h t)``). Vanilla
+  TP's chunk-and-cat output is batch-major and flattens as a view. Not under fp8, whose
+  cast-and-transpose of every weight-gradient operand (``FP8_CAST_BYTES`` in
+  :mod:`simulator.cost.layer`) already rewrites them.
 """
 
 from __future__ import annotations
@@ -77,6 +88,9 @@ class TpSite:
     """Seconds of a fused forward all-gather's local-shard copy (``fused_pairs``)."""
     stage_backward: float = 0.0
     """Seconds of a fused backward all-gather's local-shard copy (``fused_pairs``)."""
+    flatten_s: tuple[float, float] = (0.0, 0.0)
+    """Backward seconds of the weight gradients' flattening copies, attention and MLP site
+    (``fused_gather_major``)."""
 
     def pairs(self, backward: bool):
         """(collective, copy seconds) of each of the site's collectives in one pass."""
@@ -105,8 +119,10 @@ class TpSite:
 
 
 def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
-            micro_batch: int, tp_degree: int) -> TpSite:
-    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``."""
+            micro_batch: int, tp_degree: int,
+            row_inputs: tuple[float, float] = (0.0, 0.0)) -> TpSite:
+    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``;
+    ``row_inputs`` are the bytes of proj's and fc2's inputs (``fused_gather_major``)."""
     tp = stack.tensor_parallel
     fp8 = compute.dtype == Dtype.FP8
     forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather)
@@ -124,7 +140,21 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
     sums = [c.size_bytes * (1.0 + 1.0 / tp_degree) for c in found if c.op == Op.REDUCE_SCATTER]
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
     return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
-                  tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward))
+                  tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward),
+                  _flatten_s(stack, compute, found, micro_batch, row_inputs))
+
+
+def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
+               micro_batch: int, row_inputs: tuple[float, float]) -> tuple[float, float]:
+    """Per site, ``memory_time(2 (2 n + r))``: the weight gradients' copies of gather-major
+    operands (module docstring, ``fused_gather_major``); 0 unless it applies."""
+    tp = stack.tensor_parallel
+    gathered = [c.size_bytes for c in found if c.op == Op.ALL_GATHER]
+    on = (tp.fused_gather_major and tp.fused_pairs and tp.comm_overlap and gathered
+          and micro_batch > 1 and compute.dtype != Dtype.FP8)
+    if not on:
+        return 0.0, 0.0
+    return tuple(float(compute.memory_time(2.0 * (2.0 * gathered[0] + r))) for r in row_inputs)
 
 
 def _gathers_fp8(found: list[PricedCollective], fp8: bool) -> tuple[PricedCollective, ...]:
@@ -186,7 +216,7 @@ def _paired(site: TpSite, tp: int, pairs) -> tuple[float, float]:
     in_line = site.in_line(True) - site.gathers(True)
     backward = sum(sum(chunked_exposed(c.time_s, ag, tp) for c in gathers)
                    + site.stage_backward + in_line for ag, _ in pairs(True))
-    return forward, backward
+    return forward, backward + sum(site.flatten_s)
 
 
 def chunked_exposed(comm: float, gemm: float, tp: int) -> float:
