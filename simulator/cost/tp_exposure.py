@@ -108,10 +108,12 @@ class TpSite:
 
     def busy(self, backward: bool) -> float:
         """Seconds the site's tensor-parallel work takes in one pass, hidden or not:
-        collectives, their copies and fused sums."""
+        collectives, their copies, fused sums, staging copies and (backward, the mean of the
+        two sites) the weight gradients' flattening copies."""
         fused = self.backward_sums or not backward
         sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward)) * fused
-        return self.in_line(backward) + sums
+        staged = self.stage_backward + sum(self.flatten_s) / 2 if backward else self.stage_forward
+        return self.in_line(backward) + sums + staged
 
     def gathers(self, backward: bool) -> float:
         """Seconds of the site's all-gathers (with their copies) in one pass."""
