@@ -12,11 +12,12 @@ from simulator.config.loader import scenario_stack
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import layer_cost
-from simulator.cost.tp_exposure import FP8_GATHER_SCALE, chunked_exposed, tp_site
+from simulator.cost.tp_exposure import FP8_GATHER_SCALE, chunked_exposed, tp_exposed, tp_site
 from simulator.engine.context import make_context
 from simulator.topology import build_cluster
 
-TP_FIELDS = ("layout_copies", "fp8_all_gather", "comm_overlap_input_grad", "sum_after_exchange")
+TP_FIELDS = ("layout_copies", "fp8_all_gather", "comm_overlap_input_grad", "sum_after_exchange",
+             "fp8_grad_all_gather", "fused_pairs", "fused_gather_major")
 
 
 def _scenario(micro_batch=4, dtype="bf16", recompute="none", **tensor_parallel):
@@ -102,4 +103,63 @@ def test_the_fields_default_to_megatrons_behaviour():
     stack = scenario_stack(_scenario())
     defaults = {f: getattr(stack.tensor_parallel, f) for f in TP_FIELDS}
     assert defaults == {"layout_copies": False, "fp8_all_gather": False,
-                        "comm_overlap_input_grad": True, "sum_after_exchange": False}
+                        "comm_overlap_input_grad": True, "sum_after_exchange": False,
+                        "fp8_grad_all_gather": False, "fused_pairs": False,
+                        "fused_gather_major": False}
+
+
+def test_fp8_grad_all_gather_halves_the_backward_gathers_bytes_only():
+    """torchao casts the output gradient on its shard before the all-gather: under fp8 the
+    backward all-gather moves 1 byte per element; reduce-scatters and bf16 runs unchanged."""
+    ctx, stack, _ = _layer(_scenario(dtype="fp8", fp8_grad_all_gather=True))
+    site = _site(ctx, stack)
+    fwd = {c.op: c for c in site.forward}
+    bwd = {c.op: c for c in site.backward}
+    assert bwd[Op.ALL_GATHER].size_bytes == FP8_GATHER_SCALE * fwd[Op.ALL_GATHER].size_bytes
+    assert fwd[Op.REDUCE_SCATTER] == bwd[Op.REDUCE_SCATTER]
+    ctx16, stack16, _ = _layer(_scenario(dtype="bf16", fp8_grad_all_gather=True))
+    assert _site(ctx16, stack16).forward == _site(ctx16, stack16).backward
+
+
+def test_fused_pairs_pipeline_each_collective_with_its_own_matmuls():
+    """Forward per site: x(AG, g_col) + x(RS, g_row) + stage; backward: x(AG, dgrad_row) +
+    stage + the in-line reduce-scatter, x = chunked_exposed, stage = memory_time(2 n / t)."""
+    fields = {"comm_overlap": True, "comm_overlap_input_grad": False, "fused_pairs": True}
+    ctx, stack, cost = _layer(_scenario(**fields))
+    site = _site(ctx, stack)
+    t = ctx.layout.tp
+    n = ctx.shape.tokens * ctx.shape.model.hidden * 2
+    stage = float(ctx.compute.memory_time(2.0 * n / t))
+    assert site.stage_forward == site.stage_backward == pytest.approx(stage, rel=1e-12)
+    ag = next(c.time_s for c in site.forward if c.op == Op.ALL_GATHER)
+    rs = next(c.time_s for c in site.forward if c.op == Op.REDUCE_SCATTER)
+    gemms = [(4e-3, 2e-3), (9e-3, 5e-3)]
+    dgrads = [(3e-3, 0.0), (6e-3, 0.0)]
+    fwd, bwd = tp_exposed(stack, site, t, None, (0.0, 0.0),
+                          lambda backward: dgrads if backward else gemms)
+    want_fwd = sum(chunked_exposed(ag, a, t) + chunked_exposed(rs, r, t) + stage
+                   for a, r in gemms)
+    want_bwd = sum(chunked_exposed(ag, d, t) + stage + rs for d, _ in dgrads)
+    assert fwd == pytest.approx(want_fwd, rel=1e-12)
+    assert bwd == pytest.approx(want_bwd, rel=1e-12)
+    _, _, pooled = _layer(_scenario(comm_overlap=True, comm_overlap_input_grad=False))
+    assert cost.tp_backward >= pooled.tp_backward  # the wgrad no longer hides the gather
+
+
+def test_fused_gather_major_copies_each_weight_gradients_operands_in_backward():
+    """Backward adds, per site, memory_time(2 (2 n + r)), r = proj's input n/t (Llama: heads x
+    head_dim = hidden) or fc2's n f / (h t); nothing at micro-batch 1 or under fp8."""
+    fields = {"comm_overlap": True, "comm_overlap_input_grad": False, "fused_pairs": True}
+    ctx, _, plain = _layer(_scenario(**fields))
+    _, _, major = _layer(_scenario(fused_gather_major=True, **fields))
+    mdl, t = ctx.shape.model, ctx.layout.tp
+    n = ctx.shape.tokens * mdl.hidden * 2
+    rows = (ctx.shape.tokens * mdl.heads * ctx.shape.head_dim * 2 / t,
+            ctx.shape.tokens * mdl.ffn_hidden * 2 / t)
+    extra = sum(float(ctx.compute.memory_time(2.0 * (2.0 * n + r))) for r in rows)
+    assert major.tp_backward - plain.tp_backward == pytest.approx(extra, rel=1e-9)
+    assert major.tp_forward == plain.tp_forward
+    for kwargs in ({"micro_batch": 1}, {"dtype": "fp8"}):
+        _, _, off = _layer(_scenario(**kwargs, **fields))
+        _, _, on = _layer(_scenario(fused_gather_major=True, **kwargs, **fields))
+        assert on.tp_backward == off.tp_backward

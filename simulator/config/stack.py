@@ -129,6 +129,23 @@ class TensorParallelProfile(_Part):
     """With ``comm_overlap``: a fused matmul-reduce-scatter exchanges the tp partial products
     and sums them in a separate memory-bound kernel (PyTorch async TP)."""
 
+    # Issue 8, async TP as torch 2.6 runs it (simulator.cost.tp_exposure).
+    fp8_grad_all_gather: Flag = False
+    """Under fp8, the backward all-gathers of the row-parallel linears' output gradients move
+    fp8 too: the gradient is cast on its sequence shard before the gather (torchao
+    ``Float8RowwiseParallel``)."""
+    fused_pairs: Flag = False
+    """With ``comm_overlap``: each fused collective is pipelined only with the matmuls the
+    micro-pipeline pass fuses it with (an all-gather with the matmuls that take the gathered
+    tensor as their left operand, a reduce-scatter with the one matmul producing its input),
+    and a fused all-gather first copies the local shard into the symmetric buffer and waits on
+    a barrier, exposed."""
+    fused_gather_major: Flag = False
+    """With ``fused_pairs``: the fused ops leave their tensors gather-dim major (a [b, s, h]
+    tensor stored [s, b, h]); with a micro-batch above 1 and bf16 linears each weight-gradient
+    matmul flattens such an operand with a copy (read and write): the gathered inputs of QKV
+    and fc1, the gathered output gradients of proj and fc2, and the inputs of proj and fc2."""
+
 
 class KernelProfile(_Part):
     fused_elementwise: Flag = True

@@ -96,6 +96,15 @@ class _LinearTimes:
         t = self.dgrad + self.wgrad if backward else self.forward
         return float(t[0] + t[1]), float(t[2] + t[3])
 
+    def pairs(self, backward: bool) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Per site, the GEMM seconds a fused all-gather and a fused reduce-scatter pipeline
+        with (``tensor_parallel.fused_pairs``): forward (QKV or fc1, proj or fc2); backward
+        (the data gradient of proj or fc2, none)."""
+        if backward:
+            return (float(self.dgrad[1]), 0.0), (float(self.dgrad[3]), 0.0)
+        t = self.forward
+        return (float(t[0]), float(t[1])), (float(t[2]), float(t[3]))
+
 
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
                collectives: CollectiveModel, layout: Layout) -> LayerCost:
@@ -108,13 +117,20 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
     site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
-                   shape.micro_batch, layout.tp)
+                   shape.micro_batch, layout.tp, row_input_bytes(shape))
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
-                                (linears.wgrad[0], linears.wgrad[2]))
+                                (linears.wgrad[0], linears.wgrad[2]), linears.pairs)
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
+
+
+def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
+    """Bytes of the row-parallel linears' inputs (proj, fc2) per microbatch on one GPU."""
+    mdl, t = shape.model, shape.tp
+    per_token = shape.tokens * shape.dtype_bytes / t
+    return per_token * mdl.heads * shape.head_dim, per_token * mdl.ffn_hidden
 
 
 def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:

@@ -30,7 +30,31 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   exchanges them, and sums them with ``torch.sum`` over the stacked partials: a memory-bound
   pass reading ``n`` bytes (the full activation) and writing ``n/t``;
 - ``fp8_all_gather`` (torchao ``Float8ColwiseParallel`` / ``PrepareFloat8ModuleInput``):
-  under fp8 the forward all-gathers move the fp8 cast input, one byte per element.
+  under fp8 the forward all-gathers move the fp8 cast input, one byte per element;
+- ``fp8_grad_all_gather`` (torchao ``Float8RowwiseParallel._prepare_output_fn``, eab345c:
+  ``NoopFwToFloat8BwDynamic`` is applied after the output's ``redistribute``, so backward
+  casts the output gradient to fp8 on its sequence shard and then all-gathers it): under
+  fp8 the backward all-gathers move one byte per element too;
+- ``fused_pairs`` (torch 2.6 ``micro_pipeline_tp.py``: ``_find_consumer_matmuls``,
+  ``_find_producer_matmul``; ``_pipelined_multi_all_gather_and_consume`` in
+  ``torch/distributed/_symmetric_memory``): a fused all-gather is pipelined only with the
+  matmuls that take the gathered tensor as their left operand (forward: QKV, fc1; backward:
+  the data gradient of proj, fc2, whose weight gradient reads the transposed tensor), a
+  fused reduce-scatter only with the matmul producing its input (proj, fc2), each pair
+  exposed :func:`chunked_exposed`; before its first chunk the fused all-gather copies the
+  local shard into the symmetric-memory buffer (read and write ``n/t`` bytes) and waits on
+  a barrier, a step the source leaves un-overlapped on purpose (its scheduling comment);
+- ``fused_gather_major`` (torch 2.6 ``_fused_all_gather_matmul_impl`` returns
+  ``unflatten(A_flat)`` and its products as ``view(t, s/t, b, -1).flatten(0, 1).movedim(0,
+  1)``, i.e. stored sequence-major; ``fuse_matmul_reduce_scatter`` forces the matmul input
+  to the same order, ``restride_A_for_fused_matmul_reduce_scatter``): a [b, s, .] tensor
+  stored [s, b, .] cannot be flattened to [b s, .] as a view, so with micro-batch above 1
+  each weight gradient copies its operands that came out of or went into a fused op, per
+  site ``memory_time(2 (2 n + r))`` in backward, ``n`` the gathered activation's bytes and
+  ``r`` the row-parallel linear's input (proj: ``n/t``, fc2: ``n f / (h t)``). Vanilla
+  TP's chunk-and-cat output is batch-major and flattens as a view. Not under fp8, whose
+  cast-and-transpose of every weight-gradient operand (``FP8_CAST_BYTES`` in
+  :mod:`simulator.cost.layer`) already rewrites them.
 """
 
 from __future__ import annotations
@@ -60,6 +84,13 @@ class TpSite:
     """Seconds of the fused reduce-scatter's separate sum, per reduce-scatter."""
     backward_sums: bool = True
     """Whether the backward's reduce-scatters are fused too (``comm_overlap_input_grad``)."""
+    stage_forward: float = 0.0
+    """Seconds of a fused forward all-gather's local-shard copy (``fused_pairs``)."""
+    stage_backward: float = 0.0
+    """Seconds of a fused backward all-gather's local-shard copy (``fused_pairs``)."""
+    flatten_s: tuple[float, float] = (0.0, 0.0)
+    """Backward seconds of the weight gradients' flattening copies, attention and MLP site
+    (``fused_gather_major``)."""
 
     def pairs(self, backward: bool):
         """(collective, copy seconds) of each of the site's collectives in one pass."""
@@ -77,10 +108,12 @@ class TpSite:
 
     def busy(self, backward: bool) -> float:
         """Seconds the site's tensor-parallel work takes in one pass, hidden or not:
-        collectives, their copies and fused sums."""
+        collectives, their copies, fused sums, staging copies and (backward, the mean of the
+        two sites) the weight gradients' flattening copies."""
         fused = self.backward_sums or not backward
         sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward)) * fused
-        return self.in_line(backward) + sums
+        staged = self.stage_backward + sum(self.flatten_s) / 2 if backward else self.stage_forward
+        return self.in_line(backward) + sums + staged
 
     def gathers(self, backward: bool) -> float:
         """Seconds of the site's all-gathers (with their copies) in one pass."""
@@ -88,20 +121,47 @@ class TpSite:
 
 
 def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
-            micro_batch: int, tp_degree: int) -> TpSite:
-    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``."""
+            micro_batch: int, tp_degree: int,
+            row_inputs: tuple[float, float] = (0.0, 0.0)) -> TpSite:
+    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``;
+    ``row_inputs`` are the bytes of proj's and fc2's inputs (``fused_gather_major``)."""
     tp = stack.tensor_parallel
-    fp8 = tp.fp8_all_gather and compute.dtype == Dtype.FP8
-    forward = tuple(_fp8_sized(c) if fp8 and c.op == Op.ALL_GATHER else c for c in found)
+    fp8 = compute.dtype == Dtype.FP8
+    forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather)
+    backward = _gathers_fp8(found, fp8 and tp.fp8_grad_all_gather)
     copies = tp.layout_copies and micro_batch > 1
 
     def copy_s(collectives) -> tuple[float, ...]:
         return tuple(float(compute.memory_time(2.0 * c.size_bytes)) if copies else 0.0
                      for c in collectives)
+
+    def stage_s(collectives) -> float:
+        gathered = [c.size_bytes for c in collectives if c.op == Op.ALL_GATHER]
+        staged = tp.fused_pairs and tp.comm_overlap and gathered
+        return float(compute.memory_time(2.0 * gathered[0] / tp_degree)) if staged else 0.0
     sums = [c.size_bytes * (1.0 + 1.0 / tp_degree) for c in found if c.op == Op.REDUCE_SCATTER]
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
-    return TpSite(forward, tuple(found), copy_s(forward), copy_s(found), sum_s,
-                  tp.comm_overlap_input_grad)
+    return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
+                  tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward),
+                  _flatten_s(stack, compute, found, micro_batch, row_inputs))
+
+
+def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
+               micro_batch: int, row_inputs: tuple[float, float]) -> tuple[float, float]:
+    """Per site, ``memory_time(2 (2 n + r))``: the weight gradients' copies of gather-major
+    operands (module docstring, ``fused_gather_major``); 0 unless it applies."""
+    tp = stack.tensor_parallel
+    gathered = [c.size_bytes for c in found if c.op == Op.ALL_GATHER]
+    on = (tp.fused_gather_major and tp.fused_pairs and tp.comm_overlap and gathered
+          and micro_batch > 1 and compute.dtype != Dtype.FP8)
+    if not on:
+        return 0.0, 0.0
+    return tuple(float(compute.memory_time(2.0 * (2.0 * gathered[0] + r))) for r in row_inputs)
+
+
+def _gathers_fp8(found: list[PricedCollective], fp8: bool) -> tuple[PricedCollective, ...]:
+    """``found`` with its all-gathers fp8 sized when ``fp8``."""
+    return tuple(_fp8_sized(c) if fp8 and c.op == Op.ALL_GATHER else c for c in found)
 
 
 def _fp8_sized(c: PricedCollective) -> PricedCollective:
@@ -109,15 +169,19 @@ def _fp8_sized(c: PricedCollective) -> PricedCollective:
 
 
 def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
-               wgrads: tuple[float, float]) -> tuple[float, float]:
+               wgrads: tuple[float, float], pairs=None) -> tuple[float, float]:
     """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring).
 
     ``sites_gemm(backward)`` gives the (attention, MLP) GEMM seconds of a pass; ``wgrads``
-    the weight-gradient GEMM seconds of QKV and fc1.
+    the weight-gradient GEMM seconds of QKV and fc1; ``pairs(backward)`` (needed with
+    ``fused_pairs``) the (all-gather, reduce-scatter) partner GEMM seconds of each site.
     """
     if not site.forward:
         return 0.0, 0.0
     profile = stack.tensor_parallel
+    gathers = any(c.op == Op.ALL_GATHER for c in site.forward)
+    if profile.comm_overlap and profile.fused_pairs and gathers and not profile.comm_overlap_input_grad:
+        return _paired(site, tp, pairs)
     if profile.comm_overlap:
         return _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
     forward, backward = 2 * site.in_line(False), 2 * site.in_line(True)
@@ -139,6 +203,22 @@ def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[fl
         in_line = site.in_line(True) - site.gathers(True)
     backward = sum(chunked_exposed(fused, g, tp) + in_line for g in sites_gemm(True))
     return forward, backward
+
+
+def _paired(site: TpSite, tp: int, pairs) -> tuple[float, float]:
+    """``fused_pairs`` exposure (module docstring): per site, forward
+    ``x(AG, g_col) + x(RS, g_row) + sum + stage`` and backward ``x(AG, dgrad_row) + stage``
+    plus the in-line input-gradient reduce-scatter with its copy, where ``x`` is
+    :func:`chunked_exposed` and ``g`` the partner GEMM seconds of ``pairs(backward)``."""
+    def fused(c: PricedCollective, ag: float, rs: float) -> float:
+        return chunked_exposed(c.time_s, ag if c.op == Op.ALL_GATHER else rs, tp)
+    forward = sum(sum(fused(c, ag, rs) for c in site.forward) + site.sum_s + site.stage_forward
+                  for ag, rs in pairs(False))
+    gathers = [c for c in site.backward if c.op == Op.ALL_GATHER]
+    in_line = site.in_line(True) - site.gathers(True)
+    backward = sum(sum(chunked_exposed(c.time_s, ag, tp) for c in gathers)
+                   + site.stage_backward + in_line for ag, _ in pairs(True))
+    return forward, backward + sum(site.flatten_s)
 
 
 def chunked_exposed(comm: float, gemm: float, tp: int) -> float:

@@ -53,6 +53,7 @@ from simulator.cost.layer import (
     cast_shard,
     fp8_cast_times,
     layer_cost,
+    row_input_bytes,
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
@@ -237,7 +238,8 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
     gradient synchronisation and ZeRO-3 traffic (``StepResult.dp_comm_s``).
     """
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
-    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp)
+    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp,
+                   row_input_bytes(ctx.shape))
     recompute = layer.tp_recompute
     if stack.tensor_parallel.comm_overlap and recompute > 0.0:
         recompute = 2 * site.busy(False)  # exposed is the chunked part; all of it runs again
