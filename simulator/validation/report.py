@@ -243,17 +243,26 @@ async TP, every fused all-gather-matmul and matmul-reduce-scatter.
 
 Tensor parallelism as PyTorch runs it (stack `tensor_parallel`, read from the code, not fitted):
 plain DTensor collectives on the sequence dim of [b, s, h] activations add a chunk-and-cat copy
-each (`layout_copies`); float8 rows all-gather the fp8-cast sequence shard (`fp8_all_gather`);
-async TP fuses every all-gather and the forward reduce-scatters, but not the backward
-input-gradient reduce-scatters of wq/wk/wv and w1/w3, which are sums of matmuls
-(`comm_overlap_input_grad: false`), and sums the exchanged partials in a separate kernel
-(`sum_after_exchange`). These moved the set from 9.5% / 22.9% to 7.7% / 22.9% (the vanilla
-8B TP row from +15.1% to +4.5%). Known misses: the async-TP rows stay +7% to +13% high (the
-modelled overlap still hides about twice the time the measurements gain from async TP), and
-the 128k/256k context-parallel rows +19% / +23%: measured MFU falls by 30% from CP 2 to CP 4
-at equal tokens per GPU, a step that nothing in PyTorch's ring attention we read (all-gather
-rotation overlapped with the first block, load-balanced blocks, fp32 merges and gradient
-rotation, each a few percent and equal per ring step) explains.""",
+each (`layout_copies`); float8 rows all-gather the fp8-cast sequence shard, forward and, for the
+output gradients of the row-parallel linears, backward (`fp8_all_gather`,
+`fp8_grad_all_gather`); async TP pipelines each fused collective only with its own matmuls,
+after an exposed copy of the local shard into the symmetric buffer (`fused_pairs`), leaves the
+backward input-gradient reduce-scatters of wq/wk/wv and w1/w3 (sums of matmuls) as NCCL calls
+(`comm_overlap_input_grad: false`), sums the exchanged partials in a separate kernel
+(`sum_after_exchange`), and returns sequence-major tensors that bf16 weight gradients copy at
+micro-batch > 1 (`fused_gather_major`, read from the code but not confirmed by a profile).
+Context parallel as PyTorch's ring attention (`context_parallel: {ring: torch,
+exchanged_heads: all}`, `simulator/cost/context_parallel.py`): K and V repeated to every query
+head, one all-gather per forward ring and again in backward, the fp32 dK/dV shifted round the
+ring at every backward step, fp32 merges per step, all in line under torch.compile, the ring
+re-run by full recompute. Rows 22-24 (Table 6's 405B CP rows) were added after that model was
+written and came out at +3.6% / -6.1% / +0.9% (the generic ring: +18.7% / +13.6% / +26.6%).
+Known misses: the 8B CP rows go -13.0% (CP 2), +14.0% (CP 4), +17.6% (CP 8): measured cost
+per ring step jumps between CP 2 and CP 4 and stays flat after, which no mechanism we read
+explains (not load balance, communication volume, merges, block shapes, memory pressure or
+FSDP; `docs/research/stack_facts.md` section 4); the 405B PP rows stay +10.6% / +11.8% and the
+70B fp8 async-TP row +7.9% (the Dec-2024 build's fp8 async-TP gain, +5.7% measured, is below
+both our +17.6% and the +15.9% pytorch#149990 reports on a 2025 build; section 5).""",
     "torchtitan_memory": """\
 Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
 22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
