@@ -334,12 +334,11 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
     """ZeRO-3 / FSDP cost of a stage of ``layers`` layers with unit prices ``unit``
     (:mod:`simulator.cost.sharding`), over its ``v`` chunks."""
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
-    deferred = defers_reduce(ctx.scenario)    # reduced after the last backward: the step's tail
+    deferred = defers_reduce(ctx.scenario)    # reduced after the last backward (gradient_sync)
     one = sharding_cost(ctx.scenario, stack, UnitComm(unit.gather, 0.0) if deferred else unit,
                         chunk_layers, layer.forward, layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
-    comm = v * one.comm_per_step + (layers * unit.reduce if deferred else 0.0)
-    return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, comm)
+    return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
 
 
 def sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:

@@ -17,22 +17,25 @@ group's ``post_backward`` itself. Two costs follow, each behind a stack ``pipeli
   after another: ``post_backward`` makes the compute stream wait for the previous group's
   reduce-scatter (``reduce_scatter_state.event``) before the next group's copy-in
   (``foreach_reduce``: ``chunk_cat`` into the reduce-scatter input, read and write ``r`` bytes
-  per parameter). A stage's tail after its last backward is
-  ``(P / P_layer) c_rs + t_mem(2 r P)``, ``c_rs`` one layer's reduce-scatter
-  (:func:`simulator.cost.sharding.unit_comm`); none of it overlaps that backward.
+  per parameter). A stage's reduction after its last backward takes
+  ``(P / P_layer) c_rs + t_mem(2 r P)``, ``c_rs = a + b r P_layer`` one layer's reduce-scatter
+  (:func:`simulator.cost.sharding.unit_comm`); none of it overlaps that backward. It is the
+  stage's gradient synchronisation (:mod:`simulator.engine.gradient_sync`), starting at the
+  stage's finish (its tail equals its length), so both engines end the step on it.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import replace
 
+from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
-from simulator.cost.sharding import unit_comm
-from simulator.engine.context import memoised
-from simulator.workload.memory import scenario_split, stage_parameters
+from simulator.cost.collective import PricedCollective
+from simulator.cost.forced import forced_algorithm
+from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
 
-__all__ = ["accumulation_seconds", "deferred_reduce_tails", "defers_reduce"]
+__all__ = ["accumulation_seconds", "deferred_reduce_collectives", "defers_reduce"]
 
 
 def defers_reduce(scenario) -> bool:
@@ -70,21 +73,26 @@ def accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> float:
     return float(ctx.compute.memory_time(per_param * params)) if per_param > 0 else 0.0
 
 
-def deferred_reduce_tails(ctx) -> np.ndarray | None:
-    """Per stage, seconds from its last backward's end to its gradients' reduction (module
-    docstring); None unless :func:`defers_reduce`."""
+def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
+    """Per stage, its deferred gradient reduction as one collective on the stage's FSDP shard
+    groups (module docstring): ``L_i = P_i / P_layer`` layer reduce-scatters in series,
+    ``L_i a + b r P_i``, with the copy-ins' ``t_mem(2 r P_i)`` added to the latency (priced
+    at one layer's size, as :func:`simulator.cost.sharding.unit_comm`); None unless
+    :func:`defers_reduce` and the stage is sharded."""
     sc = ctx.scenario
     par, layout = sc.parallelism, ctx.layout
     if not defers_reduce(sc) or layout.dp * layout.cp == 1:
         return None
-    stack = scenario_stack(sc)
-    unit_reduce = [memoised(ctx, ("unit", layout, stage, par.shard_size), lambda stage=stage: unit_comm(
-        sc, stack, ctx.collectives, layout, stage)).reduce for stage in range(layout.pp)]
     layer = stage_parameters(sc.model, par, 1, False, False)[0]
     reduce = _dtype_bytes(sc)[1]
+    shard = shard_group_size(par, layout.dp)
     split, last = scenario_split(sc.model, par), par.pp - 1
-    tails = []
+    out = []
     for i, layers in enumerate(split):
         params = stage_parameters(sc.model, par, layers, i == 0, i == last)[0]
-        tails.append(params / layer * unit_reduce[i] + float(ctx.compute.memory_time(2.0 * reduce * params)))
-    return np.array(tails)
+        terms = ctx.collectives.concurrent_terms(
+            Op.REDUCE_SCATTER, lambda i=i: layout.stage_shard_groups(i, shard), reduce * layer,
+            forced_algorithm(sc, Op.REDUCE_SCATTER), key=("shard", layout, i, shard))
+        latency = params / layer * terms.latency_s + float(ctx.compute.memory_time(2.0 * reduce * params))
+        out.append([PricedCollective(Op.REDUCE_SCATTER, reduce * params, replace(terms, latency_s=latency))])
+    return out
