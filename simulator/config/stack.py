@@ -179,9 +179,19 @@ class PipelineRuntime(StrEnum):
 
 
 class PipelineProfile(_Part):
-    """The pipeline-parallel runtime's memory behaviour (simulator.workload.pipeline_memory)."""
+    """The pipeline-parallel runtime's memory behaviour (simulator.workload.pipeline_memory)
+    and, under FSDP, its gradient handling (simulator.engine.pipeline_fsdp)."""
 
     runtime: PipelineRuntime = PipelineRuntime.MEGATRON
+    deferred_reduce_scatter: Flag = False
+    """Sharded (FSDP) gradients are reduce-scattered only after the stage's last backward has
+    run, unit after unit in series (torch.distributed.pipelining ``backward_maybe_with_nosync``
+    calls every group's ``post_backward`` after it), not overlapped with that backward."""
+    unsharded_grad_accumulation: Flag = False
+    """Each microbatch's unsharded gradients are accumulated into fp32 buffers by separate
+    elementwise kernels (FSDP2 ``to_accumulated_grad_if_needed`` at the first backward,
+    ``accumulate_unsharded_grad_if_needed`` at later ones), not fused into the weight-gradient
+    GEMM."""
 
 
 class ContextParallelProfile(_Part):

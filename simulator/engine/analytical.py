@@ -22,7 +22,7 @@ from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
-from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, unit_comm
+from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context, memoised
@@ -35,6 +35,7 @@ from simulator.engine.gradient_sync import (
     last_bucket_times,
     sync_seconds,
 )
+from simulator.engine.pipeline_fsdp import accumulation_seconds, defers_reduce
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
@@ -312,7 +313,8 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
     fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
            + embed * first + logits_f * last + sharding.forward_exposed)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
-           + recompute + logits_b * last + sharding.backward_exposed)
+           + recompute + logits_b * last + sharding.backward_exposed
+           + accumulation_seconds(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), sharding
 
@@ -332,8 +334,9 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
     """ZeRO-3 / FSDP cost of a stage of ``layers`` layers with unit prices ``unit``
     (:mod:`simulator.cost.sharding`), over its ``v`` chunks."""
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
-    one = sharding_cost(ctx.scenario, stack, unit, chunk_layers, layer.forward,
-                        layer.backward + layer.recompute, ctx.microbatches)
+    deferred = defers_reduce(ctx.scenario)    # reduced after the last backward (gradient_sync)
+    one = sharding_cost(ctx.scenario, stack, UnitComm(unit.gather, 0.0) if deferred else unit,
+                        chunk_layers, layer.forward, layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
 

@@ -33,6 +33,7 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
+from simulator.engine.pipeline_fsdp import deferred_reduce_collectives
 from simulator.topology.multisite import split_by_site
 from simulator.workload.memory import scenario_split, stage_parameters
 
@@ -41,6 +42,8 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     """Per stage, the collectives that synchronise its gradients at the end of a step."""
     par, layout = ctx.scenario.parallelism, ctx.layout
     sites = ctx.scenario.cluster.sites
+    if (deferred := deferred_reduce_collectives(ctx)) is not None:
+        return deferred
     if layout.dp == 1 or par.zero_stage == 3 or (sites is not None and layout.dp == sites.count):
         return [[] for _ in range(layout.pp)]
     sizes = _stage_sizes(ctx)
@@ -110,7 +113,11 @@ def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
 def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list[float]:
     """Per stage, seconds of the reduction of its last gradient bucket (0 without overlap):
     the part of the reduction that cannot hide behind the backward. ``syncs`` are the
-    stages' collectives from :func:`all_gradient_collectives`."""
+    stages' collectives from :func:`all_gradient_collectives`. Under a pipeline runtime that
+    reduce-scatters sharded gradients after the last backward, the whole reduction
+    (:func:`simulator.engine.pipeline_fsdp.deferred_reduce_collectives`)."""
+    if deferred_reduce_collectives(ctx) is not None:
+        return sync_seconds(syncs)
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes

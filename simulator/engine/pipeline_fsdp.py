@@ -1,0 +1,98 @@
+"""FSDP gradients under torch.distributed.pipelining: what the runtime adds per microbatch and
+at the end of a stage's step.
+
+torch 2.6 ``PipelineStage.backward_maybe_with_nosync`` (``torch/distributed/pipelining/stage.py``)
+runs every backward of an FSDP2 stage with ``set_requires_gradient_sync(False)`` and
+``set_reshard_after_backward(False)``; after the stage's last backward it calls each FSDP
+group's ``post_backward`` itself. Two costs follow, each behind a stack ``pipeline`` flag:
+
+- ``unsharded_grad_accumulation``: with gradient sync off, FSDP2's post-backward hook
+  (``_fsdp_param_group.py`` ``post_backward``) upcasts each unsharded gradient to the reduce
+  dtype at the first backward (``to_accumulated_grad_if_needed``: read ``g``, write ``r`` bytes
+  per parameter) and adds later ones into it (``accumulate_unsharded_grad_if_needed``: read
+  ``r + g``, write ``r``), as separate elementwise kernels. Per microbatch, averaged over the
+  step's ``m``: ``P ((g + r) + (m - 1)(g + 2 r)) / m`` bytes for ``P`` unsharded parameters
+  (``r = g``: no upcast, ``3 g`` from the second microbatch on).
+- ``deferred_reduce_scatter``: the reduce-scatters then run after the last backward, one group
+  after another: ``post_backward`` makes the compute stream wait for the previous group's
+  reduce-scatter (``reduce_scatter_state.event``) before the next group's copy-in
+  (``foreach_reduce``: ``chunk_cat`` into the reduce-scatter input, read and write ``r`` bytes
+  per parameter). A stage's reduction after its last backward takes
+  ``(P / P_layer) c_rs + t_mem(2 r P)``, ``c_rs = a + b r P_layer`` one layer's reduce-scatter
+  (:func:`simulator.cost.sharding.unit_comm`); none of it overlaps that backward. It is the
+  stage's gradient synchronisation (:mod:`simulator.engine.gradient_sync`), starting at the
+  stage's finish (its tail equals its length), so both engines end the step on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from simulator.collectives import Op
+from simulator.config.hardware import Dtype
+from simulator.config.loader import scenario_stack
+from simulator.cost.collective import PricedCollective
+from simulator.cost.forced import forced_algorithm
+from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
+
+__all__ = ["accumulation_seconds", "deferred_reduce_collectives", "defers_reduce"]
+
+
+def defers_reduce(scenario) -> bool:
+    """Whether sharded gradients are reduce-scattered after each stage's last backward."""
+    par = scenario.parallelism
+    return (scenario_stack(scenario).pipeline.deferred_reduce_scatter and par.zero_stage >= 3
+            and par.pp > 1)
+
+
+def _dtype_bytes(scenario) -> tuple[float, float]:
+    """(gradient bytes as autograd makes them, reduce-dtype bytes) per parameter."""
+    dtype = Dtype(scenario.training.dtype)
+    grad = 4.0 if dtype == Dtype.FP32 else 2.0
+    return grad, float(scenario_stack(scenario).sharding.grad_reduce_dtype.nbytes(dtype))
+
+
+def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) -> float:
+    """Mean bytes per parameter per microbatch of FSDP2's unsharded accumulation (module
+    docstring): ``((g + r) + (m - 1)(g + 2 r)) / m``, or ``3 g (m - 1) / m`` when ``r = g``."""
+    if reduce == grad:
+        return 3.0 * grad * (microbatches - 1) / microbatches
+    return ((grad + reduce) + (microbatches - 1) * (grad + 2.0 * reduce)) / microbatches
+
+
+def accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+    """Seconds per microbatch a stage spends accumulating its unsharded gradients (0 unless
+    the stack's ``pipeline.unsharded_grad_accumulation`` applies: ZeRO-3 and p > 1)."""
+    sc = ctx.scenario
+    par = sc.parallelism
+    if not (scenario_stack(sc).pipeline.unsharded_grad_accumulation and par.zero_stage >= 3
+            and par.pp > 1):
+        return 0.0
+    params = stage_parameters(sc.model, par, layers, first, last)[0]
+    per_param = accumulation_bytes_per_param(*_dtype_bytes(sc), ctx.microbatches)
+    return float(ctx.compute.memory_time(per_param * params)) if per_param > 0 else 0.0
+
+
+def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
+    """Per stage, its deferred gradient reduction as one collective on the stage's FSDP shard
+    groups (module docstring): ``L_i = P_i / P_layer`` layer reduce-scatters in series,
+    ``L_i a + b r P_i``, with the copy-ins' ``t_mem(2 r P_i)`` added to the latency (priced
+    at one layer's size, as :func:`simulator.cost.sharding.unit_comm`); None unless
+    :func:`defers_reduce` and the stage is sharded."""
+    sc = ctx.scenario
+    par, layout = sc.parallelism, ctx.layout
+    if not defers_reduce(sc) or layout.dp * layout.cp == 1:
+        return None
+    layer = stage_parameters(sc.model, par, 1, False, False)[0]
+    reduce = _dtype_bytes(sc)[1]
+    shard = shard_group_size(par, layout.dp)
+    split, last = scenario_split(sc.model, par), par.pp - 1
+    out = []
+    for i, layers in enumerate(split):
+        params = stage_parameters(sc.model, par, layers, i == 0, i == last)[0]
+        terms = ctx.collectives.concurrent_terms(
+            Op.REDUCE_SCATTER, lambda i=i: layout.stage_shard_groups(i, shard), reduce * layer,
+            forced_algorithm(sc, Op.REDUCE_SCATTER), key=("shard", layout, i, shard))
+        latency = params / layer * terms.latency_s + float(ctx.compute.memory_time(2.0 * reduce * params))
+        out.append([PricedCollective(Op.REDUCE_SCATTER, reduce * params, replace(terms, latency_s=latency))])
+    return out
