@@ -4,9 +4,14 @@ share a link (a NIC, a leaf uplink) share its bandwidth in the cost model."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from simulator.collectives.schedule import Schedule, Step
+from simulator.collectives.schedule import Algorithm, Schedule, Step
+
+SHIFT_EQUIVARIANT = frozenset({Algorithm.RING})
+"""Algorithms whose schedules move with their groups: see :func:`shift_schedule`."""
 
 
 def merge_schedules(schedules: list[Schedule]) -> Schedule:
@@ -22,3 +27,30 @@ def merge_schedules(schedules: list[Schedule]) -> Schedule:
                           np.concatenate([p.frac for p in parts]), step.repeat, step.ring_like))
     return Schedule(first.op, first.algorithm, first.ranks, tuple(steps), first.pipelined,
                     first.channels)
+
+
+def shift_schedule(schedule: Schedule, vertices: int) -> Schedule:
+    """``schedule`` with every flow's source and destination moved by ``vertices``.
+
+    For an algorithm in :data:`SHIFT_EQUIVARIANT`, the schedule of groups moved by ``k``
+    whole servers (every GPU index plus ``k x gpus_per_node``) is, array for array and bit
+    for bit, its schedule on the unmoved groups shifted by ``k x V`` vertices (``V``
+    vertices per server), whichever the cluster:
+
+    - every server has the same local layout, so a GPU's vertex moves by ``k V``;
+    - :class:`~simulator.collectives.group.Group` reads its GPUs only through their
+      servers' order of first appearance and the number of its GPUs on each
+      (``by_server``, ``channels``), and their local vertices (``vertex mod V``: rails,
+      PCIe switches of server 0, mesh rings), all unchanged by the move; so each channel's
+      ring order moves by ``k V``, and so do the ring's (and chain's) flows, with the same
+      fractions in the same order;
+    - :meth:`~simulator.collectives.schedule.Step.of` keeps pairs in order of first
+      appearance and sums duplicates in input order: which pairs are duplicates, and the
+      lexicographic order of the pairs it sorts by, do not change when every vertex moves
+      by the same amount, so its arrays move by ``k V`` and its fractions are the same;
+    - feasibility (``Group.size``, ``uniform``) does not change either.
+
+    ``tests/test_concurrent_shift.py`` checks it on many group sets and fabrics.
+    """
+    steps = tuple(replace(s, src=s.src + vertices, dst=s.dst + vertices) for s in schedule.steps)
+    return replace(schedule, steps=steps)

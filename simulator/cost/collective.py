@@ -18,10 +18,11 @@ from simulator.collectives import (
     Algorithm,
     Group,
     Op,
+    Schedule,
     build_schedule,
     candidate_schedules,
 )
-from simulator.collectives.concurrent import merge_schedules
+from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules, shift_schedule
 from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
@@ -74,6 +75,15 @@ class PricedCollective:
         return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
 
 
+def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule | None:
+    """The merged schedule of ``op`` with ``algorithm`` on all ``groups``, or None if the
+    algorithm refuses them."""
+    try:
+        return merge_schedules([build_schedule(op, algorithm, Group(cluster, g)) for g in groups])
+    except (InfeasibleError, KeyError, ValueError):
+        return None
+
+
 class CollectiveModel:
     """Times of collectives on one cluster (routes and schedules cached per instance)."""
 
@@ -83,6 +93,7 @@ class CollectiveModel:
         self._terms: dict[tuple, list[CostTerms]] = {}
         self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
         self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
+        self._shapes: dict[tuple, Schedule | None] = {}
 
     def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:
         """Cost terms of every (algorithm, protocol) allowed; ``algorithm=None`` means auto."""
@@ -145,16 +156,31 @@ class CollectiveModel:
             native = algo in AUTO_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
             if algorithm is None and not native:
                 continue
-            try:
-                merged = merge_schedules([build_schedule(op, algo, Group(self.cluster, g))
-                                          for g in groups])
-            except (InfeasibleError, KeyError, ValueError):
-                continue
-            terms += self.network.terms(merged)
+            merged = self._merged(op, algo, groups)
+            if merged is not None:
+                terms += self.network.terms(merged)
         if not terms:
             raise InfeasibleError(f"no algorithm can run {op.value} on groups of "
                                   f"{len(groups[0])} ranks")
         return terms
+
+    def _merged(self, op: Op, algorithm: Algorithm, groups) -> Schedule | None:
+        """The merged schedule of ``op`` with ``algorithm`` on all ``groups`` at once, or None
+        if the algorithm refuses them. Algorithms whose schedules move with their groups
+        (:func:`~simulator.collectives.concurrent.shift_schedule`) build it once per shape:
+        for the groups moved down to start on server 0, then shifted back."""
+        if algorithm not in SHIFT_EQUIVARIANT or not all(len(g) for g in groups):
+            return _built(op, algorithm, self.cluster, groups)
+        per_node = self.cluster.hw.gpus_per_node
+        servers = min(min(g) for g in groups) // per_node
+        first = servers * per_node
+        key = (op, algorithm, tuple(tuple(gpu - first for gpu in g) for g in groups))
+        if key not in self._shapes:
+            self._shapes[key] = _built(op, algorithm, self.cluster, key[2])
+        found = self._shapes[key]
+        if found is None or servers == 0:
+            return found
+        return shift_schedule(found, servers * self.cluster.layout.vertices)
 
     def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
               size_bytes) -> CollectiveSweep:

@@ -91,11 +91,12 @@ class NetworkCostModel:
         return total
 
     def _step_load(self, step: Step) -> _StepLoad:
-        inc = self.router.incidence(step.src, step.dst)
-        edge_load = inc.T @ step.frac
-        codes = inc.multiply(self.cluster.hw_class.astype(np.float64)).max(axis=1)
-        flow_class = np.asarray(codes.todense()).ravel().astype(np.int64)
-        wire = inc @ self.cluster.latency_s
+        indptr, edges = self.router.routes(step.src, step.dst)
+        lengths = np.diff(indptr)
+        edge_load = np.bincount(edges, weights=np.repeat(step.frac, lengths),
+                                minlength=len(self._inv_bw))
+        flow_class = _row_max(self.cluster.hw_class[edges], indptr)
+        wire = _row_sums(self.cluster.latency_s[edges], indptr)
         return _StepLoad(edge_load, flow_class, wire, step.frac, step.ring_like)
 
     def _seconds_per_byte(self, loads: list[tuple[_StepLoad, int]], pipelined: bool) -> float:
@@ -130,3 +131,25 @@ def _flows_key(schedule: Schedule) -> tuple:
     return (schedule.algorithm, schedule.pipelined, *(
         (s.src.dtype.str, s.src.tobytes(), s.dst.dtype.str, s.dst.tobytes(), s.frac.dtype.str,
          s.frac.tobytes(), s.repeat, s.ring_like) for s in schedule.steps))
+
+
+def _row_max(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Per CSR row, the largest of its ``values`` and 0 (0 for an empty row): the row
+    maxima of a sparse matrix, whose rows hold implicit zeros (int64)."""
+    out = np.zeros(len(indptr) - 1, dtype=np.int64)
+    full = np.flatnonzero(indptr[1:] > indptr[:-1])
+    if full.size:
+        out[full] = np.maximum(np.maximum.reduceat(values, indptr[full]), 0)
+    return out
+
+
+def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Per CSR row, ``0.0 + v_0 + v_1 + ...`` added left to right: the same floating-point
+    operations, in the same order, as a sparse matrix-vector product (scipy's ``csr_matvec``)
+    of a 0/1 matrix; numpy's own reductions add in another order."""
+    lengths = np.diff(indptr)
+    out = np.zeros(len(lengths))
+    for k in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > k)
+        out[rows] += values[indptr[rows] + k]
+    return out

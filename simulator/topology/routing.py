@@ -121,7 +121,15 @@ class Router:
         return _memo(self._paths, (src, dst), self._route)
 
     def incidence(self, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
-        """Flows x edges matrix with a 1 where flow ``i`` (src[i] -> dst[i]) crosses edge ``e``.
+        """Flows x edges matrix with a 1 where flow ``i`` (src[i] -> dst[i]) crosses edge ``e``
+        (the rows of :meth:`routes`)."""
+        indptr, indices = self.routes(src, dst)
+        shape = (len(indptr) - 1, len(self.cluster.bandwidth_Bps))
+        return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+
+    def routes(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every flow's path as CSR arrays ``(indptr, edge ids)``: flow ``i`` (src[i] ->
+        dst[i]) crosses ``edges[indptr[i]:indptr[i + 1]]``, in path order.
 
         Flows inside one server are routed in bulk from per-(local src, local dst)
         templates; flows between servers go through :meth:`path` one by one.
@@ -134,17 +142,30 @@ class Router:
         template = self._templates(src[inside] % n_vert, dst[inside] % n_vert)
         lengths[inside] = template.lengths
         outside = np.flatnonzero(~inside)
-        paths = [self.path(int(src[i]), int(dst[i])) for i in outside]
+        paths = self._paths_of(src[outside].tolist(), dst[outside].tolist())
         lengths[outside] = [len(p) for p in paths]
         indptr = np.concatenate(([0], np.cumsum(lengths)))
         indices = np.empty(int(indptr[-1]), dtype=np.int64)
         rows = np.flatnonzero(inside)
         positions, values = template.expand(indptr[rows], server[rows] * n_edge)
         indices[positions] = values
-        for i, p in zip(outside, paths, strict=True):
-            indices[indptr[i]:indptr[i + 1]] = p
-        shape = (len(src), len(self.cluster.bandwidth_Bps))
-        return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+        if paths:
+            starts = indptr[outside]
+            flat = [e for p in paths for e in p]
+            within = np.arange(len(flat)) - np.repeat(np.cumsum(lengths[outside]) - lengths[outside],
+                                                      lengths[outside])
+            indices[np.repeat(starts, lengths[outside]) + within] = flat
+        return indptr, indices
+
+    def _paths_of(self, src: list[int], dst: list[int]) -> list[tuple[int, ...]]:
+        """:meth:`path` of each (src[i], dst[i])."""
+        cache, out = self._paths, []
+        for pair in zip(src, dst, strict=True):
+            found = cache.get(pair)
+            if found is None:
+                found = cache[pair] = self._route(*pair)
+            out.append(found)
+        return out
 
     def _templates(self, local_src: np.ndarray, local_dst: np.ndarray) -> _Templates:
         n_vert = self.cluster.layout.vertices
