@@ -4,6 +4,7 @@ the PyTorch ring, and the DES still equal to the analytical step."""
 from __future__ import annotations
 
 import pytest
+from des_checks import assert_des_brackets_analytical
 
 from simulator.collectives import Op
 from simulator.config import scenario_from_mapping
@@ -16,7 +17,6 @@ from simulator.cost.context_parallel import (
     ring_recomputed,
     torch_merge_bytes,
 )
-from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.pipeline import session_from_scenario
 
@@ -98,15 +98,9 @@ def test_des_equals_analytical_with_the_torch_ring(cp, nodes):
     """In one server and spanning two (the DES then replays the all-gathers and ring
     shifts): with contention off the DES equals the analytical step, with it on it is never
     faster."""
-    from simulator.engine.des import simulate_steps_des
     from simulator.engine.in_layer import in_layer_kinds
 
     session = _session(cp=cp, nodes=nodes)
     kinds = in_layer_kinds(make_context(session.scenario, session.collectives), 0)
     assert [k.collective.op for k in kinds] == ([Op.ALL_GATHER, Op.SENDRECV] if nodes > 1 else [])
-    scenario, collectives = session.scenario, session.collectives
-    analytical = simulate_step(scenario, collectives).step_time_s
-    off = simulate_steps_des(scenario, collectives, steps=1, contention=False).step_time_s
-    on = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
-    assert off == pytest.approx(analytical, rel=1e-9)
-    assert on >= analytical * (1 - 1e-12)
+    assert_des_brackets_analytical(session.scenario, session.collectives)

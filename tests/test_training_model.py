@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from des_checks import assert_des_brackets_analytical
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import replay_1f1b
@@ -168,19 +169,13 @@ def test_experts_with_context_parallelism_run_in_both_engines(nodes, parallelism
     group is ``ep`` consecutive (cp, dp) ranks. Every such layout runs, and the DES equals
     the analytical step with contention off and is never faster with it on."""
     from simulator.config import scenario_from_mapping
-    from simulator.engine.des import simulate_steps_des
     from simulator.pipeline import session_from_scenario
 
     data = {"name": "moe-cp", "cluster": {"node": "dgx-h100", "nodes": nodes},
             "model": {"preset": "mixtral-8x7b"}, "training": {"global_batch": 16},
             "parallelism": parallelism, "simulate": {"fidelity": "per-rank"}}
     session = session_from_scenario(scenario_from_mapping(data, "moe-cp.yaml"))
-    scenario, collectives = session.scenario, session.collectives
-    analytical = simulate_step(scenario, collectives).step_time_s
-    off = simulate_steps_des(scenario, collectives, steps=1, contention=False).step_time_s
-    on = simulate_steps_des(scenario, collectives, steps=1, contention=True).step_time_s
-    assert off == pytest.approx(analytical, rel=1e-9)
-    assert on >= analytical * (1 - 1e-12)
+    assert_des_brackets_analytical(session.scenario, session.collectives)
 
 
 def test_expert_groups_fold_context_ranks_in_megatron_order():
