@@ -33,7 +33,7 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context
-from simulator.engine.pipeline_fsdp import deferred_reduce_collectives
+from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
 from simulator.topology.multisite import split_by_site
 from simulator.workload.memory import scenario_split, stage_parameters
 
@@ -116,7 +116,7 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     stages' collectives from :func:`all_gradient_collectives`. Under a pipeline runtime that
     reduce-scatters sharded gradients after the last backward, the whole reduction
     (:func:`simulator.engine.pipeline_fsdp.deferred_reduce_collectives`)."""
-    if deferred_reduce_collectives(ctx) is not None:
+    if reduces_deferred(ctx):
         return sync_seconds(syncs)
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp

@@ -35,14 +35,25 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
 
-__all__ = ["accumulation_seconds", "deferred_reduce_collectives", "defers_reduce"]
+__all__ = ["accumulation_seconds", "deferred_reduce_collectives", "defers_reduce", "reduces_deferred"]
+
+
+def _applies(scenario, flag: bool) -> bool:
+    """Whether a stack ``pipeline`` flag takes effect: FSDP (ZeRO-3) stages of a pipeline."""
+    par = scenario.parallelism
+    return flag and par.zero_stage >= 3 and par.pp > 1
 
 
 def defers_reduce(scenario) -> bool:
     """Whether sharded gradients are reduce-scattered after each stage's last backward."""
-    par = scenario.parallelism
-    return (scenario_stack(scenario).pipeline.deferred_reduce_scatter and par.zero_stage >= 3
-            and par.pp > 1)
+    return _applies(scenario, scenario_stack(scenario).pipeline.deferred_reduce_scatter)
+
+
+def reduces_deferred(ctx) -> bool:
+    """Whether the layout's gradient reduction is the deferred one (:func:`defers_reduce` and
+    the stages are sharded over more than one GPU): what
+    :func:`deferred_reduce_collectives` prices."""
+    return defers_reduce(ctx.scenario) and ctx.layout.dp * ctx.layout.cp > 1
 
 
 def _dtype_bytes(scenario) -> tuple[float, float]:
@@ -64,11 +75,9 @@ def accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> float:
     """Seconds per microbatch a stage spends accumulating its unsharded gradients (0 unless
     the stack's ``pipeline.unsharded_grad_accumulation`` applies: ZeRO-3 and p > 1)."""
     sc = ctx.scenario
-    par = sc.parallelism
-    if not (scenario_stack(sc).pipeline.unsharded_grad_accumulation and par.zero_stage >= 3
-            and par.pp > 1):
+    if not _applies(sc, scenario_stack(sc).pipeline.unsharded_grad_accumulation):
         return 0.0
-    params = stage_parameters(sc.model, par, layers, first, last)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last)[0]
     per_param = accumulation_bytes_per_param(*_dtype_bytes(sc), ctx.microbatches)
     return float(ctx.compute.memory_time(per_param * params)) if per_param > 0 else 0.0
 
@@ -81,7 +90,7 @@ def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
     :func:`defers_reduce` and the stage is sharded."""
     sc = ctx.scenario
     par, layout = sc.parallelism, ctx.layout
-    if not defers_reduce(sc) or layout.dp * layout.cp == 1:
+    if not reduces_deferred(ctx):
         return None
     layer = stage_parameters(sc.model, par, 1, False, False)[0]
     reduce = _dtype_bytes(sc)[1]
