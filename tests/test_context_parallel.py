@@ -11,10 +11,10 @@ from simulator.config import scenario_from_mapping
 from simulator.config.loader import scenario_stack
 from simulator.cost.context_parallel import (
     GENERIC_PASSES,
+    attention_recomputed,
     cp_cost,
     cp_seconds,
     exchanged_elements,
-    ring_recomputed,
     torch_merge_bytes,
 )
 from simulator.engine.context import make_context
@@ -73,7 +73,7 @@ def test_torch_ring_collectives_and_counts():
 def test_ring_not_recomputed_without_recompute():
     ctx = _ctx(cp=2, recompute="none")
     stack = scenario_stack(ctx.scenario)
-    assert not ring_recomputed(ctx.scenario, stack)
+    assert not attention_recomputed(ctx.scenario, stack)
     gather, _ = cp_cost(ctx.scenario, stack, ctx.shape, ctx.collectives, ctx.layout).collectives
     assert (gather.forward, gather.backward) == (1, 1)
 

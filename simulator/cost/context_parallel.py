@@ -93,9 +93,10 @@ def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, f
     return mdl.heads * per_head, heads * per_head
 
 
-def ring_recomputed(scenario: Scenario, stack: StackProfile) -> bool:
-    """Whether backward reruns the forward ring: full recompute, or selective recompute of
-    the attention core (not torchtitan's per-op checkpointing, which saves attention)."""
+def attention_recomputed(scenario: Scenario, stack: StackProfile) -> bool:
+    """Whether backward reruns a layer's attention core (and so its cp ring): full
+    recompute, or selective recompute of the attention core (Megatron); not torchtitan's
+    per-op checkpointing, which saves attention's output."""
     mode = scenario.parallelism.recompute
     saved = (mode == Recompute.SELECTIVE
              and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
@@ -120,7 +121,7 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
     if stack.context_parallel.ring == CpRing.GENERIC:
         return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
-    rerun = int(ring_recomputed(scenario, stack))
+    rerun = int(attention_recomputed(scenario, stack))
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
     return CpCost((CpCollective(gather, 1, 1 + rerun), CpCollective(shift, 0, layout.cp)),

@@ -26,7 +26,7 @@ from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
-from simulator.cost.context_parallel import cp_cost, cp_seconds
+from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
 from simulator.cost.in_layer import ep_collective, tp_collectives
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
@@ -250,8 +250,4 @@ def attention_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape
     else:
         core = Kernels(fwd_k.gemms[1:3], np.zeros(0))
         forward, backward = kernels_time(compute, core), kernels_time(compute, core.backward())
-    mode = scenario.parallelism.recompute
-    saved = (mode == Recompute.SELECTIVE
-             and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
-    recomputed = mode in (Recompute.FULL, Recompute.SELECTIVE) and not saved
-    return forward, backward + forward * recomputed
+    return forward, backward + forward * attention_recomputed(scenario, stack)
