@@ -136,9 +136,9 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
                      for c in collectives)
 
     def stage_s(collectives) -> float:
-        gathered = [c.size_bytes for c in collectives if c.op == Op.ALL_GATHER]
-        staged = tp.fused_pairs and tp.comm_overlap and gathered
-        return float(compute.memory_time(2.0 * gathered[0] / tp_degree)) if staged else 0.0
+        gathered = _gathered_bytes(collectives)
+        staged = tp.fused_pairs and tp.comm_overlap and gathered > 0.0
+        return float(compute.memory_time(2.0 * gathered / tp_degree)) if staged else 0.0
     sums = [c.size_bytes * (1.0 + 1.0 / tp_degree) for c in found if c.op == Op.REDUCE_SCATTER]
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
     return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
@@ -151,12 +151,17 @@ def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCol
     """Per site, ``memory_time(2 (2 n + r))``: the weight gradients' copies of gather-major
     operands (module docstring, ``fused_gather_major``); 0 unless it applies."""
     tp = stack.tensor_parallel
-    gathered = [c.size_bytes for c in found if c.op == Op.ALL_GATHER]
-    on = (tp.fused_gather_major and tp.fused_pairs and tp.comm_overlap and gathered
+    gathered = _gathered_bytes(found)
+    on = (tp.fused_gather_major and tp.fused_pairs and tp.comm_overlap and gathered > 0.0
           and micro_batch > 1 and compute.dtype != Dtype.FP8)
     if not on:
         return 0.0, 0.0
-    return tuple(float(compute.memory_time(2.0 * (2.0 * gathered[0] + r))) for r in row_inputs)
+    return tuple(float(compute.memory_time(2.0 * (2.0 * gathered + r))) for r in row_inputs)
+
+
+def _gathered_bytes(collectives) -> float:
+    """Bytes of a site's first all-gather (its gathered activation), 0 without one."""
+    return next((c.size_bytes for c in collectives if c.op == Op.ALL_GATHER), 0.0)
 
 
 def _gathers_fp8(found: list[PricedCollective], fp8: bool) -> tuple[PricedCollective, ...]:
