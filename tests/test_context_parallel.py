@@ -1,5 +1,6 @@
-"""Context parallelism (simulator.cost.context_parallel): closed forms of the generic and
-the PyTorch ring, and the DES still equal to the analytical step."""
+"""Context parallelism (simulator.cost.context_parallel): closed forms of the generic ring,
+the PyTorch ring and TransformerEngine's overlapped K/V ring, and the DES still equal to
+the analytical step."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def test_torchtitan_exchanges_every_query_head():
     ctx = _ctx(cp=4)
     e_q, e_kv = exchanged_elements(scenario_stack(ctx.scenario), ctx.shape)
     assert e_q == e_kv == 32 * (32768 // 4) * 128
-    generic = _ctx(stack="megatron-core", cp=4)
-    e_q, e_kv = exchanged_elements(scenario_stack(generic.scenario), generic.shape)
+    kept = _ctx(stack="megatron-core", cp=4)
+    e_q, e_kv = exchanged_elements(scenario_stack(kept.scenario), kept.shape)
     assert e_kv == e_q * 8 / 32
 
 
@@ -80,11 +81,57 @@ def test_ring_not_recomputed_without_recompute():
 
 def test_generic_ring_is_three_kv_all_gathers_per_pass():
     """Stacks not checked keep the first cp model: 3 all-gathers of the K/V heads per pass."""
-    ctx = _ctx(stack="megatron-core", cp=2)
+    ctx = _ctx(stack="fsdp2", cp=2)
     cost = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, ctx.layout)
     (gather,) = cost.collectives
     assert gather.collective.size_bytes == 2 * (32768 // 2) * 8 * 128 * 2 * 2
     assert cp_seconds(cost, ctx.compute) == GENERIC_PASSES * gather.collective.time_s
+
+
+def _p2p(cp=4, nodes=1, recompute="none", seq=32768):
+    ctx = _ctx(stack="megatron-core", cp=cp, nodes=nodes, recompute=recompute, seq=seq)
+    stack = scenario_stack(ctx.scenario)
+    return ctx, cp_cost(ctx.scenario, stack, ctx.shape, ctx.collectives, ctx.layout)
+
+
+def test_p2p_ring_exchanges_and_merges():
+    """TE's ring: cp - 1 K/V exchanges behind forward steps (again for a recomputed forward),
+    behind backward steps two single and cp - 2 double (K/V with dK/dV) exchanges, none in
+    line; merges 6 cp E_q + 8 E_kv forward, cp (6 E_q + 20 E_kv) backward; a step is 1/cp
+    of the layer's attention, its backward 2.5x."""
+    for recompute, rerun in (("none", 0), ("full", 1)):
+        ctx, cost = _p2p(cp=4, recompute=recompute)
+        e_q, e_kv = 32 * (32768 // 4) * 128, 8 * (32768 // 4) * 128
+        single, double = cost.overlapped
+        assert cost.collectives == ()
+        assert (single.collective.op, single.collective.size_bytes) == (Op.SENDRECV, 2 * e_kv * 2)
+        assert double.collective.size_bytes == 2 * single.collective.size_bytes
+        assert (single.forward, single.backward) == (3 * (1 + rerun), 2)
+        assert (double.forward, double.backward) == (0, 2)
+        forward = 6 * 4 * e_q + 8 * e_kv
+        assert cost.merge_forward_bytes == forward
+        assert cost.merge_backward_bytes == 4 * (6 * e_q + 20 * e_kv) + rerun * forward
+        assert cost.step_flops[1] == 2.5 * cost.step_flops[0] > 0
+
+
+def _excess(ctx, cost) -> float:
+    step_f = ctx.compute.attention_time(cost.step_flops[0], backward=False)
+    step_b = ctx.compute.attention_time(cost.step_flops[1], backward=True)
+    return sum(c.forward * max(0.0, c.collective.time_s - step_f)
+               + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
+
+
+def test_p2p_exposes_only_what_outlasts_a_step():
+    """cp_seconds = half of (sum of count x max(0, t_exchange - t_step) + merge time): zero
+    excess for 32k tokens over NVLink (a step's attention outlasts its exchange), some for
+    4k tokens on a ring of 16 across two servers."""
+    excesses = []
+    for seq, nodes, cp in ((32768, 1, 4), (4096, 2, 16)):
+        ctx, cost = _p2p(cp=cp, nodes=nodes, seq=seq)
+        merges = float(ctx.compute.memory_time(cost.merge_forward_bytes + cost.merge_backward_bytes))
+        excesses.append(_excess(ctx, cost))
+        assert cp_seconds(cost, ctx.compute) == pytest.approx((excesses[-1] + merges) / 2, rel=1e-12)
+    assert excesses[0] == 0.0 < excesses[1]
 
 
 def test_no_cp_no_cost():
@@ -103,4 +150,14 @@ def test_des_equals_analytical_with_the_torch_ring(cp, nodes):
     session = _session(cp=cp, nodes=nodes)
     kinds = in_layer_kinds(make_context(session.scenario, session.collectives), 0)
     assert [k.collective.op for k in kinds] == ([Op.ALL_GATHER, Op.SENDRECV] if nodes > 1 else [])
+    assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+def test_des_equals_analytical_with_the_p2p_ring():
+    """TE's exchanges are overlapped, not replayed: the DES keeps their exposed remainder in
+    the layer's time and equals the analytical step, the cp ring spanning two servers."""
+    from simulator.engine.in_layer import in_layer_kinds
+
+    session = _session(stack="megatron-core", cp=16, nodes=2, recompute="none", seq=16384)
+    assert in_layer_kinds(make_context(session.scenario, session.collectives), 0) == []
     assert_des_brackets_analytical(session.scenario, session.collectives)

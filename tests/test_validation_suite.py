@@ -23,7 +23,8 @@ from simulator.validation.suite import SETS, nemo_flops_per_token, run_validatio
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "validation" / "scenarios"
-TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv"}
+TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
+                 "nemo_long_context": "nemo_long_context_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -133,8 +134,13 @@ ACHIEVED = {
     # tokens/s per GPU, 24 rows: 5.8% / 17.6%: MAPE target met, max NOT met (the 8B context-
     # parallel rows: CP 2 -13.0%, CP 4 +14.0%, CP 8 +17.6%; the 405B PP rows +8.1% / +9.1%).
     "torchtitan": (0.058, 0.176),
-    # tokens/s per GPU: 5.6% / 9.4%, target met.
-    "nemo": (0.056, 0.094),
+    # tokens/s per GPU: 6.2% / 11.0%, target met (5.6% / 9.4% before TE's overlapped cp ring
+    # replaced the generic in-line all-gathers: the 8B cp 2 row +9.4% -> +11.0%).
+    "nemo": (0.062, 0.110),
+    # model TFLOP/s per GPU, 9 rows, 4 to 1,024 GPUs: 13.4% / 20.7%, NOT met (every row high,
+    # 8-9% at 4K-16K rising to 16-21% from 128K on, where attention dominates: the library's
+    # cuDNN attention rate; the generic cp ring gave -31% at 512K and 1M).
+    "nemo_long_context": (0.134, 0.207),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }

@@ -6,6 +6,10 @@ Sources
   vocabulary padded to 51200 as in Megatron-LM.
 - ``megatron-*``: Narayanan et al., "Efficient Large-Scale Language Model Training on
   GPU Clusters Using Megatron-LM" (SC21, arXiv:2104.04473), Table 1.
+- Llama 2 7B: Touvron et al., "Llama 2: Open Foundation and Fine-Tuned Chat Models"
+  (arXiv:2307.09288), Table 1 and sec. 2.2 (4k context, multi-head attention at 7B); FFN
+  11008 and vocabulary 32000 from the released config (meta-llama/Llama-2-7b-hf
+  ``config.json``: intermediate_size, vocab_size).
 - Llama 3: Llama Team, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 3;
   sequence length 8192 for pre-training.
 - Mixtral 8x7B: Jiang et al., "Mixtral of Experts" (arXiv:2401.04088), Table 1.
@@ -36,6 +40,8 @@ MODEL_PRESETS = MappingProxyType({
     "megatron-310b": _megatron(96, 16384, 128),
     "megatron-530b": _megatron(105, 20480, 128),
     "megatron-1t": _megatron(128, 25600, 160),
+    "llama2-7b": {"mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
+                  "heads": 32, "kv_heads": 32, "ffn_hidden": 11008},
     "llama3-8b": {**_LLAMA3, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
     "llama3-70b": {**_LLAMA3, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
     "llama3-405b": {**_LLAMA3, "layers": 126, "hidden": 16384, "heads": 128, "ffn_hidden": 53248},

@@ -32,6 +32,31 @@ benchmarked; docs/research/stack_facts.md section 4), with the default ``_cp_opt
   fp32 accumulator 4 and the block's bf16 gradient 2, write 4; the final casts 6; the
   all-gather's ``cat`` 4).
 
+``p2p``: TransformerEngine's ``AttnFuncWithCP`` (transformer_engine/pytorch/attention.py,
+v1.4 to v1.9, the versions of NeMo 24.03-24.09 and Megatron-Core's ``cp_comm_type`` "p2p"
+default; docs/research/stack_facts.md section 7), which Megatron-Core's attention calls with
+the key/value heads as they are (GQA kept):
+
+- forward: ``cp`` steps; step ``i < cp - 1`` first issues the send of the K/V block it holds
+  to rank + 1 and the receive of the next from rank - 1 (``flash_attn_p2p_communicate``,
+  bf16 ``cat([K, V])``), then computes its own block's attention and waits for the exchange
+  only at step ``i + 1``: each exchange is hidden behind one step's attention, and only what
+  it takes longer shows;
+- backward: ``cp`` steps; step ``i`` sends the K/V it holds together with the dK/dV
+  accumulated so far (one ``[2, K/V]`` buffer, in the K/V dtype), only K/V at step 0 and
+  only dK/dV at the last, and waits after computing its block's backward;
+- with causal masking the load-balanced halves make every step the same work: the diagonal
+  block causal, the others half a block, so a step is ``1/cp`` of the layer's attention;
+- memory-bound work in the K/V dtype (2 B): per forward step the output correction
+  ``out += out_i exp(lse_i - lse)`` (read 2 + 2, write 2 per ``E_q`` element) and the
+  initial ``cat`` of K and V (read and write 4 per ``E_kv``); per backward step ``dq``
+  accumulated (6 per ``E_q``), ``cat([dK, dV])`` (8 per ``E_kv``) and its add into the
+  received dK/dV (12 per ``E_kv``): forward ``6 cp E_q + 8 E_kv``, backward
+  ``cp (6 E_q + 20 E_kv)``;
+- the forward ring runs again in backward when the layer's attention is recomputed.
+  Exchanges are not replayed as flows by the discrete-event engine (their exposed remainder
+  stays in the layer's time, as for overlapped tensor-parallel collectives).
+
 ``exchanged_heads: all`` sends K and V for every query head: torchtitan's Llama repeats the
 key/value heads (``repeat_kv``) before ``F.scaled_dot_product_attention``, so the ring
 carries ``heads`` heads, not ``kv_heads`` (pytorch/torchtitan 9dec370
@@ -53,7 +78,7 @@ from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import LayerShape
+from simulator.workload.transformer import FLASH_BACKWARD_RATIO, LayerShape, layer_forward
 
 GENERIC_PASSES = 3
 """K/V ring passes per forward and per backward in the ``generic`` cp model."""
@@ -76,11 +101,17 @@ class CpCollective:
 
 @dataclass(frozen=True)
 class CpCost:
-    """One layer's context-parallel work per microbatch: collectives and merge bytes."""
+    """One layer's context-parallel work per microbatch: collectives in line, merge bytes,
+    and ring exchanges each hidden behind one ring step's attention (``overlapped``: their
+    ``forward`` / ``backward`` count the exchanges behind a forward step, the recomputed
+    ones included, and behind a backward step; a step's attention is ``step_flops`` =
+    (forward, backward) FLOPs)."""
 
     collectives: tuple[CpCollective, ...]
     merge_forward_bytes: float = 0.0
     merge_backward_bytes: float = 0.0
+    overlapped: tuple[CpCollective, ...] = ()
+    step_flops: tuple[float, float] = (0.0, 0.0)
 
 
 def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, float]:
@@ -121,6 +152,8 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
     if stack.context_parallel.ring == CpRing.GENERIC:
         return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
+    if stack.context_parallel.ring == CpRing.P2P:
+        return _p2p_cost(scenario, stack, shape, collectives, layout)
     rerun = int(attention_recomputed(scenario, stack))
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
@@ -128,16 +161,47 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
                   merge_f, merge_b + rerun * merge_f)
 
 
+def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+              collectives: CollectiveModel, layout: Layout) -> CpCost:
+    """TransformerEngine's K/V ring (module docstring): per layer ``cp - 1`` K/V exchanges
+    in forward (again in backward when attention is recomputed), in backward ``cp - 2``
+    exchanges of K/V with dK/dV and two of one of them; a step's attention is ``1/cp`` of
+    the layer's."""
+    cp, rerun = layout.cp, int(attention_recomputed(scenario, stack))
+    e_q, e_kv = exchanged_elements(stack, shape)
+    block = 2 * e_kv * shape.dtype_bytes
+    single = _ring_shift(block, collectives, layout)
+    double = _ring_shift(2 * block, collectives, layout)
+    attention = layer_forward(shape).attention_flops / cp
+    forward, backward = 6 * cp * e_q + 8 * e_kv, cp * (6 * e_q + 20 * e_kv)
+    return CpCost((), forward, backward + rerun * forward,
+                  (CpCollective(single, (cp - 1) * (1 + rerun), 2),
+                   CpCollective(double, 0, max(cp - 2, 0))),
+                  (attention, FLASH_BACKWARD_RATIO * attention))
+
+
 def cp_seconds(cost: CpCost | None, compute: ComputeModel) -> float:
-    """Seconds charged to each pass: half of the layer's collectives (fully exposed) and
-    merges (at HBM bandwidth), forward plus backward."""
+    """Seconds charged to each pass: half of the layer's collectives in line (fully
+    exposed), of its overlapped exchanges' excess over their step's attention,
+    ``max(0, t_exchange - t_step)`` each, and of its merges (at HBM bandwidth)."""
     if cost is None:
         return 0.0
     comm = sum(c.per_pass * c.collective.time_s for c in cost.collectives)
+    comm += _overlapped_excess(cost, compute) / 2
     merges = cost.merge_forward_bytes + cost.merge_backward_bytes
     if merges > 0.0:
         comm += float(compute.memory_time(merges)) / 2
     return comm
+
+
+def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
+    """Seconds the overlapped exchanges of both passes outlast their steps' attention."""
+    if not cost.overlapped:
+        return 0.0
+    step_f = compute.attention_time(cost.step_flops[0], backward=False)
+    step_b = compute.attention_time(cost.step_flops[1], backward=True)
+    return sum(c.forward * max(0.0, c.collective.time_s - step_f)
+               + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
 
 
 def _kv_all_gather(block_bytes: float, collectives: CollectiveModel,

@@ -324,6 +324,33 @@ overlap; no recompute (the recipes' activations_checkpoint_granularity is null).
 175B 128-GPU row runs `gpt3/175b.yaml`, which has no TP overlap and 220 MiB buckets (stack
 overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Configs per row:
 `docs/research/stack_facts.md` section 1.""",
+    "nemo_long_context": """\
+Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
+(added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo
+24.03.01 container on DGX H100, sequence 4K to 1M on 4 to 1,024 GPUs (4M tokens per batch),
+the "With CP" columns; the rows are `validation/nemo_long_context_h100.csv`. Compared metric:
+model TFLOP/s per GPU as published, against the predicted tokens/s per GPU times NeMo's FLOP
+count per token (attention at full s^2; assumed to be the table's convention, as in the 24.07
+summary: `docs/research/stack_facts.md` section 1). First scored after the context-parallel
+ring of stack `nemo` was read from TransformerEngine (`context_parallel.ring: p2p`, section 7
+there): an out-of-sample check.
+
+Encoding: `validation/scenarios/nemo_long_context/`. Node `dgx-h100` (the 4-GPU row uses 4 of a
+server's GPUs), NDR InfiniBand, rail-optimized (as for the NeMo set); model preset `llama2-7b`;
+stack `nemo` with `tensor_parallel.comm_overlap: false` (the 24.03 launcher's
+`llama/llama2_7b.yaml` sets `ub_tp_comm_overlap: False`). Assumed, as the table states only the
+layout, batch and TFLOP/s: micro batch 1, no recompute, no sequence parallelism, no virtual
+stages (that config's defaults; NVIDIA's long-context GPT configs of the same months run
+without activation checkpointing too).
+
+Known miss: every row is predicted high, by 8-9% at 4K-16K (dense work; the NeMo 24.07 8B row
+reads +11% the same way) rising to 16-21% from 128K on, where the attention core is over 80% of
+the work. There the set fixes the fused attention's forward-plus-backward rate in this
+container at about 310 TFLOP/s (2.5x backward FLOPs), against the library's cuDNN figures for
+H100 (a forward measured in 2024 by the FlashAttention-3 paper, a backward estimated from it,
+about 390 together). The ring's exchanges are hidden behind each step's attention at every
+row (their exposed part is under 3% of the step); with the first cp model, which priced them
+as in-line all-gathers, the 512K and 1M rows read -31%.""",
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in

@@ -13,6 +13,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
 - ``torchtitan_memory``: the same benchmarks' peak memory per GPU (validation/torchtitan_memory.csv).
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
+- ``nemo_long_context``: NeMo 24.03's long-sequence table, Llama 2 7B FP8 on 4 to 1,024 H100
+  with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -46,6 +48,7 @@ TARGET_MAPE = 0.08
 TARGET_MAX = 0.15
 TOKENS = "tokens/s per GPU"
 MEMORY = "peak memory per GPU (GiB)"
+NEMO_TFLOPS = "model TFLOP/s per GPU (NeMo's count)"
 
 
 @dataclass(frozen=True)
@@ -234,9 +237,32 @@ def nemo_flops_per_token(model) -> float:
     return layers * h * h * core + 6.0 * model.vocab * h
 
 
-def _indexed(root: Path, name: str, csv_name: str, measured_of, notes_of) -> pd.DataFrame:
+def _nemo_long_context(root: Path) -> pd.DataFrame:
+    """NeMo's long-sequence table: model TFLOP/s per GPU as published, against the predicted
+    tokens/s per GPU times NeMo's FLOP count per token (:func:`nemo_flops_per_token`)."""
+    return _indexed(root, "nemo_long_context", "nemo_long_context_h100.csv",
+                    lambda row: float(row.measured) / 1e12,
+                    lambda row, result, model: f"{_tokens_note(result)}; step {result.step_time_s:.2f} s",
+                    metric=NEMO_TFLOPS, predicted_of=_nemo_tflops)
+
+
+def _nemo_tflops(result, model) -> float:
+    """Predicted model TFLOP/s per GPU in NeMo's count."""
+    return result.tokens_per_s / result.gpus * nemo_flops_per_token(model) / 1e12
+
+
+def _tokens_note(result) -> str:
+    return f"predicted {result.tokens_per_s / result.gpus:,.0f} tokens/s per GPU"
+
+
+def _tokens_per_gpu(result, model) -> float:
+    return result.tokens_per_s / result.gpus
+
+
+def _indexed(root: Path, name: str, csv_name: str, measured_of, notes_of, metric: str = TOKENS,
+             predicted_of=_tokens_per_gpu) -> pd.DataFrame:
     """A CSV of published rows and ``validation/scenarios/<name>/index.csv`` (row, scenario,
-    description): run each scenario and compare tokens/s per GPU."""
+    description): run each scenario and compare ``metric`` (default tokens/s per GPU)."""
     data = pd.read_csv(root / "validation" / csv_name)
     folder = root / "validation" / "scenarios" / name
     index = _read_index(folder / "index.csv", len(data))
@@ -246,9 +272,9 @@ def _indexed(root: Path, name: str, csv_name: str, measured_of, notes_of) -> pd.
         facts = scenario_facts(path, library)
         result = run_scenario(path, library=library)
         row = next(data.iloc[[entry.row - 1]].itertuples())
-        measured, predicted = measured_of(row), result.tokens_per_s / result.gpus
+        measured, predicted = measured_of(row), predicted_of(result, facts.model)
         rows.append({"set": name, "row": str(entry.row), "description": entry.description,
-                     "scenario": _relative(path, root), "metric": TOKENS, "measured": measured,
+                     "scenario": _relative(path, root), "metric": metric, "measured": measured,
                      "predicted": predicted, "error": predicted / measured - 1.0, "scored": True,
                      "gpu": facts.gpu, "stack": facts.stack, "notes": notes_of(row, result, facts.model)})
     return pd.DataFrame(rows)
@@ -294,6 +320,10 @@ SETS: dict[str, ValidationSet] = {
         MEMORY, _torchtitan_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
+    "nemo_long_context": ValidationSet(
+        "nemo_long_context",
+        "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
+        NEMO_TFLOPS, _nemo_long_context),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
