@@ -12,6 +12,7 @@ from simulator.config import scenario_from_mapping
 from simulator.config.loader import scenario_stack
 from simulator.cost.context_parallel import (
     GENERIC_PASSES,
+    ULYSSES_COPY_BYTES,
     attention_recomputed,
     cp_cost,
     cp_seconds,
@@ -132,6 +133,34 @@ def test_p2p_exposes_only_what_outlasts_a_step():
         excesses.append(_excess(ctx, cost))
         assert cp_seconds(cost, ctx.compute) == pytest.approx((excesses[-1] + merges) / 2, rel=1e-12)
     assert excesses[0] == 0.0 < excesses[1]
+
+
+def test_ulysses_all_to_alls_and_copies():
+    """DeepSpeed-Ulysses: per pass all-to-alls of q and the output (E_q each) and of k and v
+    (E_kv each), in line, twice in backward's count under full recompute; 8 B of layout
+    copies per element moved, forward and backward."""
+    for recompute, rerun in (("none", 0), ("full", 1)):
+        ctx = _ctx(stack="deepspeed", cp=4, recompute=recompute)
+        cost = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, ctx.layout)
+        e_q, e_kv = 32 * (32768 // 4) * 128, 8 * (32768 // 4) * 128
+        q, kv = cost.collectives
+        assert (q.collective.op, q.collective.size_bytes) == (Op.ALL_TO_ALL, 2 * e_q)
+        assert (kv.collective.op, kv.collective.size_bytes) == (Op.ALL_TO_ALL, 2 * e_kv)
+        assert (q.forward, q.backward) == (kv.forward, kv.backward) == (2, 2 * (1 + rerun))
+        copies = ULYSSES_COPY_BYTES * 2 * (e_q + e_kv)
+        assert (cost.merge_forward_bytes, cost.merge_backward_bytes) == (copies, copies * (1 + rerun))
+        assert cost.overlapped == ()
+
+
+def test_des_equals_analytical_with_ulysses_across_servers():
+    """The Ulysses all-to-alls of a cp group spanning two servers are replayed as flows and
+    the DES still equals the analytical step (contention off), ZeRO-3 traffic included."""
+    from simulator.engine.in_layer import in_layer_kinds
+
+    session = _session(stack="deepspeed", cp=16, nodes=2, recompute="none", seq=16384)
+    kinds = in_layer_kinds(make_context(session.scenario, session.collectives), 0)
+    assert [k.collective.op for k in kinds] == [Op.ALL_TO_ALL, Op.ALL_TO_ALL]
+    assert_des_brackets_analytical(session.scenario, session.collectives)
 
 
 def test_no_cp_no_cost():

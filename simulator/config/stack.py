@@ -66,6 +66,7 @@ class CpRing(StrEnum):
     GENERIC = "generic"  # three K/V all-gathers per pass, nothing else (the first cp model)
     TORCH = "torch"      # PyTorch _templated_ring_attention (simulator.cost.context_parallel)
     P2P = "p2p"          # TransformerEngine AttnFuncWithCP: K/V send-recv overlapped per step
+    ULYSSES = "ulysses"  # DeepSpeed-Ulysses: q/k/v and output all-to-alls (heads <-> sequence)
 
 
 class CpHeads(StrEnum):

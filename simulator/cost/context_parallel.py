@@ -57,6 +57,20 @@ the key/value heads as they are (GQA kept):
   Exchanges are not replayed as flows by the discrete-event engine (their exposed remainder
   stays in the layer's time, as for overlapped tensor-parallel collectives).
 
+``ulysses``: DeepSpeed-Ulysses' ``DistributedAttention`` (deepspeed/sequence/layer.py,
+v0.14-v0.16; docs/research/stack_facts.md section 7), which is not a ring: each rank trades
+its sequence shard of every head for the whole sequence of ``heads/cp`` heads, so attention
+runs locally on the full sequence (the same FLOPs per rank as the balanced ring):
+
+- forward: all-to-alls of q, k and v (``_SeqAllToAll``, scatter heads, gather sequence)
+  before attention and of its output after; backward the same four in reverse, for the
+  output gradient and dq, dk, dv; all in line (``sp_stream`` unset, the default), and again
+  for a recomputed forward;
+- each all-to-all copies its input into a head-major contiguous buffer and its output back
+  (``permute(...).contiguous()`` before, ``post_all2all`` after): read and write 2 B per
+  element twice, 8 B per element of q, k, v or output;
+- DeepSpeed asserts that the scattered head count divides by the sequence-parallel size.
+
 ``exchanged_heads: all`` sends K and V for every query head: torchtitan's Llama repeats the
 key/value heads (``repeat_kv``) before ``F.scaled_dot_product_attention``, so the ring
 carries ``heads`` heads, not ``kv_heads`` (pytorch/torchtitan 9dec370
@@ -154,6 +168,8 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
         return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
     if stack.context_parallel.ring == CpRing.P2P:
         return _p2p_cost(scenario, stack, shape, collectives, layout)
+    if stack.context_parallel.ring == CpRing.ULYSSES:
+        return _ulysses_cost(scenario, stack, shape, collectives, layout)
     rerun = int(attention_recomputed(scenario, stack))
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
@@ -178,6 +194,24 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
                   (attention, FLASH_BACKWARD_RATIO * attention))
+
+
+ULYSSES_COPY_BYTES = 8
+"""Bytes per element the Ulysses all-to-all's two layout copies move (read and write 2 B, twice)."""
+
+
+def _ulysses_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+                  collectives: CollectiveModel, layout: Layout) -> CpCost:
+    """DeepSpeed-Ulysses (module docstring): per pass two all-to-alls of ``E_q`` elements (q
+    and the output, or their gradients) and two of ``E_kv`` (k and v), in line, again for a
+    recomputed forward; 8 B of layout copies per element moved."""
+    rerun = int(attention_recomputed(scenario, stack))
+    e_q, e_kv = exchanged_elements(stack, shape)
+    q = _all_to_all(e_q * shape.dtype_bytes, collectives, layout)
+    kv = _all_to_all(e_kv * shape.dtype_bytes, collectives, layout)
+    copies = ULYSSES_COPY_BYTES * 2 * (e_q + e_kv)
+    return CpCost((CpCollective(q, 2, 2 * (1 + rerun)), CpCollective(kv, 2, 2 * (1 + rerun))),
+                  copies, copies * (1 + rerun))
 
 
 def cp_seconds(cost: CpCost | None, compute: ComputeModel) -> float:
@@ -218,6 +252,13 @@ def _ring_shift(nbytes: float, collectives: CollectiveModel, layout: Layout) -> 
     return PricedCollective(Op.SENDRECV, nbytes, in_layer_terms(
         collectives, Op.SENDRECV, _groups(layout), layout.cp_group(), nbytes, ("cp-shift", layout),
         bound_algorithm(collectives, Op.SENDRECV)))
+
+
+def _all_to_all(nbytes: float, collectives: CollectiveModel, layout: Layout) -> PricedCollective:
+    """An all-to-all of ``nbytes`` per cp rank (every cp group of the stage at once)."""
+    return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
+        collectives, Op.ALL_TO_ALL, _groups(layout), layout.cp_group(), nbytes, ("cp-a2a", layout),
+        bound_algorithm(collectives, Op.ALL_TO_ALL)))
 
 
 def _groups(layout: Layout):
