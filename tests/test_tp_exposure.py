@@ -163,3 +163,40 @@ def test_fused_gather_major_copies_each_weight_gradients_operands_in_backward():
         _, _, off = _layer(_scenario(**kwargs, **fields))
         _, _, on = _layer(_scenario(fused_gather_major=True, **kwargs, **fields))
         assert on.tp_backward == off.tp_backward
+
+
+def test_fused_pairs_run_their_gemms_in_tp_chunks():
+    """The fused ops' matmuls are t GEMMs of M/t rows: the pairs' GEMM seconds are
+    t T(M/t, N, K), and the layer's exposure grows by their excess over T(M, N, K) (every
+    forward linear; the data gradients of proj and fc2 in backward); never negative, and
+    nothing without fused_pairs."""
+    import numpy as np
+
+    from simulator.cost.layer import _chunked_linears
+    from simulator.workload.transformer import layer_forward
+
+    fields = {"comm_overlap": True, "comm_overlap_input_grad": False, "fused_pairs": True}
+    ctx, stack, cost = _layer(_scenario(**fields))
+    t, c = ctx.layout.tp, ctx.compute
+    fwd = layer_forward(ctx.shape)
+    rows = np.flatnonzero(fwd.linear_mask)
+    chunked_fwd, chunked_dgrad = _chunked_linears(c, fwd, fwd.backward(), t)
+    g = fwd.gemms[rows]
+    full = c.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], True)
+    assert chunked_fwd == pytest.approx(t * c.gemm_time(g[:, 0] / t, g[:, 1], g[:, 2], g[:, 3], True))
+    assert (chunked_fwd >= full).all()
+    d = fwd.backward().gemms[rows]
+    dgrad_full = c.gemm_time(d[:, 0], d[:, 1], d[:, 2], d[:, 3], True)
+    site = _site(ctx, stack)
+
+    def pairs(arrays):
+        a, b = arrays
+        return lambda backward: ([(b[1], 0.0), (b[3], 0.0)] if backward
+                                 else [(a[0], a[1]), (a[2], a[3])])
+    base = tp_exposed(stack, site, t, None, (0.0, 0.0), pairs((chunked_fwd, chunked_dgrad)))
+    excess = (float(chunked_fwd.sum() - full.sum()),
+              float(chunked_dgrad[[1, 3]].sum() - dgrad_full[[1, 3]].sum()))
+    assert (cost.tp_forward, cost.tp_backward) == pytest.approx(
+        (base[0] + excess[0], base[1] + excess[1]), rel=1e-12)
+    _, _, unfused = _layer(_scenario(comm_overlap=True, comm_overlap_input_grad=False))
+    assert unfused.forward == cost.forward   # the GEMMs themselves are priced whole

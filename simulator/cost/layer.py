@@ -17,7 +17,7 @@ chunk-pipelined with their GEMMs, and what layout copies and fp8 gathers they ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -80,11 +80,14 @@ def _gemm_times(compute: ComputeModel, kernels: Kernels) -> np.ndarray:
 @dataclass(frozen=True)
 class _LinearTimes:
     """Seconds of the layer's linear GEMMs (QKV, proj, fc1, fc2): forward, data gradient,
-    weight gradient."""
+    weight gradient; and, for a stack whose async TP fuses them with their collectives
+    (``tensor_parallel.fused_pairs``), the forward and data-gradient GEMMs as the fused ops
+    run them (``chunked``: ``t`` matmuls of ``M/t`` rows, :func:`_chunked_linears`)."""
 
     forward: np.ndarray
     dgrad: np.ndarray
     wgrad: np.ndarray
+    chunked: tuple[np.ndarray, np.ndarray] | None = None
 
     @staticmethod
     def of(fwd: Kernels, fwd_times: np.ndarray, bwd_times: np.ndarray) -> _LinearTimes:
@@ -99,11 +102,20 @@ class _LinearTimes:
     def pairs(self, backward: bool) -> tuple[tuple[float, float], tuple[float, float]]:
         """Per site, the GEMM seconds a fused all-gather and a fused reduce-scatter pipeline
         with (``tensor_parallel.fused_pairs``): forward (QKV or fc1, proj or fc2); backward
-        (the data gradient of proj or fc2, none)."""
+        (the data gradient of proj or fc2, none); chunked when :attr:`chunked` is set."""
+        forward, dgrad = self.chunked or (self.forward, self.dgrad)
         if backward:
-            return (float(self.dgrad[1]), 0.0), (float(self.dgrad[3]), 0.0)
-        t = self.forward
-        return (float(t[0]), float(t[1])), (float(t[2]), float(t[3]))
+            return (float(dgrad[1]), 0.0), (float(dgrad[3]), 0.0)
+        return (float(forward[0]), float(forward[1])), (float(forward[2]), float(forward[3]))
+
+    def chunk_excess(self, backward: bool) -> float:
+        """Seconds the fused ops' chunked GEMMs take over the whole GEMMs in one pass: every
+        forward linear; in backward the data gradients of proj and fc2 (0 unchunked)."""
+        if self.chunked is None:
+            return 0.0
+        if backward:
+            return float(self.chunked[1][[1, 3]].sum() - self.dgrad[[1, 3]].sum())
+        return float(self.chunked[0].sum() - self.forward.sum())
 
 
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
@@ -116,14 +128,38 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     forward = _total(compute, fwd_k, fwd_g) + casts[0]
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
+    if _fuses_pairs(stack, layout):
+        linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, bwd_k, layout.tp))
     site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
                    shape.micro_batch, layout.tp, row_input_bytes(shape))
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
-                                (linears.wgrad[0], linears.wgrad[2]), linears.pairs)
+                                (linears.wgrad[0], linears.wgrad[2]), linears.pairs,
+                                linears.chunk_excess)
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     ep = _ep_comm(shape, collectives, layout)
     return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
+
+
+def _fuses_pairs(stack: StackProfile, layout: Layout) -> bool:
+    """Whether the stack's async TP runs the linears as fused chunked ops (``fused_pairs``)."""
+    tp = stack.tensor_parallel
+    return layout.tp > 1 and tp.comm_overlap and tp.fused_pairs
+
+
+def _chunked_linears(compute: ComputeModel, fwd: Kernels, bwd: Kernels,
+                     tp: int) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, data-gradient) seconds of the linear GEMMs run as ``tp`` matmuls of ``M/tp``
+    rows each, ``tp T(M/tp, N, K)``: what PyTorch's fused async-TP ops do
+    (``_pipelined_multi_all_gather_and_consume`` calls the matmul once per gathered shard,
+    ``_pipelined_produce_and_all2all`` once per destination chunk; torch 2.6
+    ``torch/distributed/_symmetric_memory``), priced by the same tile- and wave-quantised
+    GEMM model, so kernel overheads and smaller waves show."""
+    rows = np.flatnonzero(fwd.linear_mask)
+    times = []
+    for g in (fwd.gemms[rows], bwd.gemms[rows]):
+        times.append(tp * compute.gemm_time(g[:, 0] / tp, g[:, 1], g[:, 2], g[:, 3], True))
+    return times[0], times[1]
 
 
 def row_input_bytes(shape: LayerShape) -> tuple[float, float]:

@@ -44,6 +44,9 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   exposed :func:`chunked_exposed`; before its first chunk the fused all-gather copies the
   local shard into the symmetric-memory buffer (read and write ``n/t`` bytes) and waits on
   a barrier, a step the source leaves un-overlapped on purpose (its scheduling comment);
+  the fused ops run their matmul once per shard, ``t`` GEMMs of ``M/t`` rows, so the pairs'
+  GEMM seconds are those chunks' (``simulator.cost.layer._chunked_linears``) and what they
+  take over the whole GEMM is exposed too;
 - ``fused_gather_major`` (torch 2.6 ``_fused_all_gather_matmul_impl`` returns
   ``unflatten(A_flat)`` and its products as ``view(t, s/t, b, -1).flatten(0, 1).movedim(0,
   1)``, i.e. stored sequence-major; ``fuse_matmul_reduce_scatter`` forces the matmul input
@@ -174,19 +177,22 @@ def _fp8_sized(c: PricedCollective) -> PricedCollective:
 
 
 def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
-               wgrads: tuple[float, float], pairs=None) -> tuple[float, float]:
+               wgrads: tuple[float, float], pairs=None, excess=None) -> tuple[float, float]:
     """(forward, backward) exposed tensor-parallel seconds of one layer (module docstring).
 
     ``sites_gemm(backward)`` gives the (attention, MLP) GEMM seconds of a pass; ``wgrads``
     the weight-gradient GEMM seconds of QKV and fc1; ``pairs(backward)`` (needed with
-    ``fused_pairs``) the (all-gather, reduce-scatter) partner GEMM seconds of each site.
+    ``fused_pairs``) the (all-gather, reduce-scatter) partner GEMM seconds of each site, as
+    the fused ops run them, and ``excess(backward)`` what those chunked GEMMs take over the
+    whole ones in the pass (added to the exposure; none if not given).
     """
     if not site.forward:
         return 0.0, 0.0
     profile = stack.tensor_parallel
     gathers = any(c.op == Op.ALL_GATHER for c in site.forward)
     if profile.comm_overlap and profile.fused_pairs and gathers and not profile.comm_overlap_input_grad:
-        return _paired(site, tp, pairs)
+        forward, backward = _paired(site, tp, pairs)
+        return (forward + excess(False), backward + excess(True)) if excess else (forward, backward)
     if profile.comm_overlap:
         return _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
     forward, backward = 2 * site.in_line(False), 2 * site.in_line(True)

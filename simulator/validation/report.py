@@ -260,13 +260,15 @@ written and came out at +3.6% / -6.1% / +0.9% (the generic ring: +18.7% / +13.6%
 Known misses: the 8B CP rows go -13.0% (CP 2), +14.0% (CP 4), +17.6% (CP 8): measured cost
 per ring step jumps between CP 2 and CP 4 and stays flat after, which no mechanism we read
 explains (not load balance, communication volume, merges, block shapes, memory pressure or
-FSDP; `docs/research/stack_facts.md` section 4); the 405B PP rows stay +8.1% / +9.1% after
+FSDP; `docs/research/stack_facts.md` section 4); the 405B PP rows stay +5.6% / +6.6% after
 torch.distributed.pipelining's deferred FSDP2 reduce-scatters and per-microbatch fp32 gradient
 accumulation (`pipeline.deferred_reduce_scatter`, `pipeline.unsharded_grad_accumulation`;
-section 6), and the 70B fp8 async-TP row +7.9%. Both follow async TP at micro-batch > 1: with
+section 6) and the fused ops' chunked matmuls (each fused all-gather or reduce-scatter runs its
+matmul once per shard, `t` GEMMs of `M/t` rows, priced by the same GEMM model: +8.1% / +9.1%
+before), and the 70B fp8 async-TP row +7.1%. Both follow async TP at micro-batch > 1: with
 vanilla TP the 405B rows would read -4.8% / -3.9%, and the measured async-TP gains at
 micro-batch 4-16 (+5.7% for 70B fp8, below the +15.9% pytorch#149990 reports on a 2025 build)
-are a third of the modelled ones (section 5).""",
+are below the modelled ones (section 5).""",
     "torchtitan_memory": """\
 Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
 22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
