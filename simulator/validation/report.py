@@ -353,6 +353,26 @@ H100 (a forward measured in 2024 by the FlashAttention-3 paper, a backward estim
 about 390 together). The ring's exchanges are hidden behind each step's attention at every
 row (their exposed part is under 3% of the step); with the first cp model, which priced them
 as in-line all-gathers, the 512K and 1M rows read -31%.""",
+    "megatron_bridge": """\
+Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
+"25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
+`validation/megatron_bridge_h100.csv`: Llama 3 70B on 64 GPUs and Llama 3.1 405B on 1,024 GPUs,
+tokens/s per GPU. Added as an out-of-sample check after this session's mechanism changes; the
+same recipes appear in later containers (26.02-26.06, 1,602-1,664 and 292-328 tokens/s) and
+are not counted again. Left out: the 8B row (Megatron FSDP and recompute of 5 of its 32
+layers, neither expressible).
+
+Encoding: `validation/scenarios/megatron_bridge/`, the performance recipes at the same commit
+(`scripts/performance/configs/llama/`, `src/megatron/bridge/recipes/llama/llama3.py`,
+`training/comm_overlap.py`, `training/mixed_precision.py`; `docs/research/stack_facts.md`
+section 8). Stack `megatron-core` with bf16 gradient reduction (`grad_reduce_in_fp32 False`) in
+buckets of 40M parameters (80 MB), TransformerEngine userbuffers TP overlap, and FP8 current
+scaling (`kernels.fp8_scaling: dynamic`); no recompute; the 405B's embedding and loss counted
+as pipeline layers, which gives clustersim's own split. DGX H100 on rail-optimized NDR
+InfiniBand (assumed, as for the NeMo set). Not expressible: the distributed optimizer's fp8
+parameter all-gather (modelled in bf16, overlapped either way), CUDA graphs. The table's model
+TFLOP/s uses its own FLOP count (the ratio to tokens/s differs from NeMo 24.07's), so only
+tokens/s is compared.""",
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in

@@ -15,6 +15,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_long_context``: NeMo 24.03's long-sequence table, Llama 2 7B FP8 on 4 to 1,024 H100
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
+- ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
+  (validation/megatron_bridge_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -246,6 +248,19 @@ def _nemo_long_context(root: Path) -> pd.DataFrame:
                     metric=NEMO_TFLOPS, predicted_of=_nemo_tflops)
 
 
+def _megatron_bridge(root: Path) -> pd.DataFrame:
+    """Megatron-Bridge's DGX-H100 pre-training rows: tokens/s per GPU as published."""
+    return _indexed(root, "megatron_bridge", "megatron_bridge_h100.csv", lambda row: float(row.measured),
+                    lambda row, result, model: f"{_bridge_notes(row, result, model)}; "
+                                               f"step {result.step_time_s:.2f} s")
+
+
+def _bridge_notes(row, result, model) -> str:
+    """The row's published model TFLOP/s (from its notes; the table's own FLOP count)."""
+    found = re.search(r"TFLOP/sec/GPU\s+([0-9]+)", str(row.notes))
+    return f"the table's model TFLOP/s per GPU {found.group(1)}" if found else "-"
+
+
 def _nemo_tflops(result, model) -> float:
     """Predicted model TFLOP/s per GPU in NeMo's count."""
     return result.tokens_per_s / result.gpus * nemo_flops_per_token(model) / 1e12
@@ -324,6 +339,10 @@ SETS: dict[str, ValidationSet] = {
         "nemo_long_context",
         "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
         NEMO_TFLOPS, _nemo_long_context),
+    "megatron_bridge": ValidationSet(
+        "megatron_bridge",
+        "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
+        TOKENS, _megatron_bridge),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
