@@ -162,14 +162,14 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     """One layer's context-parallel collectives and merge bytes (None with cp = 1)."""
     if layout.cp == 1:
         return None
-    e_q, e_kv = exchanged_elements(stack, shape)
-    gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
-    if stack.context_parallel.ring == CpRing.GENERIC:
-        return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
     if stack.context_parallel.ring == CpRing.P2P:
         return _p2p_cost(scenario, stack, shape, collectives, layout)
     if stack.context_parallel.ring == CpRing.ULYSSES:
         return _ulysses_cost(scenario, stack, shape, collectives, layout)
+    e_q, e_kv = exchanged_elements(stack, shape)
+    gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
+    if stack.context_parallel.ring == CpRing.GENERIC:
+        return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
     rerun = int(attention_recomputed(scenario, stack))
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
