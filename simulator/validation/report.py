@@ -352,7 +352,7 @@ container at about 310 TFLOP/s (2.5x backward FLOPs), against the library's cuDN
 H100 (a forward measured in 2024 by the FlashAttention-3 paper, a backward estimated from it,
 about 390 together). The ring's exchanges are hidden behind each step's attention at every
 row (their exposed part is under 3% of the step); with the first cp model, which priced them
-as in-line all-gathers, the 512K and 1M rows read -31%.""",
+as in-line all-gathers, the 512K and 1M rows read -32%.""",
     "megatron_bridge": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
 "25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
