@@ -91,7 +91,8 @@ class ComputeEfficiency(BaseModel):
 
     ``gemm_peak_fraction``: fraction of dense peak a large, well-shaped GEMM reaches.
     ``gemm_tile``: output tile (rows, cols) one SM computes per wave.
-    ``gemm_k_overhead``: per-tile prologue/epilogue cost, in K elements.
+    ``gemm_k_overhead``: per-tile prologue/epilogue cost, in K elements of a 16-bit GEMM
+    (fp8 GEMMs: times the fp8/16-bit peak ratio, the same seconds at a faster main loop).
     ``memory_bandwidth_fraction``: fraction of HBM bandwidth streaming kernels reach.
     ``kernel_overhead_us``: launch and tail cost per kernel.
     ``fp8_gemm_peak_fraction``: the same as ``gemm_peak_fraction`` for fp8 GEMMs, as a

@@ -8,6 +8,9 @@ output tiles ``T = ceil(M/tm) ceil(N/tn) batch`` run in ``W = ceil(T / SMs)`` wa
 
 (tile quantisation, wave quantisation and the per-tile main-loop prologue; see NVIDIA,
 "Matrix Multiplication Background User's Guide", sections on tile and wave quantization).
+``k0`` is the prologue and epilogue (filling the operand pipeline, writing the output tile)
+in K elements of the 16-bit main loop; both take the same seconds in an fp8 GEMM, whose
+main loop covers K twice as fast, so there ``k0`` is scaled by the fp8/16-bit peak ratio.
 Memory-bound kernels take ``bytes / (HBM bandwidth * f_mem) + overhead``. Fused attention
 is its own kernel class: ``F / (peak_16bit * f_attn) + overhead`` with forward and backward
 fractions of its own. Under fp8 training only linear layers' GEMMs run at the fp8 peak (and
@@ -49,6 +52,10 @@ class ComputeModel:
         return self.gpu.peak_flops(dtype) * self.speedup
 
     @property
+    def _fp8_speedup(self) -> float:
+        return self.gpu.peak_flops(Dtype.FP8) / self.gpu.peak_flops(Dtype.BF16)
+
+    @property
     def overhead_s(self) -> float:
         return self.gpu.compute.kernel_overhead_us * US
 
@@ -62,7 +69,8 @@ class ComputeModel:
         tile_fill = (m * n * batch) / (tiles * tm * tn)
         wave_fill = tiles / (waves * self.gpu.sm_count)
         fraction = np.where(fp8, c.fp8_fraction, c.gemm_peak_fraction)
-        return fraction * tile_fill * wave_fill * k / (k + c.gemm_k_overhead)
+        k_overhead = c.gemm_k_overhead * np.where(fp8, self._fp8_speedup, 1.0)
+        return fraction * tile_fill * wave_fill * k / (k + k_overhead)
 
     def gemm_time(self, m, n, k, batch=1, linear=False) -> np.ndarray:
         """Seconds for GEMMs (m, n, k) x batch: 2 m n k batch / (peak * clock * efficiency)

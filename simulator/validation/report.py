@@ -257,7 +257,7 @@ head, one all-gather per forward ring and again in backward, the fp32 dK/dV shif
 ring at every backward step, fp32 merges per step, all in line under torch.compile, the ring
 re-run by full recompute. Rows 22-24 (Table 6's 405B CP rows) were added after that model was
 written and came out at +3.6% / -6.1% / +0.9% (the generic ring: +18.7% / +13.6% / +26.6%).
-Known misses: the 8B CP rows go -13.0% (CP 2), +14.0% (CP 4), +17.6% (CP 8): measured cost
+Known misses: the 8B CP rows go -13.2% (CP 2), +13.8% (CP 4), +17.5% (CP 8): measured cost
 per ring step jumps between CP 2 and CP 4 and stays flat after, which no mechanism we read
 explains (not load balance, communication volume, merges, block shapes, memory pressure or
 FSDP; `docs/research/stack_facts.md` section 4); the 405B PP rows stay +5.6% / +6.6% after
@@ -345,14 +345,19 @@ layout, batch and TFLOP/s: micro batch 1, no recompute, no sequence parallelism,
 stages (that config's defaults; NVIDIA's long-context GPT configs of the same months run
 without activation checkpointing too).
 
-Known miss: every row is predicted high, by 8-9% at 4K-16K (dense work; the NeMo 24.07 8B row
-reads +11% the same way) rising to 16-21% from 128K on, where the attention core is over 80% of
-the work. There the set fixes the fused attention's forward-plus-backward rate in this
-container at about 310 TFLOP/s (2.5x backward FLOPs), against the library's cuDNN figures for
-H100 (a forward measured in 2024 by the FlashAttention-3 paper, a backward estimated from it,
-about 390 together). The ring's exchanges are hidden behind each step's attention at every
-row (their exposed part is under 3% of the step); with the first cp model, which priced them
-as in-line all-gathers, the 512K and 1M rows read -32%.""",
+Known miss: every row is predicted high, by 7-9% at 4K-16K (dense work; the NeMo 24.07 8B row
+reads +10% the same way) rising to 16-21% from 128K on, where the attention core is over 80% of
+the work (97% of a layer's time at 1M). There the set fixes the fused attention's
+forward-plus-backward rate in this container at about 310 TFLOP/s (2.5x backward FLOPs),
+against the library's cuDNN figures for H100 (a forward measured in 2024 by the
+FlashAttention-3 paper, a backward estimated from it, about 390 together; the same paper's
+non-causal cuDNN backward-to-forward ratio, 0.86, would put the backward 3% higher still, so
+the estimate is not the gap). The container's cuDNN 9.0 kernels may be slower than the ones
+that paper measured months later; no public H100 measurement of them was found, so none is
+used. The count is not the cause either: with causal-half attention FLOPs the measured rows
+would imply an attention rate above the best kernel's. The ring's exchanges are hidden behind
+each step's attention at every row (their exposed part is under 3% of the step); with the
+first cp model, which priced them as in-line all-gathers, the 512K and 1M rows read -32%.""",
     "megatron_bridge": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
 "25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
