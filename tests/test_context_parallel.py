@@ -20,15 +20,19 @@ from simulator.cost.context_parallel import (
     torch_merge_bytes,
 )
 from simulator.engine.context import make_context
+from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
 
 
-def _session(stack="torchtitan", cp=4, nodes=1, recompute="full", seq=32768):
-    data = {"name": "cp", "cluster": {"node": "dgx-h100", "nodes": nodes},
-            "model": {"preset": "llama3-8b", "seq_len": seq},
+def _mapping(stack="torchtitan", cp=4, nodes=1, recompute="full", seq=32768, preset="llama3-8b"):
+    return {"name": "cp", "cluster": {"node": "dgx-h100", "nodes": nodes},
+            "model": {"preset": preset, "seq_len": seq},
             "training": {"global_batch": max(8 * nodes // cp, 1), "micro_batch": 1, "stack": stack},
             "parallelism": {"cp": cp, "recompute": recompute}}
-    return session_from_scenario(scenario_from_mapping(data, "cp.yaml"))
+
+
+def _session(**kw):
+    return session_from_scenario(scenario_from_mapping(_mapping(**kw), "cp.yaml"))
 
 
 def _ctx(**kw):
@@ -157,10 +161,32 @@ def test_des_equals_analytical_with_ulysses_across_servers():
     the DES still equals the analytical step (contention off), ZeRO-3 traffic included."""
     from simulator.engine.in_layer import in_layer_kinds
 
-    session = _session(stack="deepspeed", cp=16, nodes=2, recompute="none", seq=16384)
+    session = _session(stack="deepspeed", cp=16, nodes=2, recompute="none", seq=16384,
+                       preset="llama2-7b")
     kinds = in_layer_kinds(make_context(session.scenario, session.collectives), 0)
     assert [k.collective.op for k in kinds] == [Op.ALL_TO_ALL, Op.ALL_TO_ALL]
     assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+def test_ulysses_needs_heads_divisible_by_cp():
+    """DeepSpeed-Ulysses scatters heads over the cp group: Llama 3 8B's 8 k/v heads cannot be
+    split 16 ways (DeepSpeed asserts it), nor 32 query heads over tp 4 (8 per rank) 16 ways;
+    the error names parallelism.cp and the file."""
+    for kw, named in (({"cp": 16, "nodes": 2}, "model.kv_heads (8)"),
+                      ({"cp": 4, "nodes": 1, "preset": "llama2-7b"}, None)):
+        data = _mapping(stack="deepspeed", recompute="none", seq=16384, **kw)
+        if named is None:
+            scenario_from_mapping(data, "cp.yaml")        # 32 heads / 4: accepted
+            continue
+        with pytest.raises(ConfigError) as err:
+            scenario_from_mapping(data, "cp.yaml")
+        assert err.value.key == "parallelism.cp" and named in str(err.value) and "cp.yaml" in str(err.value)
+    data = _mapping(stack="deepspeed", cp=16, nodes=8, recompute="none", seq=16384, preset="llama2-7b")
+    data["parallelism"]["tp"] = 4
+    with pytest.raises(ConfigError, match="8 heads of model.heads"):
+        scenario_from_mapping(data, "cp.yaml")
+    data["training"]["stack"] = "megatron-core"                      # ring attention: no such rule
+    scenario_from_mapping(data, "cp.yaml")
 
 
 def test_no_cp_no_cost():

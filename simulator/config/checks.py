@@ -7,6 +7,7 @@ from math import prod
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.stack import CpRing, StackProfile
 from simulator.config.stage_split import uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
@@ -183,6 +184,25 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
         raise ConfigError(f"{par.ep} with cp = {par.cp}: an expert-parallel group must cover whole "
                           "context-parallel groups or lie inside one (ep a multiple or a divisor of cp)",
                           key="parallelism.ep")
+    _check_ulysses_heads(scenario)
+
+
+def _check_ulysses_heads(scenario: Scenario) -> None:
+    """DeepSpeed-Ulysses scatters attention heads over the context-parallel group: q's heads and
+    k/v's heads on each tensor-parallel rank must divide by cp (DeepSpeed
+    ``deepspeed/sequence/layer.py`` v0.15.4 asserts ``num_total_head % seq_world_size == 0``)."""
+    model, par = scenario.model, scenario.parallelism
+    stack = scenario.training.stack
+    if par.cp == 1 or not isinstance(stack, StackProfile) or stack.context_parallel.ring != CpRing.ULYSSES:
+        return
+    for what, heads in (("model.heads", model.heads), ("model.kv_heads", model.kv_heads)):
+        local = heads / par.tp
+        if local % par.cp:
+            raise ConfigError(
+                f"{par.cp} does not divide the {local:g} heads of {what} ({heads}) per tensor-parallel "
+                f"rank (tp {par.tp}): the stack's DeepSpeed-Ulysses context parallelism "
+                "(context_parallel.ring: ulysses) scatters heads over the cp group; choose cp dividing "
+                f"{local:g} or a ring-attention stack", key="parallelism.cp")
 
 
 def _check_shard_size(par, dp: int) -> None:
