@@ -53,6 +53,13 @@ class Fp8Scaling(StrEnum):
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
 
 
+class Fp8WeightCast(StrEnum):
+    """When a stack makes a weight's fp8 copy (see simulator.cost.fp8_casts)."""
+
+    PER_STEP = "per_step"        # cached over the step's microbatches (TE + Megatron-Core)
+    PER_FORWARD = "per_forward"  # every forward (torchao Float8Linear; TE without the cache)
+
+
 class SelectiveRecompute(StrEnum):
     """What ``recompute: selective`` recomputes in a stack."""
 
@@ -152,6 +159,7 @@ class TensorParallelProfile(_Part):
 class KernelProfile(_Part):
     fused_elementwise: Flag = True
     fp8_scaling: Fp8Scaling = Fp8Scaling.DELAYED
+    fp8_weight_cast: Fp8WeightCast = Fp8WeightCast.PER_STEP
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

@@ -3,12 +3,7 @@ tensor-, context- and expert-parallel communication left on its critical path.
 
 Compute prices the kernels of :mod:`simulator.workload.transformer` with
 :mod:`simulator.cost.compute`; under fp8 each linear layer also casts its input, weight
-and output gradient to fp8 (read 2 B, write the fp8 copy and its transpose, 1 B each:
-Hopper fp8 GEMMs take only the TN layout, so TransformerEngine casts and transposes in one
-kernel; dynamic scaling reads the tensor once more for its amax first; TE caches the
-weight's fp8 copy over a step's microbatches, torchao's dynamic scaling casts it every
-forward). NVIDIA TransformerEngine docs, "Using FP8 with Transformer Engine";
-pytorch/ao float8 README.
+and output gradient to fp8 (:mod:`simulator.cost.fp8_casts`).
 
 Tensor-parallel communication follows the stack profile (``tensor_parallel``):
 :mod:`simulator.cost.tp_exposure` says which collectives are in line, overlapped or
@@ -23,10 +18,11 @@ import numpy as np
 
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
-from simulator.config.stack import Fp8Scaling, SelectiveRecompute, StackProfile
+from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
+from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import ep_collective, tp_collectives
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
@@ -38,11 +34,6 @@ from simulator.workload.transformer import (
     layer_forward,
     logits_forward,
 )
-
-FP8_CAST_BYTES = 4.0
-"""Bytes per element of a cast-and-transpose to fp8: read 2, write 1 + 1 (transposed)."""
-AMAX_BYTES = 2.0
-"""Bytes per element of the amax pass that dynamic scaling runs before each cast."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +115,7 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     fwd_k = layer_forward(shape)
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
-    casts = fp8_cast_times(stack, compute, fwd_k, cast_shard(scenario, stack, layout))
+    casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout)
     forward = _total(compute, fwd_k, fwd_g) + casts[0]
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
     linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
@@ -167,35 +158,6 @@ def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
     mdl, t = shape.model, shape.tp
     per_token = shape.tokens * shape.dtype_bytes / t
     return per_token * mdl.heads * shape.head_dim, per_token * mdl.ffn_hidden
-
-
-def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:
-    """Fraction of each linear's (QKV, proj, fc1, fc2) input that is cast to fp8 on this GPU:
-    ``1/t`` for the column-parallel QKV and fc1 when the stack casts the sequence shard
-    before an fp8 all-gather (``tensor_parallel.fp8_all_gather`` with sequence parallelism),
-    else 1."""
-    if not (stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel):
-        return np.ones(4)
-    return np.array([1.0 / layout.tp, 1.0, 1.0 / layout.tp, 1.0])
-
-
-def fp8_cast_times(stack: StackProfile, compute: ComputeModel, fwd: Kernels,
-                    input_share: np.ndarray) -> tuple[float, float]:
-    """(forward, backward) seconds of fp8 casts of every linear's operands (0 unless fp8);
-    ``input_share`` scales each linear's input cast (:func:`cast_shard`)."""
-    if compute.dtype != Dtype.FP8:
-        return 0.0, 0.0
-    g = fwd.gemms[fwd.linear_mask]
-    m, n, k = g[:, 0], g[:, 1], g[:, 2]
-    per_element = FP8_CAST_BYTES
-    weights = (n * k).sum()
-    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
-        per_element += AMAX_BYTES
-    else:
-        weights = 0.0  # delayed scaling: the weight's fp8 copy is made once per step
-    forward = compute.memory_time(per_element * np.append(m * input_share * k, weights)).sum()
-    backward = compute.memory_time(per_element * (m * n)).sum()
-    return float(forward), float(backward)
 
 
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,

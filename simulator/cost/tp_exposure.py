@@ -57,7 +57,7 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   ``r`` the row-parallel linear's input (proj: ``n/t``, fc2: ``n f / (h t)``). Vanilla
   TP's chunk-and-cat output is batch-major and flattens as a view. Not under fp8, whose
   cast-and-transpose of every weight-gradient operand (``FP8_CAST_BYTES`` in
-  :mod:`simulator.cost.layer`) already rewrites them.
+  :mod:`simulator.cost.fp8_casts`) already rewrites them.
 """
 
 from __future__ import annotations

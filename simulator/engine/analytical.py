@@ -228,7 +228,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
-    layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute), lambda: layer_cost(
+    layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
     embed, logits_f, logits_b = memoised(ctx, ("heads", ctx.layout, mb, sp),
                                          lambda: head_costs(ctx.shape, ctx.compute))

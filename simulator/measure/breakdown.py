@@ -45,13 +45,12 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
+from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import (
     LayerCost,
     _alternate_matmuls,
     _gemm_times,
-    cast_shard,
-    fp8_cast_times,
     layer_cost,
     row_input_bytes,
 )
@@ -150,7 +149,7 @@ def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, 
     """(forward, backward, recompute) seconds by class of one layer and one microbatch,
     following :func:`simulator.cost.layer.layer_cost`."""
     fwd_k = layer_forward(ctx.shape)
-    casts = fp8_cast_times(stack, ctx.compute, fwd_k, cast_shard(ctx.scenario, stack, ctx.layout))
+    casts = fp8_cast_times(ctx.scenario, stack, ctx.compute, fwd_k, ctx.layout)
     forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
     backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])
     return forward, backward, _recompute_classes(ctx, stack, fwd_k, forward)

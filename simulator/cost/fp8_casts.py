@@ -1,0 +1,118 @@
+"""fp8 casts of a layer's linear operands: activations every microbatch, weights where the
+stack casts them.
+
+Every linear casts its input and its output gradient to fp8: read 2 B, write the fp8 copy and
+its transpose, 1 B each (``FP8_CAST_BYTES``; Hopper fp8 GEMMs take only the TN layout, so
+TransformerEngine casts and transposes in one kernel); dynamic scaling reads the tensor once
+more for its amax first (``AMAX_BYTES``). NVIDIA TransformerEngine docs, "Using FP8 with
+Transformer Engine"; pytorch/ao float8 README.
+
+Where the weight's fp8 copy is made follows ``kernels.fp8_weight_cast``:
+
+- ``per_step``: TransformerEngine caches it over a step's microbatches: Megatron-Core's
+  schedules call ``set_is_first_microbatch`` on the model at each step's first microbatch
+  (``megatron/core/transformer/module.py``: "TE modules will update their fp8 parameter
+  cache"), and TE's linears reuse the cached workspace while ``is_first_microbatch`` is
+  False. One full cast per step, ``W (4 [+2]) / m`` bytes per microbatch.
+- ``per_forward``: every forward casts the whole weight (torchao ``Float8Linear``; TE
+  modules called without ``is_first_microbatch``, as DeepSpeed's engine does).
+  ``W (4 [+2])`` bytes per microbatch.
+- ``per_forward`` with ZeRO-3 gathering weights in fp8 (``sharding.param_gather_dtype:
+  fp8``; torchao's ``enable_fsdp_float8_all_gather`` with
+  ``precompute_float8_dynamic_scale_for_fsdp``, torchtitan ``docs/float8.md``): each
+  all-gather casts only the local shard, scale precomputed once per step (read 2 B, write
+  1 B: ``GATHER_CAST_BYTES``), and the backward makes a transposed copy of the gathered fp8
+  weight for the input-gradient GEMM (``TRANSPOSE_BYTES``: read 1, write 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.config.hardware import Dtype
+from simulator.config.scenario import Recompute, Scenario
+from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
+from simulator.cost.compute import ComputeModel
+from simulator.workload.layout import Layout
+from simulator.workload.runtime_memory import shard_group_size
+from simulator.workload.transformer import Kernels
+
+FP8_CAST_BYTES = 4.0
+"""Bytes per element of a cast-and-transpose to fp8: read 2, write 1 + 1 (transposed)."""
+AMAX_BYTES = 2.0
+"""Bytes per element of the amax pass that dynamic scaling runs before each cast."""
+GATHER_CAST_BYTES = 3.0
+"""Bytes per element of casting a weight shard before an fp8 all-gather: read 2, write 1."""
+TRANSPOSE_BYTES = 2.0
+"""Bytes per element of a transposed copy of an fp8 tensor: read 1, write 1."""
+
+
+def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:
+    """Fraction of each linear's (QKV, proj, fc1, fc2) input that is cast to fp8 on this GPU:
+    ``1/t`` for the column-parallel QKV and fc1 when the stack casts the sequence shard
+    before an fp8 all-gather (``tensor_parallel.fp8_all_gather`` with sequence parallelism),
+    else 1."""
+    if not (stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel):
+        return np.ones(4)
+    return np.array([1.0 / layout.tp, 1.0, 1.0 / layout.tp, 1.0])
+
+
+def step_microbatches(scenario: Scenario, layout: Layout) -> int:
+    """Microbatches per step on one pipeline: global batch / (micro batch x dp)."""
+    training = scenario.training
+    return max(training.global_batch // (training.micro_batch * layout.dp), 1)
+
+
+def weight_cast_bytes(scenario: Scenario, stack: StackProfile, layout: Layout,
+                      weights: float) -> tuple[float, float]:
+    """(forward, backward) bytes per microbatch of making the fp8 copies of ``weights``
+    elements of weights (module docstring)."""
+    microbatches = step_microbatches(scenario, layout)
+    per_element = FP8_CAST_BYTES
+    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
+        per_element += AMAX_BYTES
+    if stack.kernels.fp8_weight_cast == Fp8WeightCast.PER_STEP:
+        return weights * per_element / microbatches, 0.0
+    if not _gathered_in_fp8(scenario, stack):
+        return weights * per_element, 0.0
+    forward_gathers, backward_gathers = _gathers_per_microbatch(scenario, stack, microbatches)
+    shard = weights * GATHER_CAST_BYTES / shard_group_size(scenario.parallelism, layout.dp)
+    return shard * forward_gathers, shard * backward_gathers + weights * TRANSPOSE_BYTES
+
+
+def _gathered_in_fp8(scenario: Scenario, stack: StackProfile) -> bool:
+    return scenario.parallelism.zero_stage >= 3 and stack.sharding.param_gather_dtype == ReduceDtype.FP8
+
+
+def _gathers_per_microbatch(scenario: Scenario, stack: StackProfile,
+                            microbatches: int) -> tuple[float, float]:
+    """(forward, backward) all-gathers of a unit per microbatch, as
+    :func:`simulator.cost.sharding.sharding_cost` counts them."""
+    prof = stack.sharding
+    full = scenario.parallelism.recompute == Recompute.FULL
+    forward = 1.0 if prof.reshard_after_forward else 1.0 / microbatches
+    return forward, float(int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full))
+
+
+def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeModel, fwd: Kernels,
+                   layout: Layout) -> tuple[float, float]:
+    """(forward, backward) seconds per microbatch of the fp8 casts of every linear's operands
+    (0 unless fp8): inputs (times :func:`cast_shard`) and output gradients every microbatch,
+    weights as :func:`weight_cast_bytes` says."""
+    if compute.dtype != Dtype.FP8:
+        return 0.0, 0.0
+    g = fwd.gemms[fwd.linear_mask]
+    m, n, k = g[:, 0], g[:, 1], g[:, 2]
+    per_element = FP8_CAST_BYTES
+    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
+        per_element += AMAX_BYTES
+    weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k).sum()))
+    inputs = per_element * m * cast_shard(scenario, stack, layout) * k
+    forward = _kernels_time(compute, np.append(inputs, weight_fwd))
+    backward = _kernels_time(compute, np.append(per_element * (m * n), weight_bwd))
+    return forward, backward
+
+
+def _kernels_time(compute: ComputeModel, nbytes: np.ndarray) -> float:
+    """Seconds of one streaming kernel per nonzero entry of ``nbytes``."""
+    return float(compute.memory_time(nbytes[nbytes > 0.0]).sum())

@@ -1,0 +1,80 @@
+"""fp8 weight casts (simulator.cost.fp8_casts): where each stack makes a weight's fp8 copy,
+checked against the closed forms of the module docstring."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.config import scenario_from_mapping
+from simulator.config.loader import scenario_stack
+from simulator.cost.fp8_casts import (
+    AMAX_BYTES,
+    FP8_CAST_BYTES,
+    GATHER_CAST_BYTES,
+    TRANSPOSE_BYTES,
+    fp8_cast_times,
+    step_microbatches,
+    weight_cast_bytes,
+)
+from simulator.engine.context import make_context
+from simulator.pipeline import session_from_scenario
+from simulator.workload.transformer import layer_forward
+
+WEIGHTS = 1.0e9
+
+
+def _scenario(stack, zero_stage=1, recompute="none", dp=8, global_batch=64):
+    data = {"name": "fp8", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "llama3-8b", "seq_len": 4096},
+            "training": {"global_batch": global_batch, "micro_batch": 1, "dtype": "fp8", "stack": stack},
+            "parallelism": {"dp": dp, "zero_stage": zero_stage, "recompute": recompute}}
+    return scenario_from_mapping(data, "fp8.yaml")
+
+
+def _weight_bytes(stack, **kw):
+    scenario = _scenario(stack, **kw)
+    ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+    return weight_cast_bytes(scenario, scenario_stack(scenario), ctx.layout, WEIGHTS), ctx
+
+
+def test_megatron_caches_the_weight_cast_over_the_step():
+    """TE under Megatron-Core (is_first_microbatch): one cast per step, W (4 [+2]) / m per
+    microbatch; 64 sequences over dp 8 is m = 8."""
+    (fwd, bwd), ctx = _weight_bytes("megatron-core")
+    assert ctx.microbatches == step_microbatches(ctx.scenario, ctx.layout) == 8
+    assert (fwd, bwd) == (WEIGHTS * FP8_CAST_BYTES / 8, 0.0)
+    (fwd, _), _ = _weight_bytes({"base": "megatron-core", "kernels": {"fp8_scaling": "dynamic"}})
+    assert fwd == WEIGHTS * (FP8_CAST_BYTES + AMAX_BYTES) / 8
+
+
+def test_torchao_casts_the_whole_weight_every_forward():
+    """torchao Float8Linear (dynamic scaling) without fp8 all-gather: W (4 + 2) per microbatch."""
+    (fwd, bwd), _ = _weight_bytes("fsdp2", zero_stage=3)
+    assert (fwd, bwd) == (WEIGHTS * (FP8_CAST_BYTES + AMAX_BYTES), 0.0)
+
+
+@pytest.mark.parametrize(("recompute", "regathers"), [("none", 1), ("full", 1)])
+def test_fp8_all_gather_casts_the_shard_per_gather(recompute, regathers):
+    """torchtitan with float8 all-gather: each gather casts the 1/8 shard (3 B per element,
+    scale precomputed), forward once and backward once more after resharding (FSDP2 does
+    not re-gather for the recompute), and the backward transposes the gathered fp8 weight."""
+    stack = {"base": "torchtitan", "sharding": {"param_gather_dtype": "fp8"}}
+    (fwd, bwd), _ = _weight_bytes(stack, zero_stage=3, recompute=recompute)
+    shard = WEIGHTS * GATHER_CAST_BYTES / 8
+    assert fwd == pytest.approx(shard)
+    assert bwd == pytest.approx(regathers * shard + WEIGHTS * TRANSPOSE_BYTES)
+
+
+def test_cached_cast_never_costs_more_and_vanishes_with_many_microbatches():
+    """Invariant: the cached cast's per-microbatch time falls as 1/m towards the activation
+    casts alone, and never exceeds the uncached one."""
+    def forward_cast(stack, global_batch):
+        scenario = _scenario(stack, global_batch=global_batch)
+        ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+        return fp8_cast_times(scenario, scenario_stack(scenario), ctx.compute,
+                              layer_forward(ctx.shape), ctx.layout)[0]
+
+    cached = [forward_cast("megatron-core", gb) for gb in (8, 64, 512)]
+    uncached = [forward_cast("deepspeed", gb) for gb in (8, 64)]
+    assert uncached[0] == cached[0]                       # one microbatch: one cast either way
+    assert uncached[1] == uncached[0] > cached[1] > cached[2] > 0.0
