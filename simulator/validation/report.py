@@ -326,6 +326,34 @@ overlap; no recompute (the recipes' activations_checkpoint_granularity is null).
 175B 128-GPU row runs `gpt3/175b.yaml`, which has no TP overlap and 220 MiB buckets (stack
 overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Configs per row:
 `docs/research/stack_facts.md` section 1.""",
+    "nemo_more": """\
+Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
+`docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
+leaves out: GPT-3 5B and 20B, Llama 2 7B, 13B and 70B, Nemotron 8B, 22B and 340B, tokens/s per
+GPU (`validation/nemo_h100_more.csv`). Added on 2026-11-26 as an out-of-sample check and scored
+once, with no constant changed after.
+
+Encoding: `validation/scenarios/nemo_more/`. The table gives GPUs, global and micro batch,
+sequence, TP, PP, CP and VP; everything else comes from the NeMo-Framework-Launcher 24.09
+training configs (`launcher_scripts/conf/training/{gpt3,llama,nemotron}/`) and their H100 fp8
+example scripts: sequence parallelism, TransformerEngine userbuffers (`ub_tp_comm_overlap`),
+the distributed Adam bucket size, bf16 gradient reduction where the script sets
+`grad_sync_dtype` (the Nemotron scripts do not: fp32), recompute (none, except the Nemotron
+340B config's selective). Each model's shape reproduces the table's model TFLOP/s over its
+tokens/s within 0.1% under NeMo's FLOP count, which checks the encoded shapes (vocabularies
+included: 51,200 for GPT-3, 32,000 for Llama 2, 256,000 for Nemotron). Nemotron's squared-ReLU
+MLP is not gated and is priced with the GELU MLP's shapes. DGX H100 on rail-optimized NDR
+InfiniBand (assumed, as for the `nemo` set).
+
+Known misses: the three rows without pipeline parallelism and with 32 or 64 data-parallel
+ranks (GPT-3 5B, GPT-3 20B, Nemotron 8B) are predicted 14-18% fast, while the four pipelined
+rows and the one-server Llama 2 7B row are within 5%. The model exposes almost none of their
+distributed-Adam traffic (a ring reduce-scatter and all-gather over 8 servers' 64 NICs, 0.03-0.1
+s of traffic against 1.1-2.6 s steps) and no per-step host cost; which of the software's fixed
+costs the short steps of these rows expose is not public. The Nemotron 340B row is 9% slow,
+and its predicted memory (82.9 GiB with the config's selective recompute) does not fit in the
+80 GiB the run had: the table's run used a layout (PP 8 x VP 12) other than the config's
+(PP 12 x VP 8), and whatever else it changed is not published.""",
     "nemo_long_context": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
 (added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo

@@ -13,6 +13,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
 - ``torchtitan_memory``: the same benchmarks' peak memory per GPU (validation/torchtitan_memory.csv).
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
+- ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
+  20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
 - ``nemo_long_context``: NeMo 24.03's long-sequence table, Llama 2 7B FP8 on 4 to 1,024 H100
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
@@ -239,6 +241,20 @@ def nemo_flops_per_token(model) -> float:
     return layers * h * h * core + 6.0 * model.vocab * h
 
 
+def _nemo_more(root: Path) -> pd.DataFrame:
+    """The NeMo 24.07 rows the ``nemo`` set leaves out: tokens/s per GPU as published."""
+    return _indexed(root, "nemo_more", "nemo_h100_more.csv", lambda row: float(row.measured),
+                    lambda row, result, model: f"{_bridge_notes(row, result, model)}; "
+                                               f"step {result.step_time_s:.2f} s{_fit_note(result)}")
+
+
+def _fit_note(result) -> str:
+    """``; predicted memory X GiB does not fit`` when the scenario's step does not fit."""
+    if result.fits_in_memory:
+        return ""
+    return f"; predicted memory {result.memory_per_gpu_bytes / 2**30:.1f} GiB does not fit"
+
+
 def _nemo_long_context(root: Path) -> pd.DataFrame:
     """NeMo's long-sequence table: model TFLOP/s per GPU as published, against the predicted
     tokens/s per GPU times NeMo's FLOP count per token (:func:`nemo_flops_per_token`)."""
@@ -335,6 +351,9 @@ SETS: dict[str, ValidationSet] = {
         MEMORY, _torchtitan_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
+    "nemo_more": ValidationSet(
+        "nemo_more", "NeMo 24.07 performance summary, the other pre-training rows (NVIDIA/NeMo @ 070a0bb1)",
+        TOKENS, _nemo_more),
     "nemo_long_context": ValidationSet(
         "nemo_long_context",
         "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
