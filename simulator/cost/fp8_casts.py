@@ -57,6 +57,13 @@ def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.nd
     return np.array([1.0 / layout.tp, 1.0, 1.0 / layout.tp, 1.0])
 
 
+def cast_bytes_per_element(stack: StackProfile) -> float:
+    """Bytes moved per element cast: ``FP8_CAST_BYTES``, plus ``AMAX_BYTES`` under dynamic
+    scaling."""
+    dynamic = stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC
+    return FP8_CAST_BYTES + (AMAX_BYTES if dynamic else 0.0)
+
+
 def step_microbatches(scenario: Scenario, layout: Layout) -> int:
     """Microbatches per step on one pipeline: global batch / (micro batch x dp)."""
     training = scenario.training
@@ -68,9 +75,7 @@ def weight_cast_bytes(scenario: Scenario, stack: StackProfile, layout: Layout,
     """(forward, backward) bytes per microbatch of making the fp8 copies of ``weights``
     elements of weights (module docstring)."""
     microbatches = step_microbatches(scenario, layout)
-    per_element = FP8_CAST_BYTES
-    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
-        per_element += AMAX_BYTES
+    per_element = cast_bytes_per_element(stack)
     if stack.kernels.fp8_weight_cast == Fp8WeightCast.PER_STEP:
         return weights * per_element / microbatches, 0.0
     if not _gathered_in_fp8(scenario, stack):
@@ -103,9 +108,7 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
     m, n, k = g[:, 0], g[:, 1], g[:, 2]
-    per_element = FP8_CAST_BYTES
-    if stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC:
-        per_element += AMAX_BYTES
+    per_element = cast_bytes_per_element(stack)
     weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k).sum()))
     inputs = per_element * m * cast_shard(scenario, stack, layout) * k
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
