@@ -8,6 +8,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig, Recompute, Schedule, TrainingConfig
 from simulator.workload.memory import (
     activation_bytes_per_layer,
+    chunk_layers,
     layer_split,
     microbatches_in_flight,
     model_state_bytes,
@@ -122,6 +123,21 @@ def test_layer_split():
         layer_split(7, 8)
     with pytest.raises(ValueError):
         layer_split(8, 4, 3)
+
+
+def test_llama3_chunks_hold_only_the_embedding_and_the_output_at_the_ends():
+    """Llama 3 405B (126 layers) on 16 stages x 8 chunks: "the first model chunk on the first
+    stage has only the embedding, and the last model chunk on the last stage has only output
+    projection and loss" (Llama 3 paper, sec. 3.3.2); every other chunk one layer. Only the
+    two end chunks may be empty, and only with interleaving (no stage is ever empty)."""
+    chunks = chunk_layers(126, 16, 8)
+    assert chunks[0] == chunks[-1] == 0 and set(chunks[1:-1]) == {1} and len(chunks) == 128
+    assert layer_split(126, 16, 8) == [7] + [8] * 14 + [7]
+    assert chunk_layers(127, 16, 8)[0] == 0 and set(chunk_layers(127, 16, 8)[1:]) == {1}
+    with pytest.raises(ValueError):
+        chunk_layers(125, 16, 8)           # a middle chunk would be empty
+    with pytest.raises(ValueError):
+        chunk_layers(14, 16, 1)            # without interleaving a whole stage would be
 
 
 def _gpt3_stage0(first: bool, recompute=Recompute.NONE, attention="unfused"):

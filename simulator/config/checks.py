@@ -8,7 +8,7 @@ from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import Scenario, Schedule, TopologyKind
 from simulator.config.stack import CpRing, StackProfile
-from simulator.config.stage_split import uneven_split
+from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
@@ -231,10 +231,12 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
         raise ConfigError(
             f"{par.virtual_stages} needs schedule: interleaved-1f1b (got {par.schedule.value})",
             key="parallelism.virtual_stages")
-    if par.pp * par.virtual_stages > model.layers:
+    if par.pp * par.virtual_stages > model.layers + empty_end_chunks(par.pp, par.virtual_stages):
         raise ConfigError(
             f"pp*virtual_stages = {par.pp * par.virtual_stages} chunks is more than model.layers "
-            f"({model.layers})", key="parallelism.virtual_stages")
+            f"({model.layers}) + {empty_end_chunks(par.pp, par.virtual_stages)}: only the first "
+            "and last chunks (embedding, output layer) may hold no transformer layer",
+            key="parallelism.virtual_stages")
     _check_uneven_split(scenario)
     microbatches = training.global_batch // (training.micro_batch * dp)
     if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and microbatches % par.pp:

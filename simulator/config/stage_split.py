@@ -48,3 +48,10 @@ def uneven_split(layers: int, pp: int, virtual_stages: int, first: int | None,
         raise ValueError(f"stage layer counts {split} are not all multiples of virtual_stages "
                          f"({virtual_stages})")
     return split
+
+
+def empty_end_chunks(pp: int, virtual_stages: int) -> int:
+    """How many model chunks may hold no transformer layer: the first (embedding only) and
+    the last (output layer and loss only), with interleaving (``v > 1``, so that no pipeline
+    stage is left empty) and at least two stages."""
+    return min(2, pp - 1) if virtual_stages > 1 else 0

@@ -11,7 +11,7 @@ References
 from __future__ import annotations
 
 from simulator.config.scenario import ModelConfig, ParallelismConfig
-from simulator.config.stage_split import uneven_split
+from simulator.config.stage_split import empty_end_chunks, uneven_split
 
 __all__ = ["chunk_layers", "layer_split", "scenario_split"]
 
@@ -19,21 +19,26 @@ __all__ = ["chunk_layers", "layer_split", "scenario_split"]
 def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
     """Layers of each of the ``pp * v`` model chunks, in pipeline order.
 
-    Every chunk gets ``floor(L / n)`` layers (``n = pp v``); the ``L mod n``
-    extra layers go to the middle chunks, so the ``n - (L mod n)`` chunks left
-    short are taken from the ends inward: first, last, second, second-to-last...
-    This is Llama 3's rule [L24]: the first and last stages, which also hold the
-    embedding and the output layer and loss, get one layer fewer (126 layers on
-    16 stages: 7, 8, ..., 8, 7).
+    Every chunk gets ``ceil(L / n)`` layers (``n = pp v``) and the ``n ceil(L/n) - L``
+    chunks left one short are taken from the ends inward: first, last, second,
+    second-to-last... This is Llama 3's rule [L24]: the first and last stages, which also
+    hold the embedding and the output layer and loss, get one layer fewer (126 layers on
+    16 stages: 7, 8, ..., 8, 7). With one layer per chunk the first and last chunks may be
+    left with no transformer layer at all (``n = L + 1`` or ``L + 2``): "the first model
+    chunk on the first stage has only the embedding, and the last model chunk on the last
+    stage has only output projection and loss calculation" (Llama 3 paper, sec. 3.3.2;
+    126 layers in 16 x 8 chunks).
 
     Raises
     ------
     ValueError
-        If a chunk would be empty (``pp * v > layers``) or a count is below 1.
+        If a chunk other than the first or last would be empty (``pp * v > layers +``
+        :func:`empty_end_chunks`) or a count is below 1.
     """
     chunks = pp * virtual_stages
-    if min(pp, virtual_stages) < 1 or chunks > layers:
-        raise ValueError(f"cannot split {layers} layers into pp*v = {pp}*{virtual_stages} non-empty chunks")
+    if min(pp, virtual_stages) < 1 or chunks > layers + empty_end_chunks(pp, virtual_stages):
+        raise ValueError(f"cannot split {layers} layers into pp*v = {pp}*{virtual_stages} chunks "
+                         "with only the first and last possibly empty")
     ceil = -(-layers // chunks)
     sizes = [ceil] * chunks
     for i in range(chunks * ceil - layers):
