@@ -194,3 +194,23 @@ def test_stage_weights_sum_to_parameter_count(mlp, extra_copy):
 def test_breakdown_parts_sum_to_total():
     memory = _gpt3_stage0(True, Recompute.FULL)
     assert sum(memory.as_dict().values()) == memory.total
+
+
+def test_des_equals_analytical_with_empty_end_chunks():
+    """A pipeline whose first and last chunks hold only the embedding and the output layer
+    (6 layers in 4 x 2 chunks) runs in both engines, the DES equal to the analytical step
+    with contention off and never faster with it on."""
+    from des_checks import assert_des_brackets_analytical
+
+    from simulator.config import scenario_from_mapping
+    from simulator.pipeline import session_from_scenario
+
+    data = {"name": "chunks", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"layers": 6, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                      "mlp": "swiglu", "seq_len": 4096, "vocab": 128256},
+            "training": {"global_batch": 16, "micro_batch": 1, "stack": "megatron-core"},
+            "parallelism": {"tp": 2, "pp": 4, "dp": 1, "schedule": "interleaved-1f1b",
+                            "virtual_stages": 2}}
+    session = session_from_scenario(scenario_from_mapping(data, "chunks.yaml"))
+    assert chunk_layers(6, 4, 2) == [0, 1, 1, 1, 1, 1, 1, 0]
+    assert_des_brackets_analytical(session.scenario, session.collectives)

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "validation" / "scenarios"
 TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "nemo_more": "nemo_h100_more.csv",
+                 "llama3_paper": "llama3_paper_table4.csv",
                  "nemo_long_context": "nemo_long_context_h100.csv",
                  "megatron_bridge": "megatron_bridge_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
@@ -47,7 +48,7 @@ def _index(name: str) -> pd.DataFrame:
 
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
-OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05}
+OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -158,6 +159,10 @@ ACHIEVED = {
     # NOT met (GPT-3 5B +14.2%, GPT-3 20B +17.5%, Nemotron 8B +17.4%: no pipeline, dp 32-64;
     # Nemotron 340B -9.1% with predicted memory over 80 GiB; the other four within 5%).
     "nemo_more": (0.086, 0.175),
+    # model TFLOP/s per GPU (PaLM's count), Llama 3 405B on 8,192 and 16,384 H100, out of
+    # sample: 14.8% / 15.0%, NOT met (both rows +15%: a shared level error; the 16K/8K
+    # scaling is right, see test_llama3_scaling_from_8k_to_16k_gpus).
+    "llama3_paper": (0.148, 0.150),
     # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.8% / 9.8%,
     # MAPE target NOT met (70B -7.9%, 405B +9.8%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core).
@@ -178,3 +183,16 @@ def test_set_error_does_not_regress(scores, name):
     got = scores[name]
     assert got.mape <= mape + MARGIN, f"{name}: MAPE {got.mape:.1%} > {mape:.1%} + 2 pp"
     assert got.max_abs_error <= worst + MARGIN, f"{name}: max {got.max_abs_error:.1%} > {worst:.1%} + 2 pp"
+
+
+def test_llama3_scaling_from_8k_to_16k_gpus(frame):
+    """The Llama 3 paper's 405B step from 8,192 to 16,384 H100 at a fixed 16M-token batch
+    (Table 4: 430 -> 400 TFLOP/s per GPU, ratio 0.930): the predicted ratio is within 2% of
+    it (each published figure is rounded to 10 TFLOP/s, about 1.2%). The ratio does not
+    depend on the FLOP count, so it checks the scaling mechanisms (bubble, data-parallel
+    traffic) apart from the level."""
+    rows = frame[frame["set"] == "llama3_paper"].set_index("row")
+    measured = rows.loc["2", "measured"] / rows.loc["1", "measured"]
+    predicted = rows.loc["2", "predicted"] / rows.loc["1", "predicted"]
+    assert measured == pytest.approx(400 / 430)
+    assert predicted / measured == pytest.approx(1.0, abs=0.02)

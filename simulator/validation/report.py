@@ -354,6 +354,35 @@ costs the short steps of these rows expose is not public. The Nemotron 340B row 
 and its predicted memory (82.9 GiB with the config's selective recompute) does not fit in the
 80 GiB the run had: the table's run used a layout (PP 8 x VP 12) other than the config's
 (PP 12 x VP 8), and whatever else it changed is not published.""",
+    "llama3_paper": """\
+Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
+arXiv:2407.21783), Table 4: Llama 3 405B pre-training at sequence 8,192 on 8,192 H100 (TP 8, PP
+16, DP 64, 32 sequences per DP group: 430 TFLOP/s per GPU, BF16 MFU 43%) and on 16,384 H100 (DP
+128, 16 per group: 400, 41%), 16M tokens per step both; `validation/llama3_paper_table4.csv`.
+Compared metric: model TFLOP/s per GPU as published, against the predicted tokens/s per GPU
+times PaLM's FLOP count per token, `6 N + 12 L h T` (Chowdhery et al. 2023, App. B; the paper's
+MFU cites it: 2.638 TFLOP per token here), so the two rows' ratio, the scaling from 8K to 16K
+GPUs, does not depend on the count. Added on 2026-11-26 as an out-of-sample check at the scale
+users plan for, scored once.
+
+Encoding: `validation/scenarios/llama3_paper/`. Virtual stages 8, derived from the paper's
+sec. 3.3.2 (the first and last stages hold one layer fewer, and the first and last model
+chunks hold only the embedding and only the output layer and loss: one layer per chunk, 128
+chunks over 16 stages), which clustersim's pipeline split now expresses. Micro batch 1
+(assumed), ZeRO-2-like sharding (FSDP without resharding after forward), no recompute, stack
+`megatron-core` for Meta's own. Grand Teton servers as `dgx-h100` on a non-blocking RoCE
+400G fat-tree: the paper's 1:7 oversubscription above pods of 3,072 GPUs is not expressible.
+Not encoded: Table 4's third row (CP 16 at sequence 131,072): Meta's all-gather context
+parallelism (one K/V all-gather forward, an all-gather and a dK/dV reduce-scatter backward)
+is none of the modelled rings.
+
+Result: the scaling is right and the level is not. Measured 16K/8K ratio 0.930, predicted
+0.927 (the bubble grows from 5.1% to 9.9% as the microbatches per step halve); both rows are
+predicted 15% fast. A level error shared by both rows points at what the two share and the
+model lacks: Meta's software and network (the oversubscribed pod uplinks that data-parallel
+traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 8K-GPU row's predicted
+memory, 82.1 GiB with 32 microbatches of interleaved 1F1B in flight, does not fit the 80 GiB
+the run had; the paper's modified schedule (its tunable N) and memory work are not modelled.""",
     "nemo_long_context": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
 (added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo

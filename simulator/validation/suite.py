@@ -15,6 +15,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
   20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
+- ``llama3_paper``: the Llama 3 paper's Table 4 rows of Llama 3 405B at sequence 8K on 8,192
+  and 16,384 H100 (validation/llama3_paper_table4.csv), model TFLOP/s per GPU in PaLM's count.
 - ``nemo_long_context``: NeMo 24.03's long-sequence table, Llama 2 7B FP8 on 4 to 1,024 H100
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
@@ -45,6 +47,7 @@ from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import run_scenario
 from simulator.units import format_bytes
 from simulator.validation import megatron, nccl_suite
+from simulator.workload.params import parameter_count
 
 COLUMNS = ["set", "row", "description", "scenario", "metric", "measured", "predicted", "error",
            "scored", "gpu", "stack", "notes"]
@@ -53,6 +56,7 @@ TARGET_MAX = 0.15
 TOKENS = "tokens/s per GPU"
 MEMORY = "peak memory per GPU (GiB)"
 NEMO_TFLOPS = "model TFLOP/s per GPU (NeMo's count)"
+PALM_TFLOPS = "model TFLOP/s per GPU (PaLM's count)"
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,30 @@ def _fit_note(result) -> str:
     return f"; predicted memory {result.memory_per_gpu_bytes / 2**30:.1f} GiB does not fit"
 
 
+def _llama3_paper(root: Path) -> pd.DataFrame:
+    """The Llama 3 paper's 405B rows: model TFLOP/s per GPU as published, against the
+    predicted tokens/s per GPU times PaLM's FLOP count per token (:func:`palm_flops_per_token`)."""
+    return _indexed(root, "llama3_paper", "llama3_paper_table4.csv",
+                    lambda row: float(row.measured) / 1e12,
+                    lambda row, result, model: f"{_tokens_note(result)}; bubble "
+                                               f"{result.bubble_fraction:.1%}; step "
+                                               f"{result.step_time_s:.2f} s{_fit_note(result)}",
+                    metric=PALM_TFLOPS, predicted_of=_palm_tflops)
+
+
+def palm_flops_per_token(model) -> float:
+    """PaLM's model FLOPs per token, ``6 N + 12 L H Q T`` (Chowdhery et al. 2023, "PaLM",
+    JMLR, App. B): N parameters (embeddings included), L layers, H heads of size Q (H Q = the
+    hidden size), T the sequence length; attention at full T^2. The Llama 3 paper's MFU uses
+    it. Llama 3 405B at T = 8192: 2.638 TFLOP."""
+    return 6.0 * parameter_count(model) + 12.0 * model.layers * model.hidden * model.seq_len
+
+
+def _palm_tflops(result, model) -> float:
+    """Predicted model TFLOP/s per GPU in PaLM's count."""
+    return result.tokens_per_s / result.gpus * palm_flops_per_token(model) / 1e12
+
+
 def _nemo_long_context(root: Path) -> pd.DataFrame:
     """NeMo's long-sequence table: model TFLOP/s per GPU as published, against the predicted
     tokens/s per GPU times NeMo's FLOP count per token (:func:`nemo_flops_per_token`)."""
@@ -354,6 +382,9 @@ SETS: dict[str, ValidationSet] = {
     "nemo_more": ValidationSet(
         "nemo_more", "NeMo 24.07 performance summary, the other pre-training rows (NVIDIA/NeMo @ 070a0bb1)",
         TOKENS, _nemo_more),
+    "llama3_paper": ValidationSet(
+        "llama3_paper", "Llama 3 paper, Table 4: Llama 3 405B on 8,192 and 16,384 H100 (arXiv:2407.21783)",
+        PALM_TFLOPS, _llama3_paper),
     "nemo_long_context": ValidationSet(
         "nemo_long_context",
         "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
