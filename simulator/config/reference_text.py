@@ -81,7 +81,9 @@ MEANINGS = {
     "parallelism.sequence_parallel": "Megatron sequence parallelism (TP all-reduces become all-gather "
                                      "+ reduce-scatter)",
     "parallelism.schedule": "pipeline schedule",
-    "parallelism.virtual_stages": "model chunks per pipeline rank (interleaved 1F1B)",
+    "parallelism.virtual_stages": "model chunks per pipeline rank (interleaved 1F1B); pp x "
+                                  "virtual_stages may exceed model.layers by up to 2, the first and last "
+                                  "chunks then holding only the embedding and the output layer (Llama 3)",
     "parallelism.zero_stage": "0 DDP, 1 optimizer-state sharding, 2 + gradients, 3 + weights "
                               "(FSDP); default from the stack",
     "parallelism.shard_size": "ZeRO-3 hybrid sharding: shard inside groups of this many dp x cp "
