@@ -12,7 +12,13 @@ from simulator.config.loader import scenario_stack
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import layer_cost
-from simulator.cost.tp_exposure import FP8_GATHER_SCALE, chunked_exposed, tp_exposed, tp_site
+from simulator.cost.tp_exposure import (
+    FP8_GATHER_SCALE,
+    chunked_exposed,
+    pipelined_rs_exposed,
+    tp_exposed,
+    tp_site,
+)
 from simulator.engine.context import make_context
 from simulator.topology import build_cluster
 
@@ -89,8 +95,8 @@ def test_async_tp_without_input_grad_overlap_leaves_the_reduce_scatters_in_line(
 
 def test_fused_reduce_scatter_sum_reads_the_full_activation_once():
     """sum_after_exchange adds memory_time(n (1 + 1/t)) per fused reduce-scatter: 2 per pass."""
-    ctx, _, plain = _layer(_scenario(comm_overlap=True))
-    _, _, summed = _layer(_scenario(comm_overlap=True, sum_after_exchange=True))
+    ctx, _, plain = _layer(_scenario(comm_overlap=True, userbuffers=False))
+    _, _, summed = _layer(_scenario(comm_overlap=True, userbuffers=False, sum_after_exchange=True))
     n = ctx.shape.tokens * ctx.shape.model.hidden * 2
     extra = 2 * float(ctx.compute.memory_time(n * (1 + 1 / ctx.layout.tp)))
     assert summed.tp_forward - plain.tp_forward == pytest.approx(extra, rel=1e-9)
@@ -200,3 +206,47 @@ def test_fused_pairs_run_their_gemms_in_tp_chunks():
         (base[0] + excess[0], base[1] + excess[1]), rel=1e-12)
     _, _, unfused = _layer(_scenario(comm_overlap=True, comm_overlap_input_grad=False))
     assert unfused.forward == cost.forward   # the GEMMs themselves are priced whole
+
+
+def test_pipelined_reduce_scatter_leaves_its_last_chunk_and_the_sm_margin_exposed():
+    """TE ``pipeline``: n GEMM chunks of g'/n (g' = slow g), each chunk's reduce-scatter c/n
+    during the next chunk: exposed g'/n + (n-1) max(g'/n, c/n) + c/n - g."""
+    g, c = 8e-3, 2e-3
+    assert pipelined_rs_exposed(c, g, 4) == pytest.approx(c / 4, rel=1e-12)     # GEMM-bound
+    assert pipelined_rs_exposed(4 * g, g, 4) == pytest.approx(g / 4 + 3 * g + g - g, rel=1e-12)
+    slow = 132 / (132 - 24)
+    assert pipelined_rs_exposed(c, g, 4, slow) == pytest.approx(g * (slow - 1) + c / 4, rel=1e-12)
+    assert pipelined_rs_exposed(c, g, 1) == pytest.approx(c, rel=1e-12)         # nothing to hide behind
+
+
+def test_userbuffers_pair_each_forward_collective_with_its_own_gemm():
+    """``userbuffers``: per site the all-gather against the column GEMM (ring exchange, t
+    chunks) and the reduce-scatter against the row GEMM, by ``pipeline`` (proj: 4 splits, 24
+    SMs withheld) or ring exchange (fc2: 1 SM withheld); backward as the pooled model."""
+    fields = {"comm_overlap": True, "userbuffers": True, "rs_splits": [4, 0], "rs_sm_margin": [24, 1]}
+    ctx, stack, _ = _layer(_scenario(**fields))
+    site = _site(ctx, stack)
+    t, sms = ctx.layout.tp, ctx.compute.gpu.sm_count
+    ag = next(c.time_s for c in site.forward if c.op == Op.ALL_GATHER)
+    rs = next(c.time_s for c in site.forward if c.op == Op.REDUCE_SCATTER)
+    gemms = [(4e-3, 2e-3), (9e-3, 5e-3)]
+    sites = lambda backward: (6e-3, 14e-3)                                       # noqa: E731
+    fwd, bwd = tp_exposed(stack, site, t, sites, (0.0, 0.0), lambda backward: gemms)
+    fc2_slow = sms / (sms - 1)
+    want = (chunked_exposed(ag, 4e-3, t) + pipelined_rs_exposed(rs, 2e-3, 4, sms / (sms - 24))
+            + chunked_exposed(ag, 9e-3, t) + chunked_exposed(rs, 5e-3 * fc2_slow, t)
+            + 5e-3 * (fc2_slow - 1))
+    assert fwd == pytest.approx(want, rel=1e-12)
+    pooled = stack.model_copy(update={"tensor_parallel": stack.tensor_parallel.model_copy(
+        update={"userbuffers": False})})
+    assert bwd == pytest.approx(tp_exposed(pooled, site, t, sites, (0.0, 0.0))[1], rel=1e-12)
+
+
+def test_te_defaults_by_version():
+    """NeMo 24.07 (TE 1.8): ``pipeline`` reduce-scatters, no SM margin; Megatron-Core (TE 2.x):
+    the same with 16 SMs withheld (``set_sm_margin = not ring_exchange``)."""
+    library = HardwareLibrary()
+    nemo, core = library.stack("nemo").tensor_parallel, library.stack("megatron-core").tensor_parallel
+    assert (nemo.userbuffers, nemo.rs_splits, nemo.rs_sm_margin) == (True, (4, 4), (0, 0))
+    assert (core.userbuffers, core.rs_splits, core.rs_sm_margin) == (True, (4, 4), (16, 16))
+    assert library.stack("torchtitan").tensor_parallel.userbuffers is False

@@ -148,25 +148,27 @@ ACHIEVED = {
     # tokens/s per GPU, 24 rows: 5.5% / 17.5%: MAPE target met, max NOT met (the 8B context-
     # parallel rows: CP 2 -13.0%, CP 4 +14.0%, CP 8 +17.5%; the 405B PP rows +6.2% / +7.1%).
     "torchtitan": (0.055, 0.175),
-    # tokens/s per GPU: 5.6% / 9.6%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
-    # overhead was scaled by the fp8/bf16 peak ratio).
-    "nemo": (0.056, 0.096),
+    # tokens/s per GPU: 5.0% / 9.6%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
+    # overhead was scaled by the fp8/bf16 peak ratio and TE userbuffers' reduce-scatters were
+    # paired with their GEMMs).
+    "nemo": (0.050, 0.096),
     # model TFLOP/s per GPU, 9 rows, 4 to 1,024 GPUs: 12.8% / 20.6%, NOT met (every row high,
     # 7-9% at 4K-16K rising to 16-21% from 128K on, where attention dominates: the library's
     # cuDNN attention rate; the generic cp ring gave -31% at 512K and 1M).
     "nemo_long_context": (0.128, 0.206),
-    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 8.6% / 17.5%,
-    # NOT met (GPT-3 5B +14.2%, GPT-3 20B +17.5%, Nemotron 8B +17.4%: no pipeline, dp 32-64;
-    # Nemotron 340B -9.1% with predicted memory over 80 GiB; the other four within 5%).
-    "nemo_more": (0.086, 0.175),
+    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 8.1% / 16.7%,
+    # NOT met (GPT-3 5B +14.2%, GPT-3 20B +14.4%, Nemotron 8B +16.7%: no pipeline, dp 32-64;
+    # Nemotron 340B -9.1% with predicted memory over 80 GiB; the other four within 5%). First
+    # scored at 8.6% / 17.5%, before TE userbuffers' reduce-scatters were modelled per GEMM.
+    "nemo_more": (0.081, 0.167),
     # model TFLOP/s per GPU (PaLM's count), Llama 3 405B on 8,192 and 16,384 H100, out of
     # sample: 14.8% / 15.0%, NOT met (both rows +15%: a shared level error; the 16K/8K
     # scaling is right, see test_llama3_scaling_from_8k_to_16k_gpus).
     "llama3_paper": (0.148, 0.150),
-    # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.8% / 9.8%,
-    # MAPE target NOT met (70B -7.9%, 405B +9.8%; -10.2% / +3.0% while every microbatch
+    # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.8% / 9.7%,
+    # MAPE target NOT met (70B -8.0%, 405B +9.7%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core).
-    "megatron_bridge": (0.088, 0.098),
+    "megatron_bridge": (0.088, 0.097),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }

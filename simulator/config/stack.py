@@ -22,6 +22,7 @@ DEFAULT_STACK = "megatron-core"
 """What a new user most likely runs: Megatron-Core (directly, or through NeMo/Megatron-LM)."""
 
 Flag = Annotated[bool, Strict()]
+SmallCount = Annotated[int, Strict(), Field(ge=0, le=1024)]
 _MB = 1e6
 
 
@@ -154,6 +155,18 @@ class TensorParallelProfile(_Part):
     tensor stored [s, b, h]); with a micro-batch above 1 and bf16 linears each weight-gradient
     matmul flattens such an operand with a copy (read and write): the gathered inputs of QKV
     and fc1, the gathered output gradients of proj and fc2, and the inputs of proj and fc2."""
+    userbuffers: Flag = False
+    """With ``comm_overlap``: TransformerEngine userbuffers, where each forward collective is
+    pipelined with its own GEMM only (the all-gather with QKV or fc1 by ring exchange, the
+    reduce-scatter with proj or fc2 as ``rs_splits`` says)."""
+    rs_splits: tuple[SmallCount, SmallCount] = (0, 0)
+    """With ``userbuffers``, per site (proj, fc2): 0 for a ring-exchange reduce-scatter (tp
+    chunks, none left after the last GEMM chunk), n > 0 for TE's ``pipeline`` method (n GEMM
+    chunks, each chunk's reduce-scatter overlapping the next chunk's GEMM, the last one's
+    exposed)."""
+    rs_sm_margin: tuple[SmallCount, SmallCount] = (0, 0)
+    """With ``userbuffers``, per site (proj, fc2): SMs withheld from the forward GEMM for its
+    reduce-scatter's kernel (TE ``num_sm`` with ``set_sm_margin``; 0 when the margin is off)."""
 
 
 class KernelProfile(_Part):

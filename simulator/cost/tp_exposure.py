@@ -19,6 +19,16 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   matmul that produces it; the backward input gradient of wq/wk/wv (and w1/w3) is a sum of
   several matmuls, so that reduce-scatter stays an exposed NCCL call
   (``comm_overlap_input_grad: false``);
+- ``userbuffers`` (TransformerEngine ``initialize_ub``; NeMo/Megatron-Bridge ``ub_cfg``
+  files name each GEMM's method): each forward collective is pipelined with its own GEMM.
+  The all-gather before QKV or fc1 runs as a ring exchange (``t`` chunks,
+  :func:`chunked_exposed`). The reduce-scatter after proj or fc2 is either a ring exchange
+  too (``rs_splits`` 0) or TE's ``pipeline`` method: ``n`` GEMM chunks, the reduce-scatter
+  of chunk ``i`` running during the GEMM of chunk ``i+1``, so the last chunk's is left after
+  the GEMM, exposed ``g'/n + (n-1) max(g'/n, c/n) + c/n - g`` (:func:`pipelined_rs_exposed`).
+  With ``set_sm_margin`` the GEMM runs on the SMs the communication kernel leaves it,
+  ``g' = g S / (S - num_sm)`` (``rs_sm_margin``). Backward keeps the pooled chunk model
+  (TE's ``bulk`` overlaps, no SM margin in the configs read);
 - ``layout_copies``: PyTorch's functional collectives gather and scatter on dim 0 only; on
   the sequence dim of a batch-first [b, s, h] activation ``all_gather_tensor`` and
   ``reduce_scatter_tensor`` add a chunk-and-cat copy of the full activation (read and write,
@@ -94,6 +104,8 @@ class TpSite:
     flatten_s: tuple[float, float] = (0.0, 0.0)
     """Backward seconds of the weight gradients' flattening copies, attention and MLP site
     (``fused_gather_major``)."""
+    sm_count: int = 0
+    """SMs of the GPU (for ``rs_sm_margin``)."""
 
     def pairs(self, backward: bool):
         """(collective, copy seconds) of each of the site's collectives in one pass."""
@@ -146,7 +158,7 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
     return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
                   tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward),
-                  _flatten_s(stack, compute, found, micro_batch, row_inputs))
+                  _flatten_s(stack, compute, found, micro_batch, row_inputs), compute.gpu.sm_count)
 
 
 def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
@@ -193,6 +205,9 @@ def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
     if profile.comm_overlap and profile.fused_pairs and gathers and not profile.comm_overlap_input_grad:
         forward, backward = _paired(site, tp, pairs)
         return (forward + excess(False), backward + excess(True)) if excess else (forward, backward)
+    if profile.comm_overlap and profile.userbuffers and pairs is not None and _gathers_and_scatters(site):
+        _, backward = _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
+        return _userbuffers_forward(profile, site, tp, pairs), backward
     if profile.comm_overlap:
         return _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
     forward, backward = 2 * site.in_line(False), 2 * site.in_line(True)
@@ -214,6 +229,38 @@ def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[fl
         in_line = site.in_line(True) - site.gathers(True)
     backward = sum(chunked_exposed(fused, g, tp) + in_line for g in sites_gemm(True))
     return forward, backward
+
+
+def _gathers_and_scatters(site: TpSite) -> bool:
+    """Whether the site's forward runs all-gathers and reduce-scatters (sequence parallel)."""
+    ops = {c.op for c in site.forward}
+    return Op.ALL_GATHER in ops and Op.REDUCE_SCATTER in ops
+
+
+def _userbuffers_forward(profile, site: TpSite, tp: int, pairs) -> float:
+    """Forward exposure under ``userbuffers`` (module docstring): per site, the all-gather
+    against its column-parallel GEMM and the reduce-scatter against its row-parallel GEMM,
+    the latter by ring exchange or TE's ``pipeline`` method with its SM margin."""
+    exposed = 0.0
+    for index, (g_col, g_row) in enumerate(pairs(False)):
+        splits, margin = profile.rs_splits[index], profile.rs_sm_margin[index]
+        slow = site.sm_count / max(site.sm_count - margin, 1) if site.sm_count else 1.0
+        for c in site.forward:
+            if c.op == Op.ALL_GATHER:
+                exposed += chunked_exposed(c.time_s, g_col, tp)
+            elif splits:
+                exposed += pipelined_rs_exposed(c.time_s, g_row, splits, slow)
+            else:
+                exposed += chunked_exposed(c.time_s, g_row * slow, tp) + g_row * (slow - 1.0)
+    return exposed
+
+
+def pipelined_rs_exposed(comm: float, gemm: float, splits: int, slow: float = 1.0) -> float:
+    """Exposed seconds of a reduce-scatter ``comm`` pipelined after ``gemm`` in ``splits``
+    chunks, the GEMM slowed by ``slow`` (its SM margin): ``g'/n + (n-1) max(g'/n, c/n) + c/n
+    - g`` with ``g' = slow g`` (TE ``pipeline`` method; module docstring)."""
+    n, chunk = splits, gemm * slow / splits
+    return chunk + (n - 1) * max(chunk, comm / n) + comm / n - gemm
 
 
 def _paired(site: TpSite, tp: int, pairs) -> tuple[float, float]:
