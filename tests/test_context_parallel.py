@@ -216,3 +216,30 @@ def test_des_equals_analytical_with_the_p2p_ring():
     session = _session(stack="megatron-core", cp=16, nodes=2, recompute="none", seq=16384)
     assert in_layer_kinds(make_context(session.scenario, session.collectives), 0) == []
     assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+def test_all_gather_cp_gathers_kv_and_scatters_their_gradients_in_line():
+    """TE's AttnFuncWithCPAndKVAllGather (Megatron-Core cp_comm_type all_gather, the Llama 3
+    paper's cp): K and V all-gathered in forward (2 collectives of E_kv each, whole-sequence
+    sized), again in backward with dK and dV reduce-scattered (2 more), again for a recomputed
+    forward; no merges; charged half to each pass; not replayed by the DES."""
+    stack = {"base": "megatron-core", "context_parallel": {"ring": "all_gather"}}
+    for recompute, rerun in (("none", 0), ("full", 1)):
+        ctx = _ctx(stack=stack, cp=4, recompute=recompute)
+        cost = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, ctx.layout)
+        e_kv = 8 * (32768 // 4) * 128                       # 8 k/v heads, tp 1
+        gather, scatter = cost.collectives
+        assert (gather.collective.op, gather.collective.size_bytes) == (Op.ALL_GATHER, 4 * e_kv * 2)
+        assert (scatter.collective.op, scatter.collective.size_bytes) == (Op.REDUCE_SCATTER, 4 * e_kv * 2)
+        counts = (gather.forward, gather.backward, scatter.forward, scatter.backward)
+        assert counts == (2, 2 + 2 * rerun, 0, 2)
+        assert cost.merge_forward_bytes == cost.merge_backward_bytes == 0.0 and not cost.replayed
+        want = ((2 + 2 + 2 * rerun) * gather.collective.time_s + 2 * scatter.collective.time_s) / 2
+        assert cp_seconds(cost, ctx.compute) == pytest.approx(want, rel=1e-12)
+
+
+def test_des_equals_analytical_with_all_gather_cp_across_servers():
+    """The all-gather cp's collectives stay in the layer's time in both engines."""
+    stack = {"base": "megatron-core", "context_parallel": {"ring": "all_gather"}}
+    session = _session(stack=stack, cp=16, nodes=2, recompute="none", seq=16384)
+    assert_des_brackets_analytical(session.scenario, session.collectives)

@@ -162,9 +162,9 @@ ACHIEVED = {
     # scored at 8.6% / 17.5%, before TE userbuffers' reduce-scatters were modelled per GEMM.
     "nemo_more": (0.081, 0.167),
     # model TFLOP/s per GPU (PaLM's count), Llama 3 405B on 8,192 and 16,384 H100, out of
-    # sample: 14.8% / 15.0%, NOT met (both rows +15%: a shared level error; the 16K/8K
-    # scaling is right, see test_llama3_scaling_from_8k_to_16k_gpus).
-    "llama3_paper": (0.148, 0.150),
+    # sample: 19.8% / 29.8%, NOT met (8K rows +15.0% / +14.6%, a shared level error, their
+    # 16K/8K scaling right: test_llama3_scaling_from_8k_to_16k_gpus; the 128K CP row +29.8%).
+    "llama3_paper": (0.198, 0.298),
     # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.8% / 9.7%,
     # MAPE target NOT met (70B -8.0%, 405B +9.7%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core).

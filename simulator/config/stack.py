@@ -75,6 +75,7 @@ class CpRing(StrEnum):
     TORCH = "torch"      # PyTorch _templated_ring_attention (simulator.cost.context_parallel)
     P2P = "p2p"          # TransformerEngine AttnFuncWithCP: K/V send-recv overlapped per step
     ULYSSES = "ulysses"  # DeepSpeed-Ulysses: q/k/v and output all-to-alls (heads <-> sequence)
+    ALL_GATHER = "all_gather"  # TE AttnFuncWithCPAndKVAllGather, Llama 3: K/V gathered, dK/dV scattered
 
 
 class CpHeads(StrEnum):

@@ -57,6 +57,17 @@ the key/value heads as they are (GQA kept):
   Exchanges are not replayed as flows by the discrete-event engine (their exposed remainder
   stays in the layer's time, as for overlapped tensor-parallel collectives).
 
+``all_gather``: TransformerEngine's ``AttnFuncWithCPAndKVAllGather`` (Megatron-Core
+``--cp-comm-type all_gather``; ``transformer_engine/pytorch/attention.py`` at v1.12), the
+all-gather context parallelism of the Llama 3 paper (sec. 3.3.2), which is not a ring:
+
+- forward: K and V all-gathered (``gather_along_first_dim``, one collective each), then the
+  local query chunks attend to the gathered prefix (the balanced halves, no merges);
+- backward: K and V all-gathered again, and dK and dV reduce-scattered
+  (``reduce_scatter_along_first_dim``), all in line; again for a recomputed forward.
+  Not replayed as flows by the discrete-event engine: a layer's count of them per pass is
+  fractional for the average layer of a chunk, so the DES keeps their time in the layer's.
+
 ``ulysses``: DeepSpeed-Ulysses' ``DistributedAttention`` (deepspeed/sequence/layer.py,
 v0.14-v0.16; docs/research/stack_facts.md section 7), which is not a ring: each rank trades
 its sequence shard of every head for the whole sequence of ``heads/cp`` heads, so attention
@@ -126,6 +137,9 @@ class CpCost:
     merge_backward_bytes: float = 0.0
     overlapped: tuple[CpCollective, ...] = ()
     step_flops: tuple[float, float] = (0.0, 0.0)
+    replayed: bool = True
+    """Whether the discrete-event engine replays ``collectives`` as flows when the cp group
+    spans servers (else their time stays in the layer's)."""
 
 
 def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, float]:
@@ -166,6 +180,8 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
         return _p2p_cost(scenario, stack, shape, collectives, layout)
     if stack.context_parallel.ring == CpRing.ULYSSES:
         return _ulysses_cost(scenario, stack, shape, collectives, layout)
+    if stack.context_parallel.ring == CpRing.ALL_GATHER:
+        return _all_gather_cost(scenario, stack, shape, collectives, layout)
     e_q, e_kv = exchanged_elements(stack, shape)
     gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
     if stack.context_parallel.ring == CpRing.GENERIC:
@@ -194,6 +210,20 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
                   (attention, FLASH_BACKWARD_RATIO * attention))
+
+
+def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+                     collectives: CollectiveModel, layout: Layout) -> CpCost:
+    """TE's K/V all-gather cp (module docstring): per forward all-gathers of K and V
+    (``E_kv`` elements each), per backward the same again plus reduce-scatters of dK and dV,
+    in line; a recomputed forward gathers again."""
+    rerun = int(attention_recomputed(scenario, stack))
+    _, e_kv = exchanged_elements(stack, shape)
+    block = e_kv * shape.dtype_bytes
+    gather = _kv_all_gather(block, collectives, layout)
+    scatter = _kv_reduce_scatter(block, collectives, layout)
+    return CpCost((CpCollective(gather, 2, 2 * (1 + rerun)), CpCollective(scatter, 0, 2)),
+                  replayed=False)
 
 
 ULYSSES_COPY_BYTES = 8
@@ -245,6 +275,15 @@ def _kv_all_gather(block_bytes: float, collectives: CollectiveModel,
     return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
         collectives, Op.ALL_GATHER, _groups(layout), layout.cp_group(), nbytes, ("cp", layout),
         bound_algorithm(collectives, Op.ALL_GATHER)))
+
+
+def _kv_reduce_scatter(block_bytes: float, collectives: CollectiveModel,
+                       layout: Layout) -> PricedCollective:
+    """The reduce-scatter of the full-sequence dK or dV into each cp rank's block."""
+    nbytes = block_bytes * layout.cp
+    return PricedCollective(Op.REDUCE_SCATTER, nbytes, in_layer_terms(
+        collectives, Op.REDUCE_SCATTER, _groups(layout), layout.cp_group(), nbytes, ("cp-rs", layout),
+        bound_algorithm(collectives, Op.REDUCE_SCATTER)))
 
 
 def _ring_shift(nbytes: float, collectives: CollectiveModel, layout: Layout) -> PricedCollective:

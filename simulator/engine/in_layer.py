@@ -63,7 +63,7 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
         kinds += _tp_kinds(ctx, layers)
     cp = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, lay)
-    if cp is not None and spans(lay.cp_group(stage)):
+    if cp is not None and cp.replayed and spans(lay.cp_group(stage)):
         kinds += [InLayerKind("cp", c.collective, round(c.per_pass * layers), round(c.per_pass * layers))
                   for c in cp.collectives]
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
