@@ -268,36 +268,35 @@ def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
                + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
 
 
+def _cp_collective(op: Op, nbytes: float, name: str, collectives: CollectiveModel,
+                   layout: Layout) -> PricedCollective:
+    """``op`` on ``nbytes`` run by every cp group of the stage at once, priced once per
+    ``name`` and layout."""
+    return PricedCollective(op, nbytes, in_layer_terms(
+        collectives, op, _groups(layout), layout.cp_group(), nbytes, (name, layout),
+        bound_algorithm(collectives, op)))
+
+
 def _kv_all_gather(block_bytes: float, collectives: CollectiveModel,
                    layout: Layout) -> PricedCollective:
     """The all-gather of every cp rank's K/V block (``block_bytes`` each)."""
-    nbytes = block_bytes * layout.cp
-    return PricedCollective(Op.ALL_GATHER, nbytes, in_layer_terms(
-        collectives, Op.ALL_GATHER, _groups(layout), layout.cp_group(), nbytes, ("cp", layout),
-        bound_algorithm(collectives, Op.ALL_GATHER)))
+    return _cp_collective(Op.ALL_GATHER, block_bytes * layout.cp, "cp", collectives, layout)
 
 
 def _kv_reduce_scatter(block_bytes: float, collectives: CollectiveModel,
                        layout: Layout) -> PricedCollective:
     """The reduce-scatter of the full-sequence dK or dV into each cp rank's block."""
-    nbytes = block_bytes * layout.cp
-    return PricedCollective(Op.REDUCE_SCATTER, nbytes, in_layer_terms(
-        collectives, Op.REDUCE_SCATTER, _groups(layout), layout.cp_group(), nbytes, ("cp-rs", layout),
-        bound_algorithm(collectives, Op.REDUCE_SCATTER)))
+    return _cp_collective(Op.REDUCE_SCATTER, block_bytes * layout.cp, "cp-rs", collectives, layout)
 
 
 def _ring_shift(nbytes: float, collectives: CollectiveModel, layout: Layout) -> PricedCollective:
     """Every cp rank sends ``nbytes`` to the next (a sendrecv ring shift)."""
-    return PricedCollective(Op.SENDRECV, nbytes, in_layer_terms(
-        collectives, Op.SENDRECV, _groups(layout), layout.cp_group(), nbytes, ("cp-shift", layout),
-        bound_algorithm(collectives, Op.SENDRECV)))
+    return _cp_collective(Op.SENDRECV, nbytes, "cp-shift", collectives, layout)
 
 
 def _all_to_all(nbytes: float, collectives: CollectiveModel, layout: Layout) -> PricedCollective:
     """An all-to-all of ``nbytes`` per cp rank (every cp group of the stage at once)."""
-    return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
-        collectives, Op.ALL_TO_ALL, _groups(layout), layout.cp_group(), nbytes, ("cp-a2a", layout),
-        bound_algorithm(collectives, Op.ALL_TO_ALL)))
+    return _cp_collective(Op.ALL_TO_ALL, nbytes, "cp-a2a", collectives, layout)
 
 
 def _groups(layout: Layout):
