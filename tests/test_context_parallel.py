@@ -243,3 +243,21 @@ def test_des_equals_analytical_with_all_gather_cp_across_servers():
     stack = {"base": "megatron-core", "context_parallel": {"ring": "all_gather"}}
     session = _session(stack=stack, cp=16, nodes=2, recompute="none", seq=16384)
     assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+def test_des_replays_every_cp_collective_of_an_odd_stage():
+    """A 15-layer stage under full recompute runs 1.5 K/V all-gathers per layer and pass in
+    the analytical engine (22.5 per pass): the DES's in-layer replay keeps the 45 of the
+    microbatch, 22 in forward and 23 in backward, instead of rounding both passes down."""
+    from pathlib import Path
+
+    from simulator.config import load_scenario
+    from simulator.engine.in_layer import in_layer_kinds
+
+    root = Path(__file__).resolve().parent.parent
+    session = session_from_scenario(load_scenario(
+        root / "validation/scenarios/torchtitan/405b-fsdp4-tp8-pp8-cp2-64k-compile-fp8.yaml"))
+    ctx = make_context(session.scenario, session.collectives)
+    gather = in_layer_kinds(ctx, 0)[0]
+    assert (gather.dimension, gather.forward, gather.backward) == ("cp", 22, 23)
+    assert [(k.forward, k.backward) for k in in_layer_kinds(ctx, 1)] == [(24, 24), (16, 16)]

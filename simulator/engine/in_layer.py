@@ -64,12 +64,20 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
         kinds += _tp_kinds(ctx, layers)
     cp = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, lay)
     if cp is not None and cp.replayed and spans(lay.cp_group(stage)):
-        kinds += [InLayerKind("cp", c.collective, round(c.per_pass * layers), round(c.per_pass * layers))
+        kinds += [InLayerKind("cp", c.collective, *_per_pass_counts(c.per_pass * layers))
                   for c in cp.collectives]
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
     if ep is not None and spans(lay.expert_group(0, stage)):
         kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))
     return [k for k in kinds if k.forward or k.backward]
+
+
+def _per_pass_counts(per_pass: float) -> tuple[int, int]:
+    """(forward, backward) whole collectives for ``per_pass`` of them in each pass: the
+    rounded total ``round(2 x)`` split as evenly as it goes, so a half (15 layers x 1.5) is
+    replayed as 22 in forward and 23 in backward rather than lost from both."""
+    total = round(2.0 * per_pass)
+    return total // 2, total - total // 2
 
 
 def _tp_kinds(ctx: Context, layers: float) -> list[InLayerKind]:
