@@ -377,8 +377,8 @@ chunks over 16 stages), which clustersim's pipeline split now expresses. Micro b
 `megatron-core` for Meta's own. The 128K row's context parallelism is the paper's all-gather
 method (K and V all-gathered, each rank's query chunks attending to them), modelled as
 TransformerEngine's `all_gather` cp (`context_parallel.ring: all_gather`). Grand Teton servers
-as `dgx-h100` on a non-blocking RoCE 400G fat-tree: the paper's 1:7 oversubscription above
-pods of 3,072 GPUs is not expressible.
+(`grand-teton-h100-80gb`: 8 H100 80 GB at 700 W, one 400G RoCE NIC each) on a non-blocking RoCE
+400G fat-tree: the paper's 1:7 oversubscription above pods of 3,072 GPUs is not expressible.
 
 Result: the 8K scaling is right and the level is not. Measured 16K/8K ratio 0.930, predicted
 0.927 (the bubble grows from 5.1% to 9.9% as the microbatches per step halve); both 8K rows
