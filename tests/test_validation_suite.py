@@ -156,11 +156,12 @@ ACHIEVED = {
     # 7-9% at 4K-16K rising to 16-21% from 128K on, where attention dominates: the library's
     # cuDNN attention rate; the generic cp ring gave -31% at 512K and 1M).
     "nemo_long_context": (0.128, 0.206),
-    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 8.1% / 16.7%,
-    # NOT met (GPT-3 5B +14.2%, GPT-3 20B +14.4%, Nemotron 8B +16.7%: no pipeline, dp 32-64;
-    # Nemotron 340B -9.1% with predicted memory over 80 GiB; the other four within 5%). First
-    # scored at 8.6% / 17.5%, before TE userbuffers' reduce-scatters were modelled per GEMM.
-    "nemo_more": (0.081, 0.167),
+    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 7.8% / 14.4%,
+    # target met (GPT-3 5B +14.2%, GPT-3 20B +14.4%, Nemotron 8B +13.1%: no pipeline, dp 32-64;
+    # Nemotron 340B -9.9% with predicted memory over 80 GiB; the other four within 5%). First
+    # scored at 8.6% / 17.5%, before TE userbuffers' reduce-scatters were modelled per GEMM and
+    # Nemotron's unfused activation (bias_activation_fusion false) was read.
+    "nemo_more": (0.078, 0.144),
     # model TFLOP/s per GPU (PaLM's count), Llama 3 405B on 8,192 and 16,384 H100, out of
     # sample: 19.8% / 29.8%, NOT met (8K rows +15.0% / +14.6%, a shared level error, their
     # 16K/8K scaling right: test_llama3_scaling_from_8k_to_16k_gpus; the 128K CP row +29.8%).

@@ -174,6 +174,10 @@ class KernelProfile(_Part):
     fused_elementwise: Flag = True
     fp8_scaling: Fp8Scaling = Fp8Scaling.DELAYED
     fp8_weight_cast: Fp8WeightCast = Fp8WeightCast.PER_STEP
+    fused_activation: Flag | None = None
+    """Whether the MLP activation runs as one fused kernel; None: as ``fused_elementwise``.
+    Megatron-Core with ``bias_activation_fusion: false`` runs it as separate PyTorch ops
+    (squared ReLU: ``relu`` then ``pow``)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

@@ -78,7 +78,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
 def _shape(scenario: Scenario) -> LayerShape:
     """The per-GPU layer shape of ``scenario``'s layout and micro batch."""
     par, training = scenario.parallelism, scenario.training
-    fused = scenario_stack(scenario).kernels.fused_elementwise
+    kernels = scenario_stack(scenario).kernels
     return LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
                       par.sequence_parallel, Attention(training.attention),
-                      ACTIVATION_BYTES.get(training.dtype, 2), fused)
+                      ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
+                      kernels.fused_activation)

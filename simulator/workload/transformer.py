@@ -55,6 +55,7 @@ class LayerShape:
     attention: Attention = Attention.FLASH
     dtype_bytes: int = 2
     fused: bool = True
+    fused_activation: bool | None = None     # None: as ``fused``
 
     @property
     def seq(self) -> int:
@@ -164,6 +165,9 @@ def _memory_bytes(shape: LayerShape) -> np.ndarray:
     attention output     -                                transpose + contiguous: 2 act
     ===================  ===============================  ===================================
 
+    ``fused_activation`` (the stack's ``kernels.fused_activation``) sets the activation row
+    apart from the others: Megatron-Core's ``bias_activation_fusion: false`` runs it eagerly in
+    an otherwise fused layer.
     The eager RMSNorm is ``(x.float() * rsqrt(x.float().pow(2).mean(-1) + eps)).type_as(x)
     * w``: upcast (2 B read, 4 B write per element), pow (4 + 4), mean (4), multiply (4 + 4),
     downcast (4 + 2), weight (2 + 2): 36 B per element (torchtitan models/llama, 2024).
@@ -177,15 +181,15 @@ def _memory_bytes(shape: LayerShape) -> np.ndarray:
     act = sp_tokens * mdl.hidden * nb
     ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1)
     qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
+    fused_activation = shape.fused if shape.fused_activation is None else shape.fused_activation
+    activation = ((3.0 if llama else 2.0) if fused_activation else (5.0 if llama else 4.0)) * ffn
     if shape.fused:
         norm, residual = 2.0, (3.0 if llama else 3.5)
-        kernels = [norm * act, norm * act, residual * act, residual * act,
-                   (3.0 if llama else 2.0) * ffn]
+        kernels = [norm * act, norm * act, residual * act, residual * act, activation]
         kernels += [2.0 * qk] if llama else []
     else:
         norm, residual = (18.0, 3.0) if llama else (2.0, 7.5)
-        kernels = [norm * act, norm * act, residual * act, residual * act,
-                   (5.0 if llama else 4.0) * ffn, 2.0 * act]
+        kernels = [norm * act, norm * act, residual * act, residual * act, activation, 2.0 * act]
         kernels += [10.0 * qk] if llama else []
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
