@@ -30,9 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.hardware import Dtype
-from simulator.config.scenario import Recompute, Scenario
+from simulator.config.scenario import Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
+from simulator.cost.sharding import gather_counts
 from simulator.workload.layout import Layout
 from simulator.workload.runtime_memory import shard_group_size
 from simulator.workload.transformer import Kernels
@@ -80,23 +81,13 @@ def weight_cast_bytes(scenario: Scenario, stack: StackProfile, layout: Layout,
         return weights * per_element / microbatches, 0.0
     if not _gathered_in_fp8(scenario, stack):
         return weights * per_element, 0.0
-    forward_gathers, backward_gathers = _gathers_per_microbatch(scenario, stack, microbatches)
+    forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     shard = weights * GATHER_CAST_BYTES / shard_group_size(scenario.parallelism, layout.dp)
-    return shard * forward_gathers, shard * backward_gathers + weights * TRANSPOSE_BYTES
+    return shard * forward_gathers / microbatches, shard * regathers + weights * TRANSPOSE_BYTES
 
 
 def _gathered_in_fp8(scenario: Scenario, stack: StackProfile) -> bool:
     return scenario.parallelism.zero_stage >= 3 and stack.sharding.param_gather_dtype == ReduceDtype.FP8
-
-
-def _gathers_per_microbatch(scenario: Scenario, stack: StackProfile,
-                            microbatches: int) -> tuple[float, float]:
-    """(forward, backward) all-gathers of a unit per microbatch, as
-    :func:`simulator.cost.sharding.sharding_cost` counts them."""
-    prof = stack.sharding
-    full = scenario.parallelism.recompute == Recompute.FULL
-    forward = 1.0 if prof.reshard_after_forward else 1.0 / microbatches
-    return forward, float(int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full))
 
 
 def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeModel, fwd: Kernels,

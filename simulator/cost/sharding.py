@@ -106,10 +106,8 @@ def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layer
     ``layer_backward_s`` is a layer's backward compute including its recompute.
     """
     prof = stack.sharding
-    full_recompute = scenario.parallelism.recompute == Recompute.FULL
-    regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full_recompute)
+    forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     reduces = microbatches if prof.reduce_every_microbatch else 1
-    forward_gathers = microbatches if prof.reshard_after_forward else 1
     fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch)
     bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, regathers * comm.gather,
                                                    0.0, prof.prefetch)
@@ -118,6 +116,17 @@ def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layer
     total = layers * (forward_gathers * comm.gather + microbatches * regathers * comm.gather
                       + reduces * comm.reduce)
     return ShardingCost(fwd / microbatches, bwd / microbatches, total)
+
+
+def gather_counts(scenario: Scenario, stack: StackProfile, microbatches: int) -> tuple[int, int]:
+    """(forward all-gathers per step, backward re-gathers per microbatch) of one unit: every
+    microbatch's forward gathers it when ``reshard_after_forward`` frees it after use (else
+    the step's first), and its backward gathers it again then, once more for a full
+    recompute with ``regather_for_recompute``."""
+    prof = stack.sharding
+    full_recompute = scenario.parallelism.recompute == Recompute.FULL
+    regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full_recompute)
+    return (microbatches if prof.reshard_after_forward else 1), regathers
 
 
 def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, prefetch: int) -> float:

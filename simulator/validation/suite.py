@@ -15,8 +15,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
   20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
-- ``llama3_paper``: the Llama 3 paper's Table 4 rows of Llama 3 405B at sequence 8K on 8,192
-  and 16,384 H100 (validation/llama3_paper_table4.csv), model TFLOP/s per GPU in PaLM's count.
+- ``llama3_paper``: the Llama 3 paper's Table 4 rows of Llama 3 405B on 8,192 and 16,384 H100,
+  at sequence 8K and (CP 16) 128K (validation/llama3_paper_table4.csv), model TFLOP/s per GPU
+  in PaLM's count.
 - ``nemo_long_context``: NeMo 24.03's long-sequence table, Llama 2 7B FP8 on 4 to 1,024 H100
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
@@ -273,8 +274,8 @@ def _llama3_paper(root: Path) -> pd.DataFrame:
 def palm_flops_per_token(model) -> float:
     """PaLM's model FLOPs per token, ``6 N + 12 L H Q T`` (Chowdhery et al. 2023, "PaLM",
     JMLR, App. B): N parameters (embeddings included), L layers, H heads of size Q (H Q = the
-    hidden size), T the sequence length; attention at full T^2. The Llama 3 paper's MFU uses
-    it. Llama 3 405B at T = 8192: 2.638 TFLOP."""
+    hidden size), T the sequence length; attention at full T^2. We read the Llama 3 paper's
+    MFU as using it (docs/validation.md). Llama 3 405B at T = 8192: 2.638 TFLOP."""
     return 6.0 * parameter_count(model) + 12.0 * model.layers * model.hidden * model.seq_len
 
 
