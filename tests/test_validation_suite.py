@@ -27,7 +27,8 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "nemo_more": "nemo_h100_more.csv",
                  "llama3_paper": "llama3_paper_table4.csv",
                  "nemo_long_context": "nemo_long_context_h100.csv",
-                 "megatron_bridge": "megatron_bridge_h100.csv"}
+                 "megatron_bridge": "megatron_bridge_h100.csv",
+                 "dgxc_nemotron": "dgxc_nemotron_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -48,7 +49,8 @@ def _index(name: str) -> pd.DataFrame:
 
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
-OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05}
+OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05,
+               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -170,6 +172,10 @@ ACHIEVED = {
     # MAPE target NOT met (70B -8.0%, 405B +9.7%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core).
     "megatron_bridge": (0.088, 0.097),
+    # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
+    # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample, scored once: 3.3% / 6.5%,
+    # target met. The 340B curve loses 10.4% from 128 to 2,048 GPUs measured, 2.6% predicted.
+    "dgxc_nemotron": (0.033, 0.065),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -199,3 +205,20 @@ def test_llama3_scaling_from_8k_to_16k_gpus(frame):
     predicted = rows.loc["2", "predicted"] / rows.loc["1", "predicted"]
     assert measured == pytest.approx(400 / 430)
     assert predicted / measured == pytest.approx(1.0, abs=0.02)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp8"])
+def test_nemotron_15b_weak_scaling_from_16_to_2048_gpus(frame, dtype):
+    """NVIDIA's DGX Cloud Nemotron4 15B recipe at a fixed 4 sequences per GPU: the step grows
+    by 2.7% (BF16) and 4.0% (FP8) from 16 to 2,048 H100 (dgxc-benchmarking @ 0b71cfda); the
+    predicted growth is within 2.5% of it (1.4% and 1.9% when first scored: the exposed
+    data-parallel reduce-scatter and all-gather of a dp-512 ring). Checks the scaling curve apart
+    from its level; the step times are published to 1 ms, so rounding is negligible."""
+    rows = frame[frame["set"] == "dgxc_nemotron"]
+    curve = rows[rows["description"].str.contains(f"15B.*{dtype.upper()}")]
+    first = curve[curve["description"].str.contains(" 16 H100")].iloc[0]
+    last = curve[curve["description"].str.contains(" 2048 H100")].iloc[0]
+    measured = first["measured"] / last["measured"]
+    predicted = first["predicted"] / last["predicted"]
+    assert measured > 1.02
+    assert predicted == pytest.approx(measured, rel=0.025)

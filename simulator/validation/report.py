@@ -454,6 +454,40 @@ microbatches under Megatron-Core (`kernels.fp8_weight_cast: per_step`,
 configs run proj and fc2 with ring-exchange reduce-scatters and a one-SM margin
 (`tensor_parallel.rs_splits` 0, `rs_sm_margin` 1), so the per-GEMM userbuffers model barely
 moves them. Not modelled: CUDA graphs.""",
+    "dgxc_nemotron": """\
+Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
+`nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
+recipes' expected step times for Nemotron4 15B in BF16 and FP8 on 16, 32, ..., 2,048 H100 (NeMo
+24.12, a global batch of 4 sequences per GPU) and Nemotron4 340B in FP8 on 128 to 2,048 H100
+(NeMo 24.09, global batch GPUs / 4): weak-scaling curves (`validation/dgxc_nemotron_h100.csv`),
+compared as tokens/s per GPU. Added on 2026-11-26 as an out-of-sample check of the scaling
+curve and scored once, with no constant changed after. Left out: the 340B BF16 table, whose
+heading (GA 16) contradicts the commit's configure.sh (BF16 with context parallelism 2).
+
+Encoding: `validation/scenarios/dgxc_nemotron/`, from the recipes at the same commit
+(`configure.sh`, `nemotron4-15b-synth.yaml`, `nemotron4-340b-synth.yaml`). 15B: tp 4, pp 1,
+sequence parallelism, micro batch 4 (4 microbatches per step), no recompute, TransformerEngine
+userbuffers with TE's own defaults (pipeline reduce-scatter, no SM margin), cuDNN attention
+(`NVTE_FUSED_ATTN=1`), squared-ReLU MLP without the fused activation (`bias_activation_fusion:
+false`); its optimizer is `mcore_distributed_optim`, so NeMo builds Megatron-Core's DDP and
+distributed optimizer (stack `megatron-core`): fp32 gradient reduce-scatter and Megatron-Core's
+default bucket of max(40M, 1M x dp) parameters, written per row as `data_parallel.bucket_MB`.
+340B: tp 8, pp 8 with 12 virtual stages (one layer per chunk), micro batch 1 (16 microbatches),
+selective recompute, Apex distributed Adam (stack `nemo`) with 50 MiB bf16 buckets, userbuffers
+on with TE's defaults, and the flash-attn package's kernels (`NVTE_FUSED_ATTN=0`: FlashAttention-2,
+`kernels.attention: fa2`). DGX H100 on rail-optimized NDR InfiniBand (assumed, as for the NeMo
+sets). Not expressible: the fp8 parameter all-gather (`fp8_params`), the 340B optimizer's bf16
+state (memory only), NVLS switched off (`NCCL_NVLS_ENABLE=0`).
+
+Result: within 6.5% on every row. The 15B curves' shape is right: the step grows by 2.7% (BF16)
+and 4.0% (FP8) from 16 to 2,048 GPUs measured, 1.4% and 1.9% predicted (tested within 2.5%).
+Known miss in the shape: the 340B FP8 step grows by 10.4% from 128 to 2,048 GPUs measured
+(4.4% of it from 1,024 to 2,048) and by 2.6% predicted, so the curve goes from -1.4% to +6.1%.
+The model's data-parallel terms (5.3 B parameters per GPU reduce-scattered and gathered over
+dp 2-32, overlapped with the pipeline) barely change past dp 8. Candidates outside the
+analytical step, not checked: stragglers and jitter, which grow with the GPU count (the
+validation runs have no noise; `docs/stragglers.md`), and fabric congestion at 256 servers. The 128-GPU 340B row is predicted at 82.9 GiB per GPU, over the 80 GiB
+it ran in: the Apex optimizer's bf16 state is not modelled.""",
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in

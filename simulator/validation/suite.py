@@ -22,6 +22,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
   (validation/megatron_bridge_h100.csv), tokens/s per GPU.
+- ``dgxc_nemotron``: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 15B (NeMo 24.12, BF16
+  and FP8 on 16 to 2,048 H100) and 340B (NeMo 24.09, FP8 on 128 to 2,048), release v25.02.01:
+  weak-scaling curves
+  (validation/dgxc_nemotron_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -253,6 +257,13 @@ def _nemo_more(root: Path) -> pd.DataFrame:
                                                f"step {result.step_time_s:.2f} s{_fit_note(result)}")
 
 
+def _dgxc_nemotron(root: Path) -> pd.DataFrame:
+    """The DGX Cloud Nemotron4 15B scaling curve: tokens/s per GPU from the recipe's step times."""
+    return _indexed(root, "dgxc_nemotron", "dgxc_nemotron_h100.csv", lambda row: float(row.measured),
+                    lambda row, result, model: f"measured step {4096 * row.global_batch / row.measured / row.gpus:.3f} s, "
+                                               f"predicted {result.step_time_s:.3f} s{_fit_note(result)}")
+
+
 def _fit_note(result) -> str:
     """``; predicted memory X GiB does not fit`` when the scenario's step does not fit."""
     if result.fits_in_memory:
@@ -394,6 +405,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge",
         "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
         TOKENS, _megatron_bridge),
+    "dgxc_nemotron": ValidationSet(
+        "dgxc_nemotron",
+        "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
+        TOKENS, _dgxc_nemotron),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
