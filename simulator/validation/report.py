@@ -486,8 +486,9 @@ Known miss in the shape: the 340B FP8 step grows by 10.4% from 128 to 2,048 GPUs
 The model's data-parallel terms (5.3 B parameters per GPU reduce-scattered and gathered over
 dp 2-32, overlapped with the pipeline) barely change past dp 8. Candidates outside the
 analytical step, not checked: stragglers and jitter, which grow with the GPU count (the
-validation runs have no noise; `docs/stragglers.md`), and fabric congestion at 256 servers. The 128-GPU 340B row is predicted at 82.9 GiB per GPU, over the 80 GiB
-it ran in: the Apex optimizer's bf16 state is not modelled.""",
+validation runs have no noise; `docs/stragglers.md`), and fabric congestion at 256 servers.
+The 128-GPU 340B row is predicted at 82.9 GiB per GPU, over the 80 GiB it ran in: the Apex
+optimizer's bf16 state is not modelled.""",
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in

@@ -258,10 +258,15 @@ def _nemo_more(root: Path) -> pd.DataFrame:
 
 
 def _dgxc_nemotron(root: Path) -> pd.DataFrame:
-    """The DGX Cloud Nemotron4 15B scaling curve: tokens/s per GPU from the recipe's step times."""
+    """The DGX Cloud Nemotron4 scaling curves: tokens/s per GPU from the recipes' step times."""
     return _indexed(root, "dgxc_nemotron", "dgxc_nemotron_h100.csv", lambda row: float(row.measured),
-                    lambda row, result, model: f"measured step {4096 * row.global_batch / row.measured / row.gpus:.3f} s, "
-                                               f"predicted {result.step_time_s:.3f} s{_fit_note(result)}")
+                    _dgxc_notes)
+
+
+def _dgxc_notes(row, result, model) -> str:
+    """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
+    measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
+    return f"measured step {measured_step:.3f} s, predicted {result.step_time_s:.3f} s{_fit_note(result)}"
 
 
 def _fit_note(result) -> str:
@@ -407,7 +412,8 @@ SETS: dict[str, ValidationSet] = {
         TOKENS, _megatron_bridge),
     "dgxc_nemotron": ValidationSet(
         "dgxc_nemotron",
-        "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
+        "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
+        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
         TOKENS, _dgxc_nemotron),
     "stragglers": ValidationSet(
         "stragglers",
