@@ -19,6 +19,7 @@ import pytest
 from simulator.cli import main
 from simulator.config import load_scenario
 from simulator.pipeline import run_scenario
+from simulator.validation.curves import scaling_curves
 from simulator.validation.suite import SETS, nemo_flops_per_token, run_validation, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,8 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "llama3_paper": "llama3_paper_table4.csv",
                  "nemo_long_context": "nemo_long_context_h100.csv",
                  "megatron_bridge": "megatron_bridge_h100.csv",
-                 "dgxc_nemotron": "dgxc_nemotron_h100.csv"}
+                 "dgxc_nemotron": "dgxc_nemotron_h100.csv",
+                 "dgxc_llama31": "dgxc_llama31_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -176,6 +178,9 @@ ACHIEVED = {
     # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample, scored once: 3.3% / 6.5%,
     # target met. The 340B curve loses 10.4% from 128 to 2,048 GPUs measured, 2.6% predicted.
     "dgxc_nemotron": (0.033, 0.065),
+    # tokens/s per GPU, 34 rows (DGX Cloud Llama 3.1 8B, 70B, 405B and its proxies, BF16 and
+    # FP8, cp 2, 8 to 2,304 H100), out of sample, scored once: 3.1% / 9.9%, target met.
+    "dgxc_llama31": (0.031, 0.099),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -207,18 +212,32 @@ def test_llama3_scaling_from_8k_to_16k_gpus(frame):
     assert predicted / measured == pytest.approx(1.0, abs=0.02)
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "fp8"])
-def test_nemotron_15b_weak_scaling_from_16_to_2048_gpus(frame, dtype):
+@pytest.fixture(scope="module")
+def curves(frame) -> pd.DataFrame:
+    sets = [name for name, spec in SETS.items() if spec.curves]
+    return pd.concat([scaling_curves(frame[frame["set"] == name]) for name in sets]).set_index("curve")
+
+
+@pytest.mark.parametrize("curve", ["nemotron4-15b-bf16", "nemotron4-15b-fp8"])
+def test_nemotron_15b_weak_scaling_from_16_to_2048_gpus(curves, curve):
     """NVIDIA's DGX Cloud Nemotron4 15B recipe at a fixed 4 sequences per GPU: the step grows
     by 2.7% (BF16) and 4.0% (FP8) from 16 to 2,048 H100 (dgxc-benchmarking @ 0b71cfda); the
-    predicted growth is within 2.5% of it (1.4% and 1.9% when first scored: the exposed
+    predicted growth is within 2.5 points of it (1.4% and 1.9% when first scored: the exposed
     data-parallel reduce-scatter and all-gather of a dp-512 ring). Checks the scaling curve apart
     from its level; the step times are published to 1 ms, so rounding is negligible."""
-    rows = frame[frame["set"] == "dgxc_nemotron"]
-    curve = rows[rows["description"].str.contains(f"15B.*{dtype.upper()}")]
-    first = curve[curve["description"].str.contains(" 16 H100")].iloc[0]
-    last = curve[curve["description"].str.contains(" 2048 H100")].iloc[0]
-    measured = first["measured"] / last["measured"]
-    predicted = first["predicted"] / last["predicted"]
-    assert measured > 1.02
-    assert predicted == pytest.approx(measured, rel=0.025)
+    found = curves.loc[curve]
+    assert (found["first"], found["last"]) == (16, 2048)
+    assert found["measured"] > 0.02
+    assert found["predicted"] == pytest.approx(found["measured"], abs=0.025)
+
+
+def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
+    """Every DGX Cloud curve (9: Nemotron4 15B and 340B, Llama 3.1 8B, 70B and 405B) loses
+    1-10% from its first GPU count to its last, measured; the model predicts a loss no larger
+    than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8 curve,
+    +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the known
+    miss: it fails if a change makes the curves steeper than measured or flatter still."""
+    assert len(curves) == 9
+    gap = curves["measured"] - curves["predicted"]
+    assert (gap > -0.01).all(), gap
+    assert (gap < 0.08).all(), gap

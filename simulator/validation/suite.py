@@ -26,6 +26,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   and FP8 on 16 to 2,048 H100) and 340B (NeMo 24.09, FP8 on 128 to 2,048), release v25.02.01:
   weak-scaling curves
   (validation/dgxc_nemotron_h100.csv), tokens/s per GPU.
+- ``dgxc_llama31``: the same release's Llama 3.1 recipes (NeMo 24.12): 8B, 70B and 405B (and the
+  405B's 7-, 21- and 42-layer proxies), BF16 and FP8, with context parallelism 2, on 8 to 2,304
+  H100 (validation/dgxc_llama31_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -72,6 +75,8 @@ class ValidationSet:
     title: str
     metric: str
     run: Callable[[Path], pd.DataFrame]
+    curves: bool = False
+    """Whether its rows form weak-scaling curves (:mod:`simulator.validation.curves`)."""
 
 
 def default_root() -> Path:
@@ -263,6 +268,12 @@ def _dgxc_nemotron(root: Path) -> pd.DataFrame:
                     _dgxc_notes)
 
 
+def _dgxc_llama31(root: Path) -> pd.DataFrame:
+    """The DGX Cloud Llama 3.1 scaling curves: tokens/s per GPU from the recipes' step times."""
+    return _indexed(root, "dgxc_llama31", "dgxc_llama31_h100.csv", lambda row: float(row.measured),
+                    _dgxc_notes)
+
+
 def _dgxc_notes(row, result, model) -> str:
     """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
     measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
@@ -414,7 +425,12 @@ SETS: dict[str, ValidationSet] = {
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc_nemotron),
+        TOKENS, _dgxc_nemotron, curves=True),
+    "dgxc_llama31": ValidationSet(
+        "dgxc_llama31",
+        "DGX Cloud benchmarking, Llama 3.1 8B-405B with CP 2 on 8-2,304 H100 "
+        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
+        TOKENS, _dgxc_llama31, curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
