@@ -1,5 +1,7 @@
 """Scaling curves read from validation rows (simulator/validation/curves.py): closed forms."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -29,4 +31,18 @@ def test_proxies_single_points_and_other_names_make_no_curve():
                   ("m-32gpu-bf16.yaml", "M (7-layer proxy), 32 GPUs", 2.0, 2.0),
                   ("other.yaml", "no GPU count in the name", 1.0, 1.0)])
     assert scaling_curves(rows).empty
-    assert curves_table(rows) == ""
+    assert curves_table(rows, Path(".")) == ""
+
+
+def test_jitter_what_if_without_jitter_is_the_analytical_step_and_grows_with_sigma():
+    """With sigma 0 the discrete-event mean step equals the analytical step (the engines'
+    invariant); with jitter each step waits for its slowest worker, so the mean step grows
+    with sigma (E[max] of lognormals rises with their spread)."""
+    from simulator.pipeline import run_scenario
+    from simulator.validation.curves import jittered_step
+
+    root = Path(__file__).resolve().parent.parent
+    path = root / "validation/scenarios/dgxc_llama31/llama31-8b-16gpu-fp8.yaml"
+    plain = run_scenario(path).step_time_s
+    assert jittered_step(path, 0.0) == pytest.approx(plain, rel=1e-9)
+    assert plain < jittered_step(path, 0.005) < jittered_step(path, 0.02)

@@ -7,13 +7,32 @@ data-parallel rank (rows described as a model's proxy, with fewer layers, are le
 throughput per GPU is then proportional to one over the step time, so the step's growth from
 the first point to the last is ``throughput_first / throughput_last - 1``, whichever FLOP count
 the set uses. A weak-scaling curve measured flat and predicted flat reads 0 and 0.
+
+The scored prediction has no noise. Beside it, :func:`jitter_growth` gives the growth with
+per-worker, per-step lognormal jitter at the levels clustersim derives from ByteDance's
+straggler traces (:data:`simulator.validation.stragglers.TRACES`: SE, AR, ST), as a what-if:
+a step waits for the slowest of its workers at every synchronisation, so the same jitter
+costs more on more GPUs (Petrini et al., "The Case of the Missing Supercomputer Performance",
+SC'03).
 """
 
 from __future__ import annotations
 
 import re
+import statistics
+from pathlib import Path
 
 import pandas as pd
+
+from simulator.config.scenario import NoiseConfig, NoiseDistribution, StragglerConfig
+from simulator.engine.des import simulate_steps_des
+from simulator.pipeline import open_scenario
+from simulator.validation.stragglers import TRACES
+
+JITTER_TRACES = ("SE", "AR", "ST")
+"""The traces whose jitter the what-if uses, least to most."""
+JITTER_STEPS = 200
+"""Simulated steps per point of the what-if (max-plus fast path, contention off)."""
 
 _POINT = re.compile(r"^(?P<head>.+)-(?P<gpus>\d+)gpu-(?P<tail>[^/]+)\.yaml$")
 
@@ -27,8 +46,8 @@ def scaling_curves(rows: pd.DataFrame) -> pd.DataFrame:
         found = _POINT.match(str(row.scenario).rsplit("/", 1)[-1])
         if found and "proxy" not in row.description:
             curve = f"{found['head']}-{found['tail']}"
-            points.append((curve, int(found["gpus"]), row.measured, row.predicted))
-    frame = pd.DataFrame(points, columns=["curve", "gpus", "measured", "predicted"])
+            points.append((curve, int(found["gpus"]), row.measured, row.predicted, row.scenario))
+    frame = pd.DataFrame(points, columns=["curve", "gpus", "measured", "predicted", "scenario"])
     out = []
     for curve, group in frame.groupby("curve", sort=False):
         if len(group) < 2:
@@ -37,18 +56,45 @@ def scaling_curves(rows: pd.DataFrame) -> pd.DataFrame:
         first, last = group.iloc[0], group.iloc[-1]
         out.append({"curve": curve, "first": int(first.gpus), "last": int(last.gpus),
                     "measured": first.measured / last.measured - 1.0,
-                    "predicted": first.predicted / last.predicted - 1.0})
-    return pd.DataFrame(out, columns=["curve", "first", "last", "measured", "predicted"])
+                    "predicted": first.predicted / last.predicted - 1.0,
+                    "first_scenario": first.scenario, "last_scenario": last.scenario})
+    return pd.DataFrame(out, columns=["curve", "first", "last", "measured", "predicted",
+                                      "first_scenario", "last_scenario"])
 
 
-def curves_table(rows: pd.DataFrame) -> str:
-    """The curves of ``rows`` as a markdown table (empty string when there are none)."""
+def jittered_step(path: Path, sigma: float, seed: int = 0) -> float:
+    """Mean step (s) of the scenario at ``path`` over :data:`JITTER_STEPS` steps with lognormal
+    jitter ``sigma`` per worker and step (discrete-event engine, contention off)."""
+    session = open_scenario(path)
+    noise = NoiseConfig(straggler=StragglerConfig(distribution=NoiseDistribution.LOGNORMAL, sigma=sigma))
+    scenario = session.scenario.model_copy(update={"noise": noise})
+    result = simulate_steps_des(scenario, session.collectives, JITTER_STEPS, seed, contention=False)
+    return statistics.fmean(result.step_times_s)
+
+
+def jitter_growth(curves: pd.DataFrame, root: Path, sigma: float) -> pd.Series:
+    """Each curve's step growth from its first point to its last with jitter ``sigma``."""
+    growth = [jittered_step(root / c.last_scenario, sigma) / jittered_step(root / c.first_scenario, sigma)
+              - 1.0 for c in curves.itertuples()]
+    return pd.Series(growth, index=curves.index, dtype=float)
+
+
+def curves_table(rows: pd.DataFrame, root: Path) -> str:
+    """The curves of ``rows`` as a markdown table, with the jitter what-if (empty string when
+    there are none)."""
     curves = scaling_curves(rows)
     if curves.empty:
         return ""
-    lines = ["Scaling curves (step growth from the first GPU count to the last, at a fixed batch "
-             "per data-parallel rank):", "",
-             "| curve | GPUs | measured step growth | predicted step growth |", "|---|---|---:|---:|"]
+    jitter = {name: jitter_growth(curves, root, TRACES[name].sigma) for name in JITTER_TRACES}
+    sigmas = " / ".join(f"{name} {TRACES[name].sigma:.2%}" for name in JITTER_TRACES)
+    lines = ["Scaling curves: the step's growth from the first GPU count to the last at a fixed batch "
+             "per data-parallel rank; the last column is a what-if with per-worker, per-step lognormal "
+             f"jitter at the levels derived from ByteDance's traces ({sigmas}; "
+             f"{JITTER_STEPS} steps, mean):", "",
+             "| curve | GPUs | measured step growth | predicted step growth (no noise) | "
+             "with jitter SE / AR / ST |", "|---|---|---:|---:|---|"]
     for c in curves.itertuples():
-        lines.append(f"| {c.curve} | {c.first:,} -> {c.last:,} | {c.measured:+.1%} | {c.predicted:+.1%} |")
+        band = " / ".join(f"{jitter[name][c.Index]:+.1%}" for name in JITTER_TRACES)
+        lines.append(f"| {c.curve} | {c.first:,} -> {c.last:,} | {c.measured:+.1%} | "
+                     f"{c.predicted:+.1%} | {band} |")
     return "\n".join(lines)
