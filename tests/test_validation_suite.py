@@ -30,7 +30,8 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "nemo_long_context": "nemo_long_context_h100.csv",
                  "megatron_bridge": "megatron_bridge_h100.csv",
                  "dgxc_nemotron": "dgxc_nemotron_h100.csv",
-                 "dgxc_llama31": "dgxc_llama31_h100.csv"}
+                 "dgxc_llama31": "dgxc_llama31_h100.csv",
+                 "dgxc_gpt3": "dgxc_gpt3_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -181,6 +182,9 @@ ACHIEVED = {
     # tokens/s per GPU, 34 rows (DGX Cloud Llama 3.1 8B, 70B, 405B and its proxies, BF16 and
     # FP8, cp 2, 8 to 2,304 H100), out of sample, scored once: 3.1% / 9.9%, target met.
     "dgxc_llama31": (0.031, 0.099),
+    # tokens/s per GPU, 10 rows (DGX Cloud GPT-3 175B, BF16 and FP8, 128 to 2,048 H100), out of
+    # sample, scored once: 4.8% / 10.1%, target met (the FP8 curve's end, +10.1%).
+    "dgxc_gpt3": (0.048, 0.101),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -232,12 +236,12 @@ def test_nemotron_15b_weak_scaling_from_16_to_2048_gpus(curves, curve):
 
 
 def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
-    """Every DGX Cloud curve (9: Nemotron4 15B and 340B, Llama 3.1 8B, 70B and 405B) loses
-    1-10% from its first GPU count to its last, measured; the model predicts a loss no larger
-    than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8 curve,
-    +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the known
-    miss: it fails if a change makes the curves steeper than measured or flatter still."""
-    assert len(curves) == 9
+    """Every DGX Cloud curve (11: Nemotron4 15B and 340B, Llama 3.1 8B, 70B and 405B, GPT-3
+    175B) loses 1-10% from its first GPU count to its last, measured; the model predicts a loss
+    no larger than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8
+    curve, +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the
+    known miss: it fails if a change makes the curves steeper than measured or flatter still."""
+    assert len(curves) == 11
     gap = curves["measured"] - curves["predicted"]
     assert (gap > -0.01).all(), gap
     assert (gap < 0.08).all(), gap

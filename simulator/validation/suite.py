@@ -29,6 +29,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``dgxc_llama31``: the same release's Llama 3.1 recipes (NeMo 24.12): 8B, 70B and 405B (and the
   405B's 7-, 21- and 42-layer proxies), BF16 and FP8, with context parallelism 2, on 8 to 2,304
   H100 (validation/dgxc_llama31_h100.csv), tokens/s per GPU.
+- ``dgxc_gpt3``: the same release's GPT-3 175B recipe (NeMo 24.12), BF16 and FP8 on 128 to
+  2,048 H100 (validation/dgxc_gpt3_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -274,6 +276,11 @@ def _dgxc_llama31(root: Path) -> pd.DataFrame:
                     _dgxc_notes)
 
 
+def _dgxc_gpt3(root: Path) -> pd.DataFrame:
+    """The DGX Cloud GPT-3 175B scaling curves: tokens/s per GPU from the recipe's step times."""
+    return _indexed(root, "dgxc_gpt3", "dgxc_gpt3_h100.csv", lambda row: float(row.measured), _dgxc_notes)
+
+
 def _dgxc_notes(row, result, model) -> str:
     """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
     measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
@@ -431,6 +438,10 @@ SETS: dict[str, ValidationSet] = {
         "DGX Cloud benchmarking, Llama 3.1 8B-405B with CP 2 on 8-2,304 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
         TOKENS, _dgxc_llama31, curves=True),
+    "dgxc_gpt3": ValidationSet(
+        "dgxc_gpt3",
+        "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
+        TOKENS, _dgxc_gpt3, curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
