@@ -61,6 +61,15 @@ class Fp8WeightCast(StrEnum):
     PER_FORWARD = "per_forward"  # every forward (torchao Float8Linear; TE without the cache)
 
 
+class AmaxReduction(StrEnum):
+    """Which ranks TransformerEngine's delayed-scaling amax all-reduce spans (see
+    simulator.cost.amax_reduction)."""
+
+    NONE = "none"            # no all-reduce of amaxes per fp8 region (dynamic scaling, no TE)
+    TP_CP = "tp_cp"          # Megatron-Core 0.8: tensor- and context-parallel ranks
+    TP_DP_CP = "tp_dp_cp"    # Megatron-Core 0.9+: every rank of the pipeline stage
+
+
 class SelectiveRecompute(StrEnum):
     """What ``recompute: selective`` recomputes in a stack."""
 
@@ -174,6 +183,9 @@ class KernelProfile(_Part):
     fused_elementwise: Flag = True
     fp8_scaling: Fp8Scaling = Fp8Scaling.DELAYED
     fp8_weight_cast: Fp8WeightCast = Fp8WeightCast.PER_STEP
+    fp8_amax_reduction: AmaxReduction = AmaxReduction.NONE
+    """With fp8 delayed scaling: the group of TE's amax all-reduce, one at the end of every
+    fp8_autocast region's forward and one at the end of its backward."""
     fused_activation: Flag | None = None
     """Whether the MLP activation runs as one fused kernel; None: as ``fused_elementwise``.
     Megatron-Core with ``bias_activation_fusion: false`` runs it as separate PyTorch ops

@@ -20,6 +20,7 @@ import numpy as np
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
+from simulator.cost.amax_reduction import amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
@@ -244,9 +245,9 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
                                          ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack))))
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-        values = (doc.forward, doc.backward, *values[2:], p2p, total)
+        values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, dict(memory), exposed, doc.split), sharding))
+        parts.append((_fields(kind[0], values, dict(memory), exposed, (*doc.split, amax)), sharding))
     return [parts[j][0] for j in index], [parts[j][1] for j in index]
 
 
@@ -284,9 +285,10 @@ def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
 _BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
 
 
-def _fields(layers: int, values: tuple, memory: dict, exposed: float, split: tuple) -> dict:
-    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``)."""
-    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *split), strict=True))
+def _fields(layers: int, values: tuple, memory: dict, exposed: float, tail: tuple) -> dict:
+    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``);
+    ``tail``: the documents' attention / per-token split, then the amax all-reduce seconds."""
+    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *tail), strict=True))
 
 
 def _breakdown(stage: int, kind_fields: dict) -> StageBreakdown:
@@ -303,20 +305,31 @@ def _breakdown(stage: int, kind_fields: dict) -> StageBreakdown:
 
 def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
                  ) -> tuple[tuple, ShardingCost]:
-    """One stage's (forward, backward, recompute, TP, CP, EP seconds per microbatch) and
-    ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3 unit prices
-    ``unit`` (None without ZeRO-3)."""
+    """One stage's (forward, backward, recompute, TP, CP, EP, fp8 amax all-reduce seconds per
+    microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3
+    unit prices ``unit`` (None without ZeRO-3)."""
     layers, first, last = kind
     embed, logits_f, logits_b = heads
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
     recompute = layers * (layer.recompute + layer.tp_recompute)
+    amax_f, amax_b = _amax_reduction(ctx, stack, layers)
     fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
-           + embed * first + logits_f * last + sharding.forward_exposed)
+           + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
-           + recompute + logits_b * last + sharding.backward_exposed
+           + recompute + logits_b * last + sharding.backward_exposed + amax_b
            + accumulation_seconds(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
-    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep), sharding
+    return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
+
+
+def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:
+    """(forward, backward) seconds per microbatch of a stage's fp8 amax all-reduces: one per
+    model chunk and pass (:mod:`simulator.cost.amax_reduction`; the stages' groups are
+    translates of stage 0's)."""
+    chunks = ctx.scenario.parallelism.virtual_stages or 1
+    one = memoised(ctx, ("amax", ctx.layout, chunks, layers), lambda: amax_reduction_seconds(
+        ctx.scenario, stack, ctx.collectives, ctx.layout, layers / chunks))
+    return chunks * one[0], chunks * one[1]
 
 
 def _stage_unit_comms(ctx: Context, stack) -> list:

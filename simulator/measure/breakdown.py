@@ -206,13 +206,15 @@ def predicted_parts(ctx: Context, result: StepResult) -> PredictedParts:
     m = ctx.microbatches
     stage, busy, sends = busiest_stage(ctx, result)
     s = result.stages[stage]
-    in_pass = {"tp": s.tp_comm_s, "cp": s.cp_comm_s, "ep": s.ep_comm_s, "zero3": s.zero3_exposed_s}
+    in_pass = {"tp": s.tp_comm_s, "cp": s.cp_comm_s, "ep": s.ep_comm_s, "zero3": s.zero3_exposed_s,
+               "amax": s.amax_comm_s}
     computed = s.forward_s + s.backward_s - sum(in_pass.values())
     classes = stage_classes(ctx, stack, stage, s.layers) * m
     host = stack.step_overhead_s
     optimizer = result.optimizer_s - host
     sync = result.step_time_s - result.pipeline_s - result.optimizer_s
-    exposed = {"tp": m * s.tp_comm_s, "pp": s.p2p_s * sends, "dp": m * s.zero3_exposed_s + sync,
+    exposed = {"tp": m * s.tp_comm_s, "pp": s.p2p_s * sends,
+               "dp": m * (s.zero3_exposed_s + s.amax_comm_s) + sync,
                "cp": m * s.cp_comm_s, "ep": m * s.ep_comm_s}
     layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)
     return PredictedParts(
@@ -243,5 +245,6 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
     if stack.tensor_parallel.comm_overlap and recompute > 0.0:
         recompute = 2 * site.busy(False)  # exposed is the chunked part; all of it runs again
     tp = ctx.microbatches * layers * (2 * site.busy(False) + 2 * site.busy(True) + recompute)
-    return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s, "cp": exposed["cp"],
+    amax = ctx.microbatches * result.stages[0].amax_comm_s   # the same on every stage
+    return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s + amax, "cp": exposed["cp"],
             "ep": exposed["ep"]}

@@ -25,6 +25,7 @@ class StageBreakdown:
     attention_backward_s: float = 0.0   # forward/backward at full length (work ~ sum l^2)
     per_token_forward_s: float = 0.0    # and the rest (work ~ tokens), both per microbatch
     per_token_backward_s: float = 0.0
+    amax_comm_s: float = 0.0    # fp8 delayed scaling's amax all-reduces, in line, per microbatch
 
 
 @dataclass(frozen=True)

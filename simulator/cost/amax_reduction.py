@@ -1,0 +1,61 @@
+"""TransformerEngine's delayed-scaling amax all-reduce: in line, once per fp8 region and pass.
+
+Under delayed scaling every fp8 tensor's scale comes from an amax history that all ranks
+sharing the tensor must agree on. TransformerEngine collects the amaxes of an
+``fp8_autocast`` region and, when the region exits, all-reduces them (MAX) over the region's
+``fp8_group`` with ``async_op=False`` on the compute stream
+(``FP8GlobalStateManager.reduce_and_update_fp8_tensors``, transformer_engine/pytorch/fp8.py at
+v1.13); the backward pass does the same once, after the region's first module's backward.
+Megatron-Core wraps each model chunk's ``TransformerBlock.forward`` in one region whose group
+is ``get_amax_reduction_group(with_context_parallel=True)``: the tensor- and context-parallel
+ranks in core_v0.8.0, every tensor-, data- and context-parallel rank of the pipeline stage
+from core_v0.9.0 (``_TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP``, unless ``tp_only_amax_red``).
+
+So each microbatch runs, per model chunk, one forward and one backward all-reduce of a few
+hundred bytes: latency-bound, and across the whole stage from Megatron-Core 0.9 on, where
+its latency grows with the number of servers (NCCL's tree). Bytes: the forward region
+reduces the amaxes of each fp8 GEMM's input and weight, the backward one each GEMM's output
+gradient, 4 B each, four GEMMs per layer.
+"""
+
+from __future__ import annotations
+
+from simulator.collectives import Op
+from simulator.config.hardware import Dtype
+from simulator.config.scenario import Scenario
+from simulator.config.stack import AmaxReduction, Fp8Scaling, StackProfile
+from simulator.cost.collective import CollectiveModel
+from simulator.workload.layout import Layout
+
+GEMMS_PER_LAYER = 4
+"""QKV, attention output projection, fc1 and fc2."""
+AMAX_BYTES = 4
+"""One fp32 amax per fp8 tensor."""
+
+
+def amax_group(layout: Layout, mode: AmaxReduction, stage: int = 0) -> tuple[int, ...]:
+    """GPUs of the amax all-reduce of ``stage``'s first tensor-parallel group: its tensor-
+    and context-parallel ranks (``tp_cp``) or every rank of the stage (``tp_dp_cp``)."""
+    dps = range(layout.dp) if mode == AmaxReduction.TP_DP_CP else range(1)
+    return tuple(layout.gpu(t, c, d, stage) for d in dps for c in range(layout.cp) for t in range(layout.tp))
+
+
+def amax_reduction_seconds(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
+                           layout: Layout, layers_per_chunk: float) -> tuple[float, float]:
+    """(forward, backward) seconds of one model chunk's amax all-reduces per microbatch.
+
+    ``AR(group, 2 x 4 x 4 B x layers)`` forward and ``AR(group, 4 x 4 B x layers)`` backward,
+    priced by the collective model; 0 without fp8 delayed scaling, with the stack's
+    ``kernels.fp8_amax_reduction`` ``none``, or on a group of one GPU.
+    """
+    mode = stack.kernels.fp8_amax_reduction
+    if (scenario.training.dtype != Dtype.FP8 or stack.kernels.fp8_scaling != Fp8Scaling.DELAYED
+            or mode == AmaxReduction.NONE):
+        return 0.0, 0.0
+    group = amax_group(layout, mode)
+    if len(group) == 1:
+        return 0.0, 0.0
+    tensors = GEMMS_PER_LAYER * max(layers_per_chunk, 1.0)
+    forward = collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * tensors * AMAX_BYTES)[0]
+    backward = collectives.concurrent_time(Op.ALL_REDUCE, [group], tensors * AMAX_BYTES)[0]
+    return forward, backward
