@@ -35,6 +35,17 @@ parallelism: {tp: 2, pp: 2}
 MOE_AXES = {"tp": "1,2", "pp": "1,2", "cp": "1,2", "ep": "1,2,4", "micro_batch": "1",
             "schedule": "1f1b,interleaved-1f1b", "virtual_stages": "1,2", "recompute": "none,full",
             "zero_stage": "1,3", "sequence_parallel": "false,true"}
+FP8 = """\
+name: batch-fp8-delayed
+cluster: {node: dgx-h100, nodes: 4, fabric: {topology: rail-optimized, link: ib-ndr}}
+model: {preset: megatron-1.7b}
+training: {global_batch: 64, micro_batch: 1, dtype: fp8, stack: megatron-core}
+parallelism: {tp: 2, pp: 2}
+"""
+FP8_AXES = {"tp": "1,2,4", "pp": "1,2,4", "cp": "1,2", "micro_batch": "1,2",
+            "schedule": "1f1b,interleaved-1f1b", "virtual_stages": "1,2", "zero_stage": "1,3"}
+"""fp8 with delayed scaling: the amax all-reduces of every model chunk (their group spans the
+stage, so it changes with tp, cp, dp and pp)."""
 
 
 def _grid(text: str, flags: dict[str, str]):
@@ -56,8 +67,8 @@ def _single(scenario, session, layout) -> dict:
             **{f"exposed_{d}_s": s for d, s in result.exposed_by_dimension.items()}}
 
 
-@pytest.mark.parametrize(("text", "flags"), [(DENSE, DENSE_AXES), (MOE, MOE_AXES)],
-                         ids=["dense-interleaved-recompute-zero", "moe-cp-ep"])
+@pytest.mark.parametrize(("text", "flags"), [(DENSE, DENSE_AXES), (MOE, MOE_AXES), (FP8, FP8_AXES)],
+                         ids=["dense-interleaved-recompute-zero", "moe-cp-ep", "fp8-delayed-amax"])
 def test_every_field_of_every_layout_equals_the_single_scenario_engine(text, flags):
     scenario, session, grid = _grid(text, flags)
     rows = evaluate_rows(scenario, session.hardware, session.collectives, grid)

@@ -391,7 +391,8 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) 
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     first, m = stages[0], ctx.microbatches
     exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),
-               "dp": sum(dp_exposed), "cp": m * first["cp_comm_s"], "ep": m * first["ep_comm_s"]}
+               "dp": sum(dp_exposed) + m * first["amax_comm_s"], "cp": m * first["cp_comm_s"],
+               "ep": m * first["ep_comm_s"]}
     neck = bottleneck(busy)
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,

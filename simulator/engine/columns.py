@@ -67,7 +67,7 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
 
 
 _NUMBERS = ("sync", "tail", "first_bucket", "fixed", "model_flops", "hardware_flops", "peak",
-            "tokens", "gpus", "overlap", "tp", "cp", "ep", "sharding_comm", "sharding_exposed")
+            "tokens", "gpus", "overlap", "tp", "cp", "ep", "sharding_comm", "sharding_exposed", "amax")
 """The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
 
 
@@ -100,6 +100,7 @@ class _Inputs:
     ep: np.ndarray
     sharding_comm: np.ndarray
     sharding_exposed: np.ndarray
+    amax: np.ndarray
 
 
 def _inputs(staged: Sequence[StagedStep]) -> _Inputs:
@@ -123,7 +124,7 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     numbers = (sync, tail, first_bucket, fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
-               first["cp_comm_s"], first["ep_comm_s"], comm, exposed)
+               first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"])
     memory = max(s["memory_bytes"] for s in stages)
     return numbers, memory, ctx.compute.gpu.hbm_capacity_bytes
 
@@ -141,8 +142,8 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + x.first_bucket
     step = pipe + dp_exposed + x.fixed
     dp_total = 0 + dp_exposed + x.sharding_exposed
-    exposed = {"tp": m * x.tp, "pp": 2 * x.p2p * (m + x.pp - 1), "dp": dp_total, "cp": m * x.cp,
-               "ep": m * x.ep}
+    exposed = {"tp": m * x.tp, "pp": 2 * x.p2p * (m + x.pp - 1), "dp": dp_total + m * x.amax,
+               "cp": m * x.cp, "ep": m * x.ep}
     comm = 0 + exposed["tp"] + exposed["pp"] + exposed["dp"] + exposed["cp"] + exposed["ep"]
     cols = {"step_time_s": step, "tokens_per_s": x.tokens / step,
             "model_flops_per_gpu": x.model_flops / step / x.gpus,

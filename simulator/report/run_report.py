@@ -81,6 +81,8 @@ def _time_table(r: StepResult) -> Table:
     for dim, seconds in r.exposed_by_dimension.items():
         if seconds > 0 and dim != "dp":
             row(f"  of which {dim} communication", seconds)
+    if r.stages and r.stages[0].amax_comm_s > 0:
+        row("  of which fp8 amax all-reduces", r.microbatches * r.stages[0].amax_comm_s)
     row("pipeline bubble", r.bubble_s)
     row("data-parallel reduction, exposed", r.dp_comm_exposed_s)
     row("optimizer", r.optimizer_s)
