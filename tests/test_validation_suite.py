@@ -31,7 +31,8 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "megatron_bridge": "megatron_bridge_h100.csv",
                  "dgxc_nemotron": "dgxc_nemotron_h100.csv",
                  "dgxc_llama31": "dgxc_llama31_h100.csv",
-                 "dgxc_gpt3": "dgxc_gpt3_h100.csv"}
+                 "dgxc_gpt3": "dgxc_gpt3_h100.csv",
+                 "dgxc_grok1": "dgxc_grok1_h100.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -186,6 +187,11 @@ ACHIEVED = {
     # sample: 4.5% / 9.1%, target met (the FP8 curve's end); first scored at 4.8% / 10.1%, before
     # TE's fp8 amax all-reduce (kernels.fp8_amax_reduction) was modelled.
     "dgxc_gpt3": (0.045, 0.091),
+    # tokens/s per GPU, 14 rows (DGX Cloud Grok-1 314B, MoE 8 experts top 2, ep 8, BF16 and FP8,
+    # 32 to 2,048 H100): 11.1% / 22.9%, NOT met. First scored at 12.1% / 14.4% (every row slow),
+    # before the expert all-to-all carried only each rank's sequence shard (Megatron-Core's
+    # dispatcher); now every row fast, FP8 most (the FP8 speed-up over-predicted).
+    "dgxc_grok1": (0.111, 0.229),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -237,12 +243,12 @@ def test_nemotron_15b_weak_scaling_from_16_to_2048_gpus(curves, curve):
 
 
 def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
-    """Every DGX Cloud curve (11: Nemotron4 15B and 340B, Llama 3.1 8B, 70B and 405B, GPT-3
-    175B) loses 1-10% from its first GPU count to its last, measured; the model predicts a loss
+    """Every DGX Cloud curve (13: Nemotron4 15B and 340B, Llama 3.1 8B, 70B and 405B, GPT-3
+    175B, Grok-1 314B) loses 1-10% from its first GPU count to its last, measured; the model predicts a loss
     no larger than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8
     curve, +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the
     known miss: it fails if a change makes the curves steeper than measured or flatter still."""
-    assert len(curves) == 11
+    assert len(curves) == 13
     gap = curves["measured"] - curves["predicted"]
     assert (gap > -0.01).all(), gap
     assert (gap < 0.08).all(), gap

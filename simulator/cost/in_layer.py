@@ -59,15 +59,47 @@ def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[in
 
 def ep_collective(shape: LayerShape, collectives: CollectiveModel,
                   layout: Layout) -> PricedCollective | None:
-    """The expert-parallel all-to-all: ``b s top_k h`` activations per GPU (None without
-    experts). Every expert-parallel group of a stage exchanges at once."""
+    """The expert-parallel all-to-all: ``b s top_k h / t`` activations per GPU under sequence
+    parallelism with t > 1, else ``b s top_k h`` (None without experts). Every
+    expert-parallel group of a stage exchanges at once.
+
+    Megatron-Core's all-to-all dispatcher sends each rank's own sequence shard and gathers
+    the dispatched tokens over the tensor-parallel group only after the all-to-all
+    (``MoEAlltoAllTokenDispatcher.token_permutation``: ``all_to_all`` over the expert group,
+    then ``gather_from_sequence_parallel_region``; the combine reduce-scatters first:
+    megatron/core/transformer/moe/token_dispatcher.py at core_v0.10.0); see
+    :func:`ep_tp_collectives`."""
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
         return None
-    nbytes = shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes
+    nbytes = _dispatched_bytes(shape) / _sequence_shards(shape)
     return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
         collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
         ("ep", layout), bound_algorithm(collectives, Op.ALL_TO_ALL)))
+
+
+def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
+                      layout: Layout) -> list[PricedCollective]:
+    """The tensor-parallel all-gather of the dispatched tokens after the expert all-to-all
+    and the reduce-scatter before the combining one (``b s top_k h`` bytes gathered), when
+    the all-to-all carried sequence shards (:func:`ep_collective`); empty otherwise."""
+    if shape.model.experts == 1 or layout.ep == 1 or _sequence_shards(shape) == 1:
+        return []
+    nbytes = _dispatched_bytes(shape)
+    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
+    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(), nbytes,
+                                                         ("ep-tp", layout), bound_algorithm(collectives, op)))
+            for op in (Op.ALL_GATHER, Op.REDUCE_SCATTER)]
+
+
+def _dispatched_bytes(shape: LayerShape) -> float:
+    """Bytes of the ``top_k`` token copies a tensor-parallel group dispatches per layer."""
+    return shape.tokens * shape.model.top_k * shape.model.hidden * shape.dtype_bytes
+
+
+def _sequence_shards(shape: LayerShape) -> int:
+    """How many ranks share a sequence's tokens before dispatch: t under sequence parallelism."""
+    return shape.tp if shape.sequence_parallel and shape.tp > 1 else 1
 
 
 def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:

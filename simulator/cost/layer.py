@@ -23,7 +23,7 @@ from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
 from simulator.cost.fp8_casts import fp8_cast_times
-from simulator.cost.in_layer import ep_collective, tp_collectives
+from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import (
@@ -221,9 +221,13 @@ def _cp_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
 
 
 def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
-    """Dispatch and combine all-to-alls of top_k token copies, forward and backward."""
+    """Dispatch and combine all-to-alls of top_k token copies, forward and backward, and the
+    tensor-parallel gather and reduce-scatter of the dispatched tokens around them (once
+    each per pass) when the all-to-alls carry sequence shards."""
     found = ep_collective(shape, collectives, layout)
-    return 0.0 if found is None else 4 * found.time_s
+    if found is None:
+        return 0.0
+    return 4 * found.time_s + 2 * sum(c.time_s for c in ep_tp_collectives(shape, collectives, layout))
 
 
 def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:

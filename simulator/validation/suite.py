@@ -31,6 +31,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   H100 (validation/dgxc_llama31_h100.csv), tokens/s per GPU.
 - ``dgxc_gpt3``: the same release's GPT-3 175B recipe (NeMo 24.12), BF16 and FP8 on 128 to
   2,048 H100 (validation/dgxc_gpt3_h100.csv), tokens/s per GPU.
+- ``dgxc_grok1``: the same release's Grok-1 314B recipe (NeMo 24.12; mixture of experts, 8
+  experts, top 2, expert parallel 8), BF16 and FP8 on 32 to 2,048 H100, with the recipe's
+  smaller proxies below 512 GPUs (validation/dgxc_grok1_h100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -281,6 +284,11 @@ def _dgxc_gpt3(root: Path) -> pd.DataFrame:
     return _indexed(root, "dgxc_gpt3", "dgxc_gpt3_h100.csv", lambda row: float(row.measured), _dgxc_notes)
 
 
+def _dgxc_grok1(root: Path) -> pd.DataFrame:
+    """The DGX Cloud Grok-1 curves: tokens/s per GPU from the recipe's step times."""
+    return _indexed(root, "dgxc_grok1", "dgxc_grok1_h100.csv", lambda row: float(row.measured), _dgxc_notes)
+
+
 def _dgxc_notes(row, result, model) -> str:
     """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
     measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
@@ -442,6 +450,10 @@ SETS: dict[str, ValidationSet] = {
         "dgxc_gpt3",
         "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
         TOKENS, _dgxc_gpt3, curves=True),
+    "dgxc_grok1": ValidationSet(
+        "dgxc_grok1",
+        "DGX Cloud benchmarking, Grok-1 314B (MoE) on 32-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
+        TOKENS, _dgxc_grok1, curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
