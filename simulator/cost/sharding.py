@@ -71,6 +71,7 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     gather_bytes = stack.sharding.param_gather_dtype.nbytes(dtype) / layout.tp
     reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
     shard = shard_group_size(scenario.parallelism, layout.dp)
+    stage = collectives.canonical_stage(layout, stage)      # the same prices (a symmetry)
     shards = _Priced(collectives, lambda: layout.stage_shard_groups(stage, shard),
                      ("shard", layout, stage, shard), scenario)
     gather = sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)

@@ -51,7 +51,8 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     price = ctx.collectives.concurrent_terms
     out = []
     for stage, (grad_bytes, param_bytes) in enumerate(sizes):
-        key, groups = ("dp-stage", layout, stage), _stage_groups(layout, stage)
+        alike = ctx.collectives.canonical_stage(layout, stage)    # priced on its groups
+        key, groups = ("dp-stage", layout, alike), _stage_groups(layout, alike)
         if sites is not None:       # the reduction inside each site; the WAN part: local_sgd
             key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
         reduce = list(compressed[stage].plan.collectives) if compressed else None
