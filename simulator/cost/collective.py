@@ -9,6 +9,7 @@ minimum of its modelled times (src/graph/tuning.cc, ``ncclTopoGetAlgoTime``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -26,8 +27,8 @@ from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules,
 from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
+from simulator.topology import symmetry
 from simulator.topology.cluster import Cluster
-from simulator.topology.symmetry import canonical_stage, translation_period
 
 
 @dataclass(frozen=True)
@@ -95,16 +96,19 @@ class CollectiveModel:
         self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
         self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
         self._shapes: dict[tuple, Schedule | None] = {}
-        self._period: list[int | None] = []
+
+    @cached_property
+    def translation_period(self) -> int | None:
+        """Servers by which a shift maps the cluster's routes onto themselves, or None
+        (:func:`simulator.topology.symmetry.translation_period`)."""
+        return symmetry.translation_period(self.cluster)
 
     def canonical_stage(self, layout, stage: int) -> int:
         """The first pipeline stage of ``layout`` whose groups are ``stage``'s shifted by a
         symmetry of the cluster (:mod:`simulator.topology.symmetry`): collectives on their
         groups cost the same, so a stage is priced on the canonical stage's groups."""
-        if not self._period:
-            self._period.append(translation_period(self.cluster))
-        return canonical_stage(self._period[0], layout.gpus // layout.pp,
-                               self.cluster.hw.gpus_per_node, stage)
+        return symmetry.canonical_stage(self.translation_period, layout.gpus // layout.pp,
+                                        self.cluster.hw.gpus_per_node, stage)
 
     def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:
         """Cost terms of every (algorithm, protocol) allowed; ``algorithm=None`` means auto."""
