@@ -8,7 +8,7 @@ import pytest
 from simulator.collectives import Op
 from simulator.config import HardwareLibrary, scenario_from_mapping
 from simulator.config.stack import AmaxReduction
-from simulator.cost.amax_reduction import AMAX_BYTES, GEMMS_PER_LAYER, amax_group
+from simulator.cost.amax_reduction import AMAX_VALUE_BYTES, GEMMS_PER_LAYER, amax_group
 from simulator.engine.analytical import simulate_step
 from simulator.pipeline import session_from_scenario
 from simulator.workload.layout import Layout
@@ -49,8 +49,8 @@ def test_each_chunk_runs_one_forward_and_one_backward_all_reduce_per_microbatch(
     layout = Layout(2, 2, 2, 2, 1)
     group = amax_group(layout, AmaxReduction.TP_DP_CP)
     per_chunk = GEMMS_PER_LAYER * 2       # 8 layers on 2 stages x 2 chunks
-    fwd = session.collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * per_chunk * AMAX_BYTES)[0]
-    bwd = session.collectives.concurrent_time(Op.ALL_REDUCE, [group], per_chunk * AMAX_BYTES)[0]
+    fwd = session.collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * per_chunk * AMAX_VALUE_BYTES)[0]
+    bwd = session.collectives.concurrent_time(Op.ALL_REDUCE, [group], per_chunk * AMAX_VALUE_BYTES)[0]
     a, b = with_amax.stages[0], without.stages[0]
     assert a.forward_s - b.forward_s == pytest.approx(2 * fwd, rel=1e-9)
     assert a.backward_s - b.backward_s == pytest.approx(2 * bwd, rel=1e-9)

@@ -29,7 +29,7 @@ from simulator.workload.layout import Layout
 
 GEMMS_PER_LAYER = 4
 """QKV, attention output projection, fc1 and fc2."""
-AMAX_BYTES = 4
+AMAX_VALUE_BYTES = 4
 """One fp32 amax per fp8 tensor."""
 
 
@@ -56,6 +56,6 @@ def amax_reduction_seconds(scenario: Scenario, stack: StackProfile, collectives:
     if len(group) == 1:
         return 0.0, 0.0
     tensors = GEMMS_PER_LAYER * max(layers_per_chunk, 1.0)
-    forward = collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * tensors * AMAX_BYTES)[0]
-    backward = collectives.concurrent_time(Op.ALL_REDUCE, [group], tensors * AMAX_BYTES)[0]
+    forward = collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * tensors * AMAX_VALUE_BYTES)[0]
+    backward = collectives.concurrent_time(Op.ALL_REDUCE, [group], tensors * AMAX_VALUE_BYTES)[0]
     return forward, backward

@@ -31,11 +31,16 @@ def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: Collectiv
         return []
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
     ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
-    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
+    groups = _stage_tp_groups(layout)
     return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
                                                          nbytes, ("tp", layout),
                                                          forced_algorithm(scenario, op)))
             for op in ops]
+
+
+def _stage_tp_groups(layout: Layout):
+    """Stage 0's tensor-parallel groups, listed only on a cache miss of the cost model."""
+    return lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]
 
 
 def spans_servers(collectives: CollectiveModel, gpus: tuple[int, ...]) -> bool:
@@ -86,7 +91,7 @@ def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
     if shape.model.experts == 1 or layout.ep == 1 or _sequence_shards(shape) == 1:
         return []
     nbytes = _dispatched_bytes(shape)
-    groups = lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]  # noqa: E731
+    groups = _stage_tp_groups(layout)
     return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(), nbytes,
                                                          ("ep-tp", layout), bound_algorithm(collectives, op)))
             for op in (Op.ALL_GATHER, Op.REDUCE_SCATTER)]

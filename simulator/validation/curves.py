@@ -62,21 +62,34 @@ def scaling_curves(rows: pd.DataFrame) -> pd.DataFrame:
                                       "first_scenario", "last_scenario"])
 
 
-def jittered_step(path: Path, sigma: float, seed: int = 0) -> float:
+def jittered_steps(path: Path, sigmas: list[float], seed: int = 0) -> list[float]:
     """Mean step (s) of the scenario at ``path`` over :data:`JITTER_STEPS` steps with lognormal
-    jitter ``sigma`` per worker and step (discrete-event engine, contention off)."""
+    jitter of each ``sigmas`` per worker and step (discrete-event engine, contention off); the
+    scenario and its cluster are built once."""
     session = open_scenario(path)
-    noise = NoiseConfig(straggler=StragglerConfig(distribution=NoiseDistribution.LOGNORMAL, sigma=sigma))
-    scenario = session.scenario.model_copy(update={"noise": noise})
-    result = simulate_steps_des(scenario, session.collectives, JITTER_STEPS, seed, contention=False)
-    return statistics.fmean(result.step_times_s)
+    out = []
+    for sigma in sigmas:
+        noise = NoiseConfig(straggler=StragglerConfig(distribution=NoiseDistribution.LOGNORMAL, sigma=sigma))
+        scenario = session.scenario.model_copy(update={"noise": noise})
+        result = simulate_steps_des(scenario, session.collectives, JITTER_STEPS, seed, contention=False)
+        out.append(statistics.fmean(result.step_times_s))
+    return out
 
 
-def jitter_growth(curves: pd.DataFrame, root: Path, sigma: float) -> pd.Series:
-    """Each curve's step growth from its first point to its last with jitter ``sigma``."""
-    growth = [jittered_step(root / c.last_scenario, sigma) / jittered_step(root / c.first_scenario, sigma)
-              - 1.0 for c in curves.itertuples()]
-    return pd.Series(growth, index=curves.index, dtype=float)
+def jittered_step(path: Path, sigma: float, seed: int = 0) -> float:
+    """:func:`jittered_steps` for one ``sigma``."""
+    return jittered_steps(path, [sigma], seed)[0]
+
+
+def jitter_growth(curves: pd.DataFrame, root: Path, sigmas: list[float]) -> pd.DataFrame:
+    """Each curve's step growth from its first point to its last with each jitter of
+    ``sigmas`` (one column per sigma, in order)."""
+    rows = []
+    for c in curves.itertuples():
+        first = jittered_steps(root / c.first_scenario, sigmas)
+        last = jittered_steps(root / c.last_scenario, sigmas)
+        rows.append([b / a - 1.0 for a, b in zip(first, last, strict=True)])
+    return pd.DataFrame(rows, index=curves.index, columns=range(len(sigmas)), dtype=float)
 
 
 def curves_table(rows: pd.DataFrame, root: Path) -> str:
@@ -85,7 +98,7 @@ def curves_table(rows: pd.DataFrame, root: Path) -> str:
     curves = scaling_curves(rows)
     if curves.empty:
         return ""
-    jitter = {name: jitter_growth(curves, root, TRACES[name].sigma) for name in JITTER_TRACES}
+    jitter = jitter_growth(curves, root, [TRACES[name].sigma for name in JITTER_TRACES])
     sigmas = " / ".join(f"{name} {TRACES[name].sigma:.2%}" for name in JITTER_TRACES)
     lines = ["Scaling curves: the step's growth from the first GPU count to the last at a fixed batch "
              "per data-parallel rank; the last column is a what-if with per-worker, per-step lognormal "
@@ -94,7 +107,7 @@ def curves_table(rows: pd.DataFrame, root: Path) -> str:
              "| curve | GPUs | measured step growth | predicted step growth (no noise) | "
              "with jitter SE / AR / ST |", "|---|---|---:|---:|---|"]
     for c in curves.itertuples():
-        band = " / ".join(f"{jitter[name][c.Index]:+.1%}" for name in JITTER_TRACES)
+        band = " / ".join(f"{value:+.1%}" for value in jitter.loc[c.Index])
         lines.append(f"| {c.curve} | {c.first:,} -> {c.last:,} | {c.measured:+.1%} | "
                      f"{c.predicted:+.1%} | {band} |")
     return "\n".join(lines)

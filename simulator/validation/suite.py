@@ -267,26 +267,11 @@ def _nemo_more(root: Path) -> pd.DataFrame:
                                                f"step {result.step_time_s:.2f} s{_fit_note(result)}")
 
 
-def _dgxc_nemotron(root: Path) -> pd.DataFrame:
-    """The DGX Cloud Nemotron4 scaling curves: tokens/s per GPU from the recipes' step times."""
-    return _indexed(root, "dgxc_nemotron", "dgxc_nemotron_h100.csv", lambda row: float(row.measured),
-                    _dgxc_notes)
-
-
-def _dgxc_llama31(root: Path) -> pd.DataFrame:
-    """The DGX Cloud Llama 3.1 scaling curves: tokens/s per GPU from the recipes' step times."""
-    return _indexed(root, "dgxc_llama31", "dgxc_llama31_h100.csv", lambda row: float(row.measured),
-                    _dgxc_notes)
-
-
-def _dgxc_gpt3(root: Path) -> pd.DataFrame:
-    """The DGX Cloud GPT-3 175B scaling curves: tokens/s per GPU from the recipe's step times."""
-    return _indexed(root, "dgxc_gpt3", "dgxc_gpt3_h100.csv", lambda row: float(row.measured), _dgxc_notes)
-
-
-def _dgxc_grok1(root: Path) -> pd.DataFrame:
-    """The DGX Cloud Grok-1 curves: tokens/s per GPU from the recipe's step times."""
-    return _indexed(root, "dgxc_grok1", "dgxc_grok1_h100.csv", lambda row: float(row.measured), _dgxc_notes)
+def _dgxc(name: str):
+    """The runner of a DGX Cloud set ``dgxc_<model>`` (``validation/<name>_h100.csv``): tokens/s
+    per GPU from the recipe's step times."""
+    return lambda root: _indexed(root, name, f"{name}_h100.csv", lambda row: float(row.measured),
+                                 _dgxc_notes)
 
 
 def _dgxc_notes(row, result, model) -> str:
@@ -440,20 +425,20 @@ SETS: dict[str, ValidationSet] = {
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc_nemotron, curves=True),
+        TOKENS, _dgxc("dgxc_nemotron"), curves=True),
     "dgxc_llama31": ValidationSet(
         "dgxc_llama31",
         "DGX Cloud benchmarking, Llama 3.1 8B-405B with CP 2 on 8-2,304 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc_llama31, curves=True),
+        TOKENS, _dgxc("dgxc_llama31"), curves=True),
     "dgxc_gpt3": ValidationSet(
         "dgxc_gpt3",
         "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc_gpt3, curves=True),
+        TOKENS, _dgxc("dgxc_gpt3"), curves=True),
     "dgxc_grok1": ValidationSet(
         "dgxc_grok1",
         "DGX Cloud benchmarking, Grok-1 314B (MoE) on 32-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc_grok1, curves=True),
+        TOKENS, _dgxc("dgxc_grok1"), curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
