@@ -162,7 +162,7 @@ def test_recompute_adds_the_forward_of_each_class():
     forward = layer_forward(ctx.shape)
     g = forward.gemms
     gemm = float(ctx.compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], forward.linear_mask).sum())
-    attention = ctx.compute.attention_time(forward.attention_flops, backward=False)
+    attention = ctx.compute.kernels_attention_time(forward)
     memory = float(ctx.compute.memory_time(forward.memory_bytes).sum())
     scale = none.microbatches * BASE["model"]["layers"] // BASE["parallelism"]["pp"]
     assert full.stage == none.stage == selective.stage

@@ -151,47 +151,60 @@ ACHIEVED = {
     # busbw at >= 64 MiB: 28.4% / 193.1%, target NOT met; the scored rows include the documented
     # misses (A3 Mega's TCPXO transport, the A100 sendrecv log, the H100 PCIe bridge).
     "nccl": (0.284, 1.931),
-    # tokens/s per GPU, 24 rows: 5.5% / 17.5%: MAPE target met, max NOT met (the 8B context-
-    # parallel rows: CP 2 -13.0%, CP 4 +14.0%, CP 8 +17.5%; the 405B PP rows +6.2% / +7.1%).
-    "torchtitan": (0.055, 0.175),
-    # tokens/s per GPU: 4.9% / 9.6%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
+    # tokens/s per GPU, 24 rows: 5.9% / 22.7%: MAPE target met, max NOT met (the 8B context-
+    # parallel rows: CP 2 -10.0%, CP 4 +18.6%, CP 8 +22.7%; the 405B PP rows +6.2% / +7.1%).
+    # 5.5% / 17.5% before attention's rate depended on the sequence length (the CP rows run
+    # 32K-64K tokens per rank, which FlashAttention-2's benchmark puts above the 8K rate).
+    "torchtitan": (0.059, 0.227),
+    # tokens/s per GPU: 4.4% / 8.3%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
     # overhead was scaled by the fp8/bf16 peak ratio and TE userbuffers' reduce-scatters were
-    # paired with their GEMMs).
-    "nemo": (0.049, 0.096),
-    # model TFLOP/s per GPU, 9 rows, 4 to 1,024 GPUs: 12.8% / 20.6%, NOT met (every row high,
-    # 7-9% at 4K-16K rising to 16-21% from 128K on, where attention dominates: the library's
-    # cuDNN attention rate; the generic cp ring gave -31% at 512K and 1M).
-    "nemo_long_context": (0.128, 0.206),
-    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 7.9% / 14.3%,
-    # target met (GPT-3 5B +14.1%, GPT-3 20B +14.3%, Nemotron 8B +13.1%: no pipeline, dp 32-64;
-    # Nemotron 340B -10.1% with predicted memory over 80 GiB; the other four within 5%). First
+    # paired with their GEMMs; 4.9% / 9.6% before attention's rate depended on the length).
+    "nemo": (0.044, 0.083),
+    # model TFLOP/s per GPU, 9 rows, 4 to 1,024 GPUs: 15.8% / 26.3%, NOT met (every row high,
+    # 6-10% at 4K-16K rising to 20-26% from 128K on, where attention dominates: the library's
+    # cuDNN attention rate; the generic cp ring gave -31% at 512K and 1M). 12.8% / 20.6% before
+    # attention's rate depended on the sequence length (above the 8K rate from 32K per rank).
+    "nemo_long_context": (0.158, 0.263),
+    # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 7.3% / 13.0%,
+    # target met (GPT-3 5B +12.3%, GPT-3 20B +13.0%, Nemotron 8B +12.1%: no pipeline, dp 32-64;
+    # Nemotron 340B -10.4% with predicted memory over 80 GiB; the other four within 5%). First
     # scored at 8.6% / 17.5%, before TE userbuffers' reduce-scatters were modelled per GEMM and
     # Nemotron's unfused activation (bias_activation_fusion false) was read.
-    "nemo_more": (0.079, 0.143),
+    "nemo_more": (0.073, 0.130),
     # model TFLOP/s per GPU (PaLM's count), Llama 3 405B on 8,192 and 16,384 H100, out of
-    # sample: 19.8% / 29.8%, NOT met (8K rows +15.0% / +14.6%, a shared level error, their
-    # 16K/8K scaling right: test_llama3_scaling_from_8k_to_16k_gpus; the 128K CP row +29.8%).
-    "llama3_paper": (0.198, 0.298),
-    # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.8% / 9.7%,
-    # MAPE target NOT met (70B -8.0%, 405B +9.7%; -10.2% / +3.0% while every microbatch
+    # sample: 20.1% / 30.7%, NOT met (8K rows +15.0% / +14.6%, a shared level error, their
+    # 16K/8K scaling right: test_llama3_scaling_from_8k_to_16k_gpus; the 128K CP row +30.7%).
+    "llama3_paper": (0.201, 0.307),
+    # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.6% / 9.2%,
+    # MAPE target NOT met (70B -8.0%, 405B +9.2%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core).
-    "megatron_bridge": (0.088, 0.097),
+    "megatron_bridge": (0.086, 0.092),
     # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
-    # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample, scored once: 3.3% / 6.5%,
-    # target met. The 340B curve loses 10.4% from 128 to 2,048 GPUs measured, 2.6% predicted.
-    "dgxc_nemotron": (0.033, 0.065),
+    # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample: 2.9% / 5.9% (3.3% / 6.5%
+    # when scored first), target met. The 340B curve loses 10.5% from 128 to 2,048 GPUs
+    # measured, 3.1% predicted.
+    "dgxc_nemotron": (0.029, 0.059),
     # tokens/s per GPU, 34 rows (DGX Cloud Llama 3.1 8B, 70B, 405B and its proxies, BF16 and
-    # FP8, cp 2, 8 to 2,304 H100), out of sample, scored once: 3.1% / 9.9%, target met.
-    "dgxc_llama31": (0.031, 0.099),
+    # FP8, cp 2, 8 to 2,304 H100), out of sample: 3.1% / 9.6% (3.1% / 9.9% when scored first),
+    # target met.
+    "dgxc_llama31": (0.031, 0.096),
     # tokens/s per GPU, 10 rows (DGX Cloud GPT-3 175B, BF16 and FP8, 128 to 2,048 H100), out of
-    # sample: 4.5% / 9.1%, target met (the FP8 curve's end); first scored at 4.8% / 10.1%, before
-    # TE's fp8 amax all-reduce (kernels.fp8_amax_reduction) was modelled.
-    "dgxc_gpt3": (0.045, 0.091),
+    # sample: 3.9% / 8.4%, target met (the FP8 curve's end); first scored at 4.8% / 10.1%, before
+    # TE's fp8 amax all-reduce (kernels.fp8_amax_reduction) was modelled; 4.5% / 9.1% before
+    # attention's rate depended on the sequence length (2K here: slower than at 8K).
+    "dgxc_gpt3": (0.039, 0.084),
     # tokens/s per GPU, 14 rows (DGX Cloud Grok-1 314B, MoE 8 experts top 2, ep 8, BF16 and FP8,
-    # 32 to 2,048 H100): 11.1% / 22.9%, NOT met. First scored at 12.1% / 14.4% (every row slow),
+    # 32 to 2,048 H100): 10.7% / 22.4%, NOT met. First scored at 12.1% / 14.4% (every row slow),
     # before the expert all-to-all carried only each rank's sequence shard (Megatron-Core's
     # dispatcher); now every row fast, FP8 most (the FP8 speed-up over-predicted).
-    "dgxc_grok1": (0.111, 0.229),
+    "dgxc_grok1": (0.107, 0.224),
+    # tokens/s per GPU, 18 rows (llm-foundry MPT 1B-70B, PyTorch FSDP1 via Composer, 128 to 512
+    # H100), out of sample: 10.1% / 22.5%, NOT met (the rows without activation checkpointing
+    # 9-22% fast, widening with the GPU count). First scored at 13.2% / 27.8% (the Triton
+    # attention rows priced as FlashAttention-2, attention at its 8K rate); 11.6% / 25.8% with
+    # the Triton kernel and attention's length dependence, before FSDP1's gradient copy-in,
+    # cast and pre-division (sharding.grad_copy_in, predivide) were modelled.
+    "llm_foundry": (0.101, 0.225),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -248,7 +261,21 @@ def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
     no larger than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8
     curve, +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the
     known miss: it fails if a change makes the curves steeper than measured or flatter still."""
-    assert len(curves) == 13
-    gap = curves["measured"] - curves["predicted"]
+    dgx = curves[~curves.index.str.startswith("mpt-")]
+    assert len(dgx) == 13
+    gap = dgx["measured"] - dgx["predicted"]
     assert (gap > -0.01).all(), gap
     assert (gap < 0.08).all(), gap
+
+
+def test_fsdp_weak_scaling_curves_are_the_widest_miss(curves):
+    """llm-foundry's six MPT curves (PyTorch FSDP1, 128 -> 512 H100, one microbatch per step)
+    lose 2.6-10.8% measured; the model predicts under 1% for each, as its FSDP exposes only a
+    step's first all-gather and last reduce-scatter (docs/validation.md). A guard on the known
+    miss: every gap lies between 2 and 12 points, and the predicted growth is not negative."""
+    fsdp = curves[curves.index.str.startswith("mpt-")]
+    assert len(fsdp) == 6 and (fsdp["first"] == 128).all() and (fsdp["last"] == 512).all()
+    assert fsdp["measured"].between(0.025, 0.11).all(), fsdp["measured"]
+    assert fsdp["predicted"].between(-0.001, 0.01).all(), fsdp["predicted"]
+    gap = fsdp["measured"] - fsdp["predicted"]
+    assert gap.between(0.02, 0.12).all(), gap

@@ -49,6 +49,16 @@ class GatherUnit(StrEnum):
     PARAMETER = "parameter"  # one all-gather per weight tensor (DeepSpeed ZeRO-3, 2021)
 
 
+class GradCopyIn(StrEnum):
+    """How a sharded stack assembles a unit's gradients for its reduce-scatter (see
+    simulator.cost.sharding.copy_in_bytes_per_param)."""
+
+    NONE = "none"            # gradients reduced in place (not modelled)
+    FLAT_CAT = "flat_cat"    # FSDP1: autograd concatenates them into the FlatParameter's grad,
+                             # then FSDP casts it to the reduce dtype
+    CHUNK_CAT = "chunk_cat"  # FSDP2: one chunk_cat into the reduce-scatter input, cast included
+
+
 class Fp8Scaling(StrEnum):
     DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
@@ -125,6 +135,12 @@ class ShardingProfile(_Part):
     param_gather_dtype: ReduceDtype = ReduceDtype.PARAM
     grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
     reduce_every_microbatch: Flag = True
+    grad_copy_in: GradCopyIn = GradCopyIn.NONE
+    """Memory-bound kernels that assemble each unit's gradients before its reduce-scatter."""
+    predivide: Flag = False
+    """The assembled gradient is divided by a pre-divide factor before the reduce-scatter, a
+    separate elementwise kernel (FSDP1 ``_div_if_needed``; FSDP2 lets NCCL average fp32 and
+    bf16 instead)."""
 
 
 class TensorParallelProfile(_Part):

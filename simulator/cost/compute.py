@@ -12,8 +12,10 @@ output tiles ``T = ceil(M/tm) ceil(N/tn) batch`` run in ``W = ceil(T / SMs)`` wa
 in K elements of the 16-bit main loop; both take the same seconds in an fp8 GEMM, whose
 main loop covers K twice as fast, so there ``k0`` is scaled by the fp8/16-bit peak ratio.
 Memory-bound kernels take ``bytes / (HBM bandwidth * f_mem) + overhead``. Fused attention
-is its own kernel class: ``F / (peak_16bit * f_attn) + overhead`` with forward and backward
-fractions of its own. Under fp8 training only linear layers' GEMMs run at the fp8 peak (and
+is its own kernel class: ``F / (peak_16bit * f_attn * r(s)) + overhead`` with forward and
+backward fractions of its own, measured at ``s_ref`` = 8,192 tokens, and ``r(s)`` the causal
+tile efficiency at the kernel's sequence length over that at ``s_ref``
+(:func:`causal_tile_efficiency`). Under fp8 training only linear layers' GEMMs run at the fp8 peak (and
 ``fp8_gemm_peak_fraction``); attention and the output layer stay in 16 bit, as
 TransformerEngine and torchao convert only ``Linear`` modules of the transformer blocks.
 Compute-bound kernels also scale with the GPU's ``sustained_clock_fraction`` (a power-capped
@@ -80,15 +82,64 @@ class ComputeModel:
         peak = np.where(fp8, self.peak_flops, self.half_peak_flops) * self.gpu.clock_fraction
         return flops / (peak * self.gemm_efficiency(m, n, k, batch, fp8)) + self.overhead_s
 
-    def attention_time(self, flops: float, backward: bool) -> float:
-        """Seconds for fused attention of ``flops``: F / (16-bit peak * clock * f_attn) + overhead."""
+    def attention_time(self, flops: float, backward: bool, seq: float = 0.0, cp: int = 1) -> float:
+        """Seconds for fused attention of ``flops`` over ``seq`` query tokens per sequence
+        (per rank, split over ``cp`` ring steps): F / (16-bit peak * clock * f_attn * r) +
+        overhead, ``r`` = :func:`causal_tile_efficiency` over its value at the reference
+        length (``seq`` 0: r = 1)."""
         if flops <= 0.0:
             return 0.0
         rate = self.half_peak_flops * self.gpu.clock_fraction
         fraction = self.gpu.compute.attention_fraction(backward, self.attention_kernel)
+        if seq > 0.0:
+            fraction *= causal_tile_efficiency(seq, cp) / causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
         return flops / (rate * fraction) + self.overhead_s
+
+    def kernels_attention_time(self, kernels) -> float:
+        """:meth:`attention_time` of ``kernels``' fused attention (a
+        :class:`~simulator.workload.transformer.Kernels`) at its sequence length."""
+        return self.attention_time(kernels.attention_flops, kernels.is_backward, kernels.attention_seq,
+                                   kernels.attention_cp)
 
     def memory_time(self, nbytes) -> np.ndarray:
         """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + overhead."""
         rate = self.gpu.hbm_bandwidth_Bps * self.gpu.compute.memory_bandwidth_fraction * self.speedup
         return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
+
+
+ATTENTION_REFERENCE_SEQ = 8192
+"""Tokens per sequence at which the library's attention fractions were read (the
+FlashAttention-2, -3 and cuDNN figures of ``hardware_specs/gpus/*.yaml`` are at 8k; the
+AMD parts' estimates carry no length and are taken as the same)."""
+ATTENTION_TILE = 128
+"""Query and key tokens per tile of a flash-attention kernel (FlashAttention-2 runs 128-row
+query blocks at head dimension 128; Dao 2023, arXiv:2307.08691, sec. 3.3)."""
+ATTENTION_TILE_OVERHEAD = 1.5
+"""Per query tile, the prologue (loading Q) and epilogue (rescaling and writing O and the
+log-sum-exp), in key tiles of main-loop work. Read off FlashAttention-2's published H100
+benchmark (Dao-AILab/flash-attention assets/flash2_h100_fwd_bwd_benchmark.png @4f285b35,
+causal, head dim 128, forward + backward: 163, 221, 265, 294, 308, 328 TFLOP/s at 0.5k-16k):
+with it :func:`causal_tile_efficiency` over its 8k value gives 0.53, 0.71, 0.85, 0.94, 1,
+1.03 against the measured 0.53, 0.72, 0.86, 0.95, 1, 1.06. The A100 panel of the same
+benchmark (99, 133, 155, 173, 182, 189: 0.54, 0.73, 0.85, 0.95, 1, 1.04) was not used to
+set it and agrees within 2.3%."""
+
+
+def causal_tile_efficiency(seq: float, cp: int = 1) -> float:
+    """Useful share of causal flash attention's work at ``seq`` query tokens per rank.
+
+    With ``n = seq / T`` tiles of ``T`` tokens (:data:`ATTENTION_TILE`), one kernel runs the
+    ``n (n + 1) / 2`` query-key tile pairs on or below the diagonal, of which ``n^2 / 2``
+    carry the causal half's FLOPs (the diagonal ones are computed whole and half used), and
+    pays ``c`` tiles of prologue and epilogue per query tile (:data:`ATTENTION_TILE_OVERHEAD`):
+
+        r = (n^2 / 2) / (n (n + 1) / 2 + c n) = n / (n + 1 + 2 c)
+
+    With context parallelism over ``cp`` ranks and load-balanced chunks (TransformerEngine's
+    and PyTorch's rings), a rank's ``n`` query tiles meet ``cp n`` key tiles in ``cp`` kernel
+    calls: ``cp n^2 / 2`` useful tile pairs, ``n / 2`` of diagonal waste (its own step only)
+    and ``c n`` of overhead per call, so ``r = n / (n + 1/cp + 2 c)``. Dimensionless, in
+    (0, 1); rises towards 1 with the sequence length.
+    """
+    tiles = max(seq / ATTENTION_TILE, 1.0)
+    return tiles / (tiles + 1.0 / max(cp, 1) + 2.0 * ATTENTION_TILE_OVERHEAD)

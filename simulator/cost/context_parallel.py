@@ -137,6 +137,9 @@ class CpCost:
     merge_backward_bytes: float = 0.0
     overlapped: tuple[CpCollective, ...] = ()
     step_flops: tuple[float, float] = (0.0, 0.0)
+    step_seq: float = 0.0
+    """Query tokens per sequence of a rank's attention (``s/cp``), in ``step_cp`` kernel calls."""
+    step_cp: int = 1
     replayed: bool = True
     """Whether the discrete-event engine replays ``collectives`` as flows when the cp group
     spans servers (else their time stays in the layer's)."""
@@ -209,7 +212,7 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     return CpCost((), forward, backward + rerun * forward,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, FLASH_BACKWARD_RATIO * attention))
+                  (attention, FLASH_BACKWARD_RATIO * attention), shape.seq, cp)
 
 
 def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
@@ -262,8 +265,8 @@ def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
     """Seconds the overlapped exchanges of both passes outlast their steps' attention."""
     if not cost.overlapped:
         return 0.0
-    step_f = compute.attention_time(cost.step_flops[0], backward=False)
-    step_b = compute.attention_time(cost.step_flops[1], backward=True)
+    step_f = compute.attention_time(cost.step_flops[0], False, cost.step_seq, cost.step_cp)
+    step_b = compute.attention_time(cost.step_flops[1], True, cost.step_seq, cost.step_cp)
     return sum(c.forward * max(0.0, c.collective.time_s - step_f)
                + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
 

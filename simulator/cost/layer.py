@@ -58,7 +58,7 @@ def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
 def _total(compute: ComputeModel, kernels: Kernels, gemm_times: np.ndarray) -> float:
     """Seconds of ``kernels`` given their GEMMs' seconds."""
     return float(gemm_times.sum() + compute.memory_time(kernels.memory_bytes).sum()
-                 + compute.attention_time(kernels.attention_flops, kernels.is_backward))
+                 + compute.kernels_attention_time(kernels))
 
 
 def _gemm_times(compute: ComputeModel, kernels: Kernels) -> np.ndarray:
@@ -172,7 +172,7 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
         return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, site)
     if shape.attention == Attention.FLASH:
-        return compute.attention_time(layer.attention_flops, backward=False), 0.0
+        return compute.kernels_attention_time(layer), 0.0
     return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
 
 
@@ -191,7 +191,7 @@ def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeMo
     Reference: pytorch/torchtitan ``_save_list`` / ``_get_custom_policy`` (9dec370, 820504e2);
     docs/research/stack_facts.md.
     """
-    kept_attention = compute.attention_time(layer.attention_flops, backward=False)
+    kept_attention = compute.kernels_attention_time(layer)
     if stack.tensor_parallel.comm_overlap and site.forward:
         return forward - kept_attention, tp_fwd
     if compute.dtype == Dtype.FP8:
@@ -247,8 +247,8 @@ def attention_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape
     with torchtitan's per-op checkpointing, which saves attention's output."""
     fwd_k = layer_forward(shape)
     if shape.attention == Attention.FLASH:
-        forward = compute.attention_time(fwd_k.attention_flops, backward=False)
-        backward = compute.attention_time(fwd_k.backward().attention_flops, backward=True)
+        forward = compute.kernels_attention_time(fwd_k)
+        backward = compute.kernels_attention_time(fwd_k.backward())
     else:
         core = Kernels(fwd_k.gemms[1:3], np.zeros(0))
         forward, backward = kernels_time(compute, core), kernels_time(compute, core.backward())

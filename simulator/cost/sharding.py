@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
-from simulator.config.stack import GatherUnit, StackProfile
+from simulator.config.stack import GatherUnit, GradCopyIn, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.forced import forced_algorithm
 from simulator.workload.layout import Layout
@@ -138,3 +138,36 @@ def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, p
     if prefetch == 0:
         return layers * comm
     return gather + reduce + max(layers - 1, 0.0) * max(0.0, comm - compute)
+
+
+def gradient_dtype_bytes(scenario: Scenario, stack: StackProfile) -> tuple[float, float]:
+    """(g, r): bytes per parameter of a gradient as autograd makes it (4 under fp32 training,
+    else 2: fp8 linears produce bf16 weight gradients) and in the stack's reduce dtype."""
+    dtype = Dtype(scenario.training.dtype)
+    grad = 4.0 if dtype == Dtype.FP32 else 2.0
+    return grad, float(stack.sharding.grad_reduce_dtype.nbytes(dtype))
+
+
+def copy_in_bytes_per_param(stack: StackProfile, grad: float, reduce: float) -> float:
+    """Bytes per parameter the kernels before one unit's reduce-scatter move (read + write).
+
+    ``flat_cat`` (PyTorch FSDP1, torch 2.1-2.6 ``_runtime_utils._post_backward_hook``): the
+    module's parameters are views of the unit's FlatParameter, so autograd's backward of the
+    split concatenates their gradients into one flat gradient (``2 g``), which FSDP casts to
+    the reduce dtype when it differs (``g + r``). ``chunk_cat`` (FSDP2
+    ``foreach_reduce_scatter_copy_in``): one ``torch._chunk_cat`` into the reduce-scatter
+    input, cast included (``g + r``). ``predivide`` (FSDP1 ``_div_if_needed`` with
+    ``_gradient_predivide_factor``, 2 or more for any world size above 1): ``2 r`` more.
+    FSDP1 with bf16 parameters and an fp32 reduction: 4 + 6 + 8 = 18 B per parameter.
+    The cast and division run on FSDP1's post-backward stream, beside the next unit's
+    backward; as memory-bound kernels they take the GPU's HBM and SMs all the same, so their
+    time is added to the backward (an upper bound of their cost).
+    """
+    prof = stack.sharding
+    if prof.grad_copy_in == GradCopyIn.FLAT_CAT:
+        moved = 2.0 * grad + (grad + reduce if reduce != grad else 0.0)
+    elif prof.grad_copy_in == GradCopyIn.CHUNK_CAT:
+        moved = grad + reduce
+    else:
+        moved = 0.0
+    return moved + (2.0 * reduce if prof.predivide else 0.0)

@@ -36,7 +36,7 @@ from simulator.engine.gradient_sync import (
     last_bucket_times,
     sync_seconds,
 )
-from simulator.engine.pipeline_fsdp import accumulation_seconds, defers_reduce
+from simulator.engine.pipeline_fsdp import accumulation_seconds, copy_in_seconds, defers_reduce
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
@@ -317,7 +317,7 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
            + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
            + recompute + logits_b * last + sharding.backward_exposed + amax_b
-           + accumulation_seconds(ctx, layers, first, last))
+           + accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
 

@@ -1,5 +1,6 @@
-"""FSDP gradients under torch.distributed.pipelining: what the runtime adds per microbatch and
-at the end of a stage's step.
+"""FSDP gradients: the kernels that assemble each unit's gradients for its reduce-scatter
+(:func:`copy_in_seconds`, every sharded stack), and what torch.distributed.pipelining adds per
+microbatch and at the end of a stage's step.
 
 torch 2.6 ``PipelineStage.backward_maybe_with_nosync`` (``torch/distributed/pipelining/stage.py``)
 runs every backward of an FSDP2 stage with ``set_requires_gradient_sync(False)`` and
@@ -29,13 +30,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulator.collectives import Op
-from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.sharding import copy_in_bytes_per_param, gradient_dtype_bytes
 from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
 
-__all__ = ["accumulation_seconds", "deferred_reduce_collectives", "defers_reduce", "reduces_deferred"]
+__all__ = ["accumulation_seconds", "copy_in_seconds", "deferred_reduce_collectives", "defers_reduce",
+           "reduces_deferred"]
 
 
 def _applies(scenario, flag: bool) -> bool:
@@ -58,9 +60,25 @@ def reduces_deferred(ctx) -> bool:
 
 def _dtype_bytes(scenario) -> tuple[float, float]:
     """(gradient bytes as autograd makes them, reduce-dtype bytes) per parameter."""
-    dtype = Dtype(scenario.training.dtype)
-    grad = 4.0 if dtype == Dtype.FP32 else 2.0
-    return grad, float(scenario_stack(scenario).sharding.grad_reduce_dtype.nbytes(dtype))
+    return gradient_dtype_bytes(scenario, scenario_stack(scenario))
+
+
+def copy_in_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+    """Seconds per microbatch a stage spends assembling its units' gradients for their
+    reduce-scatters (:func:`simulator.cost.sharding.copy_in_bytes_per_param`; ZeRO-3 stages
+    sharded over more than one GPU, once per reduce-scatter: every microbatch with
+    ``reduce_every_microbatch``, else once a step). 0 when the reduction is the deferred one,
+    which prices its own copy-in (:func:`deferred_reduce_collectives`)."""
+    sc = ctx.scenario
+    stack = scenario_stack(sc)
+    if sc.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp <= 1 or reduces_deferred(ctx):
+        return 0.0
+    per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc))
+    if per_param <= 0.0:
+        return 0.0
+    reduces = 1.0 if stack.sharding.reduce_every_microbatch else 1.0 / ctx.microbatches
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last)[0]
+    return reduces * float(ctx.compute.memory_time(per_param * params))
 
 
 def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) -> float:

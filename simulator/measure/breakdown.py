@@ -19,7 +19,8 @@ gemm               m x every GEMM of its layers (forward, data and weight gradie
                    recompute) and of the output layer (logits) on the last stage
 attention          m x fused attention, forward, backward (and recompute)
 memory             m x memory-bound kernels (norms, activations, residuals, rotary,
-                   unfused softmax, embedding, cross-entropy, fp8 casts) + the Adam update
+                   unfused softmax, embedding, cross-entropy, fp8 casts, FSDP's gradient
+                   copy-in and accumulation) + the Adam update
 other              compute time of the cost model not attributed to a class above
                    (0 for every configuration the cost model prices today)
 exposed tp/cp/ep   m x the stage's exposed tensor-/context-/expert-parallel seconds
@@ -56,6 +57,7 @@ from simulator.cost.layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
+from simulator.engine.pipeline_fsdp import accumulation_seconds, copy_in_seconds
 from simulator.results import StepResult
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
@@ -141,7 +143,7 @@ def kernel_classes(compute: ComputeModel, kernels: Kernels) -> Classes:
     """Seconds of ``kernels`` by class, run one after another on one GPU (their sum is
     :func:`simulator.cost.layer.kernels_time`)."""
     return Classes(float(_gemm_times(compute, kernels).sum()),
-                   compute.attention_time(kernels.attention_flops, kernels.is_backward),
+                   compute.kernels_attention_time(kernels),
                    float(compute.memory_time(kernels.memory_bytes).sum()))
 
 
@@ -163,7 +165,7 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
         return forward
     if mode != Recompute.SELECTIVE:
         return Classes()
-    kept = Classes(attention=ctx.compute.attention_time(fwd_k.attention_flops, backward=False))
+    kept = Classes(attention=ctx.compute.kernels_attention_time(fwd_k))
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
         found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
         if (stack.tensor_parallel.comm_overlap and found) or ctx.compute.dtype == Dtype.FP8:
@@ -184,7 +186,9 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) ->
         logits = logits_forward(ctx.shape)
         out = out + kernel_classes(ctx.compute, logits) + kernel_classes(ctx.compute,
                                                                           logits.backward())
-    return out
+    first, last = stage == 0, stage == ctx.layout.pp - 1
+    gradients = accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
+    return out + Classes(memory=gradients)
 
 
 def busiest_stage(ctx: Context, result: StepResult) -> tuple[int, float, float]:

@@ -267,14 +267,14 @@ def _nemo_more(root: Path) -> pd.DataFrame:
                                                f"step {result.step_time_s:.2f} s{_fit_note(result)}")
 
 
-def _dgxc(name: str):
-    """The runner of a DGX Cloud set ``dgxc_<model>`` (``validation/<name>_h100.csv``): tokens/s
-    per GPU from the recipe's step times."""
+def _curve_set(name: str):
+    """The runner of a set of weak-scaling curves ``name`` (``validation/<name>_h100.csv``, the
+    DGX Cloud recipes and llm-foundry's tables): tokens/s per GPU beside the step times."""
     return lambda root: _indexed(root, name, f"{name}_h100.csv", lambda row: float(row.measured),
-                                 _dgxc_notes)
+                                 _step_notes)
 
 
-def _dgxc_notes(row, result, model) -> str:
+def _step_notes(row, result, model) -> str:
     """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
     measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
     return f"measured step {measured_step:.3f} s, predicted {result.step_time_s:.3f} s{_fit_note(result)}"
@@ -425,20 +425,24 @@ SETS: dict[str, ValidationSet] = {
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc("dgxc_nemotron"), curves=True),
+        TOKENS, _curve_set("dgxc_nemotron"), curves=True),
     "dgxc_llama31": ValidationSet(
         "dgxc_llama31",
         "DGX Cloud benchmarking, Llama 3.1 8B-405B with CP 2 on 8-2,304 H100 "
         "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc("dgxc_llama31"), curves=True),
+        TOKENS, _curve_set("dgxc_llama31"), curves=True),
     "dgxc_gpt3": ValidationSet(
         "dgxc_gpt3",
         "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc("dgxc_gpt3"), curves=True),
+        TOKENS, _curve_set("dgxc_gpt3"), curves=True),
     "dgxc_grok1": ValidationSet(
         "dgxc_grok1",
         "DGX Cloud benchmarking, Grok-1 314B (MoE) on 32-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _dgxc("dgxc_grok1"), curves=True),
+        TOKENS, _curve_set("dgxc_grok1"), curves=True),
+    "llm_foundry": ValidationSet(
+        "llm_foundry",
+        "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)",
+        TOKENS, _curve_set("llm_foundry"), curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",

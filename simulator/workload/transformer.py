@@ -80,6 +80,11 @@ class Kernels:
     linear: np.ndarray | None = None
     attention_flops: float = 0.0
     is_backward: bool = False
+    attention_seq: float = 0.0
+    """Query tokens per sequence the fused attention kernel runs over (its tile count;
+    0: the length the GPU's attention fractions were measured at)."""
+    attention_cp: int = 1
+    """Context-parallel ranks the sequence is split over (the kernel runs once per ring step)."""
 
     @property
     def flops(self) -> float:
@@ -97,7 +102,8 @@ class Kernels:
         wgrad = np.stack([k, n, m, batch], axis=1)
         mask = self.linear_mask
         return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2),
-                       np.concatenate([mask, mask]), FLASH_BACKWARD_RATIO * self.attention_flops, True)
+                       np.concatenate([mask, mask]), FLASH_BACKWARD_RATIO * self.attention_flops, True,
+                       self.attention_seq, self.attention_cp)
 
 
 FLASH_BACKWARD_RATIO = 2.5
@@ -110,7 +116,7 @@ def layer_forward(shape: LayerShape) -> Kernels:
     """Forward kernels of one transformer layer (see the module table)."""
     gemms, linear = _gemms(shape)
     return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape), np.array(linear),
-                   _flash_flops(shape))
+                   _flash_flops(shape), attention_seq=shape.seq, attention_cp=shape.cp)
 
 
 def _flash_flops(shape: LayerShape) -> float:
