@@ -68,13 +68,16 @@ def test_flags_off_for_plain_fsdp2_and_without_pipeline():
 
 def test_step_ends_with_the_latest_stage_tail():
     """With the tails, the exposed sync is max_i(finish_i + tail_i) - pipe, and the step
-    grows by at least the first stage's tail minus the one reduce the old model exposed."""
+    grows by at least the first stage's tail minus the one reduce the old model exposed (the
+    same stack with per-microbatch reduce-scatters and no copy-in or accumulation kernels)."""
     scenario, collectives = _scenario()
     with_tails = simulate_step(scenario, collectives)
     ctx = make_context(scenario, collectives, 1.0, None)
     tails = [stage[0].time_s for stage in deferred_reduce_collectives(ctx)]
     assert with_tails.dp_comm_exposed_s >= float(np.min(tails)) - 1e-12
-    plain = simulate_step(_scenario(stack="fsdp2")[0], collectives)
+    old_model = {"base": "torchtitan", "sharding": {"grad_copy_in": "none"},
+                 "pipeline": {"deferred_reduce_scatter": False, "unsharded_grad_accumulation": False}}
+    plain = simulate_step(_scenario(stack=old_model)[0], collectives)
     assert with_tails.step_time_s > plain.step_time_s
 
 

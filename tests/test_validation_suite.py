@@ -151,11 +151,11 @@ ACHIEVED = {
     # busbw at >= 64 MiB: 28.4% / 193.1%, target NOT met; the scored rows include the documented
     # misses (A3 Mega's TCPXO transport, the A100 sendrecv log, the H100 PCIe bridge).
     "nccl": (0.284, 1.931),
-    # tokens/s per GPU, 24 rows: 5.9% / 22.7%: MAPE target met, max NOT met (the 8B context-
+    # tokens/s per GPU, 24 rows: 5.9% / 22.6%: MAPE target met, max NOT met (the 8B context-
     # parallel rows: CP 2 -10.0%, CP 4 +18.6%, CP 8 +22.7%; the 405B PP rows +6.2% / +7.1%).
     # 5.5% / 17.5% before attention's rate depended on the sequence length (the CP rows run
     # 32K-64K tokens per rank, which FlashAttention-2's benchmark puts above the 8K rate).
-    "torchtitan": (0.059, 0.227),
+    "torchtitan": (0.059, 0.226),
     # tokens/s per GPU: 4.4% / 8.3%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
     # overhead was scaled by the fp8/bf16 peak ratio and TE userbuffers' reduce-scatters were
     # paired with their GEMMs; 4.9% / 9.6% before attention's rate depended on the length).
@@ -199,12 +199,13 @@ ACHIEVED = {
     # dispatcher); now every row fast, FP8 most (the FP8 speed-up over-predicted).
     "dgxc_grok1": (0.107, 0.224),
     # tokens/s per GPU, 18 rows (llm-foundry MPT 1B-70B, PyTorch FSDP1 via Composer, 128 to 512
-    # H100), out of sample: 10.1% / 22.5%, NOT met (the rows without activation checkpointing
-    # 9-22% fast, widening with the GPU count). First scored at 13.2% / 27.8% (the Triton
+    # H100), out of sample: 9.3% / 20.4%, NOT met (the rows without activation checkpointing
+    # 7-20% fast, widening with the GPU count). First scored at 13.2% / 27.8% (the Triton
     # attention rows priced as FlashAttention-2, attention at its 8K rate); 11.6% / 25.8% with
     # the Triton kernel and attention's length dependence, before FSDP1's gradient copy-in,
-    # cast and pre-division (sharding.grad_copy_in, predivide) were modelled.
-    "llm_foundry": (0.101, 0.225),
+    # cast and pre-division (sharding.grad_copy_in, predivide) were modelled; 10.1% / 22.5%
+    # before NCCL's SM share beside compute (simulator/cost/nccl_sms.py).
+    "llm_foundry": (0.093, 0.204),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
 }
@@ -270,12 +271,12 @@ def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
 
 def test_fsdp_weak_scaling_curves_are_the_widest_miss(curves):
     """llm-foundry's six MPT curves (PyTorch FSDP1, 128 -> 512 H100, one microbatch per step)
-    lose 2.6-10.8% measured; the model predicts under 1% for each, as its FSDP exposes only a
+    lose 2.6-10.8% measured; the model predicts under 1.5% for each, as its FSDP exposes only a
     step's first all-gather and last reduce-scatter (docs/validation.md). A guard on the known
     miss: every gap lies between 2 and 12 points, and the predicted growth is not negative."""
     fsdp = curves[curves.index.str.startswith("mpt-")]
     assert len(fsdp) == 6 and (fsdp["first"] == 128).all() and (fsdp["last"] == 512).all()
     assert fsdp["measured"].between(0.025, 0.11).all(), fsdp["measured"]
-    assert fsdp["predicted"].between(-0.001, 0.01).all(), fsdp["predicted"]
+    assert fsdp["predicted"].between(-0.001, 0.015).all(), fsdp["predicted"]
     gap = fsdp["measured"] - fsdp["predicted"]
     assert gap.between(0.02, 0.12).all(), gap

@@ -13,10 +13,13 @@ Overlap follows the stack's ``prefetch`` depth. With ``prefetch: 0`` every colle
 for the device and compute waits for it (DeepSpeed ZeRO-3 of 2021): ``L c`` exposed per
 pass of ``L`` units with ``c`` communication each. With ``prefetch >= 1`` the next unit's
 gather runs on its own stream during the current unit's compute ``C``, so a pass takes
-``c_first + (L - 1) max(C, c) + C + c_last``: the first gather and, in backward, the last
+``c_first + (L - 1) t + C + c_last``: the first gather and, in backward, the last
 unit's reduce-scatter cannot hide (FSDP's two-stream pipeline; the forward gathers of unit
 ``i+1`` overlap the forward of unit ``i``, the backward gather of unit ``i-1`` and the
-reduce-scatter of unit ``i+1`` overlap the backward of unit ``i``).
+reduce-scatter of unit ``i+1`` overlap the backward of unit ``i``). While a unit's
+collectives run, NCCL's kernels hold a share ``f`` of the SMs (:mod:`simulator.cost.nccl_sms`),
+so the compute beside them runs on ``1 - f`` of the GPU:
+``t = max(c, C + f min(c, C / (1 - f)))`` (``t = max(C, c)`` for ``f = 0``).
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.collectives import Op
+from simulator.collectives.group import Group
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import GatherUnit, GradCopyIn, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes
@@ -36,10 +41,12 @@ from simulator.workload.params import layer_tensor_sizes
 
 @dataclass(frozen=True)
 class UnitComm:
-    """Seconds of one unit's collectives (uncontended; all the stage's groups at once)."""
+    """Seconds of one unit's collectives (uncontended; all the stage's groups at once) and
+    the share of the SMs NCCL holds while they run."""
 
     gather: float
     reduce: float
+    sm_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,9 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)
         reduce += sum(replicas.time(Op.ALL_REDUCE, n * reduce_bytes / shard) for n in sizes)
-    return UnitComm(gather, reduce)
+    first = layout.stage_shard_groups(stage, shard)[0]
+    share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
+    return UnitComm(gather, reduce, share)
 
 
 @dataclass(frozen=True)
@@ -109,11 +118,12 @@ def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layer
     prof = stack.sharding
     forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     reduces = microbatches if prof.reduce_every_microbatch else 1
-    fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch)
+    share = comm.sm_share
+    fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch, share)
     bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, regathers * comm.gather,
-                                                   0.0, prof.prefetch)
+                                                   0.0, prof.prefetch, share)
     bwd += reduces * _pass_exposed(layers, layer_backward_s, regathers * comm.gather, comm.reduce,
-                                   prof.prefetch)
+                                   prof.prefetch, share)
     total = layers * (forward_gathers * comm.gather + microbatches * regathers * comm.gather
                       + reduces * comm.reduce)
     return ShardingCost(fwd / microbatches, bwd / microbatches, total)
@@ -130,14 +140,17 @@ def gather_counts(scenario: Scenario, stack: StackProfile, microbatches: int) ->
     return (microbatches if prof.reshard_after_forward else 1), regathers
 
 
-def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, prefetch: int) -> float:
-    """Exposed seconds of one pass over ``layers`` units (module docstring)."""
+def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, prefetch: int,
+                  sm_share: float = 0.0) -> float:
+    """Exposed seconds of one pass over ``layers`` units (module docstring): the ends, and per
+    overlapped unit ``t - C`` with ``t = max(c, C + f min(c, C / (1 - f)))``."""
     comm = gather + reduce
     if comm <= 0.0 or layers <= 0:
         return 0.0
     if prefetch == 0:
         return layers * comm
-    return gather + reduce + max(layers - 1, 0.0) * max(0.0, comm - compute)
+    slowed = compute + sm_share * min(comm, compute / (1.0 - sm_share))
+    return gather + reduce + max(layers - 1, 0.0) * max(0.0, max(comm, slowed) - compute)
 
 
 def gradient_dtype_bytes(scenario: Scenario, stack: StackProfile) -> tuple[float, float]:

@@ -44,7 +44,7 @@ class StageSharding:
 
     def exposed(self, ctx: Context, scale: float) -> tuple[float, float]:
         """(forward, backward) exposed seconds of a chunk with communication ``scale`` x slower."""
-        comm = UnitComm(self.comm.gather * scale, self.comm.reduce * scale)
+        comm = replace(self.comm, gather=self.comm.gather * scale, reduce=self.comm.reduce * scale)
         cost = sharding_cost(ctx.scenario, scenario_stack(ctx.scenario), comm, self.chunk_layers,
                              self.layer_forward_s, self.layer_backward_s, ctx.microbatches)
         return cost.forward_exposed, cost.backward_exposed

@@ -629,21 +629,22 @@ from its A100 benchmark) and attention's rate at 2K. Reading FSDP1's post-backwa
 a cost the model lacked: before each unit's reduce-scatter, autograd concatenates the unit's
 gradients into its flat gradient, FSDP casts it to fp32 and pre-divides it, 18 bytes per
 parameter of memory-bound kernels (`sharding.grad_copy_in: flat_cat`, `sharding.predivide`;
-`simulator/cost/sharding.py`); with it 10.1% / 22.5%. The rows with activation checkpointing
-(13B, 30B, 70B) are within 11% at every scale, the 13B rows slow (-9% to -11%) on the Triton
-attention's estimated H100 rate. The rows without it (1B, 3B, 7B, micro batch 6 to 12) are
-predicted 9-12% fast at 128 GPUs and 17-22% fast at 512. The level error is not the network:
+`simulator/cost/sharding.py`); with it 10.1% / 22.5%. Then the SMs NCCL's kernels hold while
+a unit's collectives overlap compute (16 of 132 on these rings, NVIDIA/nccl#1453; NCCL's CTAs
+do not share an SM with compute kernels, nccl#689; `simulator/cost/nccl_sms.py`): 9.3% / 20.4%.
+The rows with activation checkpointing (13B, 30B, 70B) are within 12% at every scale, the 13B
+rows slow (-9% to -11%) on the Triton attention's estimated H100 rate. The rows without it
+(1B, 3B, 7B, micro batch 6 to 12) are predicted 7-10% fast at 128 GPUs and 15-20% fast at 512. The level error is not the network:
 llm-foundry's own 8- to 64-GPU tables of October 2023 (not scored; their prefetch settings are
 not recorded) read 5-9% fast for the same models on one to eight servers. Read from the code and
 left out as small (1-3% each): llm-foundry's flash-attn path unpads q, k and v and pads the
 output (`bert_padding`, about 20 activation-sized copies a layer, each unpad with a host
 synchronisation), and Composer's `DecoupledAdamW` steps parameter by parameter with a host
-synchronisation each. Also not modelled: the SMs NCCL's kernels hold while they overlap
-compute (16 on a multi-server H100 ring, NVIDIA/nccl#1453; NCCL's CTAs do not share an SM with
-compute kernels, nccl#689), a few percent on these rows. The curves are the larger miss:
-measured, the step grows by 2.6-10.8% from 128 to 512 GPUs, predicted by 0-0.3%. The model
+synchronisation each. The curves are the larger miss: measured, the step grows by 2.6-10.8%
+from 128 to 512 GPUs, predicted by 0.2-1.2%. The model
 exposes only a step's first all-gather and last reduce-scatter (prefetch hides the rest behind
-compute), so nothing in it grows with the data-parallel width; the measured growth, 60 ms (1B)
+compute) and slows the compute beside the others by NCCL's SM share for as long as they run,
+which grows with the ring's latency but by little; the measured growth, 60 ms (1B)
 to 780 ms (70B) per step, is far above the ring latency the per-layer collectives add (1-3 ms
 each).""",
     "nccl": """\
