@@ -634,9 +634,10 @@ a unit's collectives overlap compute (16 of 132 on these rings, NVIDIA/nccl#1453
 do not share an SM with compute kernels, nccl#689; `simulator/cost/nccl_sms.py`): 9.3% / 20.4%.
 The rows with activation checkpointing (13B, 30B, 70B) are within 12% at every scale, the 13B
 rows slow (-9% to -11%) on the Triton attention's estimated H100 rate. The rows without it
-(1B, 3B, 7B, micro batch 6 to 12) are predicted 7-10% fast at 128 GPUs and 15-20% fast at 512. The level error is not the network:
-llm-foundry's own 8- to 64-GPU tables of October 2023 (not scored; their prefetch settings are
-not recorded) read 5-9% fast for the same models on one to eight servers. Read from the code and
+(1B, 3B, 7B, micro batch 6 to 12) are predicted 7-10% fast at 128 GPUs and 15-20% fast at
+512. The level error is not the network: llm-foundry's own 8- to 64-GPU tables of October 2023
+(not scored; their prefetch settings are not recorded) read 5-9% fast for the same models on
+one to eight servers. Read from the code and
 left out as small (1-3% each): llm-foundry's flash-attn path unpads q, k and v and pads the
 output (`bert_padding`, about 20 activation-sized copies a layer, each unpad with a host
 synchronisation), and Composer's `DecoupledAdamW` steps parameter by parameter with a host
