@@ -655,7 +655,8 @@ recorded per row (the submit script's default was `attn_impl: triton` with flash
 512-2K tokens, where attention hardly counts, the model is 10-17% slow on A100 with either
 kernel: the A100 GEMM fraction, the one constant fitted to a validation set (SC21's Megatron-LM
 of 2021), carries overheads an eager 2023 FSDP run does not have. The H100 constants (kernel
-benchmarks times 0.84) read within about 5% on that table's short-sequence H100 rows.""",
+benchmarks times 0.84) read within about 5% on the short-sequence rows of the README's H100
+table of the same month (FA2 attention assumed).""",
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in
