@@ -7,7 +7,13 @@ import pytest
 
 from simulator.config.hardware import Dtype
 from simulator.config.library import HardwareLibrary
-from simulator.cost.compute import ATTENTION_REFERENCE_SEQ, ComputeModel, causal_tile_efficiency
+from simulator.cost.compute import (
+    ATTENTION_REFERENCE_SEQ,
+    ComputeModel,
+    attention_shape_factor,
+    causal_tile_efficiency,
+)
+from simulator.workload.transformer import AttentionShape
 
 SEQS = (512, 1024, 2048, 4096, 8192, 16384)
 # Dao-AILab/flash-attention assets/flash2_{h100,a100}_fwd_bwd_benchmark.png @4f285b35, panel
@@ -53,10 +59,10 @@ def test_attention_time_scales_with_the_tile_efficiency():
     r(8k)/r(2k) = 1.176 times slower per FLOP; seq 0 means the reference."""
     compute = ComputeModel(HardwareLibrary().gpu("h100-sxm"), Dtype.BF16, attention_kernel="fa2")
     flops = 1e12
-    at_reference = compute.attention_time(flops, backward=True, seq=ATTENTION_REFERENCE_SEQ)
+    at_reference = compute.attention_time(flops, True, AttentionShape(ATTENTION_REFERENCE_SEQ))
     assert compute.attention_time(flops, backward=True) == pytest.approx(at_reference)
     overhead = compute.overhead_s
-    ratio = (compute.attention_time(flops, True, 2048) - overhead) / (at_reference - overhead)
+    ratio = (compute.attention_time(flops, True, AttentionShape(2048)) - overhead) / (at_reference - overhead)
     assert ratio == pytest.approx((64 / 68) / 0.8)
 
 
@@ -69,3 +75,25 @@ def test_triton_kernel_runs_at_its_a100_share_of_flash_attention_2():
         for backward in (False, True):
             share = spec.attention_fraction(backward, "triton") / spec.attention_fraction(backward, "fa2")
             assert share == pytest.approx(78 / 182, abs=0.003), (gpu, backward)
+
+
+# The same figure's head-dimension-64 panels (causal, forward + backward, TFLOP/s).
+FA2_H100_D64 = (141, 192, 232, 257, 273, 284)
+FA2_A100_D64 = (88, 119, 140, 156, 165, 171)
+
+
+@pytest.mark.parametrize("d64, d128, tolerance", [(FA2_H100_D64, FA2_H100, 0.02),
+                                                  (FA2_A100_D64, FA2_A100, 0.045)])
+def test_head_dimension_64_runs_at_its_benchmark_share(d64, d128, tolerance):
+    """d / (d + 22.5) over 128 / (128 + 22.5): 0.870 at head dimension 64, against 0.865-0.886
+    (H100, the panels it was read from) and 0.889-0.907 (A100) at 0.5k-16k."""
+    factor = attention_shape_factor(AttentionShape(8192, 1, 64))
+    assert factor == pytest.approx((64 / 86.5) / (128 / 150.5))   # 0.870
+    for low, high in zip(d64, d128, strict=True):
+        assert factor == pytest.approx(low / high, abs=tolerance)
+
+
+def test_shape_factor_is_one_at_the_reference_and_rises_with_the_head_dimension():
+    assert attention_shape_factor(AttentionShape(8192)) == pytest.approx(1.0)
+    factors = [attention_shape_factor(AttentionShape(8192, 1, d)) for d in (64, 128, 192, 256)]
+    assert factors == sorted(factors) and factors[-1] < 1.1

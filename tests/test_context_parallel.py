@@ -120,8 +120,8 @@ def test_p2p_ring_exchanges_and_merges():
 
 
 def _excess(ctx, cost) -> float:
-    step_f = ctx.compute.attention_time(cost.step_flops[0], False, cost.step_seq, cost.step_cp)
-    step_b = ctx.compute.attention_time(cost.step_flops[1], True, cost.step_seq, cost.step_cp)
+    step_f = ctx.compute.attention_time(cost.step_flops[0], False, cost.step_shape)
+    step_b = ctx.compute.attention_time(cost.step_flops[1], True, cost.step_shape)
     return sum(c.forward * max(0.0, c.collective.time_s - step_f)
                + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
 

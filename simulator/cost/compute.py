@@ -31,6 +31,7 @@ import numpy as np
 
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.units import US
+from simulator.workload.transformer import AttentionShape, Kernels
 
 
 @dataclass(frozen=True)
@@ -82,24 +83,21 @@ class ComputeModel:
         peak = np.where(fp8, self.peak_flops, self.half_peak_flops) * self.gpu.clock_fraction
         return flops / (peak * self.gemm_efficiency(m, n, k, batch, fp8)) + self.overhead_s
 
-    def attention_time(self, flops: float, backward: bool, seq: float = 0.0, cp: int = 1) -> float:
-        """Seconds for fused attention of ``flops`` over ``seq`` query tokens per sequence
-        (per rank, split over ``cp`` ring steps): F / (16-bit peak * clock * f_attn * r) +
-        overhead, ``r`` = :func:`causal_tile_efficiency` over its value at the reference
-        length (``seq`` 0: r = 1)."""
+    def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:
+        """Seconds for fused attention of ``flops`` of kernels of ``shape``:
+        F / (16-bit peak * clock * f_attn * r) + overhead, ``r`` = :func:`attention_shape_factor`
+        (1 for ``shape`` None: the shape the fractions were measured at)."""
         if flops <= 0.0:
             return 0.0
         rate = self.half_peak_flops * self.gpu.clock_fraction
         fraction = self.gpu.compute.attention_fraction(backward, self.attention_kernel)
-        if seq > 0.0:
-            fraction *= causal_tile_efficiency(seq, cp) / causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
+        if shape is not None:
+            fraction *= attention_shape_factor(shape)
         return flops / (rate * fraction) + self.overhead_s
 
-    def kernels_attention_time(self, kernels) -> float:
-        """:meth:`attention_time` of ``kernels``' fused attention (a
-        :class:`~simulator.workload.transformer.Kernels`) at its sequence length."""
-        return self.attention_time(kernels.attention_flops, kernels.is_backward, kernels.attention_seq,
-                                   kernels.attention_cp)
+    def kernels_attention_time(self, kernels: Kernels) -> float:
+        """:meth:`attention_time` of ``kernels``' fused attention at its shape."""
+        return self.attention_time(kernels.attention_flops, kernels.is_backward, kernels.attention_shape)
 
     def memory_time(self, nbytes) -> np.ndarray:
         """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + overhead."""
@@ -123,6 +121,28 @@ with it :func:`causal_tile_efficiency` over its 8k value gives 0.53, 0.71, 0.85,
 1.03 against the measured 0.53, 0.72, 0.86, 0.95, 1, 1.06. The A100 panel of the same
 benchmark (99, 133, 155, 173, 182, 189: 0.54, 0.73, 0.85, 0.95, 1, 1.04) was not used to
 set it and agrees within 2.3%."""
+
+
+ATTENTION_REFERENCE_HEAD_DIM = 128
+"""Head dimension at which the library's attention fractions were read."""
+ATTENTION_SOFTMAX_HEAD_DIM = 22.5
+"""Per query-key tile, the softmax work (scale, max, exp, rescale on the CUDA cores) in head
+dimensions of tensor-core work: a tile's matmuls scale with ``d``, its softmax does not, so
+the efficiency goes as ``d / (d + d_0)``. Read off the same FlashAttention-2 H100 benchmark's
+head-dimension-64 panel (causal, forward + backward: 141, 192, 232, 257, 273, 284 TFLOP/s at
+0.5k-16k: 0.865-0.886 of head dimension 128, 0.870 modelled); its A100 panel gives
+0.889-0.907 (88-171 against 99-189), 2-4 points off, not used to set it."""
+
+
+def attention_shape_factor(shape: AttentionShape) -> float:
+    """Efficiency of an attention kernel of ``shape`` over the reference kernel's (8K tokens,
+    no context parallelism, head dimension 128): the causal tile factor
+    :func:`causal_tile_efficiency` times the head-dimension factor
+    ``(d / (d + d_0)) / (128 / (128 + d_0))`` (dimensionless)."""
+    tiles = causal_tile_efficiency(shape.seq, shape.cp) / causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
+    head = (shape.head_dim / (shape.head_dim + ATTENTION_SOFTMAX_HEAD_DIM)) / (
+        ATTENTION_REFERENCE_HEAD_DIM / (ATTENTION_REFERENCE_HEAD_DIM + ATTENTION_SOFTMAX_HEAD_DIM))
+    return tiles * head
 
 
 def causal_tile_efficiency(seq: float, cp: int = 1) -> float:

@@ -103,7 +103,7 @@ from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import FLASH_BACKWARD_RATIO, LayerShape, layer_forward
+from simulator.workload.transformer import FLASH_BACKWARD_RATIO, AttentionShape, LayerShape, layer_forward
 
 GENERIC_PASSES = 3
 """K/V ring passes per forward and per backward in the ``generic`` cp model."""
@@ -137,9 +137,8 @@ class CpCost:
     merge_backward_bytes: float = 0.0
     overlapped: tuple[CpCollective, ...] = ()
     step_flops: tuple[float, float] = (0.0, 0.0)
-    step_seq: float = 0.0
-    """Query tokens per sequence of a rank's attention (``s/cp``), in ``step_cp`` kernel calls."""
-    step_cp: int = 1
+    step_shape: AttentionShape | None = None
+    """A step's attention kernels' shape (the rank's ``s/cp`` query tokens, ``cp`` calls)."""
     replayed: bool = True
     """Whether the discrete-event engine replays ``collectives`` as flows when the cp group
     spans servers (else their time stays in the layer's)."""
@@ -212,7 +211,7 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     return CpCost((), forward, backward + rerun * forward,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, FLASH_BACKWARD_RATIO * attention), shape.seq, cp)
+                  (attention, FLASH_BACKWARD_RATIO * attention), layer_forward(shape).attention_shape)
 
 
 def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
@@ -265,8 +264,8 @@ def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
     """Seconds the overlapped exchanges of both passes outlast their steps' attention."""
     if not cost.overlapped:
         return 0.0
-    step_f = compute.attention_time(cost.step_flops[0], False, cost.step_seq, cost.step_cp)
-    step_b = compute.attention_time(cost.step_flops[1], True, cost.step_seq, cost.step_cp)
+    step_f = compute.attention_time(cost.step_flops[0], False, cost.step_shape)
+    step_b = compute.attention_time(cost.step_flops[1], True, cost.step_shape)
     return sum(c.forward * max(0.0, c.collective.time_s - step_f)
                + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
 

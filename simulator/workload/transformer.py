@@ -71,6 +71,17 @@ class LayerShape:
 
 
 @dataclass(frozen=True)
+class AttentionShape:
+    """What a fused attention kernel's efficiency depends on besides its FLOPs: query tokens
+    per sequence on this rank, the context-parallel ranks the sequence is split over (one
+    kernel call per ring step) and the head dimension."""
+
+    seq: float
+    cp: int = 1
+    head_dim: int = 128
+
+
+@dataclass(frozen=True)
 class Kernels:
     """GEMMs as an (n, 4) array of (M, N, K, batch), which of them are linear layers
     (their weights may run in fp8), fused-attention FLOPs and memory kernels' bytes."""
@@ -80,11 +91,8 @@ class Kernels:
     linear: np.ndarray | None = None
     attention_flops: float = 0.0
     is_backward: bool = False
-    attention_seq: float = 0.0
-    """Query tokens per sequence the fused attention kernel runs over (its tile count;
-    0: the length the GPU's attention fractions were measured at)."""
-    attention_cp: int = 1
-    """Context-parallel ranks the sequence is split over (the kernel runs once per ring step)."""
+    attention_shape: AttentionShape | None = None
+    """The fused attention kernel's shape (None: the shape the GPU's fractions were measured at)."""
 
     @property
     def flops(self) -> float:
@@ -103,7 +111,7 @@ class Kernels:
         mask = self.linear_mask
         return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2),
                        np.concatenate([mask, mask]), FLASH_BACKWARD_RATIO * self.attention_flops, True,
-                       self.attention_seq, self.attention_cp)
+                       self.attention_shape)
 
 
 FLASH_BACKWARD_RATIO = 2.5
@@ -116,7 +124,7 @@ def layer_forward(shape: LayerShape) -> Kernels:
     """Forward kernels of one transformer layer (see the module table)."""
     gemms, linear = _gemms(shape)
     return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape), np.array(linear),
-                   _flash_flops(shape), attention_seq=shape.seq, attention_cp=shape.cp)
+                   _flash_flops(shape), attention_shape=AttentionShape(shape.seq, shape.cp, shape.head_dim))
 
 
 def _flash_flops(shape: LayerShape) -> float:
