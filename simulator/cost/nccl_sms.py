@@ -13,7 +13,9 @@ single-server fabrics use the group's own rings.
 
 Small messages use fewer channels (nccl#1216: NCCL drops channels while the message is below
 ``channels x threads x threshold``); the collectives this prices (ZeRO-3 units, megabytes
-each) use them all.
+each) use them all. The slowdown is reported with the ZeRO-3 exposure (``zero3_exposed_s``,
+under data-parallel communication in ``clustersim run``): it is what those collectives cost
+the step beyond their own time.
 """
 
 from __future__ import annotations
