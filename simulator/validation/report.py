@@ -638,7 +638,7 @@ The rows with activation checkpointing (13B, 30B, 70B) are within 12% at every s
 rows slow (-9% to -11%) on the Triton attention's estimated H100 rate. The rows without it
 (1B, 3B, 7B, micro batch 6 to 12) are predicted 7-10% fast at 128 GPUs and 15-20% fast at
 512. The level error is not the network: llm-foundry's own 8- to 64-GPU tables of October 2023
-(not scored; their prefetch settings are not recorded) read 5-9% fast for the same models on
+(not scored; their prefetch settings are not recorded) read 4-8% fast for the same models on
 one to eight servers. Read from the code and
 left out as small (1-3% each): llm-foundry's flash-attn path unpads q, k and v and pads the
 output (`bert_padding`, about 20 activation-sized copies a layer, each unpad with a host
