@@ -139,10 +139,8 @@ def attention_shape_factor(shape: AttentionShape) -> float:
     no context parallelism, head dimension 128): the causal tile factor
     :func:`causal_tile_efficiency` times the head-dimension factor
     ``(d / (d + d_0)) / (128 / (128 + d_0))`` (dimensionless)."""
-    tiles = causal_tile_efficiency(shape.seq, shape.cp) / causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
-    head = (shape.head_dim / (shape.head_dim + ATTENTION_SOFTMAX_HEAD_DIM)) / (
-        ATTENTION_REFERENCE_HEAD_DIM / (ATTENTION_REFERENCE_HEAD_DIM + ATTENTION_SOFTMAX_HEAD_DIM))
-    return tiles * head
+    tiles = causal_tile_efficiency(shape.seq, shape.cp) / _REFERENCE_TILES
+    return tiles * _head_dim_efficiency(shape.head_dim) / _REFERENCE_HEAD
 
 
 def causal_tile_efficiency(seq: float, cp: int = 1) -> float:
@@ -163,3 +161,12 @@ def causal_tile_efficiency(seq: float, cp: int = 1) -> float:
     """
     tiles = max(seq / ATTENTION_TILE, 1.0)
     return tiles / (tiles + 1.0 / max(cp, 1) + 2.0 * ATTENTION_TILE_OVERHEAD)
+
+
+def _head_dim_efficiency(head_dim: int) -> float:
+    """``d / (d + d_0)``: a tile's matmul share at head dimension ``d``."""
+    return head_dim / (head_dim + ATTENTION_SOFTMAX_HEAD_DIM)
+
+
+_REFERENCE_TILES = causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
+_REFERENCE_HEAD = _head_dim_efficiency(ATTENTION_REFERENCE_HEAD_DIM)

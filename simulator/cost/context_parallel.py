@@ -206,12 +206,13 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     block = 2 * e_kv * shape.dtype_bytes
     single = _ring_shift(block, collectives, layout)
     double = _ring_shift(2 * block, collectives, layout)
-    attention = layer_forward(shape).attention_flops / cp
+    kernels = layer_forward(shape)
+    attention = kernels.attention_flops / cp
     forward, backward = 6 * cp * e_q + 8 * e_kv, cp * (6 * e_q + 20 * e_kv)
     return CpCost((), forward, backward + rerun * forward,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, FLASH_BACKWARD_RATIO * attention), layer_forward(shape).attention_shape)
+                  (attention, FLASH_BACKWARD_RATIO * attention), kernels.attention_shape)
 
 
 def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,

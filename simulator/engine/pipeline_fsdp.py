@@ -58,9 +58,9 @@ def reduces_deferred(ctx) -> bool:
     return defers_reduce(ctx.scenario) and ctx.layout.dp * ctx.layout.cp > 1
 
 
-def _dtype_bytes(scenario) -> tuple[float, float]:
+def _dtype_bytes(scenario, stack=None) -> tuple[float, float]:
     """(gradient bytes as autograd makes them, reduce-dtype bytes) per parameter."""
-    return gradient_dtype_bytes(scenario, scenario_stack(scenario))
+    return gradient_dtype_bytes(scenario, stack or scenario_stack(scenario))
 
 
 def copy_in_seconds(ctx, layers: int, first: bool, last: bool) -> float:
@@ -73,7 +73,7 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool) -> float:
     stack = scenario_stack(sc)
     if sc.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp <= 1 or reduces_deferred(ctx):
         return 0.0
-    per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc))
+    per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc, stack))
     if per_param <= 0.0:
         return 0.0
     reduces = 1.0 if stack.sharding.reduce_every_microbatch else 1.0 / ctx.microbatches

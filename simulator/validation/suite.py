@@ -274,6 +274,12 @@ def _curve_set(name: str):
                                  _step_notes)
 
 
+def _curve_entry(name: str, title: str) -> ValidationSet:
+    """The entry of a curve set ``name`` (:func:`_curve_set`): tokens/s per GPU, with its
+    scaling curves in the report."""
+    return ValidationSet(name, title, TOKENS, _curve_set(name), curves=True)
+
+
 def _step_notes(row, result, model) -> str:
     """The measured step (seconds, from tokens/s per GPU) beside the predicted one."""
     measured_step = row.seq_len * row.global_batch / row.measured / row.gpus
@@ -421,28 +427,23 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge",
         "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
         TOKENS, _megatron_bridge),
-    "dgxc_nemotron": ValidationSet(
+    "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
-        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _curve_set("dgxc_nemotron"), curves=True),
-    "dgxc_llama31": ValidationSet(
+        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)"),
+    "dgxc_llama31": _curve_entry(
         "dgxc_llama31",
         "DGX Cloud benchmarking, Llama 3.1 8B-405B with CP 2 on 8-2,304 H100 "
-        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _curve_set("dgxc_llama31"), curves=True),
-    "dgxc_gpt3": ValidationSet(
+        "(NVIDIA/dgxc-benchmarking @ 0b71cfda)"),
+    "dgxc_gpt3": _curve_entry(
         "dgxc_gpt3",
-        "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _curve_set("dgxc_gpt3"), curves=True),
-    "dgxc_grok1": ValidationSet(
+        "DGX Cloud benchmarking, GPT-3 175B on 128-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)"),
+    "dgxc_grok1": _curve_entry(
         "dgxc_grok1",
-        "DGX Cloud benchmarking, Grok-1 314B (MoE) on 32-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)",
-        TOKENS, _curve_set("dgxc_grok1"), curves=True),
-    "llm_foundry": ValidationSet(
+        "DGX Cloud benchmarking, Grok-1 314B (MoE) on 32-2,048 H100 (NVIDIA/dgxc-benchmarking @ 0b71cfda)"),
+    "llm_foundry": _curve_entry(
         "llm_foundry",
-        "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)",
-        TOKENS, _curve_set("llm_foundry"), curves=True),
+        "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
