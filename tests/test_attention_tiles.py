@@ -123,3 +123,43 @@ def test_shape_factor_is_one_at_the_reference_and_rises_with_the_head_dimension(
     assert attention_shape_factor(AttentionShape(8192)) == pytest.approx(1.0)
     factors = [attention_shape_factor(AttentionShape(8192, 1, d)) for d in (64, 128, 192, 256)]
     assert factors == sorted(factors) and factors[-1] < 1.1
+
+
+# NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_bf16_training @87a1bcd, 'NVIDIA B200', cuDNN
+# 9.10.2, bf16, causal, 128 query / 8 kv heads, head dim 128, batch 1: forward and backward ms
+# at 4k-32k, and the per-call floor the same run shows at 512 tokens (host dispatch).
+B200_SEQS = (4096, 8192, 16384, 32768)
+B200_CUDNN_MS = ((0.613, 1.938), (1.816, 5.815), (6.475, 20.466), (24.518, 77.677))
+B200_FLOOR_MS = (0.130, 0.494)
+
+
+def _b200_fwd_bwd_rate(seq: int, times: tuple[float, float]) -> float:
+    """Forward + backward TFLOP/s (2.5x backward FLOPs) of the run's kernel time at ``seq``."""
+    forward = 4 * 128 * seq**2 * 128 / 2
+    f_ms, b_ms = (t - floor for t, floor in zip(times, B200_FLOOR_MS, strict=True))
+    return 3.5 * forward / (f_ms + b_ms) / 1e9
+
+
+def test_b200_tile_overhead_follows_cudnn_on_b200():
+    """B200's tensor cores outrun its softmax more than Hopper's: its cuDNN kernel loses more at
+    short sequences (0.909 of the 8k rate at 4k, 1.104 at 32k), which c = 3.75 tiles per query
+    tile gives within 1.5 points (Hopper's 1.5 would read 0.944 and 1.046)."""
+    library = HardwareLibrary()
+    overhead = library.gpu("b200").compute.attention_tile_overhead
+    assert overhead == pytest.approx(3.75)
+    assert library.gpu("h100-sxm").compute.attention_tile_overhead == pytest.approx(1.5)
+    rates = [_b200_fwd_bwd_rate(s, t) for s, t in zip(B200_SEQS, B200_CUDNN_MS, strict=True)]
+    reference = rates[B200_SEQS.index(8192)]
+    for seq, rate in zip(B200_SEQS, rates, strict=True):
+        model = causal_tile_efficiency(seq, 1, overhead) / causal_tile_efficiency(8192, 1, overhead)
+        assert model == pytest.approx(rate / reference, abs=0.015), seq
+
+
+def test_attention_time_uses_the_gpus_tile_overhead():
+    """At 4k a B200 kernel runs at r(4k)/r(8k) of its fractions with its own c, not Hopper's."""
+    gpu = HardwareLibrary().gpu("b200")
+    compute = ComputeModel(gpu, Dtype.BF16, attention_kernel="cudnn")
+    at_8k = compute.attention_time(1e12, False, AttentionShape(8192)) - compute.overhead_s
+    at_4k = compute.attention_time(1e12, False, AttentionShape(4096)) - compute.overhead_s
+    expected = causal_tile_efficiency(8192, 1, 3.75) / causal_tile_efficiency(4096, 1, 3.75)
+    assert at_4k / at_8k == pytest.approx(expected)

@@ -115,6 +115,12 @@ class ComputeEfficiency(BaseModel):
     attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)
     """Per attention implementation (fa2, fa3, cudnn...): (forward, backward) fractions;
     an implementation not listed uses the two fields above."""
+    attention_tile_overhead: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 1.5
+    """Per query tile of fused attention, the prologue and epilogue in key tiles of main-loop
+    work (``c`` of :func:`simulator.cost.compute.causal_tile_efficiency`); it sets how fast
+    the kernel's rate falls below its 8k value at shorter sequences. Default 1.5, read off
+    FlashAttention-2's H100 benchmark (its A100 panel agrees); a GPU whose tensor cores
+    outrun its softmax more (Blackwell) pays more tiles."""
 
     @property
     def fp8_fraction(self) -> float:

@@ -25,6 +25,7 @@ data in the GPU spec (``compute:``), never per-scenario knobs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,7 @@ class ComputeModel:
         rate = self.half_peak_flops * self.gpu.clock_fraction
         fraction = self.gpu.compute.attention_fraction(backward, self.attention_kernel)
         if shape is not None:
-            fraction *= attention_shape_factor(shape)
+            fraction *= attention_shape_factor(shape, self.gpu.compute.attention_tile_overhead)
         return flops / (rate * fraction) + self.overhead_s
 
     def kernels_attention_time(self, kernels: Kernels) -> float:
@@ -114,7 +115,8 @@ ATTENTION_TILE = 128
 query blocks at head dimension 128; Dao 2023, arXiv:2307.08691, sec. 3.3)."""
 ATTENTION_TILE_OVERHEAD = 1.5
 """Per query tile, the prologue (loading Q) and epilogue (rescaling and writing O and the
-log-sum-exp), in key tiles of main-loop work. Read off FlashAttention-2's published H100
+log-sum-exp), in key tiles of main-loop work: the default of the GPU field
+``compute.attention_tile_overhead`` (B200 sets its own). Read off FlashAttention-2's published H100
 benchmark (Dao-AILab/flash-attention assets/flash2_h100_fwd_bwd_benchmark.png @4f285b35,
 causal, head dim 128, forward + backward: 163, 221, 265, 294, 308, 328 TFLOP/s at 0.5k-16k):
 with it :func:`causal_tile_efficiency` over its 8k value gives 0.53, 0.71, 0.85, 0.94, 1,
@@ -134,22 +136,23 @@ head-dimension-64 panel (causal, forward + backward: 141, 192, 232, 257, 273, 28
 0.889-0.907 (88-171 against 99-189), 2-4 points off, not used to set it."""
 
 
-def attention_shape_factor(shape: AttentionShape) -> float:
+def attention_shape_factor(shape: AttentionShape, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
     """Efficiency of an attention kernel of ``shape`` over the reference kernel's (8K tokens,
     no context parallelism, head dimension 128): the causal tile factor
-    :func:`causal_tile_efficiency` times the head-dimension factor
-    ``(d / (d + d_0)) / (128 / (128 + d_0))`` (dimensionless)."""
-    tiles = causal_tile_efficiency(shape.seq, shape.cp) / _REFERENCE_TILES
+    :func:`causal_tile_efficiency` (``overhead`` tiles per query tile) times the
+    head-dimension factor ``(d / (d + d_0)) / (128 / (128 + d_0))`` (dimensionless)."""
+    tiles = causal_tile_efficiency(shape.seq, shape.cp, overhead) / _reference_tiles(overhead)
     return tiles * _head_dim_efficiency(shape.head_dim) / _REFERENCE_HEAD
 
 
-def causal_tile_efficiency(seq: float, cp: int = 1) -> float:
+def causal_tile_efficiency(seq: float, cp: int = 1, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
     """Useful share of causal flash attention's work at ``seq`` query tokens per rank.
 
     With ``n = seq / T`` tiles of ``T`` tokens (:data:`ATTENTION_TILE`), one kernel runs the
     ``n (n + 1) / 2`` query-key tile pairs on or below the diagonal, of which ``n^2 / 2``
     carry the causal half's FLOPs (the diagonal ones are computed whole and half used), and
-    pays ``c`` tiles of prologue and epilogue per query tile (:data:`ATTENTION_TILE_OVERHEAD`):
+    pays ``c`` tiles of prologue and epilogue per query tile (``overhead``; default
+    :data:`ATTENTION_TILE_OVERHEAD`):
 
         r = (n^2 / 2) / (n (n + 1) / 2 + c n) = n / (n + 1 + 2 c)
 
@@ -160,7 +163,7 @@ def causal_tile_efficiency(seq: float, cp: int = 1) -> float:
     (0, 1); rises towards 1 with the sequence length.
     """
     tiles = max(seq / ATTENTION_TILE, 1.0)
-    return tiles / (tiles + 1.0 / max(cp, 1) + 2.0 * ATTENTION_TILE_OVERHEAD)
+    return tiles / (tiles + 1.0 / max(cp, 1) + 2.0 * overhead)
 
 
 def _head_dim_efficiency(head_dim: int) -> float:
@@ -168,5 +171,10 @@ def _head_dim_efficiency(head_dim: int) -> float:
     return head_dim / (head_dim + ATTENTION_SOFTMAX_HEAD_DIM)
 
 
-_REFERENCE_TILES = causal_tile_efficiency(ATTENTION_REFERENCE_SEQ)
+@functools.lru_cache(maxsize=16)
+def _reference_tiles(overhead: float) -> float:
+    """:func:`causal_tile_efficiency` at the reference length, once per overhead."""
+    return causal_tile_efficiency(ATTENTION_REFERENCE_SEQ, 1, overhead)
+
+
 _REFERENCE_HEAD = _head_dim_efficiency(ATTENTION_REFERENCE_HEAD_DIM)

@@ -22,6 +22,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
   (validation/megatron_bridge_h100.csv), tokens/s per GPU.
+- ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
+  (validation/megatron_bridge_b200.csv), tokens/s per GPU: the Blackwell check.
 - ``dgxc_nemotron``: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 15B (NeMo 24.12, BF16
   and FP8 on 16 to 2,048 H100) and 340B (NeMo 24.09, FP8 on 128 to 2,048), release v25.02.01:
   weak-scaling curves
@@ -326,11 +328,12 @@ def _nemo_long_context(root: Path) -> pd.DataFrame:
                     metric=NEMO_TFLOPS, predicted_of=_nemo_tflops)
 
 
-def _megatron_bridge(root: Path) -> pd.DataFrame:
-    """Megatron-Bridge's DGX-H100 pre-training rows: tokens/s per GPU as published."""
-    return _indexed(root, "megatron_bridge", "megatron_bridge_h100.csv", lambda row: float(row.measured),
-                    lambda row, result, model: f"{_bridge_notes(row, result, model)}; "
-                                               f"step {result.step_time_s:.2f} s")
+def _bridge_set(name: str, csv_name: str):
+    """The runner of a Megatron-Bridge performance-summary set (one system's dense Llama
+    rows): tokens/s per GPU as published, the table's model TFLOP/s beside."""
+    return lambda root: _indexed(root, name, csv_name, lambda row: float(row.measured),
+                                 lambda row, result, model: f"{_bridge_notes(row, result, model)}; "
+                                                            f"step {result.step_time_s:.2f} s")
 
 
 def _bridge_notes(row, result, model) -> str:
@@ -426,7 +429,11 @@ SETS: dict[str, ValidationSet] = {
     "megatron_bridge": ValidationSet(
         "megatron_bridge",
         "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
-        TOKENS, _megatron_bridge),
+        TOKENS, _bridge_set("megatron_bridge", "megatron_bridge_h100.csv")),
+    "megatron_bridge_b200": ValidationSet(
+        "megatron_bridge_b200",
+        "Megatron-Bridge 25.11 performance summary, DGX-B200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
+        TOKENS, _bridge_set("megatron_bridge_b200", "megatron_bridge_b200.csv")),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
