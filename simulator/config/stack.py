@@ -104,6 +104,20 @@ class CpHeads(StrEnum):
     ALL = "all"  # every query head: K and V repeated to the query heads before attention
 
 
+class ShardedReduce(StrEnum):
+    """How a ZeRO 1-2 optimizer gets the gradient slice it updates."""
+
+    REDUCE_SCATTER = "reduce_scatter"  # each rank receives its slice (Megatron's distributed optimizer)
+    ALL_REDUCE = "all_reduce"          # the whole gradient everywhere (DeepSpeed's BF16_Optimizer)
+
+
+class GradAccumulation(StrEnum):
+    """How gradients are summed over a step's microbatches (ZeRO 0-2)."""
+
+    FUSED = "fused"            # in the weight-gradient GEMM or autograd's own accumulation
+    UPCAST_ADD = "upcast_add"  # each microbatch's gradient cast to a temporary and added (fp32)
+
+
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -119,6 +133,12 @@ class DataParallelProfile(_Part):
     grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
     bucket_MB: Annotated[float, Field(gt=0.0, le=1e6, allow_inf_nan=False)] = 25.0
     overlap_param_gather: Flag = False
+    sharded_reduce: ShardedReduce = ShardedReduce.REDUCE_SCATTER
+    """ZeRO 1-2: the gradient collective before the sharded optimizer step (then every rank
+    all-gathers the updated weights)."""
+    grad_accumulation: GradAccumulation = GradAccumulation.FUSED
+    accumulation_dtype: ReduceDtype = ReduceDtype.FP32
+    """With ``grad_accumulation: upcast_add``: the dtype of the buffer gradients are added into."""
 
     @property
     def bucket_bytes(self) -> float:

@@ -21,6 +21,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduction_seconds
+from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
@@ -317,7 +318,8 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
            + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
            + recompute + logits_b * last + sharding.backward_exposed + amax_b
-           + accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last))
+           + accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
+           + upcast_accumulation_seconds(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
 

@@ -9,7 +9,10 @@ are priced separately; where they still collide, the discrete-event engine finds
 
 - ZeRO 0: all-reduce of the gradients.
 - ZeRO 1 and 2: reduce-scatter of the gradients, then all-gather of the updated weights
-  (Rajbhandari et al. 2020, sec. 5; Megatron's distributed optimizer). With the stack's
+  (Rajbhandari et al. 2020, sec. 5; Megatron's distributed optimizer); with the stack's
+  ``sharded_reduce: all_reduce`` an all-reduce of the whole gradient instead (DeepSpeed's
+  BF16_Optimizer under ZeRO 0, v0.6.5 ``PipelineEngine._exec_reduce_grads``, then
+  ``update_lp_params`` all-gathers the updated bf16 weights). With the stack's
   ``overlap_param_gather`` the all-gather runs bucket by bucket during the next step's
   forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``).
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
@@ -29,6 +32,7 @@ from __future__ import annotations
 from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
+from simulator.config.stack import ShardedReduce
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
@@ -68,9 +72,11 @@ def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float,
     replaces the gradient reduction."""
     if ctx.scenario.parallelism.zero_stage == 0:
         return reduce or [(Op.ALL_REDUCE, grad_bytes)]
-    if scenario_stack(ctx.scenario).data_parallel.overlap_param_gather:
-        return reduce or [(Op.REDUCE_SCATTER, grad_bytes)]
-    return (reduce or [(Op.REDUCE_SCATTER, grad_bytes)]) + [(Op.ALL_GATHER, param_bytes)]
+    data_parallel = scenario_stack(ctx.scenario).data_parallel
+    sharded = Op.ALL_REDUCE if data_parallel.sharded_reduce == ShardedReduce.ALL_REDUCE else Op.REDUCE_SCATTER
+    if data_parallel.overlap_param_gather:
+        return reduce or [(sharded, grad_bytes)]
+    return (reduce or [(sharded, grad_bytes)]) + [(Op.ALL_GATHER, param_bytes)]
 
 
 def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:

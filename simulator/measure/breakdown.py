@@ -47,6 +47,7 @@ from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.fp8_casts import fp8_cast_times
+from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import (
     LayerCost,
@@ -187,7 +188,8 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) ->
         out = out + kernel_classes(ctx.compute, logits) + kernel_classes(ctx.compute,
                                                                           logits.backward())
     first, last = stage == 0, stage == ctx.layout.pp - 1
-    gradients = accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
+    gradients = (accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
+                 + upcast_accumulation_seconds(ctx, layers, first, last))
     return out + Classes(memory=gradients)
 
 

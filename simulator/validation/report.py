@@ -489,6 +489,35 @@ microbatches under Megatron-Core (`kernels.fp8_weight_cast: per_step`,
 configs run proj and fc2 with ring-exchange reduce-scatters and a one-SM margin
 (`tensor_parallel.rs_splits` 0, `rs_sm_margin` 1), so the per-GEMM userbuffers model barely
 moves them. Not modelled: CUDA graphs.""",
+    "bloom": """\
+Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
+`train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
+first epoch on 48 nodes, 104.70 s per step at a global batch of 2,048 sequences of 2,048 tokens
+(BigScience's own count: 149.77 hardware TFLOP/s per GPU), i.e. 104.3 tokens/s per GPU
+(`validation/bloom_a100.csv`). The pre-launch benchmark of the same shape ran 104.50 s. The
+first DeepSpeed check, added on 2026-11-26: the stack was read from the code first (stack
+`megatron-deepspeed-2022`; a helper read DeepSpeed v0.6.5 and the bf16 branches the run used),
+two mechanisms it needed were added (below), and the row was scored once with nothing changed
+after.
+
+Encoding: `validation/scenarios/bloom/`, from the 48-node slurm script (tp 4, pp 12, dp 8,
+micro batch 2, full recompute, ALiBi with Megatron's unfused attention core, vocabulary padded
+to 250,880, the `type:transformer|embedding` pipeline partition: 5 layers on the first and last
+stages, 6 elsewhere) on `jean-zay-a100-80gb` (8 A100 80GB and 4 Omni-Path 100 links per node;
+the fabric's topology is not stated, a non-blocking fat-tree is assumed). What the stack adds,
+each from DeepSpeed's source: the BF16_Optimizer adds each microbatch's bf16 gradients into a
+full fp32 buffer through a cast temporary (`data_parallel.grad_accumulation: upcast_add`, 18
+bytes per parameter per microbatch, `simulator/cost/grad_accumulation.py`: 4.9 s of the step);
+after the last microbatch the pipeline engine all-reduces the whole gradient in bf16 rather
+than reduce-scattering it (`data_parallel.sharded_reduce: all_reduce`), and the optimizer
+all-gathers the updated bf16 weights, none of it overlapped. Not modelled: the fp32 all-reduce
+of the tied embedding's gradient between the first and last stages, the fork's per-forward
+layer-norm all-reduces, the full fp32 gradient buffer's memory.
+
+Result: +5.8% (98.9 s predicted against 104.7 s). Without the two mechanisms above (the stack's
+fields at their defaults: fused accumulation, a reduce-scatter) it reads +12.6%; with only the
+all-reduce, +11.9%. The A100 constants are the SC21 set's (Megatron-LM
+2021 on DGX A100); this is a different stack, fabric and year.""",
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling: Llama 3 8B on 8 GPUs and Llama 3.1 405B on

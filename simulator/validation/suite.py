@@ -22,6 +22,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   with context parallelism (validation/nemo_long_context_h100.csv), model TFLOP/s per GPU.
 - ``megatron_bridge``: Megatron-Bridge's 25.11 DGX-H100 dense Llama rows
   (validation/megatron_bridge_h100.csv), tokens/s per GPU.
+- ``bloom``: BigScience's BLOOM 176B step on 384 A100 (validation/bloom_a100.csv), tokens/s per
+  GPU: the DeepSpeed check.
 - ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
   (validation/megatron_bridge_b200.csv), tokens/s per GPU: the Blackwell check.
 - ``dgxc_nemotron``: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 15B (NeMo 24.12, BF16
@@ -336,6 +338,12 @@ def _bridge_set(name: str, csv_name: str):
                                                             f"step {result.step_time_s:.2f} s")
 
 
+def _bloom(root: Path) -> pd.DataFrame:
+    """BigScience's BLOOM 176B step (DeepSpeed's BF16_Optimizer and pipeline engine): tokens/s
+    per GPU from the logged seconds per iteration."""
+    return _indexed(root, "bloom", "bloom_a100.csv", lambda row: float(row.measured), _step_notes)
+
+
 def _bridge_notes(row, result, model) -> str:
     """The row's published model TFLOP/s (from its notes; the table's own FLOP count)."""
     found = re.search(r"TFLOP/sec/GPU\s+([0-9]+)", str(row.notes))
@@ -434,6 +442,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_b200",
         "Megatron-Bridge 25.11 performance summary, DGX-B200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
         TOKENS, _bridge_set("megatron_bridge_b200", "megatron_bridge_b200.csv")),
+    "bloom": ValidationSet(
+        "bloom",
+        "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
+        TOKENS, _bloom),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
