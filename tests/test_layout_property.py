@@ -19,7 +19,8 @@ from simulator.pipeline import session_from_scenario
 
 PRESETS = ["megatron-1.7b", "llama3-8b", "mixtral-8x7b", "megatron-7.5b"]
 NODES = ["dgx-a100-80gb", "dgx-h100", "mi300x-platform", "pcie-a100x8"]
-STACKS = ["megatron-core", "megatron-lm-2021", "fsdp2", "torchtitan", "deepspeed", "nemo"]
+STACKS = ["megatron-core", "megatron-lm-2021", "fsdp2", "torchtitan", "deepspeed", "nemo",
+          "megatron-deepspeed-2022"]
 
 
 @st.composite
