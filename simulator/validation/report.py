@@ -518,6 +518,35 @@ Result: +5.8% (98.9 s predicted against 104.7 s). Without the two mechanisms abo
 fields at their defaults: fused accumulation, a reduce-scatter) it reads +12.6%; with only the
 all-reduce, +11.9%. The A100 constants are the SC21 set's (Megatron-LM
 2021 on DGX A100); this is a different stack, fabric and year.""",
+    "mlperf_gpt3": """\
+Measured: NVIDIA's MLPerf Training v4.0 GPT-3 175B submissions (closed division, NeMo 24.04 on
+DGX H100, NDR InfiniBand; mlcommons/training_results_v4.0 at 6fe95437) on 512 (Eos), 10,752 and
+11,616 H100 (Eos-dfw). The step time is read from each result log's MLLOG training blocks (a
+block is 9 to 11 steps between evaluations; each run's median per-step time with the first
+block left out, then the median over the three logged runs; the runs agree within 0.8%), so
+evaluation, initialisation and checkpoint loading are not in it: 10.98 s, 0.921 s and 0.921 s
+per step, i.e. 839, 556 and 556 tokens/s per GPU (`validation/mlperf_gpt3_h100.csv`). Added on
+2026-11-26 as the 10,000+ GPU check and scored once, with nothing changed after.
+
+Encoding: `validation/scenarios/mlperf_gpt3/`, from the submission's `config_DGXH100_*.sh`,
+`config_common.sh`, `config_fp8.sh` and `conf/`: tp 4 with sequence parallelism, pp 8 with 4
+virtual stages and micro batch 2 on 512 GPUs (72 microbatches per step), pp 6 with 8 virtual
+stages and micro batch 1 beyond (6 microbatches: a bubble the model puts at 7.6% of the step);
+no recompute; FP8 (hybrid, delayed scaling); stack `nemo` (Apex distributed Adam, bf16
+gradient sync in 200 MiB buckets, overlapped); TE userbuffers with the submission's
+`h100tp4mbs*` configs (proj in 4 pipelined splits with 24 SMs withheld; fc2 by ring exchange on
+512 GPUs, in 4 pipelined splits with 4 SMs beyond). A non-blocking NDR fat-tree (the topology is
+not stated; the scenario headers say why not the three-tier rail-optimized build). Not
+expressible: fp8 parameter gathers, per-layer CUDA graphs (the two large runs), IB SHARP for the
+data-parallel collectives, the LayerNorm SM margin.
+
+Result: -3.2% on 512 GPUs, +3.9% and +4.0% on 10,752 and 11,616. From 512 to 11,616 GPUs (a
+different layout and a 25x smaller batch per replica) the measured throughput per GPU falls to
+0.662 of the 512-GPU figure, the predicted to 0.712: the model loses less at scale. At 11,616
+GPUs it exposes 167 ms of data-parallel reduce-scatter and all-gather (19% of the step), without
+IB SHARP, which would shorten it, so what the model misses at scale lies elsewhere (candidates:
+the data-parallel collectives' latency at 484 ranks per ring, the per-step host and optimizer
+costs that a 0.92 s step no longer hides).""",
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling: Llama 3 8B on 8 GPUs and Llama 3.1 405B on

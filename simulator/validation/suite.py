@@ -24,6 +24,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   (validation/megatron_bridge_h100.csv), tokens/s per GPU.
 - ``bloom``: BigScience's BLOOM 176B step on 384 A100 (validation/bloom_a100.csv), tokens/s per
   GPU: the DeepSpeed check.
+- ``mlperf_gpt3``: NVIDIA's MLPerf Training v4.0 GPT-3 175B step on 512, 10,752 and 11,616 H100
+  (validation/mlperf_gpt3_h100.csv), tokens/s per GPU: the 10,000+ GPU check.
 - ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
   (validation/megatron_bridge_b200.csv), tokens/s per GPU: the Blackwell check.
 - ``dgxc_nemotron``: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 15B (NeMo 24.12, BF16
@@ -344,6 +346,12 @@ def _bloom(root: Path) -> pd.DataFrame:
     return _indexed(root, "bloom", "bloom_a100.csv", lambda row: float(row.measured), _step_notes)
 
 
+def _mlperf_gpt3(root: Path) -> pd.DataFrame:
+    """NVIDIA's MLPerf Training v4.0 GPT-3 175B runs: tokens/s per GPU from the step time of
+    the logged training blocks."""
+    return _indexed(root, "mlperf_gpt3", "mlperf_gpt3_h100.csv", lambda row: float(row.measured), _step_notes)
+
+
 def _bridge_notes(row, result, model) -> str:
     """The row's published model TFLOP/s (from its notes; the table's own FLOP count)."""
     found = re.search(r"TFLOP/sec/GPU\s+([0-9]+)", str(row.notes))
@@ -446,6 +454,11 @@ SETS: dict[str, ValidationSet] = {
         "bloom",
         "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
         TOKENS, _bloom),
+    "mlperf_gpt3": ValidationSet(
+        "mlperf_gpt3",
+        "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
+        "(mlcommons/training_results_v4.0 @ 6fe95437)",
+        TOKENS, _mlperf_gpt3),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
