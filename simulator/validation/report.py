@@ -536,7 +536,12 @@ no recompute; FP8 (hybrid, delayed scaling); stack `nemo` (Apex distributed Adam
 gradient sync in 200 MiB buckets, overlapped); TE userbuffers with the submission's
 `h100tp4mbs*` configs (proj in 4 pipelined splits with 24 SMs withheld; fc2 by ring exchange on
 512 GPUs, in 4 pipelined splits with 4 SMs beyond). A non-blocking NDR fat-tree (the topology is
-not stated; the scenario headers say why not the three-tier rail-optimized build). Not
+not stated). Checked after scoring, not scored: the rail-optimized fabric of a DGX SuperPOD with
+NCCL's default PXN (on since NCCL 2.12; the runs used 2.21.5) gives 812, 580 and 579 tokens/s
+per GPU, within 0.3% of the fat-tree; without PXN the library's three-tier rail-optimized build
+sends the data-parallel rings' cross-rail hops through the core, and two of the 11,616-GPU row's
+six stages get half their bandwidth (503 tokens/s): a limitation of clustersim's build (its
+pods mix rails), left alone. Not
 expressible: fp8 parameter gathers, per-layer CUDA graphs (the two large runs), IB SHARP for the
 data-parallel collectives, the LayerNorm SM margin.
 
