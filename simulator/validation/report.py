@@ -552,6 +552,30 @@ GPUs it exposes 167 ms of data-parallel reduce-scatter and all-gather (19% of th
 IB SHARP, which would shorten it, so what the model misses at scale lies elsewhere (candidates:
 the data-parallel collectives' latency at 484 ranks per ring, the per-step host and optimizer
 costs that a 0.92 s step no longer hides).""",
+    "mlperf_llama31_405b": """\
+Measured: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B submissions (closed division, NeMo 25.01
+on DGX H100 "Eos-dfw"; mlcommons/training_results_v5.0 at 0fdc28f0) on 512, 2,048, 2,432, 2,560
+and 8,192 H100, the same layout per replica (tp 8, pp 8 with 8 virtual stages, cp 2) and 24 to
+288 microbatches per step. Step times from the result logs' training blocks, as for
+`mlperf_gpt3` (the v5.0 logs count samples at each evaluation): 55.24, 14.26, 12.90, 11.36 and
+5.25 s, i.e. 334, 323, 318, 316 and 293 tokens/s per GPU
+(`validation/mlperf_llama31_405b_h100.csv`). Added on 2026-11-26 and scored once, with nothing
+changed after.
+
+Encoding: `validation/scenarios/mlperf_llama31_405b/`, from each submission's config and
+`conf/`: stack `megatron-core` (distributed optimizer, overlapped gradient reduction and
+parameter gather), FP8 with delayed scaling, cuDNN attention, TE's p2p context-parallel ring,
+userbuffers with every collective GEMM by ring exchange (`h100tp8mbs1.yaml`), the embedding and
+the loss counted in the pipeline split; a non-blocking NDR fat-tree. Not expressible: fp8
+parameter gathers (`FP8_PARAMS`), the parameter gather overlapped with the optimizer step, the
+deferred embedding weight gradient, IB SHARP.
+
+Result: every row within 1.6% (-1.0%, -1.6%, -0.5%, -0.6%, -0.7%), and the curve's shape: from 512
+to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.879 predicted. The 512-GPU
+row is predicted at 82.0 GiB, over the 80 GiB it ran in: the fp8 parameters the run keeps
+(`FP8_PARAMS`) are not modelled. This is the same model and stack that reads +8.9% on
+Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
+what separates the two is not found.""",
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling: Llama 3 8B on 8 GPUs and Llama 3.1 405B on
