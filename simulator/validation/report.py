@@ -552,6 +552,27 @@ GPUs it exposes 167 ms of data-parallel reduce-scatter and all-gather (19% of th
 IB SHARP, which would shorten it, so what the model misses at scale lies elsewhere (candidates:
 the data-parallel collectives' latency at 484 ranks per ring, the per-step host and optimizer
 costs that a 0.92 s step no longer hides).""",
+    "mlperf_gpt3_v41": """\
+Measured: NVIDIA's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
+mlcommons/training_results_v4.1 at b87b9e39): 64 B200 (the "b200_n8_preview" system, NVIDIA's
+first Blackwell training result) and 256 and 512 H100 (Eos, NeMo 24.09), all with tp 4, pp 8, 6
+virtual stages, micro batch 2 and a global batch of 2,048 (64 to 512 microbatches per step).
+Step times from the result logs as for `mlperf_gpt3`: 36.25, 18.41 and 9.54 s, i.e. 1,808, 890
+and 859 tokens/s per GPU (`validation/mlperf_gpt3_v41.csv`). Added on 2026-11-26 and scored once,
+after `hardware_specs/gpus/b200.yaml` had been set from kernel benchmarks; nothing changed after.
+Left out: Oracle's 12,288 and 24,576 H100 rows (their logs count training differently; not read
+in time) and Google's TPU rows.
+
+Encoding: `validation/scenarios/mlperf_gpt3_v41/`, from each submission's config and `conf/`, as
+`mlperf_gpt3` (stack `nemo`, FP8 delayed scaling, cuDNN attention, userbuffers with proj
+pipelined in 4 splits and 24 SMs withheld and fc2 by ring exchange, 200 or 125 MiB buckets), on
+a non-blocking NDR fat-tree (no network is given).
+
+Result: the B200 row +0.8%, the H100 rows -8.6% and -6.7%. The H100 rows are slow by more than
+`mlperf_gpt3`'s 512-GPU row of the round before (-3.2%, NeMo 24.04): measured, NeMo 24.09 ran 2.3%
+faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
+predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
+512-GPU config sets) is not in the model.""",
     "mlperf_llama31_405b": """\
 Measured: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B submissions (closed division, NeMo 25.01
 on DGX H100 "Eos-dfw"; mlcommons/training_results_v5.0 at 0fdc28f0) on 512, 2,048, 2,432, 2,560

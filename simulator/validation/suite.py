@@ -26,6 +26,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   GPU: the DeepSpeed check.
 - ``mlperf_gpt3``: NVIDIA's MLPerf Training v4.0 GPT-3 175B step on 512, 10,752 and 11,616 H100
   (validation/mlperf_gpt3_h100.csv), tokens/s per GPU: the 10,000+ GPU check.
+- ``mlperf_gpt3_v41``: NVIDIA's MLPerf Training v4.1 GPT-3 175B step on 64 B200 and 256-512 H100
+  (validation/mlperf_gpt3_v41.csv), tokens/s per GPU.
 - ``mlperf_llama31_405b``: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B step on 512 to 8,192 H100
   (validation/mlperf_llama31_405b_h100.csv), tokens/s per GPU.
 - ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
@@ -348,11 +350,12 @@ def _bloom(root: Path) -> pd.DataFrame:
     return _indexed(root, "bloom", "bloom_a100.csv", lambda row: float(row.measured), _step_notes)
 
 
-def _mlperf(name: str):
-    """The runner of an MLPerf Training set ``name`` (``validation/<name>_h100.csv``): tokens/s
-    per GPU from the step time of the result logs' training blocks, beside the predicted step."""
-    return lambda root: _indexed(root, name, f"{name}_h100.csv", lambda row: float(row.measured),
-                                 _step_notes)
+def _mlperf(name: str, csv_name: str | None = None):
+    """The runner of an MLPerf Training set ``name`` (``validation/<name>_h100.csv`` unless
+    ``csv_name``): tokens/s per GPU from the step time of the result logs' training blocks,
+    beside the predicted step."""
+    return lambda root: _indexed(root, name, csv_name or f"{name}_h100.csv",
+                                 lambda row: float(row.measured), _step_notes)
 
 
 def _bridge_notes(row, result, model) -> str:
@@ -462,6 +465,11 @@ SETS: dict[str, ValidationSet] = {
         "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
         "(mlcommons/training_results_v4.0 @ 6fe95437)",
         TOKENS, _mlperf("mlperf_gpt3")),
+    "mlperf_gpt3_v41": ValidationSet(
+        "mlperf_gpt3_v41",
+        "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
+        "(mlcommons/training_results_v4.1 @ b87b9e39)",
+        TOKENS, _mlperf("mlperf_gpt3_v41", "mlperf_gpt3_v41.csv")),
     "mlperf_llama31_405b": ValidationSet(
         "mlperf_llama31_405b",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
