@@ -573,6 +573,22 @@ Result: the B200 row +0.8%, the H100 rows -8.6% and -6.7%. The H100 rows are slo
 faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
 512-GPU config sets) is not in the model.""",
+    "mlperf_gpt3_oci": """\
+Measured: Oracle's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
+mlcommons/training_results_v4.1 at b87b9e39) on 192 and 384 OCI BM.GPU.H100.8 servers (1,536 and
+3,072 H100, 16 RoCE v2 NICs of 200 Gb/s each), NVIDIA's NeMo recipe with tp 4, pp 8, 4 virtual
+stages, micro batch 2 and a global batch of 3,072 (32 and 16 microbatches per step). Step times
+from the result logs as for `mlperf_gpt3`: 5.237 and 3.326 s, i.e. 782 and 616 tokens/s per GPU
+(`validation/mlperf_gpt3_oci.csv`). The 384-server runs swing between 2.81 and 3.54 s per step
+from block to block (the 192-server ones stay within 0.4%). Added on 2026-11-26 and scored once.
+
+Encoding: `validation/scenarios/mlperf_gpt3_oci/`: `dgx-h100` servers with 16 RoCE NICs of
+200 Gb/s on a non-blocking fat-tree (no topology is given), stack `nemo` as the NVIDIA rows.
+
+Result: -4.9% on 1,536 GPUs and +10.8% on 3,072. The throughput per GPU falls to 0.787 of the
+1,536-GPU figure measured and to 0.918 predicted: the model, whose RoCE fabric is ideal, does
+not lose what these runs lost at 384 servers, whose swinging step times point at the network
+(congestion on a shared Ethernet fabric is not modelled).""",
     "mlperf_llama31_405b": """\
 Measured: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B submissions (closed division, NeMo 25.01
 on DGX H100 "Eos-dfw"; mlcommons/training_results_v5.0 at 0fdc28f0) on 512, 2,048, 2,432, 2,560

@@ -28,6 +28,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   (validation/mlperf_gpt3_h100.csv), tokens/s per GPU: the 10,000+ GPU check.
 - ``mlperf_gpt3_v41``: NVIDIA's MLPerf Training v4.1 GPT-3 175B step on 64 B200 and 256-512 H100
   (validation/mlperf_gpt3_v41.csv), tokens/s per GPU.
+- ``mlperf_gpt3_oci``: Oracle's MLPerf Training v4.1 GPT-3 175B step on 1,536 and 3,072 H100 over
+  RoCE (validation/mlperf_gpt3_oci.csv), tokens/s per GPU.
 - ``mlperf_llama31_405b``: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B step on 512 to 8,192 H100
   (validation/mlperf_llama31_405b_h100.csv), tokens/s per GPU.
 - ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
@@ -470,6 +472,11 @@ SETS: dict[str, ValidationSet] = {
         "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
         "(mlcommons/training_results_v4.1 @ b87b9e39)",
         TOKENS, _mlperf("mlperf_gpt3_v41", "mlperf_gpt3_v41.csv")),
+    "mlperf_gpt3_oci": ValidationSet(
+        "mlperf_gpt3_oci",
+        "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over RoCE "
+        "(mlcommons/training_results_v4.1 @ b87b9e39)",
+        TOKENS, _mlperf("mlperf_gpt3_oci", "mlperf_gpt3_oci.csv")),
     "mlperf_llama31_405b": ValidationSet(
         "mlperf_llama31_405b",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
