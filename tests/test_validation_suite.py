@@ -34,6 +34,7 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "mlperf_gpt3": "mlperf_gpt3_h100.csv",
                  "mlperf_llama31_405b": "mlperf_llama31_405b_h100.csv",
                  "mlperf_gpt3_v41": "mlperf_gpt3_v41.csv",
+                 "mlperf_gpt3_v31": "mlperf_gpt3_v31.csv",
                  "mlperf_gpt3_oci": "mlperf_gpt3_oci.csv",
                  "dgxc_nemotron": "dgxc_nemotron_h100.csv",
                  "dgxc_llama31": "dgxc_llama31_h100.csv",
@@ -206,6 +207,10 @@ ACHIEVED = {
     # tokens/s per GPU, 3 rows (NVIDIA's MLPerf Training v4.1 GPT-3 175B on 64 B200 and 256 and
     # 512 H100), scored once: 5.4% / 8.6%, target met (B200 +0.8%; H100 -8.6% and -6.7%).
     "mlperf_gpt3_v41": (0.054, 0.086),
+    # tokens/s per GPU, 8 rows (MLPerf Training v3.1 GPT-3 175B: NVIDIA Eos on 512 to 10,752 H100,
+    # Azure on 10,752), scored once: 5.3% / 11.4%, target met; the error grows as the
+    # microbatches per step fall (-0.8% with 128, +4.5% with 16, +8% with 8; Azure +11.4%).
+    "mlperf_gpt3_v31": (0.053, 0.114),
     # tokens/s per GPU, 2 rows (Oracle's MLPerf Training v4.1 GPT-3 175B on 1,536 and 3,072 H100
     # over RoCE), scored once: 7.9% / 10.8%, target met (-4.9%, +10.8%: the 3,072-GPU runs' step
     # swings by 25% from block to block; network congestion is not modelled).
@@ -268,6 +273,17 @@ def test_mlperf_gpt3_loses_less_at_11616_gpus_than_measured(frame):
     assert measured < predicted < measured * 1.10
     for column in ("measured", "predicted"):
         assert rows.loc["3", column] == pytest.approx(rows.loc["2", column], rel=1e-3)
+
+
+def test_mlperf_gpt3_v31_loses_less_at_scale_than_measured(frame):
+    """MLPerf v3.1 GPT-3 175B on Eos, one recipe from 512 to 10,752 H100: throughput per GPU at
+    10,752 over 512 is 0.727 measured and 0.793 predicted (the same direction as v4.0's
+    0.662 / 0.712). A known miss, guarded within 12% so a fix or a regression shows."""
+    rows = frame[frame["set"] == "mlperf_gpt3_v31"].set_index("row")
+    measured = rows.loc["7", "measured"] / rows.loc["1", "measured"]
+    predicted = rows.loc["7", "predicted"] / rows.loc["1", "predicted"]
+    assert measured == pytest.approx(0.727, abs=0.002)
+    assert measured < predicted < measured * 1.12
 
 
 def test_mlperf_llama31_405b_scaling_from_512_to_8192_gpus(frame):

@@ -26,6 +26,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   GPU: the DeepSpeed check.
 - ``mlperf_gpt3``: NVIDIA's MLPerf Training v4.0 GPT-3 175B step on 512, 10,752 and 11,616 H100
   (validation/mlperf_gpt3_h100.csv), tokens/s per GPU: the 10,000+ GPU check.
+- ``mlperf_gpt3_v31``: NVIDIA's and Azure's MLPerf Training v3.1 GPT-3 175B step on 512 to 10,752
+  H100 (validation/mlperf_gpt3_v31.csv), tokens/s per GPU.
 - ``mlperf_gpt3_v41``: NVIDIA's MLPerf Training v4.1 GPT-3 175B step on 64 B200 and 256-512 H100
   (validation/mlperf_gpt3_v41.csv), tokens/s per GPU.
 - ``mlperf_gpt3_oci``: Oracle's MLPerf Training v4.1 GPT-3 175B step on 1,536 and 3,072 H100 over
@@ -467,6 +469,11 @@ SETS: dict[str, ValidationSet] = {
         "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
         "(mlcommons/training_results_v4.0 @ 6fe95437)",
         TOKENS, _mlperf("mlperf_gpt3")),
+    "mlperf_gpt3_v31": ValidationSet(
+        "mlperf_gpt3_v31",
+        "MLPerf Training v3.1 GPT-3 175B, NVIDIA and Azure on 512 to 10,752 H100 "
+        "(mlcommons/training_results_v3.1 @ d06288b2)",
+        TOKENS, _mlperf("mlperf_gpt3_v31", "mlperf_gpt3_v31.csv")),
     "mlperf_gpt3_v41": ValidationSet(
         "mlperf_gpt3_v41",
         "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
