@@ -1,4 +1,5 @@
-"""Importers of measured runs: PyTorch profiler (Kineto) traces and Megatron-LM logs.
+"""Importers of measured runs: PyTorch profiler (Kineto) traces, Megatron-LM logs and MLPerf
+result logs (:mod:`simulator.measure.mllog`: the training step time of ``:::MLLOG`` blocks).
 
 - :func:`read_kineto_trace`: GPU kernels by class and the per-step partition of wall time
   into compute, exposed and overlapped communication, and idle (pandas DataFrames).
