@@ -20,6 +20,7 @@ from __future__ import annotations
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.stack import GradAccumulation
+from simulator.cost.sharding import autograd_gradient_bytes
 from simulator.workload.memory import stage_parameters
 
 __all__ = ["upcast_accumulation_bytes_per_param", "upcast_accumulation_seconds"]
@@ -37,9 +38,7 @@ def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> fl
     stack = scenario_stack(sc)
     if stack.data_parallel.grad_accumulation != GradAccumulation.UPCAST_ADD or sc.parallelism.zero_stage >= 3:
         return 0.0
-    dtype = Dtype(sc.training.dtype)
-    grad = 4.0 if dtype == Dtype.FP32 else 2.0
-    accumulated = stack.data_parallel.accumulation_dtype.nbytes(dtype)
-    per_param = upcast_accumulation_bytes_per_param(grad, accumulated)
+    accumulated = stack.data_parallel.accumulation_dtype.nbytes(Dtype(sc.training.dtype))
+    per_param = upcast_accumulation_bytes_per_param(autograd_gradient_bytes(sc), accumulated)
     params = stage_parameters(sc.model, sc.parallelism, layers, first, last)[0]
     return float(ctx.compute.memory_time(per_param * params))

@@ -153,12 +153,17 @@ def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, p
     return gather + reduce + max(layers - 1, 0.0) * max(0.0, max(comm, slowed) - compute)
 
 
+def autograd_gradient_bytes(scenario: Scenario) -> float:
+    """Bytes per parameter of a gradient as autograd makes it: 4 under fp32 training, else 2
+    (fp8 linears produce bf16 weight gradients)."""
+    return 4.0 if Dtype(scenario.training.dtype) == Dtype.FP32 else 2.0
+
+
 def gradient_dtype_bytes(scenario: Scenario, stack: StackProfile) -> tuple[float, float]:
-    """(g, r): bytes per parameter of a gradient as autograd makes it (4 under fp32 training,
-    else 2: fp8 linears produce bf16 weight gradients) and in the stack's reduce dtype."""
+    """(g, r): bytes per parameter of a gradient as autograd makes it
+    (:func:`autograd_gradient_bytes`) and in the stack's reduce dtype."""
     dtype = Dtype(scenario.training.dtype)
-    grad = 4.0 if dtype == Dtype.FP32 else 2.0
-    return grad, float(stack.sharding.grad_reduce_dtype.nbytes(dtype))
+    return autograd_gradient_bytes(scenario), float(stack.sharding.grad_reduce_dtype.nbytes(dtype))
 
 
 def copy_in_bytes_per_param(stack: StackProfile, grad: float, reduce: float) -> float:

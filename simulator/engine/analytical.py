@@ -21,7 +21,6 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduction_seconds
-from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
@@ -37,7 +36,7 @@ from simulator.engine.gradient_sync import (
     last_bucket_times,
     sync_seconds,
 )
-from simulator.engine.pipeline_fsdp import accumulation_seconds, copy_in_seconds, defers_reduce
+from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
@@ -318,8 +317,7 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
            + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
            + recompute + logits_b * last + sharding.backward_exposed + amax_b
-           + accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
-           + upcast_accumulation_seconds(ctx, layers, first, last))
+           + gradient_kernel_seconds(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
 

@@ -33,11 +33,12 @@ from simulator.collectives import Op
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.sharding import copy_in_bytes_per_param, gradient_dtype_bytes
 from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
 
 __all__ = ["accumulation_seconds", "copy_in_seconds", "deferred_reduce_collectives", "defers_reduce",
-           "reduces_deferred"]
+           "gradient_kernel_seconds", "reduces_deferred"]
 
 
 def _applies(scenario, flag: bool) -> bool:
@@ -123,3 +124,12 @@ def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
         latency = params / layer * terms.latency_s + float(ctx.compute.memory_time(2.0 * reduce * params))
         out.append([PricedCollective(Op.REDUCE_SCATTER, reduce * params, replace(terms, latency_s=latency))])
     return out
+
+
+def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+    """Seconds per microbatch of a stage's memory-bound gradient kernels, added to its
+    backward: the unsharded accumulation (:func:`accumulation_seconds`), the reduce-scatter
+    copy-in (:func:`copy_in_seconds`) and the upcast-and-add accumulation of ZeRO 0-2 stacks
+    (:func:`simulator.cost.grad_accumulation.upcast_accumulation_seconds`)."""
+    return (accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
+            + upcast_accumulation_seconds(ctx, layers, first, last))

@@ -47,7 +47,6 @@ from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.fp8_casts import fp8_cast_times
-from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import (
     LayerCost,
@@ -58,7 +57,7 @@ from simulator.cost.layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
-from simulator.engine.pipeline_fsdp import accumulation_seconds, copy_in_seconds
+from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
@@ -188,9 +187,7 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) ->
         out = out + kernel_classes(ctx.compute, logits) + kernel_classes(ctx.compute,
                                                                           logits.backward())
     first, last = stage == 0, stage == ctx.layout.pp - 1
-    gradients = (accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
-                 + upcast_accumulation_seconds(ctx, layers, first, last))
-    return out + Classes(memory=gradients)
+    return out + Classes(memory=gradient_kernel_seconds(ctx, layers, first, last))
 
 
 def busiest_stage(ctx: Context, result: StepResult) -> tuple[int, float, float]:

@@ -281,17 +281,18 @@ def _nemo_more(root: Path) -> pd.DataFrame:
                                                f"step {result.step_time_s:.2f} s{_fit_note(result)}")
 
 
-def _curve_set(name: str):
-    """The runner of a set of weak-scaling curves ``name`` (``validation/<name>_h100.csv``, the
-    DGX Cloud recipes and llm-foundry's tables): tokens/s per GPU beside the step times."""
-    return lambda root: _indexed(root, name, f"{name}_h100.csv", lambda row: float(row.measured),
-                                 _step_notes)
+def _step_set(name: str, csv_name: str | None = None):
+    """The runner of a set compared as tokens/s per GPU with the measured step beside the
+    predicted one (``validation/<name>_h100.csv`` unless ``csv_name``): the DGX Cloud recipes'
+    and llm-foundry's curves, the MLPerf result logs' training blocks, BLOOM's logged step."""
+    return lambda root: _indexed(root, name, csv_name or f"{name}_h100.csv",
+                                 lambda row: float(row.measured), _step_notes)
 
 
 def _curve_entry(name: str, title: str) -> ValidationSet:
-    """The entry of a curve set ``name`` (:func:`_curve_set`): tokens/s per GPU, with its
+    """The entry of a curve set ``name`` (:func:`_step_set`): tokens/s per GPU, with its
     scaling curves in the report."""
-    return ValidationSet(name, title, TOKENS, _curve_set(name), curves=True)
+    return ValidationSet(name, title, TOKENS, _step_set(name), curves=True)
 
 
 def _step_notes(row, result, model) -> str:
@@ -346,20 +347,6 @@ def _bridge_set(name: str, csv_name: str):
     return lambda root: _indexed(root, name, csv_name, lambda row: float(row.measured),
                                  lambda row, result, model: f"{_bridge_notes(row, result, model)}; "
                                                             f"step {result.step_time_s:.2f} s")
-
-
-def _bloom(root: Path) -> pd.DataFrame:
-    """BigScience's BLOOM 176B step (DeepSpeed's BF16_Optimizer and pipeline engine): tokens/s
-    per GPU from the logged seconds per iteration."""
-    return _indexed(root, "bloom", "bloom_a100.csv", lambda row: float(row.measured), _step_notes)
-
-
-def _mlperf(name: str, csv_name: str | None = None):
-    """The runner of an MLPerf Training set ``name`` (``validation/<name>_h100.csv`` unless
-    ``csv_name``): tokens/s per GPU from the step time of the result logs' training blocks,
-    beside the predicted step."""
-    return lambda root: _indexed(root, name, csv_name or f"{name}_h100.csv",
-                                 lambda row: float(row.measured), _step_notes)
 
 
 def _bridge_notes(row, result, model) -> str:
@@ -463,32 +450,32 @@ SETS: dict[str, ValidationSet] = {
     "bloom": ValidationSet(
         "bloom",
         "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
-        TOKENS, _bloom),
+        TOKENS, _step_set("bloom", "bloom_a100.csv")),
     "mlperf_gpt3": ValidationSet(
         "mlperf_gpt3",
         "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
         "(mlcommons/training_results_v4.0 @ 6fe95437)",
-        TOKENS, _mlperf("mlperf_gpt3")),
+        TOKENS, _step_set("mlperf_gpt3")),
     "mlperf_gpt3_v31": ValidationSet(
         "mlperf_gpt3_v31",
         "MLPerf Training v3.1 GPT-3 175B, NVIDIA and Azure on 512 to 10,752 H100 "
         "(mlcommons/training_results_v3.1 @ d06288b2)",
-        TOKENS, _mlperf("mlperf_gpt3_v31", "mlperf_gpt3_v31.csv")),
+        TOKENS, _step_set("mlperf_gpt3_v31", "mlperf_gpt3_v31.csv")),
     "mlperf_gpt3_v41": ValidationSet(
         "mlperf_gpt3_v41",
         "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
         "(mlcommons/training_results_v4.1 @ b87b9e39)",
-        TOKENS, _mlperf("mlperf_gpt3_v41", "mlperf_gpt3_v41.csv")),
+        TOKENS, _step_set("mlperf_gpt3_v41", "mlperf_gpt3_v41.csv")),
     "mlperf_gpt3_oci": ValidationSet(
         "mlperf_gpt3_oci",
         "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over RoCE "
         "(mlcommons/training_results_v4.1 @ b87b9e39)",
-        TOKENS, _mlperf("mlperf_gpt3_oci", "mlperf_gpt3_oci.csv")),
+        TOKENS, _step_set("mlperf_gpt3_oci", "mlperf_gpt3_oci.csv")),
     "mlperf_llama31_405b": ValidationSet(
         "mlperf_llama31_405b",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
         "(mlcommons/training_results_v5.0 @ 0fdc28f0)",
-        TOKENS, _mlperf("mlperf_llama31_405b")),
+        TOKENS, _step_set("mlperf_llama31_405b")),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
