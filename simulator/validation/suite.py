@@ -289,10 +289,15 @@ def _step_set(name: str, csv_name: str | None = None):
                                  lambda row: float(row.measured), _step_notes)
 
 
+def _step_entry(name: str, title: str, csv_name: str | None = None, curves: bool = False) -> ValidationSet:
+    """The entry of a :func:`_step_set` set ``name``: tokens/s per GPU, with its scaling
+    curves in the report when ``curves``."""
+    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves)
+
+
 def _curve_entry(name: str, title: str) -> ValidationSet:
-    """The entry of a curve set ``name`` (:func:`_step_set`): tokens/s per GPU, with its
-    scaling curves in the report."""
-    return ValidationSet(name, title, TOKENS, _step_set(name), curves=True)
+    """The entry of a curve set ``name`` (:func:`_step_entry` with its curves)."""
+    return _step_entry(name, title, curves=True)
 
 
 def _step_notes(row, result, model) -> str:
@@ -447,35 +452,24 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_b200",
         "Megatron-Bridge 25.11 performance summary, DGX-B200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
         TOKENS, _bridge_set("megatron_bridge_b200", "megatron_bridge_b200.csv")),
-    "bloom": ValidationSet(
-        "bloom",
-        "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
-        TOKENS, _step_set("bloom", "bloom_a100.csv")),
-    "mlperf_gpt3": ValidationSet(
-        "mlperf_gpt3",
-        "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
-        "(mlcommons/training_results_v4.0 @ 6fe95437)",
-        TOKENS, _step_set("mlperf_gpt3")),
-    "mlperf_gpt3_v31": ValidationSet(
-        "mlperf_gpt3_v31",
-        "MLPerf Training v3.1 GPT-3 175B, NVIDIA and Azure on 512 to 10,752 H100 "
-        "(mlcommons/training_results_v3.1 @ d06288b2)",
-        TOKENS, _step_set("mlperf_gpt3_v31", "mlperf_gpt3_v31.csv")),
-    "mlperf_gpt3_v41": ValidationSet(
-        "mlperf_gpt3_v41",
-        "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
-        "(mlcommons/training_results_v4.1 @ b87b9e39)",
-        TOKENS, _step_set("mlperf_gpt3_v41", "mlperf_gpt3_v41.csv")),
-    "mlperf_gpt3_oci": ValidationSet(
-        "mlperf_gpt3_oci",
-        "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over RoCE "
-        "(mlcommons/training_results_v4.1 @ b87b9e39)",
-        TOKENS, _step_set("mlperf_gpt3_oci", "mlperf_gpt3_oci.csv")),
-    "mlperf_llama31_405b": ValidationSet(
-        "mlperf_llama31_405b",
-        "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
-        "(mlcommons/training_results_v5.0 @ 0fdc28f0)",
-        TOKENS, _step_set("mlperf_llama31_405b")),
+    "bloom": _step_entry(
+        "bloom", "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
+        "bloom_a100.csv"),
+    "mlperf_gpt3": _step_entry(
+        "mlperf_gpt3", "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
+        "(mlcommons/training_results_v4.0 @ 6fe95437)"),
+    "mlperf_gpt3_v31": _step_entry(
+        "mlperf_gpt3_v31", "MLPerf Training v3.1 GPT-3 175B, NVIDIA and Azure on 512 to 10,752 H100 "
+        "(mlcommons/training_results_v3.1 @ d06288b2)", "mlperf_gpt3_v31.csv"),
+    "mlperf_gpt3_v41": _step_entry(
+        "mlperf_gpt3_v41", "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
+        "(mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_v41.csv"),
+    "mlperf_gpt3_oci": _step_entry(
+        "mlperf_gpt3_oci", "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over "
+        "RoCE (mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_oci.csv"),
+    "mlperf_llama31_405b": _step_entry(
+        "mlperf_llama31_405b", "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
+        "(mlcommons/training_results_v5.0 @ 0fdc28f0)"),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
