@@ -111,6 +111,14 @@ class ShardedReduce(StrEnum):
     ALL_REDUCE = "all_reduce"          # the whole gradient everywhere (DeepSpeed's BF16_Optimizer)
 
 
+class ParamGatherLaunch(StrEnum):
+    """When a ZeRO 1-2 optimizer's overlapped weight all-gathers are launched (see
+    simulator.workload.chunk_gathers)."""
+
+    BUCKET = "bucket"    # each bucket's forward hook launches the next: only the first waits
+    CHUNK = "chunk"      # interleaved: a whole model chunk ahead (align_param_gather)
+
+
 class GradAccumulation(StrEnum):
     """How gradients are summed over a step's microbatches (ZeRO 0-2)."""
 
@@ -133,6 +141,13 @@ class DataParallelProfile(_Part):
     grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
     bucket_MB: Annotated[float, Field(gt=0.0, le=1e6, allow_inf_nan=False)] = 25.0
     overlap_param_gather: Flag = False
+    param_gather_dtype: ReduceDtype = ReduceDtype.PARAM
+    """ZeRO 1-2: the dtype the updated weights are all-gathered in (``fp8`` with Megatron-Core's
+    ``fp8_param_gather``, NeMo's ``fp8_params``)."""
+    param_gather_launch: ParamGatherLaunch = ParamGatherLaunch.BUCKET
+    """With ``overlap_param_gather`` under the interleaved schedule: ``chunk`` launches each
+    model chunk's gather one chunk ahead and its first forward waits for all of it;
+    ``bucket`` lets only the step's first bucket wait."""
     sharded_reduce: ShardedReduce = ShardedReduce.REDUCE_SCATTER
     """ZeRO 1-2: the gradient collective before the sharded optimizer step (then every rank
     all-gathers the updated weights)."""

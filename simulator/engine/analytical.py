@@ -32,8 +32,8 @@ from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
-    first_param_bucket_time,
     last_bucket_times,
+    param_gather_exposed,
     sync_seconds,
 )
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
@@ -66,6 +66,9 @@ class StagedStep:
     sharded: list[ShardingCost]
     forward: np.ndarray
     backward: np.ndarray
+    param_wait: float | None = None
+    """The weight gathers' wait (:func:`param_gather_wait`) when already evaluated with other
+    layouts (:mod:`simulator.engine.batch`)."""
 
     @property
     def p2p(self) -> float:
@@ -118,9 +121,9 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     pipe = float(finish.max())
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
-    sync, tail, first_bucket = gradient_sync_parts(ctx)
+    sync, tail = gradient_sync_parts(ctx)
     synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
-    dp_exposed = max(0.0, float(synced.max()) - pipe) + first_bucket
+    dp_exposed = max(0.0, float(synced.max()) - pipe) + param_gather_wait(staged)
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
@@ -143,10 +146,18 @@ def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -
     return replace(result, what_if=notes)
 
 
-def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
-    """Per stage, seconds of the gradient synchronisation and of its last bucket, and the
-    next step's first weight bucket (s); memoised by the layout fields they depend on."""
+def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """Per stage, seconds of the gradient synchronisation and of its last bucket (s);
+    memoised by the layout fields they depend on."""
     return memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+
+
+def param_gather_wait(staged: StagedStep) -> float:
+    """Seconds the step waits for the weight all-gathers of its sharded optimizer
+    (:func:`simulator.engine.gradient_sync.param_gather_exposed`)."""
+    if staged.param_wait is not None:
+        return staged.param_wait
+    return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
 
 
 def fixed_seconds(ctx: Context, stages: list[dict]) -> float:
@@ -176,12 +187,11 @@ def _dp_key(ctx: Context) -> tuple:
     return ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce
 
 
-def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, float]:
+def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     """Per stage, seconds of the gradient synchronisation and of its last bucket
-    (:mod:`simulator.engine.gradient_sync`), and the next step's first weight bucket (s)."""
+    (:mod:`simulator.engine.gradient_sync`)."""
     syncs = all_gradient_collectives(ctx)
-    return (np.array(sync_seconds(syncs)), np.array(last_bucket_times(ctx, syncs)),
-            first_param_bucket_time(ctx))
+    return np.array(sync_seconds(syncs)), np.array(last_bucket_times(ctx, syncs))
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -21,8 +22,10 @@ from simulator.cost import CollectiveModel
 from simulator.cost.forced import bind
 from simulator.engine import columns
 from simulator.engine.analytical import StagedStep, complete_step, stage_step
+from simulator.engine.gradient_sync import chunk_gather_seconds
 from simulator.errors import ClusterSimError
 from simulator.results import StepResult
+from simulator.workload.chunk_gathers import batch_gather_delay
 from simulator.workload.wavefront import batch_stage_clocks
 
 
@@ -100,7 +103,23 @@ def _clocked(out: list) -> Iterator[tuple[list[StagedStep], list[int], np.ndarra
         finish, last_start = batch_stage_clocks(
             schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
             m, v, np.array([s.p2p for s in staged]))
-        yield staged, members, finish, last_start
+        yield _with_param_waits(staged, m, v), members, finish, last_start
+
+
+def _with_param_waits(staged: list[StagedStep], m: int, v: int) -> list[StagedStep]:
+    """``staged`` with the chunk-ahead weight gathers' waits of those that have them
+    evaluated together (:func:`simulator.workload.chunk_gathers.batch_gather_delay`)."""
+    gathers = [chunk_gather_seconds(s.ctx) for s in staged]
+    rows = [i for i, g in enumerate(gathers) if g is not None]
+    if not rows:
+        return staged
+    waits = batch_gather_delay(np.array([staged[i].forward for i in rows]),
+                               np.array([staged[i].backward for i in rows]), m, v,
+                               np.array([staged[i].p2p for i in rows]), np.array([gathers[i] for i in rows]))
+    out = list(staged)
+    for i, wait in zip(rows, waits.tolist(), strict=True):
+        out[i] = replace(out[i], param_wait=wait)
+    return out
 
 
 def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, breakdowns: bool

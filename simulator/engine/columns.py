@@ -23,6 +23,7 @@ from simulator.engine.analytical import (
     fixed_seconds,
     flops,
     gradient_sync_parts,
+    param_gather_wait,
     send_counts,
     sharding_totals,
 )
@@ -118,7 +119,8 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     """(numeric inputs, memory per GPU, capacity) of one step, as ``complete_step`` has them."""
     ctx, stages = staged.ctx, staged.stages
     sc, first = ctx.scenario, stages[0]
-    sync, tail, first_bucket = gradient_sync_parts(ctx)
+    sync, tail = gradient_sync_parts(ctx)
+    first_bucket = param_gather_wait(staged)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
     comm, exposed = sharding_totals(ctx, staged.sharded)
     numbers = (sync, tail, first_bucket, fixed_seconds(ctx, stages), model_flops, hardware_flops,

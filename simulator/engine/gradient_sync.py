@@ -14,7 +14,9 @@ are priced separately; where they still collide, the discrete-event engine finds
   BF16_Optimizer under ZeRO 0, v0.6.5 ``PipelineEngine._exec_reduce_grads``, then
   ``update_lp_params`` all-gathers the updated bf16 weights). With the stack's
   ``overlap_param_gather`` the all-gather runs bucket by bucket during the next step's
-  forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``).
+  forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``); under
+  the interleaved schedule with ``param_gather_launch: chunk`` one model chunk ahead, each
+  chunk's first forward waiting for its whole gather (:mod:`simulator.workload.chunk_gathers`).
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
 - A cluster across sites (``cluster.sites``): the reduction inside each site here, the
   WAN ring between sites in :mod:`simulator.engine.training_what_ifs`.
@@ -29,16 +31,20 @@ ends: that bucket's time is the least the reduction adds after it (PyTorch DDP, 
 
 from __future__ import annotations
 
+import numpy as np
+
 from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
-from simulator.config.stack import ShardedReduce
+from simulator.config.scenario import Schedule
+from simulator.config.stack import ParamGatherLaunch, ShardedReduce
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
-from simulator.engine.context import Context
+from simulator.engine.context import Context, memoised
 from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
 from simulator.topology.multisite import split_by_site
+from simulator.workload.chunk_gathers import gather_delay
 from simulator.workload.memory import scenario_split, stage_parameters
 
 
@@ -83,8 +89,9 @@ def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
     """Per stage: (gradient bytes in the reduce dtype, weight bytes) one GPU synchronises."""
     par = ctx.scenario.parallelism
     dtype = Dtype(ctx.scenario.training.dtype)
-    grad = scenario_stack(ctx.scenario).data_parallel.grad_reduce_dtype.nbytes(dtype)
-    weight = 4 if dtype == Dtype.FP32 else 2
+    data_parallel = scenario_stack(ctx.scenario).data_parallel
+    grad = data_parallel.grad_reduce_dtype.nbytes(dtype)
+    weight = data_parallel.param_gather_dtype.nbytes(dtype)
     split = scenario_split(ctx.scenario.model, par)
     sizes, out = {}, []
     for stage, layers in enumerate(split):
@@ -135,18 +142,68 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
             for stage in syncs]
 
 
+def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
+    """Seconds the step waits for the weight all-gathers of its sharded optimizer under
+    ``overlap_param_gather`` (ZeRO 1-2; 0 otherwise): the pipeline's extra time from gathers
+    launched a chunk ahead (:func:`simulator.workload.chunk_gathers.gather_delay`, where
+    :func:`chunk_gather_seconds` applies), else the first bucket's gather
+    (:func:`first_param_bucket_time`). ``forward``, ``backward`` and ``p2p`` are the
+    pipeline clocks' inputs (per stage, seconds of one microbatch)."""
+    gather = chunk_gather_seconds(ctx)
+    if gather is None:
+        par = ctx.scenario.parallelism
+        return memoised(ctx, ("first-bucket", ctx.layout, par.zero_stage),
+                        lambda: first_param_bucket_time(ctx))
+    par = ctx.scenario.parallelism
+    return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, p2p, gather)
+
+
+def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
+    """Per stage, seconds of one model chunk's weight all-gather where the stack launches
+    them a chunk ahead (``param_gather_launch: chunk``, interleaved schedule with ``pp > 1``
+    and virtual stages, ZeRO 1-2 with ``overlap_param_gather``); None elsewhere."""
+    par = ctx.scenario.parallelism
+    launch = scenario_stack(ctx.scenario).data_parallel.param_gather_launch
+    if not (_overlaps_param_gather(ctx) and launch == ParamGatherLaunch.CHUNK
+            and par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1 and par.pp > 1):
+        return None
+    return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage),
+                    lambda: _chunk_gather_seconds(ctx))
+
+
+def _overlaps_param_gather(ctx: Context) -> bool:
+    """ZeRO 1-2 over more than one data-parallel rank with the gathers in the next forward."""
+    par = ctx.scenario.parallelism
+    return (ctx.layout.dp > 1 and par.zero_stage in (1, 2)
+            and scenario_stack(ctx.scenario).data_parallel.overlap_param_gather)
+
+
+def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
+    """Per stage, seconds of one model chunk's weight all-gather (the stage's weights over its
+    ``v`` chunks) on the stage's data-parallel groups."""
+    v = ctx.scenario.parallelism.virtual_stages
+    return np.array([_gather_terms(ctx, stage, param_bytes / v).time(param_bytes / v).item()
+                     for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx))])
+
+
+def _gather_terms(ctx: Context, stage: int, nbytes: float):
+    """The price of an all-gather of ``nbytes`` on ``stage``'s data-parallel groups (priced on
+    the canonical stage's, :meth:`~simulator.cost.CollectiveModel.canonical_stage`)."""
+    layout = ctx.layout
+    alike = ctx.collectives.canonical_stage(layout, stage)
+    return ctx.collectives.concurrent_terms(Op.ALL_GATHER, _stage_groups(layout, alike), nbytes,
+                                            forced_algorithm(ctx.scenario, Op.ALL_GATHER),
+                                            key=("dp-stage", layout, alike))
+
+
 def first_param_bucket_time(ctx: Context) -> float:
     """Seconds the next step's forward waits for its first weight bucket (ZeRO 1-2 with
     ``overlap_param_gather``; 0 otherwise), the slowest stage's."""
-    par, layout = ctx.scenario.parallelism, ctx.layout
-    stack = scenario_stack(ctx.scenario)
-    if layout.dp == 1 or par.zero_stage not in (1, 2) or not stack.data_parallel.overlap_param_gather:
+    if not _overlaps_param_gather(ctx):
         return 0.0
+    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
     worst = 0.0
     for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
-        nbytes = min(stack.data_parallel.bucket_bytes, param_bytes)
-        terms = ctx.collectives.concurrent_terms(Op.ALL_GATHER, _stage_groups(layout, stage), nbytes,
-                                                 forced_algorithm(ctx.scenario, Op.ALL_GATHER),
-                                                 key=("dp-stage", layout, stage))
-        worst = max(worst, terms.time(nbytes).item())
+        nbytes = min(bucket, param_bytes)
+        worst = max(worst, _gather_terms(ctx, stage, nbytes).time(nbytes).item())
     return worst

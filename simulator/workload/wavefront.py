@@ -34,13 +34,14 @@ class Wavefront:
     rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
     ``stop``, its size and its tasks' stage predecessors followed by their dependencies;
     every task's duration kind (index ``4 * stage + 2 * forward + sends`` of the duration
-    table); each stage's last task and its kind."""
+    table); each stage's last task and its kind; each task id's row."""
 
     levels: tuple[tuple[int, int, int, np.ndarray], ...]
     kinds: np.ndarray
     last_task: np.ndarray
     last_kind: np.ndarray
     tasks: int
+    positions: np.ndarray
 
 
 @lru_cache(maxsize=256)
@@ -143,7 +144,8 @@ def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total
     flat[np.repeat(bounds[1:], sizes) + task] = sources[:, 1]
     edges = bounds.tolist()
     levels = tuple((a, b, b - a, flat[2 * a:2 * b]) for a, b in zip(edges[:-1], edges[1:], strict=True))
-    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total)
+    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total,
+                     renumber[:total])
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int

@@ -1,0 +1,178 @@
+"""The weight all-gathers of an interleaved pipeline, chunk by chunk, and the time they add.
+
+With a sharded optimizer (ZeRO 1-2) and ``overlap_param_gather``, each step starts by
+all-gathering the updated weights over the data-parallel group. Under the interleaved
+schedule Megatron-Core launches them one model chunk ahead (``param_sync_func``, set when
+``align_param_gather`` is on, the default of Megatron-LM and of NeMo's and
+Megatron-Bridge's recipes with virtual stages; NeMo 1's Apex distributed Adam is driven by
+the same hook):
+
+- chunks 0 and 1 at the start of the step;
+- chunk ``c + 1`` (``c >= 1``) when virtual microbatch ``k`` starts on pipeline rank ``i``
+  with ``k + i`` the first microbatch of chunk ``c`` (``k = c p - i``): every rank at about
+  the moment rank 0 starts chunk ``c``;
+- a chunk's first forward waits for its whole gather (its buckets are dispatched together
+  and gathered in the order backward fills them, the chunk's last layer first);
+- the gathers of a rank run one after another on its data-parallel communicator.
+
+(Megatron-LM ``megatron/core/pipeline_parallel/schedules.py``,
+``forward_backward_pipelining_with_interleaving``: "Synchronize params for first two model
+chunks" and ``param_sync_virtual_microbatch_id = virtual_microbatch_id +
+pipeline_parallel_rank``; the same logic at df72712, the Megatron-Core of MLPerf Training
+v3.1's NeMo; ``DistributedDataParallel.start_param_sync`` / ``finish_param_sync``.)
+
+A chunk's gather therefore hides behind about ``p`` chunk forwards of rank 0's warm-up,
+whatever the microbatch count: at a large data-parallel size, where the ring's gather of a
+chunk takes longer than ``p`` chunk forwards, the gathers pace the warm-up and the step
+grows by their excess. :func:`batch_gather_delay` evaluates the task graph with these
+waits for many layouts at once, level by level as :mod:`simulator.workload.wavefront`
+does; :func:`gathered_finish` is the same longest path walked task by task (its oracle in
+the tests). The step's extra time is the latest finish minus that of the graph without them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from simulator.config.scenario import Schedule
+from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
+from simulator.workload.wavefront import wavefront
+
+
+def gather_delay(forward, backward, m: int, v: int, p2p: float, gather) -> float:
+    """Seconds the chunk-ahead weight gathers add to one interleaved pipeline's step: the
+    row of :func:`batch_gather_delay` for per-stage ``forward``, ``backward`` and ``gather``
+    seconds and send seconds ``p2p``."""
+    f, b, g = (np.asarray(x, float)[None, :] for x in (forward, backward, gather))
+    return float(batch_gather_delay(f, b, m, v, np.array([p2p], float), g)[0])
+
+
+def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
+                       gather: np.ndarray) -> np.ndarray:
+    """Seconds the chunk-ahead weight gathers add to the step of each of ``n`` interleaved
+    pipelines that share ``p``, ``m`` and ``v``.
+
+    Parameters
+    ----------
+    forward, backward : ndarray, shape (n, p)
+        Per stage, seconds of one microbatch's forward and backward over all its chunks.
+    m, v : int
+        Microbatches per step and chunks per stage (``v > 1``).
+    p2p : ndarray, shape (n,)
+        Seconds of a stage-to-stage send.
+    gather : ndarray, shape (n, p)
+        Per stage, seconds of one chunk's weight all-gather.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``max_i finish_i(with gathers) - max_i finish_i(without)`` (s), >= 0. Above
+        :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES` microbatches the graph of the
+        largest multiple of ``p`` below it is evaluated: the gathers touch only the first
+        group of ``p`` microbatches.
+    """
+    p = forward.shape[1]
+    evaluated = m if m <= EXACT_MICROBATCHES else (EXACT_MICROBATCHES // p) * p
+    both = _batch_finish(np.concatenate([forward, forward]), np.concatenate([backward, backward]),
+                         evaluated, v, np.concatenate([p2p, p2p]),
+                         np.concatenate([gather, np.zeros_like(gather)]))
+    n = forward.shape[0]
+    return np.maximum(0.0, both[:n].max(axis=1) - both[n:].max(axis=1))
+
+
+def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
+                  gather: np.ndarray) -> np.ndarray:
+    """Per row and stage, the finish time (s) of the interleaved task graph whose chunk
+    forwards wait for their gathers: the recurrence of
+    :func:`simulator.workload.wavefront.batch_exact_clocks` with each stage's gather chain
+    updated at the levels holding its launches and its waits (:func:`gathered_finish`)."""
+    f, b = forward / v, backward / v
+    n, p = f.shape
+    x = p2p.reshape(n, 1)
+    table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T
+    graph = wavefront(Schedule.INTERLEAVED, p, m, v)
+    points = _level_points(p, m, v)
+    g = gather.T                                        # (p, n)
+    ready = np.zeros((p, v, n))
+    ready[:, 0], ready[:, 1] = g, 2.0 * g
+    done = np.zeros((graph.tasks + 1, n))
+    durations = table.take(graph.kinds, axis=0)
+    for level, (start, stop, size, sources) in enumerate(graph.levels):
+        waited = done.take(sources, axis=0)
+        now = done[start:stop]
+        np.maximum(waited[:size], waited[size:], out=now)
+        for row, stage, chunk in points.get(level, ()):
+            if chunk > 0:                               # launch chunk c after chunk c - 1's gather
+                ready[stage, chunk] = np.maximum(now[row], ready[stage, chunk - 1]) + g[stage]
+            else:                                       # the chunk's first forward waits for it
+                np.maximum(now[row], ready[stage, -chunk], out=now[row])
+        now += durations[start:stop]
+    return done[graph.last_task].T
+
+
+@lru_cache(maxsize=64)
+def _level_points(p: int, m: int, v: int) -> dict[int, tuple[tuple[int, int, int], ...]]:
+    """Per level of the wavefront, its tasks that launch a gather, ``(row in the level, stage,
+    chunk launched)``, then those that wait for one, ``(row, stage, -chunk needed)``: launches
+    first, as a task launches chunk c + 1 before it waits for chunk c (launched chunks are
+    >= 2, so the sign tells them apart)."""
+    graph = wavefront(Schedule.INTERLEAVED, p, m, v)
+    starts = np.array([level[0] for level in graph.levels])
+    out: dict[int, list] = {}
+    for sign, points in zip((1, -1), _gather_points(p, m, v), strict=True):
+        for tid, chunk in points.items():
+            position = int(graph.positions[tid])
+            level = int(np.searchsorted(starts, position, side="right")) - 1
+            row, stage = position - int(starts[level]), tid // (2 * m * v)
+            out.setdefault(level, []).append((row, stage, sign * chunk))
+    return {level: tuple(items) for level, items in out.items()}
+
+
+def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: float,
+                    gather: np.ndarray) -> np.ndarray:
+    """Per stage, the finish time (s) of the interleaved task graph whose chunk forwards wait
+    for their weight gathers (module docstring): the longest path of
+    :func:`simulator.workload.taskgraph.exact_clocks` with, for each stage, a chain of
+    ``v`` gathers of ``gather[i]`` seconds."""
+    p = len(forward)
+    f, b = forward / v, backward / v
+    order, _ = _evaluation_order(Schedule.INTERLEAVED, p, m, v)
+    table = np.stack([b, b + p2p, f, f + p2p], axis=1).ravel().tolist()
+    dispatches, releases = _gather_points(p, m, v)
+    ready = [[0.0] * v for _ in range(p)]
+    for i in range(p):                       # chunks 0 and 1 at the start of the step
+        ready[i][0] = float(gather[i])
+        ready[i][1] = 2.0 * float(gather[i])
+    done, clock = [0.0] * (2 * p * m * v), [0.0] * p
+    for tid, stage, dep, kind in order:
+        now = clock[stage]
+        if dep >= 0 and done[dep] > now:
+            now = done[dep]
+        if tid in dispatches:               # launch chunk c after chunk c - 1's gather
+            c = dispatches[tid]
+            ready[stage][c] = max(now, ready[stage][c - 1]) + float(gather[stage])
+        if tid in releases and ready[stage][releases[tid]] > now:
+            now = ready[stage][releases[tid]]
+        now += table[kind]
+        done[tid] = now
+        clock[stage] = now
+    return np.array(clock)
+
+
+@lru_cache(maxsize=64)
+def _gather_points(p: int, m: int, v: int) -> tuple[dict[int, int], dict[int, int]]:
+    """Task ids (as :func:`simulator.workload.taskgraph.compiled_graph` numbers them) where a
+    chunk's gather is launched and where a chunk first needs its weights, each mapped to the
+    chunk: ``({task: chunk launched}, {task: chunk needed})``."""
+    def tid(t: Task) -> int:
+        return ((t.stage * 2 + t.forward) * m + t.microbatch) * v + t.chunk
+
+    dispatches, releases = {}, {}
+    for i in range(p):
+        for c in range(v):
+            releases[tid(Task(i, True, 0, c))] = c
+        for c in range(2, v):
+            dispatches[tid(_chunk_task(i, (c - 1) * p - i, p, v, True))] = c
+    return dispatches, releases
