@@ -49,6 +49,9 @@ MEANINGS = {
     "model.seq_len": "tokens per sequence",
     "model.vocab": "vocabulary size",
     "model.experts": "experts per MoE layer (1: dense)",
+    "model.tied_embeddings": "the output layer shares the token embedding (default: true for `gelu`, "
+                             "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
+                             "first and last stages every step",
     "model.top_k": "experts each token visits",
     "training.global_batch": "sequences per optimizer step",
     "training.micro_batch": "sequences per microbatch",

@@ -97,9 +97,14 @@ class ModelConfig(_Section):
     vocab: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] = 51200
     experts: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
     top_k: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+    tied_embeddings: Annotated[bool, Strict()] | None = None
+    """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
+    for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelConfig:
+        if self.tied_embeddings is None:
+            object.__setattr__(self, "tied_embeddings", self.mlp == Mlp.GELU)
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.heads)
         if self.ffn_hidden is None:

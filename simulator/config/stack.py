@@ -151,6 +151,9 @@ class DataParallelProfile(_Part):
     sharded_reduce: ShardedReduce = ShardedReduce.REDUCE_SCATTER
     """ZeRO 1-2: the gradient collective before the sharded optimizer step (then every rank
     all-gathers the updated weights)."""
+    embedding_grad_dtype: ReduceDtype | None = None
+    """Dtype of the tied embedding's gradient all-reduce between the first and last pipeline
+    stages (None: ``grad_reduce_dtype``, the main gradient's dtype under Megatron-Core)."""
     grad_accumulation: GradAccumulation = GradAccumulation.FUSED
     accumulation_dtype: ReduceDtype = ReduceDtype.FP32
     """With ``grad_accumulation: upcast_add``: the dtype of the buffer gradients are added into."""

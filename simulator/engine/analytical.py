@@ -32,6 +32,7 @@ from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
+    embedding_sync_seconds,
     last_bucket_times,
     param_gather_exposed,
     sync_seconds,
@@ -189,9 +190,13 @@ def _dp_key(ctx: Context) -> tuple:
 
 def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     """Per stage, seconds of the gradient synchronisation and of its last bucket
-    (:mod:`simulator.engine.gradient_sync`)."""
+    (:mod:`simulator.engine.gradient_sync`), each followed by the tied embedding's all-reduce
+    (:func:`~simulator.engine.gradient_sync.embedding_sync_seconds`: it waits for every
+    stage's reduction, so it adds the same seconds after the latest)."""
     syncs = all_gradient_collectives(ctx)
-    return np.array(sync_seconds(syncs)), np.array(last_bucket_times(ctx, syncs))
+    embedding = embedding_sync_seconds(ctx)
+    return (np.array(sync_seconds(syncs)) + embedding,
+            np.array(last_bucket_times(ctx, syncs)) + embedding)
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:

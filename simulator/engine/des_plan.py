@@ -25,6 +25,7 @@ from simulator.engine.context import Context
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
+    embedding_sync_seconds,
     last_bucket_times,
     param_gather_exposed,
     sync_seconds,
@@ -101,7 +102,8 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
-    fixed = base.optimizer_s + param_gather_exposed(ctx, forward * v, backward * v, p2p)
+    fixed = (base.optimizer_s + param_gather_exposed(ctx, forward * v, backward * v, p2p)
+             + embedding_sync_seconds(ctx))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
         fixed += max(kernels)
     sharding, sharding_replays = _sharding(ctx, forward, backward, in_layer) if contention else ((), None)

@@ -18,6 +18,9 @@ are priced separately; where they still collide, the discrete-event engine finds
   the interleaved schedule with ``param_gather_launch: chunk`` one model chunk ahead, each
   chunk's first forward waiting for its whole gather (:mod:`simulator.workload.chunk_gathers`).
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
+- A tied embedding (``model.tied_embeddings``) with ``pp > 1``: its gradient is all-reduced
+  between the first and last stages after the data-parallel reduction, before the optimizer
+  step (:func:`embedding_sync_seconds`).
 - A cluster across sites (``cluster.sites``): the reduction inside each site here, the
   WAN ring between sites in :mod:`simulator.engine.training_what_ifs`.
 
@@ -140,6 +143,36 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
                 if c.op != Op.ALL_GATHER)
             for stage in syncs]
+
+
+def embedding_sync_seconds(ctx: Context) -> float:
+    """Seconds of the tied word embedding's gradient all-reduce between the first and last
+    pipeline stages, in series after the data-parallel reduction (0 without a tied embedding,
+    with one stage, or under ZeRO 3).
+
+    Megatron-Core ``finalize_model_grads``: ``finish_grad_sync`` of every chunk, then
+    ``_allreduce_word_embedding_grads`` all-reduces the embedding's ``main_grad`` over the
+    embedding group; NeMo 1 ``MegatronGPTModel.allreduce_first_last_embeddings`` after
+    ``_finish_bucket_grad_sync`` (fp32: NeMo gives the embedding an fp32 optimizer);
+    DeepSpeed's pipeline engine ``ReduceTiedGrads`` (fp32). The gradient is the whole
+    ``V h / t`` slice of each tensor-parallel rank, in the stack's ``embedding_grad_dtype``;
+    every embedding group (:meth:`~simulator.workload.layout.Layout.embedding_groups`) runs
+    at once.
+    """
+    sc, layout = ctx.scenario, ctx.layout
+    if not sc.model.tied_embeddings or layout.pp == 1 or sc.parallelism.zero_stage == 3:
+        return 0.0
+    return memoised(ctx, ("embedding-sync", layout), lambda: _embedding_sync(ctx))
+
+
+def _embedding_sync(ctx: Context) -> float:
+    sc, layout = ctx.scenario, ctx.layout
+    profile = scenario_stack(sc).data_parallel
+    element = (profile.embedding_grad_dtype or profile.grad_reduce_dtype).nbytes(Dtype(sc.training.dtype))
+    nbytes = sc.model.vocab * sc.model.hidden / layout.tp * element
+    terms = ctx.collectives.concurrent_terms(Op.ALL_REDUCE, layout.embedding_groups, nbytes,
+                                             forced_algorithm(sc, Op.ALL_REDUCE), key=("embedding", layout))
+    return terms.time(nbytes).item()
 
 
 def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:

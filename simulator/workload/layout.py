@@ -99,6 +99,12 @@ class Layout:
         return [[self.gpu(t, c, r, stage) for r in range(self.dp) for c in range(self.cp)]
                 for t in range(self.tp)]
 
+    def embedding_groups(self) -> list[tuple[int, int]]:
+        """The embedding groups: each GPU of the first stage with the GPU at the same tensor,
+        context and data-parallel position on the last (Megatron's ``embedding_group``)."""
+        stride = self.gpus // self.pp
+        return [(gpu, gpu + (self.pp - 1) * stride) for gpu in range(stride)]
+
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
         return self.gpu(pp_rank=stage), self.gpu(pp_rank=stage + 1)

@@ -41,7 +41,7 @@ def stage_matrices(model: ModelConfig, par: ParallelismConfig, layers: int, firs
     embedding = (model.vocab / par.tp, model.hidden)
     if first:
         out.append((*embedding, 1))
-    if last and not (first and model.mlp == Mlp.GELU):
+    if last and not (first and model.tied_embeddings):
         out.append((*embedding, 1))
     return out
 

@@ -259,8 +259,8 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     biases and the router are in fact replicated over TP, an O(1/h) error),
     plus the word embedding ``V h / t`` on the first stage (and GPT's learned
     positions ``s h``, which Megatron replicates) and the output layer ``V h / t``
-    on the last. GPT-style (GELU) models tie the output layer to the embedding;
-    with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
+    on the last. Models with ``tied_embeddings`` (GPT-style by default) tie the output
+    layer to the embedding; with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
     an embedding-group all-reduce, so it counts there too. Expert MLPs are
     divided by ``t * ep`` (expert tensor parallelism equal to ``t``).
     """
@@ -270,7 +270,7 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     dense = layers_on_stage * dense_layer / tp
     if first:
         dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
-    if last and not (first and model.mlp == Mlp.GELU):
+    if last and not (first and model.tied_embeddings):
         dense += model.vocab * h / tp
     return dense, layers_on_stage * expert_layer / (tp * parallelism.ep)
 

@@ -30,11 +30,11 @@ def layer_parameters(model: ModelConfig) -> int:
 
 
 def embedding_parameters(model: ModelConfig) -> int:
-    """Token embedding, learned positions (GPT) and untied output layer (Llama)."""
+    """Token embedding, learned positions (GPT) and the output layer unless it is tied to the
+    embedding (``model.tied_embeddings``)."""
     h = model.hidden
-    if model.mlp == Mlp.GELU:
-        return model.vocab * h + model.seq_len * h
-    return 2 * model.vocab * h
+    positions = model.seq_len * h if model.mlp == Mlp.GELU else 0
+    return model.vocab * h * (1 if model.tied_embeddings else 2) + positions
 
 
 def parameter_count(model: ModelConfig) -> int:
