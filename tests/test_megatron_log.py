@@ -255,3 +255,14 @@ def test_cli_bad_log_one_line(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and str(path) in lines[0]
     assert issubclass(ConfigError, ClusterSimError)
+
+
+def test_torch_fsdp2_log_drafts_zero_stage_3():
+    """Megatron-Core's ``use_torch_fsdp2`` shards weights, gradients and optimizer state over the
+    data-parallel group (``TorchFullyShardedDataParallel``): the Llama 2 70B Primus log's draft
+    is ZeRO 3 with its 16 GPUs as data parallel."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_llama2-70b_2x8-mi325x.log.gz")
+    draft = draft_from_log(log, NODE, 2)
+    parallelism = draft.scenario["parallelism"]
+    assert parallelism["zero_stage"] == 3 and parallelism["dp"] == 16
+    assert draft.scenario["training"]["micro_batch"] == 10

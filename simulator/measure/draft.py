@@ -23,7 +23,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``recompute_granularity`` full/selective,                  ``parallelism.recompute``
 ``recompute_activations``
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
-``data_parallel_sharding_strategy``)                       FSDP: 0/1/2/3)
+``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
 =========================================================  ==================================
 
 ``training.stack`` is always ``megatron-core``. The cluster comes from the command line
@@ -246,10 +246,14 @@ def _virtual_stages(log: MegatronLog, pp: int) -> int:
 
 
 def _zero_stage(args: dict[str, Any]) -> int:
-    """Megatron-FSDP's sharding strategy if it is on, else 1 with the distributed optimizer
-    (optimizer state sharded over data-parallel ranks, as ZeRO-1) and 0 without."""
+    """Megatron-FSDP's sharding strategy if it is on; 3 with ``use_torch_fsdp2`` (Megatron-Core's
+    ``TorchFullyShardedDataParallel``: ``fully_shard`` on every transformer layer, weights,
+    gradients and optimizer state sharded); else 1 with the distributed optimizer (optimizer
+    state sharded over data-parallel ranks, as ZeRO-1) and 0 without."""
     if args.get("use_custom_fsdp") or args.get("use_megatron_fsdp"):
         return _FSDP_STAGES.get(str(args.get("data_parallel_sharding_strategy")), 3)
+    if args.get("use_torch_fsdp2"):
+        return 3
     return 1 if args.get("use_distributed_optimizer") else 0
 
 

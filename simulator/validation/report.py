@@ -626,9 +626,38 @@ Encoding: `validation/scenarios/mlperf_gpt3_oci/`: `dgx-h100` servers with 16 Ro
 
 Result: -5.8% on 1,536 GPUs and +9.0% on 3,072 (-4.9% and +10.8% before the weight gathers
 were launched a chunk ahead in fp8 and the tied embedding's all-reduce was modelled). The
-throughput per GPU falls to 0.787 of the 1,536-GPU figure measured and to 0.911 predicted: the model, whose RoCE fabric is ideal, does
-not lose what these runs lost at 384 servers, whose swinging step times point at the network
+throughput per GPU falls to 0.787 of the 1,536-GPU figure measured and to 0.911 predicted:
+the model, whose RoCE fabric is ideal, does not lose what these runs lost at 384 servers,
+whose swinging step times point at the network
 (congestion on a shared Ethernet fabric is not modelled).""",
+    "primus_mi325x": """\
+Measured: three complete Primus-Megatron training logs on AMD Instinct MI325X (AMD's AAC11
+cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node; `rocm/primus:v25.9_gfx942`, a
+Megatron-LM fork at 5a676b36), published in hisohara/ai-scripts at 4fb66ab5
+(`training/03_primus/`, the same author's MI300X rccl-tests log is in the nccl set): Llama 2 7B
+on 64 GPUs (data parallel, FP8), Llama 2 70B on 16 GPUs (torch FSDP2, full recompute, FP8) and
+Mixtral 8x7B on 64 GPUs (expert parallel 8, BF16), sequence 4096, 50 iterations each. The step
+is the median of iterations 6-50 (`clustersim import-log`'s warm-up rule), compared as
+tokens/s per GPU (`validation/primus_mi325x.csv`; the logs are in `validation/training_logs/`).
+Added on 2026-11-26 as the first AMD training check, scored once with nothing changed after:
+the MI325X constants come from AMD's and Stas Bekman's GEMM benchmarks times the sustained
+derating, and its attention fractions are estimates (`hardware_specs/gpus/mi325x.yaml`).
+
+Encoding: `validation/scenarios/primus_mi325x/`, from each log's arguments block (the draft
+`clustersim import-log` writes, which now maps `use_torch_fsdp2` to ZeRO 3): stack
+`megatron-core`; the 70B row's torch FSDP2 wrapper as Megatron-Core builds it (no mixed-precision
+policy, so bf16 gathers and reduce-scatters; a no-op `no_sync`, so a reduce-scatter every
+microbatch; TE's fp8 weight transpose recomputed every forward); `mi325x-platform` nodes on a
+non-blocking RoCE 400G fat-tree (the topology is not stated).
+
+Result: the two dense Llama rows within 3% (7B -3.0%, 70B +0.3%), the Mixtral row +37%. The
+mixture of experts is the library's widest miss, as on NVIDIA's Grok-1 set: the model prices
+every expert at its balanced share of the tokens, while this run is dropless (no capacity
+factor) at random initialisation, where the busiest expert sets the pace; the router, its
+auxiliary loss and the unfused token permutations (`moe_permute_fusion` false) are not
+modelled, and the grouped GEMM's rate on ROCm has no benchmark in the library. The logs' memory
+(HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
+peak.""",
     "mlperf_llama31_405b": """\
 Measured: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B submissions (closed division, NeMo 25.01
 on DGX H100 "Eos-dfw"; mlcommons/training_results_v5.0 at 0fdc28f0) on 512, 2,048, 2,432, 2,560
