@@ -320,7 +320,7 @@ def test_specs_prints_values_not_python_reprs(capsys):
 def test_tables_are_not_cut_in_a_pipe(capsys, tiny):
     code, out, _ = _run(capsys, "run", tiny)
     assert code == 0 and "…" not in out
-    assert "allocator fragmentation" in out and "data-parallel reduction, exposed" in out
+    assert "allocator fragmentation" in out and "data-parallel sync, exposed" in out
 
 
 def test_of_which_rows_sit_under_the_pipeline_row(capsys, tiny):

@@ -84,7 +84,7 @@ def _time_table(r: StepResult) -> Table:
     if r.stages and r.stages[0].amax_comm_s > 0:
         row("  of which fp8 amax all-reduces", r.microbatches * r.stages[0].amax_comm_s)
     row("pipeline bubble", r.bubble_s)
-    row("data-parallel reduction, exposed", r.dp_comm_exposed_s)
+    row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s)
     row("optimizer", r.optimizer_s)
     if stall_seconds(r) > 0:
         row("waiting for input (data loader)", stall_seconds(r))
