@@ -96,9 +96,11 @@ def test_draft_maps_the_arguments(draft):
     s = draft.scenario
     assert s["cluster"] == {"node": NODE, "nodes": 8}
     assert s["model"] == {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008,
-                          "mlp": "swiglu", "seq_len": 4096, "vocab": 32000}
-    assert s["training"] == {"stack": "megatron-core", "global_batch": 2048, "micro_batch": 4,
-                             "dtype": "fp8", "attention": "flash"}
+                          "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "tied_embeddings": False}
+    # Primus's fork logs align_param_gather False: the stack says so (pp 1 here, so no effect)
+    assert s["training"] == {"stack": {"base": "megatron-core",
+                                       "data_parallel": {"param_gather_launch": "bucket"}},
+                             "global_batch": 2048, "micro_batch": 4, "dtype": "fp8", "attention": "flash"}
     p = s["parallelism"]
     assert (p["tp"], p["pp"], p["dp"], p["cp"], p["ep"]) == (1, 1, 64, 1, 1)
     assert (p["zero_stage"], p["recompute"], p["overlap_grad_reduce"]) == (1, "none", True)
@@ -122,7 +124,7 @@ def test_import_log_writes_a_scenario_that_loads_and_runs(tmp_path, capsys):
 def test_import_log_prints_the_draft_without_output_file(capsys):
     assert main(["import-log", str(LOG), "--node", NODE, "--nodes", "8"]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("# Draft scenario") and "stack: megatron-core" in printed
+    assert printed.startswith("# Draft scenario") and "base: megatron-core" in printed
 
 
 def test_import_log_json_is_the_draft_and_the_measured_steady_state(capsys, tmp_path):
@@ -266,3 +268,6 @@ def test_torch_fsdp2_log_drafts_zero_stage_3():
     parallelism = draft.scenario["parallelism"]
     assert parallelism["zero_stage"] == 3 and parallelism["dp"] == 16
     assert draft.scenario["training"]["micro_batch"] == 10
+    stack = draft.scenario["training"]["stack"]
+    assert stack["sharding"] == {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
+    assert stack["kernels"] == {"fp8_weight_cast": "per_forward"}

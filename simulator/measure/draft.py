@@ -26,7 +26,10 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
 =========================================================  ==================================
 
-``training.stack`` is always ``megatron-core``. The cluster comes from the command line
+``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is
+``megatron-core``, as a mapping with overrides where the log sets the gradient and weight
+dtypes, the parameter-gather alignment, the fp8 recipe or torch FSDP2 otherwise
+(:func:`_stack`). The cluster comes from the command line
 (``--node``, ``--nodes``); the fabric is not in the log and is listed as not inferred.
 """
 
@@ -147,6 +150,8 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
         notes.append("model.mlp: swiglu not logged; gelu assumed")
     model["seq_len"] = _required(log, "seq_length")
     model.update(_vocab(log, notes))
+    if isinstance(args.get("untie_embeddings_and_output_weights"), bool):
+        model["tied_embeddings"] = not args["untie_embeddings_and_output_weights"]
     experts = args.get("num_experts")
     if isinstance(experts, int) and experts > 1:
         model["experts"] = experts
@@ -174,15 +179,14 @@ def _vocab(log: MegatronLog, notes: list[str]) -> dict[str, int]:
 
 
 def _note_shape_extras(args: dict[str, Any], extra: list[str]) -> None:
-    for key in ("normalization", "position_embedding_type", "untie_embeddings_and_output_weights",
-                "add_bias_linear"):
+    for key in ("normalization", "position_embedding_type", "add_bias_linear"):
         if key in args:
             extra.append(f"{key}: {args[key]}")
 
 
 def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
     args = log.arguments
-    training: dict[str, Any] = {"stack": STACK,
+    training: dict[str, Any] = {"stack": _stack(args, extra),
                                 "global_batch": _required(log, "global_batch_size"),
                                 "micro_batch": _required(log, "micro_batch_size")}
     if args.get("fp8"):
@@ -197,6 +201,41 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
     if "attention_backend" not in args and "use_flash_attn" not in args:
         notes.append("training.attention: attention backend not logged; flash assumed")
     return training
+
+
+def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
+    """``megatron-core``, with the fields the log sets otherwise than the profile (a mapping
+    ``{base: megatron-core, ...}``; docs/stacks.md):
+
+    - ``grad_reduce_in_fp32`` / ``accumulate_allreduce_grads_in_fp32`` false: gradients
+      reduced in the parameter dtype (``data_parallel.grad_reduce_dtype: param``);
+    - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8``;
+    - ``align_param_gather`` false: ``data_parallel.param_gather_launch: bucket``;
+    - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``;
+    - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
+      mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
+      FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
+      fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
+      ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``.
+    """
+    fields: dict[str, dict[str, Any]] = {}
+    fp32_grads = args.get("grad_reduce_in_fp32", args.get("accumulate_allreduce_grads_in_fp32"))
+    if fp32_grads is False:
+        fields.setdefault("data_parallel", {})["grad_reduce_dtype"] = "param"
+    if args.get("fp8_param_gather"):
+        fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
+    if args.get("align_param_gather") is False:
+        fields.setdefault("data_parallel", {})["param_gather_launch"] = "bucket"
+    recipe = str(args.get("fp8_recipe") or "").lower()
+    if args.get("fp8") and recipe == "tensorwise":
+        fields.setdefault("kernels", {})["fp8_scaling"] = "dynamic"
+    elif args.get("fp8") and recipe in ("mxfp8", "blockwise"):
+        extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
+    if args.get("use_torch_fsdp2"):
+        fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
+        if args.get("fp8"):
+            fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
+    return {"base": STACK, **fields} if fields else STACK
 
 
 def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
