@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.collectives import Op
+from simulator.collectives.schedule import Algorithm
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Schedule
@@ -157,7 +158,10 @@ def embedding_sync_seconds(ctx: Context) -> float:
     DeepSpeed's pipeline engine ``ReduceTiedGrads`` (fp32). The gradient is the whole
     ``V h / t`` slice of each tensor-parallel rank, in the stack's ``embedding_grad_dtype``;
     every embedding group (:meth:`~simulator.workload.layout.Layout.embedding_groups`) runs
-    at once.
+    at once, by ring unless the scenario forces an algorithm: on two ranks ring and tree move
+    the same bytes over the pair's one path and the tuner's ring wins at these sizes (the
+    auto choice read ring on GPT-3, MLPerf and BLOOM), so the other candidates are not priced
+    for every group of every layout.
     """
     sc, layout = ctx.scenario, ctx.layout
     if not sc.model.tied_embeddings or layout.pp == 1 or sc.parallelism.zero_stage == 3:
@@ -170,8 +174,9 @@ def _embedding_sync(ctx: Context) -> float:
     profile = scenario_stack(sc).data_parallel
     element = (profile.embedding_grad_dtype or profile.grad_reduce_dtype).nbytes(Dtype(sc.training.dtype))
     nbytes = sc.model.vocab * sc.model.hidden / layout.tp * element
-    terms = ctx.collectives.concurrent_terms(Op.ALL_REDUCE, layout.embedding_groups, nbytes,
-                                             forced_algorithm(sc, Op.ALL_REDUCE), key=("embedding", layout))
+    algorithm = forced_algorithm(sc, Op.ALL_REDUCE) or Algorithm.RING
+    terms = ctx.collectives.concurrent_terms(Op.ALL_REDUCE, layout.embedding_groups, nbytes, algorithm,
+                                             key=("embedding", layout))
     return terms.time(nbytes).item()
 
 
