@@ -120,3 +120,18 @@ def test_fp8_weight_gathers_move_half_the_bytes():
     bf16, fp8 = exposed(_interleaved("chunk")), exposed(_interleaved("chunk", dtype="fp8"))
     assert 0 < fp8 < bf16
     assert exposed(_interleaved("chunk", zero_stage=0)) == 0.0
+
+
+def test_given_plain_finish_gives_the_same_delay():
+    """The search passes its clocks' finish (the graph without gathers) instead of walking it
+    again: the delay is the same, bit for bit."""
+    from simulator.workload.chunk_gathers import batch_gather_delay
+    from simulator.workload.wavefront import batch_stage_clocks
+
+    rng = np.random.default_rng(11)
+    forward, backward = rng.uniform(1, 3, (4, 4)), rng.uniform(2, 6, (4, 4))
+    p2p, gather = rng.uniform(0, 0.2, 4), rng.uniform(0, 8, (4, 4))
+    finish, _ = batch_stage_clocks(Schedule.INTERLEAVED, forward, backward, 8, 3, p2p)
+    walked = batch_gather_delay(forward, backward, 8, 3, p2p, gather)
+    given = batch_gather_delay(forward, backward, 8, 3, p2p, gather, finish.max(axis=1))
+    assert np.array_equal(walked, given) and walked.max() > 0

@@ -103,19 +103,21 @@ def _clocked(out: list) -> Iterator[tuple[list[StagedStep], list[int], np.ndarra
         finish, last_start = batch_stage_clocks(
             schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
             m, v, np.array([s.p2p for s in staged]))
-        yield _with_param_waits(staged, m, v), members, finish, last_start
+        yield _with_param_waits(staged, m, v, finish), members, finish, last_start
 
 
-def _with_param_waits(staged: list[StagedStep], m: int, v: int) -> list[StagedStep]:
+def _with_param_waits(staged: list[StagedStep], m: int, v: int, finish: np.ndarray) -> list[StagedStep]:
     """``staged`` with the chunk-ahead weight gathers' waits of those that have them
-    evaluated together (:func:`simulator.workload.chunk_gathers.batch_gather_delay`)."""
+    evaluated together (:func:`simulator.workload.chunk_gathers.batch_gather_delay`, given
+    their clocks' ``finish`` so that the graph without the gathers is not walked again)."""
     gathers = [chunk_gather_seconds(s.ctx) for s in staged]
     rows = [i for i, g in enumerate(gathers) if g is not None]
     if not rows:
         return staged
     waits = batch_gather_delay(np.array([staged[i].forward for i in rows]),
                                np.array([staged[i].backward for i in rows]), m, v,
-                               np.array([staged[i].p2p for i in rows]), np.array([gathers[i] for i in rows]))
+                               np.array([staged[i].p2p for i in rows]), np.array([gathers[i] for i in rows]),
+                               finish[rows].max(axis=1))
     out = list(staged)
     for i, wait in zip(rows, waits.tolist(), strict=True):
         out[i] = replace(out[i], param_wait=wait)

@@ -91,8 +91,9 @@ def _prepared(phase: FlowPhase, capacity: np.ndarray) -> tuple[tuple[Route, ...]
 def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     """Chunk durations, transfers and gradient synchronisation of ``ctx`` (see StepPlan)."""
     v = ctx.scenario.parallelism.virtual_stages
-    forward = np.array([s.forward_s for s in base.stages]) / v
-    backward = np.array([s.backward_s for s in base.stages]) / v
+    stage_forward = np.array([s.forward_s for s in base.stages])      # one microbatch, every chunk
+    stage_backward = np.array([s.backward_s for s in base.stages])
+    forward, backward = stage_forward / v, stage_backward / v
     p2p = base.stages[0].p2p_s
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
     syncs = all_gradient_collectives(ctx)
@@ -102,7 +103,7 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
-    fixed = (base.optimizer_s + param_gather_exposed(ctx, forward * v, backward * v, p2p)
+    fixed = (base.optimizer_s + param_gather_exposed(ctx, stage_forward, stage_backward, p2p)
              + embedding_sync_seconds(ctx))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
         fixed += max(kernels)

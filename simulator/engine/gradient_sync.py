@@ -187,12 +187,10 @@ def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
     :func:`chunk_gather_seconds` applies), else the first bucket's gather
     (:func:`first_param_bucket_time`). ``forward``, ``backward`` and ``p2p`` are the
     pipeline clocks' inputs (per stage, seconds of one microbatch)."""
-    gather = chunk_gather_seconds(ctx)
+    gather, par = chunk_gather_seconds(ctx), ctx.scenario.parallelism
     if gather is None:
-        par = ctx.scenario.parallelism
         return memoised(ctx, ("first-bucket", ctx.layout, par.zero_stage),
                         lambda: first_param_bucket_time(ctx))
-    par = ctx.scenario.parallelism
     return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, p2p, gather)
 
 

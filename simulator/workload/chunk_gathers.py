@@ -50,7 +50,7 @@ def gather_delay(forward, backward, m: int, v: int, p2p: float, gather) -> float
 
 
 def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                       gather: np.ndarray) -> np.ndarray:
+                       gather: np.ndarray, plain: np.ndarray | None = None) -> np.ndarray:
     """Seconds the chunk-ahead weight gathers add to the step of each of ``n`` interleaved
     pipelines that share ``p``, ``m`` and ``v``.
 
@@ -64,6 +64,11 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
         Seconds of a stage-to-stage send.
     gather : ndarray, shape (n, p)
         Per stage, seconds of one chunk's weight all-gather.
+    plain : ndarray, shape (n,), optional
+        Each row's latest finish without the gathers, where the caller already has it
+        (:func:`simulator.workload.wavefront.batch_stage_clocks`, the same floating-point
+        operations); used up to :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES`,
+        else evaluated here.
 
     Returns
     -------
@@ -74,6 +79,8 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
         group of ``p`` microbatches.
     """
     p = forward.shape[1]
+    if plain is not None and m <= EXACT_MICROBATCHES:
+        return np.maximum(0.0, _batch_finish(forward, backward, m, v, p2p, gather).max(axis=1) - plain)
     evaluated = m if m <= EXACT_MICROBATCHES else (EXACT_MICROBATCHES // p) * p
     both = _batch_finish(np.concatenate([forward, forward]), np.concatenate([backward, backward]),
                          evaluated, v, np.concatenate([p2p, p2p]),
