@@ -50,6 +50,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``dgxc_grok1``: the same release's Grok-1 314B recipe (NeMo 24.12; mixture of experts, 8
   experts, top 2, expert parallel 8), BF16 and FP8 on 32 to 2,048 H100, with the recipe's
   smaller proxies below 512 GPUs (validation/dgxc_grok1_h100.csv), tokens/s per GPU.
+- ``megatron_core_scaling``: the Megatron-LM README's H100 scaling runs (Megatron-Core r0.8.0):
+  GPT 1.7B to 462B on 48 to 6,144 GPUs and the 177B strong-scaling end points at 96 and 4,608
+  (validation/megatron_core_scaling.csv), model TFLOP/s per GPU in Megatron's count.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -86,6 +89,7 @@ TOKENS = "tokens/s per GPU"
 MEMORY = "peak memory per GPU (GiB)"
 NEMO_TFLOPS = "model TFLOP/s per GPU (NeMo's count)"
 PALM_TFLOPS = "model TFLOP/s per GPU (PaLM's count)"
+MEGATRON_TFLOPS = "model TFLOP/s per GPU (Megatron's count)"
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,18 @@ def _nemo_long_context(root: Path) -> pd.DataFrame:
                     metric=NEMO_TFLOPS, predicted_of=_nemo_tflops)
 
 
+def _megatron_core_scaling(root: Path) -> pd.DataFrame:
+    """The Megatron-LM README's scaling runs: model TFLOP/s per GPU as published, against the
+    predicted tokens/s per GPU times Megatron's FLOP count per token (``num_floating_point_
+    operations``, core_r0.8.0, the same formula as :func:`nemo_flops_per_token`)."""
+    return _indexed(root, "megatron_core_scaling", "megatron_core_scaling.csv",
+                    lambda row: float(row.measured),
+                    lambda row, result, model: f"{_tokens_note(result)}; bubble "
+                                               f"{result.bubble_fraction:.1%}; step "
+                                               f"{result.step_time_s:.3f} s{_fit_note(result)}",
+                    metric=MEGATRON_TFLOPS, predicted_of=_nemo_tflops)
+
+
 def _bridge_set(name: str, csv_name: str):
     """The runner of a Megatron-Bridge performance-summary set (one system's dense Llama
     rows): tokens/s per GPU as published, the table's model TFLOP/s beside."""
@@ -492,6 +508,10 @@ SETS: dict[str, ValidationSet] = {
     "llm_foundry": _curve_entry(
         "llm_foundry",
         "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)"),
+    "megatron_core_scaling": ValidationSet(
+        "megatron_core_scaling",
+        "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "
+        "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
