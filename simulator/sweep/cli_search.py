@@ -27,6 +27,7 @@ from simulator.config.overlay import CalibratedLibrary, calibrated_library
 from simulator.config.yaml_io import read_yaml_mapping
 from simulator.errors import ConfigError, UsageError
 from simulator.measure.files import check_output_path, write_atomic
+from simulator.sweep.best_scenario import best_scenario_text
 from simulator.sweep.layouts import LAYOUT_AXES
 from simulator.sweep.search import OBJECTIVES, SearchResult, parse_sets, search, why_best
 from simulator.units import format_bytes
@@ -272,6 +273,8 @@ def _with_axis_options(command):
 @click.option("--parquet", type=_FILE, default=None, help="every layout evaluated, as Parquet")
 @click.option("--json", "json_path", type=_FILE, default=None, help="every layout evaluated, as JSON")
 @click.option("--png", type=_FILE, default=None, help="tokens/s against memory per GPU, Pareto front")
+@click.option("--save-best", type=_FILE, default=None, metavar="FILE",
+              help="the best layout as a scenario file (this scenario with that layout and --set values)")
 @click.option("--dask", "use_dask", is_flag=True, help="evaluate on Dask (a LocalCluster by default)")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="an existing Dask scheduler")
 @click.option("--workers", type=int, default=None, help="LocalCluster workers (default: one per core)")
@@ -279,10 +282,11 @@ def _with_axis_options(command):
               help="apply this calibration overlay (clustersim calibrate -o) to the hardware library")
 def search_command(scenario: Path, sets: tuple[str, ...], objective: str | None, price: tuple[str, ...],
                    top: int | None, csv_path: Path | None, parquet: Path | None, json_path: Path | None,
-                   png: Path | None, use_dask: bool, scheduler: str | None, workers: int | None,
-                   calibration: Path | None, **axes: str | None) -> None:
+                   png: Path | None, save_best: Path | None, use_dask: bool, scheduler: str | None,
+                   workers: int | None, calibration: Path | None, **axes: str | None) -> None:
     """Search the layouts of the scenario's model on its cluster and rank them."""
-    for path, option in ((csv_path, "--csv"), (parquet, "--parquet"), (json_path, "--json"), (png, "--png")):
+    for path, option in ((csv_path, "--csv"), (parquet, "--parquet"), (json_path, "--json"), (png, "--png"),
+                         (save_best, "--save-best")):
         if path is not None:
             check_output_path(path, option)
     loaded, section, library = read_search_scenario(scenario, calibrated_library(calibration))
@@ -306,6 +310,18 @@ def search_command(scenario: Path, sets: tuple[str, ...], objective: str | None,
     seconds = time.perf_counter() - start
     write_outputs(result, csv_path, parquet, json_path, png, f"{loaded.name}: layouts searched")
     _print(result, top or int(section.get("top", 10)), loaded.name, seconds)
+    if save_best is not None:
+        _save_best(scenario, result, save_best, library)
+
+
+def _save_best(scenario: Path, result: SearchResult, path: Path, library: HardwareLibrary) -> None:
+    """Write the best layout as a scenario file (:mod:`simulator.sweep.best_scenario`)."""
+    text = best_scenario_text(read_yaml_mapping(scenario), result, scenario, library)
+    if text is None:
+        err.print(f"--save-best: no layout is feasible; {path} not written", highlight=False)
+        return
+    write_atomic(path, text, "--save-best")
+    out.print(f"best layout written to {path} (clustersim run {path})", highlight=False)
 
 
 def _print(result: SearchResult, top: int, name: str, seconds: float) -> None:
