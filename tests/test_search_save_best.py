@@ -70,3 +70,15 @@ def test_an_unwritable_path_is_refused_before_the_search(capsys, tmp_path):
     code, out, err = _search(capsys, tmp_path, "--save-best", "/no/such/dir/best.yaml")
     assert code == 2 and "--save-best" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "all.json").exists()
+
+
+def test_a_calibration_flag_is_named_in_the_saved_scenario(capsys, tmp_path):
+    """Searched under ``--calibration F``: the file names F, so it runs to the row's numbers."""
+    overlay = tmp_path / "cal.yaml"
+    overlay.write_text("gpus: {a100-sxm-80gb: {compute: {gemm_peak_fraction: 0.70}}}\n")
+    best_path = tmp_path / "best.yaml"
+    code, _, _ = _search(capsys, tmp_path, "--calibration", overlay, "--save-best", best_path)
+    assert code == 0
+    assert yaml.safe_load(best_path.read_text())["calibration"] == str(overlay.resolve())
+    assert run_scenario(best_path).tokens_per_s == pytest.approx(_best_row(tmp_path)["tokens_per_s"],
+                                                                 rel=1e-12)

@@ -311,12 +311,17 @@ def search_command(scenario: Path, sets: tuple[str, ...], objective: str | None,
     write_outputs(result, csv_path, parquet, json_path, png, f"{loaded.name}: layouts searched")
     _print(result, top or int(section.get("top", 10)), loaded.name, seconds)
     if save_best is not None:
-        _save_best(scenario, result, save_best, library)
+        _save_best(scenario, result, save_best, library, calibration)
 
 
-def _save_best(scenario: Path, result: SearchResult, path: Path, library: HardwareLibrary) -> None:
-    """Write the best layout as a scenario file (:mod:`simulator.sweep.best_scenario`)."""
-    text = best_scenario_text(read_yaml_mapping(scenario), result, scenario, library)
+def _save_best(scenario: Path, result: SearchResult, path: Path, library: HardwareLibrary,
+               calibration: Path | None) -> None:
+    """Write the best layout as a scenario file (:mod:`simulator.sweep.best_scenario`); a
+    ``--calibration`` overlay is named in it (absolute path) so that it runs as searched."""
+    raw = read_yaml_mapping(scenario)
+    if calibration is not None:
+        raw["calibration"] = str(calibration.resolve())
+    text = best_scenario_text(raw, result, scenario, library)
     if text is None:
         err.print(f"--save-best: no layout is feasible; {path} not written", highlight=False)
         return
