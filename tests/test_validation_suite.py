@@ -283,7 +283,7 @@ def test_set_error_does_not_regress(scores, name):
 def test_megatron_core_strong_scaling_loses_more_than_measured(frame):
     """The Megatron-LM README's 177B model at batch 1,152: MFU 47% on 96 H100 and 42% on 4,608
     (ratio 0.894, each MFU to a whole percent, so +-0.015). A known miss in one direction (the
-    model loses more: 0.815 when scored, the bubble at 12 microbatches per step), guarded so
+    model loses more: 0.815 when scored, mostly the data-parallel reduction it exposes), guarded so
     that a fix or a regression shows: the predicted ratio stays below the measured one and
     within 12% of it."""
     rows = frame[frame["set"] == "megatron_core_scaling"].set_index("row")

@@ -358,8 +358,11 @@ model (1.7B, tp 1, hidden 2,048) reads +27%. The 177B model on 96 GPUs (dp 2, 57
 almost no bubble or data-parallel traffic: compute and tensor-parallel communication only)
 reads +18%; its tensor-parallel overlap is worth 11% in the model (+5% with it off). The
 strong-scaling loss is over-predicted: from 96 to 4,608 GPUs the measured TFLOP/s fall to
-0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.815 (0.895), the
-interleaved bubble at 12 microbatches per step weighing more in the model than in the run.
+0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.815 (0.895): at 4,608 GPUs
+the model leaves 13% of the step to the data-parallel reduction (14.8 GB of fp32 gradients per
+GPU over one NIC per rank, started with each stage's last backward) and 4% to the bubble,
+where the two measured points imply about half that exposure (docs/research/stack_facts.md
+section 17, which also records why the model keeps it).
 The same library reads NeMo 24.12's BF16 GPT-3 175B (DGX Cloud set, 52.8% MFU measured)
 within 4% and torchtitan's 2025 BF16 70B rows within 4%, while the other mid-2024 large-scale
 BF16 check, the Llama 3 paper's 8K rows, reads +14% like this set: what separates the two
