@@ -53,6 +53,9 @@ MEANINGS = {
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",
     "model.top_k": "experts each token visits",
+    "model.expert_load": "tokens routed to the busiest expert-parallel rank over the mean, >= 1 "
+                         "(1: balanced); scales that rank's expert GEMMs, expert activations and "
+                         "all-to-all",
     "training.global_batch": "sequences per optimizer step",
     "training.micro_batch": "sequences per microbatch",
     "training.dtype": "training precision (`tf32` is refused: a math mode, not a training dtype); "

@@ -97,6 +97,13 @@ class ModelConfig(_Section):
     vocab: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] = 51200
     experts: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
     top_k: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+    expert_load: Ratio = 1.0
+    """Tokens routed to the busiest expert-parallel rank over the mean (1: balanced routing).
+    The busiest rank sets the layer's pace: its expert GEMMs, expert activations and
+    all-to-all volume scale by it. A capacity-factor dispatcher that pads computes its
+    capacity (1); a dropless one computes what the router sends (Megatron-Core logs tokens
+    per expert); Wang et al. 2024 (arXiv:2408.15664) report the max-over-mean load of
+    aux-loss-balanced training ("MaxVio") at about 1.1-1.3 per batch."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""

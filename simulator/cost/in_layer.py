@@ -98,8 +98,10 @@ def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
 
 
 def _dispatched_bytes(shape: LayerShape) -> float:
-    """Bytes of the ``top_k`` token copies a tensor-parallel group dispatches per layer."""
-    return shape.tokens * shape.model.top_k * shape.model.hidden * shape.dtype_bytes
+    """Bytes of the ``top_k`` token copies a tensor-parallel group dispatches per layer, as the
+    busiest expert-parallel rank receives them (times ``model.expert_load``)."""
+    mdl = shape.model
+    return shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
 
 
 def _sequence_shards(shape: LayerShape) -> int:

@@ -112,7 +112,7 @@ class _LinearTimes:
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
                collectives: CollectiveModel, layout: Layout) -> LayerCost:
     """Compute and exposed communication of one layer (see the module docstring)."""
-    fwd_k = layer_forward(shape)
+    fwd_k = layer_forward(shape, shape.model.expert_load)      # the busiest expert rank's
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
     casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout)

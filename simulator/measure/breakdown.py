@@ -150,7 +150,7 @@ def kernel_classes(compute: ComputeModel, kernels: Kernels) -> Classes:
 def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, Classes]:
     """(forward, backward, recompute) seconds by class of one layer and one microbatch,
     following :func:`simulator.cost.layer.layer_cost`."""
-    fwd_k = layer_forward(ctx.shape)
+    fwd_k = layer_forward(ctx.shape, ctx.shape.model.expert_load)
     casts = fp8_cast_times(ctx.scenario, stack, ctx.compute, fwd_k, ctx.layout)
     forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
     backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])

@@ -696,7 +696,10 @@ mixture of experts is the library's widest miss, as on NVIDIA's Grok-1 set: the 
 every expert at its balanced share of the tokens, while this run is dropless (no capacity
 factor) at random initialisation, where the busiest expert sets the pace; the router, its
 auxiliary loss and the unfused token permutations (`moe_permute_fusion` false) are not
-modelled, and the grouped GEMM's rate on ROCm has no benchmark in the library. The logs' memory
+modelled, and the grouped GEMM's rate on ROCm has no benchmark in the library. A user who
+logs tokens per expert can state the busiest rank's load (`model.expert_load`, which scales that
+rank's expert GEMMs, activations and all-to-all); none is published for this run, so the
+scenario keeps balanced routing (a load of about 1.47 would match the measured step). The logs' memory
 (HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
 peak.""",
     "mlperf_llama31_405b": """\

@@ -87,9 +87,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     K and V of width ``k h / a`` (GQA); MLP inner ``2 f`` elements for GELU (its
     input and fc2 input) or ``3 f`` for SwiGLU (the ``2 f`` fc1 output that
     Megatron's fused SwiGLU saves, and the fc2 input); for MoE the MLP inner is
-    times ``top_k`` (router logits, permutation buffers and capacity padding are
-    ignored). ``dtype_bytes`` scales tensors, not masks. Dropout masks are kept
-    for every model (an upper bound for dropout-free Llama training).
+    times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits,
+    permutation buffers and capacity padding are ignored). ``dtype_bytes`` scales tensors,
+    not masks. Dropout masks are kept for every model (an upper bound for dropout-free Llama training).
     With the GPT shape (``f = 4h``, GELU, ``k = a``) the published formulas hold exactly.
 
     The ``5 a s^2 b`` attention core (softmax output, its dropout mask and
@@ -132,7 +132,7 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
     h = model.hidden
     kv_width = model.kv_heads * (h // model.heads)
-    inner = (2 if model.mlp == Mlp.GELU else 3) * model.ffn_hidden * model.top_k
+    inner = (2 if model.mlp == Mlp.GELU else 3) * model.ffn_hidden * model.top_k * model.expert_load
     replicated = dtype_bytes * 4 * h + MASK_BYTES * 2 * h
     sharded = dtype_bytes * (2 * h + 2 * kv_width + inner)
     return replicated, sharded

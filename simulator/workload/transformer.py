@@ -120,10 +120,12 @@ dP, dQ, dK) against 2 (Dao 2023, arXiv:2307.08691, sec. 3.2; FlashAttention-3 co
 same, arXiv:2407.08608 sec. 4.1)."""
 
 
-def layer_forward(shape: LayerShape) -> Kernels:
-    """Forward kernels of one transformer layer (see the module table)."""
-    gemms, linear = _gemms(shape)
-    return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape), np.array(linear),
+def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
+    """Forward kernels of one transformer layer (see the module table); with ``expert_load``
+    > 1 those of the busiest expert-parallel rank (its expert GEMMs' rows and expert
+    activations times the load; the mean work, for FLOP counts, is the default 1)."""
+    gemms, linear = _gemms(shape, expert_load)
+    return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape, expert_load), np.array(linear),
                    _flash_flops(shape), attention_shape=AttentionShape(shape.seq, shape.cp, shape.head_dim))
 
 
@@ -135,7 +137,8 @@ def _flash_flops(shape: LayerShape) -> float:
     return 4.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * shape.head_dim * 0.5
 
 
-def _gemms(shape: LayerShape) -> tuple[list[tuple[float, float, float, float]], list[bool]]:
+def _gemms(shape: LayerShape,
+           expert_load: float = 1.0) -> tuple[list[tuple[float, float, float, float]], list[bool]]:
     mdl, t, d = shape.model, shape.tp, shape.head_dim
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
@@ -145,23 +148,24 @@ def _gemms(shape: LayerShape) -> tuple[list[tuple[float, float, float, float]], 
     if shape.attention == Attention.UNFUSED:
         core = [(shape.seq, kv_seq, d, shape.micro_batch * heads),
                 (shape.seq, d, kv_seq, shape.micro_batch * heads)]
-    mlp = _mlp_gemms(shape)
+    mlp = _mlp_gemms(shape, expert_load)
     return [qkv, *core, proj, *mlp], [True] + [False] * len(core) + [True] * (1 + len(mlp))
 
 
-def _mlp_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
-    """Dense MLP, or top_k experts per token spread over ep ranks (balanced routing)."""
+def _mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, float, float, float]]:
+    """Dense MLP, or top_k experts per token spread over ep ranks: balanced routing times
+    ``expert_load`` (the busiest rank's share over the mean)."""
     mdl, t = shape.model, shape.tp
     up_width = (2 if mdl.mlp == Mlp.SWIGLU else 1) * mdl.ffn_hidden / t
     if mdl.experts == 1:
         rows, batch = shape.tokens, 1
     else:
         batch = mdl.experts / shape.ep
-        rows = shape.tokens * mdl.top_k / batch
+        rows = shape.tokens * mdl.top_k / batch * expert_load
     return [(rows, up_width, mdl.hidden, batch), (rows, mdl.hidden, mdl.ffn_hidden / t, batch)]
 
 
-def _memory_bytes(shape: LayerShape) -> np.ndarray:
+def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     """Bytes moved by each memory-bound forward kernel (read + write).
 
     In units of ``act`` = the layer's hidden activation bytes (``b s h`` elements, over
@@ -193,7 +197,7 @@ def _memory_bytes(shape: LayerShape) -> np.ndarray:
     llama = mdl.mlp == Mlp.SWIGLU
     sp_tokens = shape.tokens / (shape.tp if shape.sequence_parallel else 1)
     act = sp_tokens * mdl.hidden * nb
-    ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1)
+    ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1) * expert_load
     qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
     fused_activation = shape.fused if shape.fused_activation is None else shape.fused_activation
     activation = ((3.0 if llama else 2.0) if fused_activation else (5.0 if llama else 4.0)) * ffn
