@@ -102,8 +102,8 @@ class ModelConfig(_Section):
     The busiest rank sets the layer's pace: its expert GEMMs, expert activations and
     all-to-all volume scale by it. A capacity-factor dispatcher that pads computes its
     capacity (1); a dropless one computes what the router sends (Megatron-Core logs tokens
-    per expert); Wang et al. 2024 (arXiv:2408.15664) report the max-over-mean load of
-    aux-loss-balanced training ("MaxVio") at about 1.1-1.3 per batch."""
+    per expert); Wang et al. 2024 (arXiv:2408.15664) track the same quantity as "MaxVio", the
+    busiest expert's load over the mean minus 1. No value is assumed here."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""
