@@ -97,6 +97,9 @@ MEANINGS = {
     "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
+    "parallelism.rank_order": "how ranks map to GPUs, fastest first: `tp-cp-dp-pp` (Megatron's default: "
+                              "each pipeline stage a block of GPUs) or `tp-cp-pp-dp` (NeMo's "
+                              "`use_tp_pp_dp_mapping`: each pipeline replica a block)",
     "parallelism.first_stage_layers": "layers on the first pipeline stage (Megatron-Core "
                                       "`--decoder-first-pipeline-num-layers`); the layers left after "
                                       "the first and last stages' are divided evenly over the others",

@@ -43,6 +43,13 @@ class Schedule(StrEnum):
     INTERLEAVED = "interleaved-1f1b"
 
 
+class RankOrder(StrEnum):
+    """How ranks map to GPUs, fastest dimension first (Megatron-Core ``order``)."""
+
+    TP_CP_DP_PP = "tp-cp-dp-pp"     # Megatron's default: each pipeline stage a block of GPUs
+    TP_CP_PP_DP = "tp-cp-pp-dp"     # NeMo's use_tp_pp_dp_mapping: each pipeline replica a block
+
+
 class Recompute(StrEnum):
     NONE = "none"
     SELECTIVE = "selective"
@@ -157,6 +164,7 @@ class ParallelismConfig(_Section):
     shard_size: Count | None = None   # ZeRO-3 hybrid sharding: shard in groups of this many dp*cp ranks
     recompute: Recompute = Recompute.NONE
     overlap_grad_reduce: Flag = True
+    rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
     last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers
 

@@ -107,6 +107,8 @@ class CollectiveModel:
         """The first pipeline stage of ``layout`` whose groups are ``stage``'s shifted by a
         symmetry of the cluster (:mod:`simulator.topology.symmetry`): collectives on their
         groups cost the same, so a stage is priced on the canonical stage's groups."""
+        if layout.pp_inner:            # stages interleave on the GPUs: no block to shift
+            return stage
         return symmetry.canonical_stage(self.translation_period, layout.gpus // layout.pp,
                                         self.cluster.hw.gpus_per_node, stage)
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 from simulator.config.checks import data_parallel_size
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
-from simulator.config.scenario import Scenario
+from simulator.config.scenario import RankOrder, Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.workload.layout import Layout
@@ -66,7 +66,7 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     par, training = scenario.parallelism, scenario.training
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)
-    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep)
+    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP)
     shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel),
                        lambda: _shape(scenario))
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(

@@ -252,7 +252,7 @@ def _trace_warnings(meta: dict[str, Any], p: Prediction) -> list[str]:
     if isinstance(world, int) and world != p.result.gpus:
         out.append(f"the trace's job ran on {world} GPUs, the scenario has {p.result.gpus}")
     if isinstance(rank, int) and 0 <= rank < p.layout.gpus:
-        stage = rank // (p.layout.gpus // p.layout.pp)
+        stage = p.layout.stage_of(rank)
         if stage != p.parts.stage:
             out.append(f"rank {rank} is on pipeline stage {stage} in the scenario's layout; "
                        f"the prediction describes stage {p.parts.stage}")

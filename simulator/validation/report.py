@@ -327,6 +327,39 @@ torchtitan's launch script keeps mapped pages until `empty_cache`), backward gra
 temporaries (layout copies, the embedding's fp32 partial sums), and the compiled recompute
 working set beyond one layer; none has a closed form we could source, so none is added as a
 factor.""",
+    "mlperf_llama31_405b_gb200": """\
+Measured: MLPerf Training v5.0, Llama 3.1 405B on GB200 NVL72 racks (mlcommons/training_results_v5.0
+at 0fdc28f0, closed division, NeMo 25.04): NVIDIA's Tyche on 256 and 512 GPUs and CoreWeave's (with
+IBM and NVIDIA) Carina on 512, 1,024, 1,536, 2,048 and 2,496, one pipeline replica of 64 GPUs per
+rack, one 400 Gb/s NDR NIC per GPU. The step is the median of each logged run's per-step
+`train_step_time` after its first 10 steps, then the median over the 3 runs (they agree within
+1%); `validation/mlperf_llama31_405b_gb200.csv`. Compared as tokens/s per GPU. Added on
+2026-11-26 as the first GB200 check, scored once.
+
+Encoding: `validation/scenarios/mlperf_llama31_405b_gb200/`, from each submission's config (tp 4,
+pp 8 with 8 virtual stages, cp 2, micro batch 1, MINIBS 112 down to 32 microbatches per step, FP8
+with fp8 weight gathers, TE userbuffers by ring exchange): node `gb200-nvl72` with 64 of its 72
+GPUs used, on a non-blocking NDR fat-tree (not stated); GPU `gb200`, written for this set before it
+was scored: the B200's measured fractions of peak with the GB200 datasheet's peaks (1.11x the
+HGX B200's) and memory. `TP_PP_DP_MAPPING` is encoded as the new key `parallelism.rank_order:
+tp-cp-pp-dp` (each pipeline replica one rack's NVLink domain, data parallelism across racks); with
+Megatron's default order, which spreads a stage's data-parallel ranks over a rack and its
+pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%). Not
+expressible: the full-iteration CUDA graphs, IB SHARP, the deferred embedding weight gradient.
+
+Result: every row is fast, the more so the more microbatches a step has: +19% to +20% with 112
+microbatches per step (256 and 512 GPUs), +11% with 48, +9% with 40, +6% with 32 (2,496 GPUs). The
+runs fix two things apart, because the replica's work per microbatch is the same in every row:
+the measured steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per
+step. The model's w is 0.133 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's
+datasheet peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge
+405B row reads). Its X is about 1.2 s, three times the measured, almost all the exposed data-parallel
+reduction: 50 GB of fp32 gradients per GPU over one NIC each, started with each stage's last
+backward, about 1.0 s. The runs' X leaves about 0.2 s for it beyond the bubble, what launching each
+model chunk's reduce-scatter after that chunk's last backward (Megatron-Core's code,
+docs/research/stack_facts.md section 17) would expose. The two errors partly cancel as the
+microbatches per step fall, so the predicted curve falls faster than the measured one (0.830 of
+the 256-GPU throughput at 2,496 GPUs, measured 0.941).""",
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the

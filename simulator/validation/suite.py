@@ -50,6 +50,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``dgxc_grok1``: the same release's Grok-1 314B recipe (NeMo 24.12; mixture of experts, 8
   experts, top 2, expert parallel 8), BF16 and FP8 on 32 to 2,048 H100, with the recipe's
   smaller proxies below 512 GPUs (validation/dgxc_grok1_h100.csv), tokens/s per GPU.
+- ``mlperf_llama31_405b_gb200``: MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72 racks (NVIDIA's
+  Tyche on 256 and 512 GPUs, CoreWeave's Carina on 512 to 2,496;
+  validation/mlperf_llama31_405b_gb200.csv), tokens/s per GPU: the GB200 check.
 - ``megatron_core_scaling``: the Megatron-LM README's H100 scaling runs (Megatron-Core r0.8.0):
   GPT 1.7B to 462B on 48 to 6,144 GPUs and the 177B strong-scaling end points at 96 and 4,608
   (validation/megatron_core_scaling.csv), model TFLOP/s per GPU in Megatron's count.
@@ -508,6 +511,10 @@ SETS: dict[str, ValidationSet] = {
     "llm_foundry": _curve_entry(
         "llm_foundry",
         "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)"),
+    "mlperf_llama31_405b_gb200": _step_entry(
+        "mlperf_llama31_405b_gb200",
+        "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA and CoreWeave on 256 to 2,496 GB200 in NVL72 racks "
+        "(mlcommons/training_results_v5.0 @ 0fdc28f0)", "mlperf_llama31_405b_gb200.csv"),
     "megatron_core_scaling": ValidationSet(
         "megatron_core_scaling",
         "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "

@@ -6,15 +6,21 @@ Megatron-LM's order (tensor fastest, then context, then data, then pipeline):
 
 so tensor-parallel groups sit inside a node whenever tp divides the GPUs per node,
 data-parallel peers are ``tp * cp`` GPUs apart, and each pipeline stage owns a
-contiguous block of ``tp * cp * dp`` GPUs. Expert-parallel groups are ``ep``
-consecutive data-and-context-parallel peers (Megatron's expert-data-parallel split).
+contiguous block of ``tp * cp * dp`` GPUs. With ``pp_inner`` (``parallelism.rank_order:
+tp-cp-pp-dp``, NeMo's ``use_tp_pp_dp_mapping``, Megatron-Core ``order="tp-cp-ep-pp-dp"``)
+pipeline comes before data:
+
+    gpu = tp_rank + tp * (cp_rank + cp * (pp_rank + pp * dp_rank))
+
+so each pipeline replica owns a contiguous block of ``tp * cp * pp`` GPUs (one NVLink
+domain of a GB200 NVL72 rack in MLPerf's Llama 3.1 405B runs) and data-parallel peers are
+``tp * cp * pp`` GPUs apart. Expert-parallel groups are ``ep`` consecutive
+data-and-context-parallel peers (Megatron's expert-data-parallel split).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 
 @dataclass(frozen=True)
@@ -24,13 +30,23 @@ class Layout:
     dp: int
     cp: int = 1
     ep: int = 1
+    pp_inner: bool = False
+    """Pipeline ranks before data ranks in the GPU order (module docstring)."""
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp * self.dp * self.cp
 
     def gpu(self, tp_rank: int = 0, cp_rank: int = 0, dp_rank: int = 0, pp_rank: int = 0) -> int:
+        if self.pp_inner:
+            return tp_rank + self.tp * (cp_rank + self.cp * (pp_rank + self.pp * dp_rank))
         return tp_rank + self.tp * (cp_rank + self.cp * (dp_rank + self.dp * pp_rank))
+
+    def stage_of(self, gpu: int) -> int:
+        """The pipeline stage GPU ``gpu`` belongs to."""
+        if self.pp_inner:
+            return gpu // (self.tp * self.cp) % self.pp
+        return gpu // (self.tp * self.cp * self.dp)
 
     def tp_group(self, stage: int = 0) -> tuple[int, ...]:
         return tuple(self.gpu(tp_rank=i, pp_rank=stage) for i in range(self.tp))
@@ -46,8 +62,8 @@ class Layout:
         ``j = cp_rank + cp * dp_rank`` from ``block * ep`` (Megatron-Core's expert rank
         generator, order tp-ep-dp-pp: context-parallel ranks fold into expert data
         parallelism; with cp = 1 these are ``ep`` consecutive data-parallel replicas)."""
-        base = self.tp * self.cp * self.dp * stage
-        return tuple(base + tp_rank + self.tp * j for j in range(block * self.ep, (block + 1) * self.ep))
+        return tuple(self.gpu(tp_rank, j % self.cp, j // self.cp, stage)
+                     for j in range(block * self.ep, (block + 1) * self.ep))
 
     @property
     def expert_replicas(self) -> int:
@@ -74,9 +90,7 @@ class Layout:
 
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
-        grid = np.arange(self.gpus).reshape(self.pp, self.dp, self.cp * self.tp)
-        return [tuple(int(g) for g in grid[s, :, j]) for s in range(self.pp)
-                for j in range(self.cp * self.tp)]
+        return [group for stage in range(self.pp) for group in self.stage_dp_groups(stage)]
 
     def stage_dp_groups(self, stage: int) -> list[tuple[int, ...]]:
         """The data-parallel groups of one stage (one per tensor- and context-parallel rank)."""
@@ -102,8 +116,8 @@ class Layout:
     def embedding_groups(self) -> list[tuple[int, int]]:
         """The embedding groups: each GPU of the first stage with the GPU at the same tensor,
         context and data-parallel position on the last (Megatron's ``embedding_group``)."""
-        stride = self.gpus // self.pp
-        return [(gpu, gpu + (self.pp - 1) * stride) for gpu in range(stride)]
+        return [(self.gpu(t, c, d, 0), self.gpu(t, c, d, self.pp - 1))
+                for d in range(self.dp) for c in range(self.cp) for t in range(self.tp)]
 
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""
