@@ -98,3 +98,27 @@ def test_a_replica_per_rack_keeps_the_pipeline_on_nvlink():
 def test_both_engines_agree_under_either_order(order):
     session = _gb200(order)
     assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+def test_the_search_covers_both_orders_and_rows_equal_the_single_path(tmp_path):
+    """``--rank-order`` is a search axis; a second order is offered only where it places ranks
+    differently (pp > 1 and dp > 1), and each row is what a scenario file with it gives."""
+    import yaml
+
+    from simulator.pipeline import run_scenario
+    from simulator.sweep.search import search
+
+    session = _gb200("tp-cp-dp-pp")
+    result = search(session.scenario, flags={"tp": "4", "pp": "1,8", "cp": "2", "micro_batch": "1",
+                                             "schedule": "1f1b", "virtual_stages": "1", "recompute": "none",
+                                             "zero_stage": "1", "sequence_parallel": "true",
+                                             "rank_order": "tp-cp-dp-pp,tp-cp-pp-dp"})
+    frame = result.frame
+    assert sorted(map(str, frame.loc[frame["pp"] == 8, "rank_order"])) == ["tp-cp-dp-pp", "tp-cp-pp-dp"]
+    assert len(frame[frame["pp"] == 1]) == 1
+    row = frame[(frame["pp"] == 8) & (frame["rank_order"].astype(str) == "tp-cp-pp-dp")].iloc[0]
+    data = yaml.safe_load(yaml.safe_dump(session.scenario.model_dump(mode="json", exclude_none=True)))
+    data["parallelism"]["rank_order"] = "tp-cp-pp-dp"
+    path = tmp_path / "pp-inner.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert run_scenario(path).tokens_per_s == pytest.approx(row["tokens_per_s"], rel=1e-12)

@@ -31,7 +31,7 @@ from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
 PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "schedule",
-                    "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce"}
+                    "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce", "rank_order"}
 TRAINING_KEYS = {"micro_batch", "global_batch"}
 
 
@@ -171,7 +171,7 @@ def _fill(row: dict, result: dict | ClusterSimError) -> None:
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",
-               "recompute", "zero_stage", "shard_size", "sequence_parallel"]
+               "recompute", "zero_stage", "shard_size", "sequence_parallel", "rank_order"]
 """Axes of a layout, in the order the search enumerates them (and its output columns)."""
 POWERS = [1, 2, 4, 8, 16, 32, 64]
 
@@ -219,7 +219,7 @@ def scalar(text: str) -> Any:
 def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]:
     """Sensible ranges for ``scenario``'s model: tp up to a server, powers of two for pp,
     cp only for long sequences, ep only for mixtures of experts, every schedule, recompute
-    mode, ZeRO stage 1-3 and sequence parallelism."""
+    mode, ZeRO stage 1-3 and sequence parallelism; the scenario's own rank order."""
     model = scenario.model
     return {
         "tp": [t for t in POWERS if t <= gpus_per_node and model.heads % t == 0],
@@ -234,6 +234,7 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
         "zero_stage": [1, 2, 3],
         "shard_size": [None],
         "sequence_parallel": [False, True],
+        "rank_order": [scenario.parallelism.rank_order],
     }
 
 
@@ -253,7 +254,7 @@ def layouts(axes: dict[str, list[Any]], gpus: int) -> Iterator[dict[str, Any]]:
     count (dp is the quotient unless the dp axis restricts it). Combinations that mean the
     same layout are given once: virtual stages only with the interleaved schedule (which
     needs at least two), sequence parallelism only with tp > 1, hybrid sharding only with
-    ZeRO-3."""
+    ZeRO-3, a second rank order only with pp > 1 and dp > 1."""
     for tp, pp, cp in product(axes["tp"], axes["pp"], axes["cp"]):
         if gpus % (tp * pp * cp):
             continue
@@ -268,8 +269,9 @@ def _rest(axes: dict[str, list[Any]], tp: int, pp: int, cp: int, dp: int) -> Ite
                  if (s == Schedule.INTERLEAVED) == (v > 1) and not (v > 1 and pp == 1)]
     zeros = [(z, s) for z in axes["zero_stage"] for s in axes["shard_size"] if s is None or z == 3]
     sps = [sp for sp in axes["sequence_parallel"] if tp > 1 or not sp]
-    for ep, mb, (schedule, v), recompute, (zero, shard), sp in product(
-            axes["ep"], axes["micro_batch"], schedules, axes["recompute"], zeros, sps):
+    orders = axes["rank_order"] if pp > 1 and dp > 1 else axes["rank_order"][:1]
+    for ep, mb, (schedule, v), recompute, (zero, shard), sp, order in product(
+            axes["ep"], axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders):
         yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "micro_batch": mb,
                "schedule": schedule, "virtual_stages": v, "recompute": recompute,
-               "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp}
+               "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp, "rank_order": order}
