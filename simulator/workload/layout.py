@@ -15,7 +15,8 @@ pipeline comes before data:
 so each pipeline replica owns a contiguous block of ``tp * cp * pp`` GPUs (one NVLink
 domain of a GB200 NVL72 rack in MLPerf's Llama 3.1 405B runs) and data-parallel peers are
 ``tp * cp * pp`` GPUs apart. Expert-parallel groups are ``ep`` consecutive
-data-and-context-parallel peers (Megatron's expert-data-parallel split).
+data-and-context-parallel peers (Megatron's expert-data-parallel split), in either order; how
+Megatron-Core's expert rank generator places them under ``tp-cp-ep-pp-dp`` is not modelled.
 """
 
 from __future__ import annotations
