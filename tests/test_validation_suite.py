@@ -64,8 +64,7 @@ def _index(name: str) -> pd.DataFrame:
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
 OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05,
-               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05,
-               "mlperf_llama31_405b/llama31-405b-512gpu-fp8": 0.05}
+               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -209,8 +208,9 @@ ACHIEVED = {
     "mlperf_gpt3": (0.022, 0.034),
     # tokens/s per GPU, 5 rows (NVIDIA's MLPerf Training v5.0 Llama 3.1 405B on 512 to 8,192
     # H100, step times from the result logs), scored once: 0.9% / 1.6%, target met; 1.0% / 1.7%
-    # with the weight gathers a chunk ahead in fp8.
-    "mlperf_llama31_405b": (0.010, 0.017),
+    # with the weight gathers a chunk ahead in fp8; 1.5% / 4.0% once the submissions' bf16 gradient
+    # reduction (grad_reduce_in_fp32=False) replaced the profile's fp32 (2026-11-26).
+    "mlperf_llama31_405b": (0.015, 0.040),
     # tokens/s per GPU, 3 rows (NVIDIA's MLPerf Training v4.1 GPT-3 175B on 64 B200 and 256 and
     # 512 H100), scored once: 5.4% / 8.6%, target met (B200 +0.8%; H100 -8.6% and -6.7%); 5.4% /
     # 8.7% now.
@@ -238,9 +238,10 @@ ACHIEVED = {
     # tokens/s per GPU, 7 rows (MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72: NVIDIA's Tyche
     # on 256 and 512, CoreWeave's Carina on 512 to 2,496 GPUs), the first GB200 check: 16.3% /
     # 25.9% when scored without the runs' rank mapping, 13.9% / 20.4% with it
-    # (parallelism.rank_order tp-cp-pp-dp), NOT met (compute 21% short per microbatch, the
-    # data-parallel reduction's exposure three times the runs').
-    "mlperf_llama31_405b_gb200": (0.139, 0.204),
+    # (parallelism.rank_order tp-cp-pp-dp); 20.5% / 24.0% with the submissions' bf16 gradient
+    # reduction (grad_reduce_in_fp32=False), NOT met: compute 21% short per microbatch, the fixed
+    # part per step twice the runs'.
+    "mlperf_llama31_405b_gb200": (0.205, 0.240),
     # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
     # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample: 2.7% / 5.7% (3.3% / 6.5%
     # when scored first), target met. The 340B curve loses 10.5% from 128 to 2,048 GPUs
@@ -291,7 +292,9 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
     """MLPerf v5.0 Llama 3.1 405B on GB200: every row runs the same 64-GPU replica, so the
     measured steps fit ``m w + X`` (Carina's 512- and 1,024-GPU rows: w = 0.169 s per microbatch,
     X = 0.33 s). A known miss in both parts, guarded so that a fix or a regression shows: the
-    predicted w is 15-30% short of the measured and the predicted X is 2-5x the measured."""
+    predicted w is 15-30% short of the measured and the predicted X is 1.5-3x the measured
+    (0.68 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after the last
+    backward)."""
     rows = frame[frame["set"] == "mlperf_llama31_405b_gb200"].set_index("row")
     tokens = {"3": 896 * 8192, "4": 768 * 8192}         # global batch x sequence
     microbatches = {"3": 112, "4": 48}
@@ -302,7 +305,7 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
         return w, step["3"] - microbatches["3"] * w
     (w, fixed), (w_model, fixed_model) = split("measured"), split("predicted")
     assert w == pytest.approx(0.169, abs=0.002) and fixed == pytest.approx(0.33, abs=0.02)
-    assert 0.70 < w_model / w < 0.85 and 2.0 < fixed_model / fixed < 5.0
+    assert 0.70 < w_model / w < 0.85 and 1.5 < fixed_model / fixed < 3.0
 
 
 def test_megatron_core_strong_scaling_loses_more_than_measured(frame):
@@ -347,13 +350,15 @@ def test_mlperf_gpt3_v31_loses_less_at_scale_than_measured(frame):
 def test_mlperf_llama31_405b_scaling_from_512_to_8192_gpus(frame):
     """NVIDIA's MLPerf v5.0 Llama 3.1 405B, one layout per replica from 512 to 8,192 H100 (24 to
     288 microbatches per step): throughput per GPU at 8,192 over 512 is 0.877 measured (runs
-    within 0.3% of each other at both ends); the predicted ratio is within 1.5% of it (0.879 when
-    scored): the bubble's growth as the microbatches per step fall, and the data-parallel terms."""
+    within 0.3% of each other at both ends). 0.879 predicted when scored, while the scenarios
+    reduced gradients in fp32; 0.919 with the submissions' bf16 reduction: the model loses less
+    than measured (its fixed part per step 0.45 s, the runs' 0.60-0.75 s). A known miss in one
+    direction, guarded within 7% so that a fix or a regression shows."""
     rows = frame[frame["set"] == "mlperf_llama31_405b"].set_index("row")
     measured = rows.loc["5", "measured"] / rows.loc["1", "measured"]
     predicted = rows.loc["5", "predicted"] / rows.loc["1", "predicted"]
     assert measured == pytest.approx(0.877, abs=0.002)
-    assert predicted == pytest.approx(measured, rel=0.015)
+    assert measured < predicted < measured * 1.07
 
 
 def test_llama3_scaling_from_8k_to_16k_gpus(frame):

@@ -344,22 +344,23 @@ was scored: the B200's measured fractions of peak with the GB200 datasheet's pea
 HGX B200's) and memory. `TP_PP_DP_MAPPING` is encoded as the new key `parallelism.rank_order:
 tp-cp-pp-dp` (each pipeline replica one rack's NVLink domain, data parallelism across racks); with
 Megatron's default order, which spreads a stage's data-parallel ranks over a rack and its
-pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%). Not
-expressible: the full-iteration CUDA graphs, IB SHARP, the deferred embedding weight gradient.
+pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%), and 13.9% /
+20.4% with the rank order but the profile's fp32 gradient reduction; the submissions reduce in bf16
+(`pretrain.py`: `grad_reduce_in_fp32=False`), encoded after. Not expressible: the full-iteration
+CUDA graphs, IB SHARP, the deferred embedding weight gradient, the DDP bucket of 200 parameters.
 
-Result: every row is fast, the more so the more microbatches a step has: +19% to +20% with 112
-microbatches per step (256 and 512 GPUs), +11% with 48, +9% with 40, +6% with 32 (2,496 GPUs). The
-runs fix two things apart, because the replica's work per microbatch is the same in every row:
-the measured steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per
-step. The model's w is 0.133 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's
-datasheet peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge
-405B row reads). Its X is about 1.2 s, three times the measured, almost all the exposed data-parallel
-reduction: 50 GB of fp32 gradients per GPU over one NIC each, started with each stage's last
-backward, about 1.0 s. The runs' X leaves about 0.2 s for it beyond the bubble, what launching each
-model chunk's reduce-scatter after that chunk's last backward (Megatron-Core's code,
-docs/research/stack_facts.md section 17) would expose. The two errors partly cancel as the
-microbatches per step fall, so the predicted curve falls faster than the measured one (0.830 of
-the 256-GPU throughput at 2,496 GPUs, measured 0.941).""",
+Result: every row is fast by 17-24%, a level error: +23% to +24% with 112 microbatches per step
+(256 and 512 GPUs), +19% with 48, +18% with 40, +17% with 32 (2,496 GPUs). The runs fix two
+things apart, because the replica's work per microbatch is the same in every row: the measured
+steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per step. The
+model's w is 0.134 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's datasheet
+peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge 405B
+row reads). Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
+reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
+backward. The NVIDIA H100 405B set, the same software one release earlier, measures X at
+0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's exposure
+(docs/research/stack_facts.md section 17). The curve: 0.893 of the 256-GPU throughput at 2,496
+GPUs predicted, 0.941 measured.""",
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -751,15 +752,21 @@ parameter gather), FP8 with delayed scaling, cuDNN attention, TE's p2p context-p
 userbuffers with every collective GEMM by ring exchange (`h100tp8mbs1.yaml`), the embedding and
 the loss counted in the pipeline split; a non-blocking NDR fat-tree; the fp8 parameter
 gathers (`FP8_PARAMS`) as `data_parallel.param_gather_dtype: fp8` (encoded on 2026-11-26, once
-expressible). Not expressible: the parameter gather overlapped with the optimizer step, the
-deferred embedding weight gradient, IB SHARP.
+expressible); gradients reduced in bf16, as the submissions' `pretrain.py` sets
+(`grad_reduce_in_fp32=False` in the DDP config and the mixed precision;
+`data_parallel.grad_reduce_dtype: bf16`, encoded on 2026-11-26 while the GB200 set was read; the
+set had used the profile's fp32). Not expressible: the parameter gather overlapped with the
+optimizer step, the deferred embedding weight gradient, IB SHARP, the DDP bucket of 200
+parameters (one bucket per parameter tensor).
 
-Result: every row within 1.7% (-1.1%, -1.7%, -0.6%, -0.7%, -1.0%; first scored -1.0%, -1.6%,
--0.5%, -0.6%, -0.7% before the weight gathers were launched a chunk ahead in fp8), and the
-curve's shape: from 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.877
-predicted. The 512-GPU
-row is predicted at 82.0 GiB, over the 80 GiB it ran in: the fp8 parameters the run keeps
-(`FP8_PARAMS`) are not in the memory model. This is the same model and stack that reads +8.8% on
+Result: every row within 4% (-0.7%, 0.0%, +1.3%, +1.5%, +4.0%). Until the bf16 reduction was
+encoded the rows read -1.1% to -0.6% and the curve's shape matched exactly (first scored -1.0%,
+-1.6%, -0.5%, -0.6%, -0.7%; -1.1%, -1.7%, -0.6%, -0.7%, -1.0% with the weight gathers a chunk
+ahead in fp8): the fp32 reduction's extra exposure had stood in for a loss the model does not
+otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.919
+predicted; the measured steps split into 0.19 s per microbatch (the model within 1%) and a
+fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0
+with fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8% on
 Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
 what separates the two is not found.""",
     "megatron_bridge_b200": """\
