@@ -82,3 +82,15 @@ def test_a_calibration_flag_is_named_in_the_saved_scenario(capsys, tmp_path):
     assert yaml.safe_load(best_path.read_text())["calibration"] == str(overlay.resolve())
     assert run_scenario(best_path).tokens_per_s == pytest.approx(_best_row(tmp_path)["tokens_per_s"],
                                                                  rel=1e-12)
+
+
+def test_a_preset_set_loads_the_whole_preset_as_the_search_did(capsys, tmp_path):
+    """``--set model.preset=P`` replaces the model section with preset P (as the search built
+    the point), so the saved file runs to the row's numbers."""
+    best_path = tmp_path / "best.yaml"
+    code, _, _ = _search(capsys, tmp_path, "--set", "model.preset=megatron-1.7b,megatron-3.6b",
+                         "--save-best", best_path)
+    assert code == 0
+    best, saved = _best_row(tmp_path), yaml.safe_load(best_path.read_text())
+    assert saved["model"]["preset"] == best["model.preset"]
+    assert run_scenario(best_path).tokens_per_s == pytest.approx(best["tokens_per_s"], rel=1e-12)

@@ -27,6 +27,8 @@ FABRICS = {   # fabric, servers, period (servers), layout (tp, pp, dp, cp, ep)
                                    Layout(2, 8, 4, 1, 1)),
     "rail-optimized, 16 servers a leaf": (
         {"topology": "rail-optimized", "link": "ib-ndr", "switch_radix": 32}, 32, 16, Layout(8, 8, 4, 1, 1)),
+    "fat-tree, 4 servers a leaf, pipeline before data": (
+        {"topology": "fat-tree", "link": "ib-ndr", "switch_radix": 64}, 16, 4, Layout(8, 8, 2, 1, 1, True)),
 }
 
 
@@ -35,11 +37,12 @@ def test_period_and_equal_prices_of_shifted_stages(name):
     """Every pipeline stage costs what its canonical stage costs, for the stages'
     data-parallel all-gathers, reduce-scatters and all-reduces priced on their own GPUs; the
     period is lcm(NICs a leaf, spines) over NICs a server (fat-tree) or lcm(servers a leaf,
-    spines) (rail-optimized)."""
+    spines) (rail-optimized). Under either rank order a stage is stage 0 shifted by
+    ``stage_stride`` GPUs (a server under tp-cp-pp-dp with tp 8)."""
     fabric, nodes, period, layout = FABRICS[name]
     collectives = _collectives(fabric, nodes)
     assert translation_period(collectives.cluster) == period
-    servers = layout.gpus // layout.pp // 8
+    servers = layout.stage_stride // 8
     shared = 0
     for stage in range(layout.pp):
         alike = collectives.canonical_stage(layout, stage)

@@ -107,9 +107,7 @@ class CollectiveModel:
         """The first pipeline stage of ``layout`` whose groups are ``stage``'s shifted by a
         symmetry of the cluster (:mod:`simulator.topology.symmetry`): collectives on their
         groups cost the same, so a stage is priced on the canonical stage's groups."""
-        if layout.pp_inner:            # stages interleave on the GPUs: no block to shift
-            return stage
-        return symmetry.canonical_stage(self.translation_period, layout.gpus // layout.pp,
+        return symmetry.canonical_stage(self.translation_period, layout.stage_stride,
                                         self.cluster.hw.gpus_per_node, stage)
 
     def terms(self, op: Op, algorithm: Algorithm | None, group: Group) -> list[CostTerms]:

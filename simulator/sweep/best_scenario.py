@@ -12,15 +12,14 @@ search ranked first.
 from __future__ import annotations
 
 import copy
-import math
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from simulator.config import HardwareLibrary, scenario_from_mapping
-from simulator.sweep.layouts import PARALLELISM_KEYS, TRAINING_KEYS
-from simulator.sweep.search import SearchResult
+from simulator.sweep.layouts import PARALLELISM_KEYS, TRAINING_KEYS, plain_value
+from simulator.sweep.search import SearchResult, set_key
 
 YAML_WIDTH = 92
 
@@ -33,8 +32,8 @@ def best_mapping(raw: dict, result: SearchResult) -> dict | None:
         return None
     mapping = copy.deepcopy(raw)
     mapping.pop("search", None)
-    for key in result.set_keys:
-        _set_dotted(mapping, key, _plain(best[key]))
+    for key in result.set_keys:     # as the search set them (model.preset loads the preset)
+        mapping = set_key(mapping, key, _plain(best[key]))
     parallelism = mapping.setdefault("parallelism", {})
     for key in sorted(PARALLELISM_KEYS & set(best.index)):
         value = _plain(best[key])
@@ -67,22 +66,10 @@ def best_scenario_text(raw: dict, result: SearchResult, source: Path,
     return "".join(f"# {line}\n" for line in header) + body
 
 
-def _set_dotted(mapping: dict, key: str, value: Any) -> None:
-    """Set ``a.b.c`` in nested ``mapping``, creating the sections on the way."""
-    *sections, last = key.split(".")
-    node = mapping
-    for section in sections:
-        node = node.setdefault(section, {})
-    node[last] = value
-
-
 def _plain(value: Any) -> Any:
-    """A search frame cell as a plain YAML scalar: numpy numbers as int/float/bool, NaN and
-    None as None, enums by value."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
+    """A search frame cell as a YAML scalar (:func:`~simulator.sweep.layouts.plain_value`),
+    whole floats as int (a column with missing cells is float) and enums by value."""
+    value = plain_value(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return getattr(value, "value", value)

@@ -13,6 +13,7 @@ run per layout by :func:`evaluate_rows`.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import product
@@ -206,6 +207,16 @@ def _checked(name: str, value: Any, source: str) -> Any:
         return getattr(validate_model(model, data, source), name)
     except ConfigError as exc:
         raise UsageError(f"{source}.{name}: {short_value(value)}: {exc.message}") from None
+
+
+def plain_value(value: Any) -> Any:
+    """A data-frame cell as a plain Python value: numpy scalars as int/float/bool, NaN and
+    missing values as None."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def scalar(text: str) -> Any:

@@ -27,6 +27,7 @@ from simulator.engine.analytical import simulate_step
 from simulator.errors import ConfigError, InfeasibleError, UsageError
 from simulator.pipeline import session_from_scenario
 from simulator.results import StepResult
+from simulator.sweep.layouts import plain_value
 
 OK = "ok"
 """The ``status`` of a point that was simulated."""
@@ -252,7 +253,7 @@ def _simulate(scenario: Scenario, collectives, run: EngineChoice) -> StepResult:
 
 def scale_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of a :func:`scale_sweep` frame as plain Python values (missing -> None)."""
-    return [{key: _plain(value) for key, value in row.items()}
+    return [{key: plain_value(value) for key, value in row.items()}
             for row in frame.to_dict(orient="records")]
 
 
@@ -288,9 +289,3 @@ def _with_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value.item() if hasattr(value, "item") else value

@@ -117,7 +117,7 @@ def scenario_points(scenario: Scenario, sets: list[tuple[str, list[Any]]],
         source = "--set " + " ".join(f"{k}={v}" for k, v in given.items())
         mapping = base
         for key, value in given.items():
-            mapping = _set_key(mapping, key, value)
+            mapping = set_key(mapping, key, value)
         point = validate_model(Scenario, mapping, source)
         try:
             resolve_cluster(point.cluster, library)
@@ -127,7 +127,7 @@ def scenario_points(scenario: Scenario, sets: list[tuple[str, list[Any]]],
     return points
 
 
-def _set_key(mapping: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+def set_key(mapping: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """A copy of ``mapping`` with the dotted ``key`` set (``model.preset`` loads the preset)."""
     if key == "model.preset":
         if value not in MODEL_PRESETS:
@@ -142,7 +142,7 @@ def _set_key(mapping: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
         inner = {}
     if not isinstance(inner, dict):
         raise UsageError(f"--set {key}: '{head}' is {short_value(inner)}, not a section")
-    return {**mapping, head: _set_key(inner, rest, value)}
+    return {**mapping, head: set_key(inner, rest, value)}
 
 
 def search(scenario: Scenario, *, section: dict[str, Any] | None = None,

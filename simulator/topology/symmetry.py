@@ -59,11 +59,12 @@ def _intact(cluster: Cluster) -> bool:
     return bool(ports) and bool(np.all(cluster.bandwidth_Bps[ports] == cluster.bandwidth_Bps[ports[0]]))
 
 
-def canonical_stage(period: int | None, gpus_per_stage: int, gpus_per_server: int, stage: int) -> int:
-    """The first pipeline stage whose GPU block is ``stage``'s shifted by a multiple of
-    ``period`` servers (``stage`` itself when no period is claimed or a stage is not a whole
-    number of servers). Stage ``s`` holds GPUs ``[s g, (s + 1) g)``."""
-    if period is None or gpus_per_stage % gpus_per_server:
+def canonical_stage(period: int | None, stage_stride: int, gpus_per_server: int, stage: int) -> int:
+    """The first pipeline stage whose GPUs are ``stage``'s shifted by a multiple of ``period``
+    servers (``stage`` itself when no period is claimed or the shift between neighbouring
+    stages is not a whole number of servers). Stage ``s`` holds stage 0's GPUs shifted by
+    ``s g`` (``g`` = ``stage_stride``, :attr:`simulator.workload.layout.Layout.stage_stride`)."""
+    if period is None or stage_stride % gpus_per_server:
         return stage
-    servers = gpus_per_stage // gpus_per_server
+    servers = stage_stride // gpus_per_server
     return stage % (period // gcd(period, servers))

@@ -326,11 +326,14 @@ def _llama3_paper(root: Path) -> pd.DataFrame:
     """The Llama 3 paper's 405B rows: model TFLOP/s per GPU as published, against the
     predicted tokens/s per GPU times PaLM's FLOP count per token (:func:`palm_flops_per_token`)."""
     return _indexed(root, "llama3_paper", "llama3_paper_table4.csv",
-                    lambda row: float(row.measured) / 1e12,
-                    lambda row, result, model: f"{_tokens_note(result)}; bubble "
-                                               f"{result.bubble_fraction:.1%}; step "
-                                               f"{result.step_time_s:.2f} s{_fit_note(result)}",
+                    lambda row: float(row.measured) / 1e12, _pipeline_notes,
                     metric=PALM_TFLOPS, predicted_of=_palm_tflops)
+
+
+def _pipeline_notes(row, result, model) -> str:
+    """Predicted tokens/s per GPU, bubble and step (and memory when it does not fit)."""
+    return (f"{_tokens_note(result)}; bubble {result.bubble_fraction:.1%}; step "
+            f"{result.step_time_s:.2f} s{_fit_note(result)}")
 
 
 def palm_flops_per_token(model) -> float:
@@ -360,10 +363,7 @@ def _megatron_core_scaling(root: Path) -> pd.DataFrame:
     predicted tokens/s per GPU times Megatron's FLOP count per token (``num_floating_point_
     operations``, core_r0.8.0, the same formula as :func:`nemo_flops_per_token`)."""
     return _indexed(root, "megatron_core_scaling", "megatron_core_scaling.csv",
-                    lambda row: float(row.measured),
-                    lambda row, result, model: f"{_tokens_note(result)}; bubble "
-                                               f"{result.bubble_fraction:.1%}; step "
-                                               f"{result.step_time_s:.3f} s{_fit_note(result)}",
+                    lambda row: float(row.measured), _pipeline_notes,
                     metric=MEGATRON_TFLOPS, predicted_of=_nemo_tflops)
 
 

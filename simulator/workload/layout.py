@@ -43,11 +43,16 @@ class Layout:
             return tp_rank + self.tp * (cp_rank + self.cp * (pp_rank + self.pp * dp_rank))
         return tp_rank + self.tp * (cp_rank + self.cp * (dp_rank + self.dp * pp_rank))
 
+    @property
+    def stage_stride(self) -> int:
+        """GPUs between a rank of stage ``s`` and the same rank of stage ``s + 1``: a stage's
+        GPUs are stage 0's shifted by ``s`` times this (``tp cp dp``, or ``tp cp`` with
+        ``pp_inner``)."""
+        return self.tp * self.cp * (1 if self.pp_inner else self.dp)
+
     def stage_of(self, gpu: int) -> int:
         """The pipeline stage GPU ``gpu`` belongs to."""
-        if self.pp_inner:
-            return gpu // (self.tp * self.cp) % self.pp
-        return gpu // (self.tp * self.cp * self.dp)
+        return gpu // self.stage_stride % self.pp
 
     def tp_group(self, stage: int = 0) -> tuple[int, ...]:
         return tuple(self.gpu(tp_rank=i, pp_rank=stage) for i in range(self.tp))
