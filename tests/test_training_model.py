@@ -135,14 +135,19 @@ def test_gpt3_175b_has_174_6_billion_parameters():
 @pytest.mark.parametrize("overlap", [False, True])
 def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     """pp = 1: the stage's last task is the last microbatch's backward, so the exposed
-    reduction is ``max(tail, sync - backward)`` with overlap_grad_reduce (``tail``: the
-    last bucket, which cannot start before the backward ends) and ``sync`` without; the
-    next forward also waits for the first weight bucket with overlap_param_gather."""
+    reduction is ``max(tail + s, sync - backward)`` with overlap_grad_reduce (``tail``: the
+    last bucket, which cannot start before the backward ends; ``s`` what NCCL's SMs take
+    from that backward, simulator/engine/dp_overlap_sms.py) and ``sync`` without; the next
+    forward also waits for the first weight bucket with overlap_param_gather, and loses SMs
+    to the later buckets' gathers."""
+    from simulator.collectives.group import Group
+    from simulator.cost.nccl_sms import nccl_sm_share
     from simulator.engine.context import make_context
     from simulator.engine.gradient_sync import (
         all_gradient_collectives,
         first_param_bucket_time,
         last_bucket_times,
+        overlapped_gather_seconds,
     )
 
     scenario = _scenario("megatron-7.5b", nodes=4, tp=8, pp=1, gb=32, overlap_grad_reduce=overlap)
@@ -152,7 +157,11 @@ def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     tail = last_bucket_times(ctx, all_gradient_collectives(ctx))[0]
     first_bucket = first_param_bucket_time(ctx)
     sync, backward = result.dp_comm_s, result.stages[0].backward_s
-    expected = (max(tail, sync - backward) if overlap else sync) + first_bucket
+    forward, rest = result.stages[0].forward_s, overlapped_gather_seconds(ctx)[0][0]
+    f = nccl_sm_share(Group(collectives.cluster, ctx.layout.stage_dp_groups(0)[0]))
+    slowed = f * min(sync, backward / (1 - f))          # NCCL's SMs beside the reduction
+    gathers = f * min(rest, forward / (1 - f))          # and beside the later buckets' gathers
+    expected = (max(tail + slowed, sync - backward) if overlap else sync) + first_bucket + gathers
     assert (tail > 0) == overlap and 0 < first_bucket < sync
     assert sync > 0 and result.dp_comm_exposed_s == pytest.approx(expected, rel=1e-12, abs=1e-15)
     assert result.step_time_s == pytest.approx(

@@ -9,7 +9,12 @@ the topology search finds: across servers one per NIC the group's GPUs use
 for a ring over 8-GPU H100 servers with 8 NICs each ("Channel 00/16", nccl#1453); inside one
 NVSwitch server NCCL logs 16 collective channels for an 8-GPU H800 server (nccl#892), taken
 here for every NVSwitch server (an estimate: no H100 single-server log was found). Other
-single-server fabrics use the group's own rings.
+single-server fabrics use the group's own rings. RCCL across servers is taken to follow the
+same rule, one search channel per NIC (an estimate: its multi-node defaults are of that order,
+8 raised to 24 channels on 4-APU MI300A nodes, ROCm/rccl#1366); the ring construction of a
+fully connected mesh across servers (:attr:`~simulator.collectives.group.Group.channels`,
+one channel per mesh ring and entry GPU, up to 112 on 8 MI300X) spreads bytes over links and
+is not a CTA count.
 
 Small messages use fewer channels (nccl#1216: NCCL drops channels while the message is below
 ``channels x threads x threshold``); the collectives this prices (ZeRO-3 units, megabytes
@@ -19,6 +24,8 @@ the step beyond their own time.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from simulator.collectives.group import Group
 from simulator.config.hardware import IntraFabricKind
@@ -32,14 +39,40 @@ server (nccl#892) over :data:`EXECUTION_PER_SEARCH_CHANNEL`."""
 
 def nccl_ctas(group: Group) -> int:
     """CTAs (one SM each) NCCL runs a large collective of ``group`` with (module docstring)."""
-    search = group.channels
-    if group.servers == 1 and group.cluster.hw.node.fabric.kind == IntraFabricKind.NVSWITCH:
+    if group.servers > 1:           # one search channel per NIC the group uses
+        local = min(len(s) for s in group.by_server)
+        search = max(1, min(local, group.cluster.hw.nics_per_node))
+    elif group.cluster.hw.node.fabric.kind == IntraFabricKind.NVSWITCH:
         search = NVSWITCH_SERVER_SEARCH_CHANNELS
+    else:
+        search = group.channels
     return EXECUTION_PER_SEARCH_CHANNEL * search
+
+
+GPU_COLLECTIVE_VENDORS = ("NVIDIA", "AMD")
+"""Vendors whose parts run collectives on NCCL or RCCL, whose kernels hold SMs (CUs); other
+accelerators' collectives (XLA's on TPU) hold no compute units here (share 0)."""
 
 
 def nccl_sm_share(group: Group) -> float:
     """Share of the GPU's SMs a large collective of ``group`` holds while it runs:
-    ``min(c, SMs) / SMs`` with ``c`` = :func:`nccl_ctas` (dimensionless, in (0, 1])."""
+    ``min(c, SMs) / SMs`` with ``c`` = :func:`nccl_ctas` (dimensionless, in [0, 1]; 0 off
+    NCCL and RCCL, :data:`GPU_COLLECTIVE_VENDORS`)."""
+    if group.cluster.hw.gpu.vendor not in GPU_COLLECTIVE_VENDORS:
+        return 0.0
     sms = group.cluster.hw.gpu.sm_count
     return min(nccl_ctas(group), sms) / sms
+
+
+def overlap_slowed(compute, comm, sm_share):
+    """Seconds ``compute`` takes with ``comm`` seconds of NCCL collective beside it holding a
+    share ``f`` = ``sm_share`` of the SMs: ``C + f min(c, C / (1 - f))`` (s; the compute runs
+    at ``1 - f`` of its pace while both run, at full pace after; ``f`` = 1 stalls it for the
+    whole collective). Elementwise on arrays; the scalar form prices ZeRO-3 units in
+    :func:`simulator.cost.sharding._pass_exposed`."""
+    share = np.minimum(sm_share, _MAX_SHARE)
+    return compute + share * np.minimum(comm, compute / (1.0 - share))
+
+
+_MAX_SHARE = 1.0 - 1e-12
+"""A share of 1 (every SM held) as the limit: ``C / (1 - f)`` then exceeds any collective."""

@@ -29,11 +29,13 @@ from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context, memoised
 from simulator.engine.document_work import document_parts as _document_parts
 from simulator.engine.document_work import document_summary, mean_work
+from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns, synced_clocks
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     embedding_sync_seconds,
     last_bucket_times,
+    overlapped_reduce_seconds,
     param_gather_exposed,
     sync_seconds,
 )
@@ -122,8 +124,9 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     pipe = float(finish.max())
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
-    sync, tail = gradient_sync_parts(ctx)
-    synced = np.maximum(gradient_sync_start(scenario, finish, last_start) + sync, finish + tail)
+    sync, tail, reduce = gradient_sync_parts(ctx)
+    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged))
+    synced = synced_clocks(gradient_sync_start(scenario, finish, last_start), finish, sync, tail, slow)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + param_gather_wait(staged)
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
@@ -147,18 +150,26 @@ def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -
     return replace(result, what_if=notes)
 
 
-def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    """Per stage, seconds of the gradient synchronisation and of its last bucket (s);
+def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stage, seconds of the gradient synchronisation, of its last bucket and of its
+    reduction proper (:func:`~simulator.engine.gradient_sync.overlapped_reduce_seconds`);
     memoised by the layout fields they depend on."""
     return memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
 
 
+def last_backward_seconds(staged: StagedStep) -> np.ndarray:
+    """Per stage, seconds of its last task, one chunk's backward (s)."""
+    return staged.backward / staged.ctx.scenario.parallelism.virtual_stages
+
+
 def param_gather_wait(staged: StagedStep) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer
-    (:func:`simulator.engine.gradient_sync.param_gather_exposed`)."""
-    if staged.param_wait is not None:
-        return staged.param_wait
-    return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    (:func:`simulator.engine.gradient_sync.param_gather_exposed`), plus what those beside
+    the forwards take from them (:func:`simulator.engine.dp_overlap_sms.gather_slowdown`)."""
+    wait = staged.param_wait
+    if wait is None:
+        wait = param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    return wait + gather_slowdown(staged.ctx, staged.forward)
 
 
 def fixed_seconds(ctx: Context, stages: list[dict]) -> float:
@@ -188,15 +199,17 @@ def _dp_key(ctx: Context) -> tuple:
     return ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce
 
 
-def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per stage, seconds of the gradient synchronisation and of its last bucket
     (:mod:`simulator.engine.gradient_sync`), each followed by the tied embedding's all-reduce
     (:func:`~simulator.engine.gradient_sync.embedding_sync_seconds`: it waits for every
-    stage's reduction, so it adds the same seconds after the latest)."""
+    stage's reduction, so it adds the same seconds after the latest), and of the reduction
+    proper (no embedding: the all-reduce beside the last backward)."""
     syncs = all_gradient_collectives(ctx)
     embedding = embedding_sync_seconds(ctx)
     return (np.array(sync_seconds(syncs)) + embedding,
-            np.array(last_bucket_times(ctx, syncs)) + embedding)
+            np.array(last_bucket_times(ctx, syncs)) + embedding,
+            np.array(overlapped_reduce_seconds(syncs)))
 
 
 def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from simulator.engine.analytical import (
     send_counts,
     sharding_totals,
 )
+from simulator.engine.dp_overlap_sms import reduction_overlaps, slowdowns, stage_sm_shares, synced_clocks
 from simulator.results.invariants import _SLACK as SLACK
 
 HEADLINE = ("step_time_s", "tokens_per_s", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
@@ -67,19 +68,21 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
     return _headlines(cols, inputs, ok)
 
 
-_NUMBERS = ("sync", "tail", "first_bucket", "fixed", "model_flops", "hardware_flops", "peak",
-            "tokens", "gpus", "overlap", "tp", "cp", "ep", "sharding_comm", "sharding_exposed", "amax")
+_NUMBERS = ("sync", "tail", "reduce", "shares", "reduce_overlaps", "first_bucket", "fixed",
+            "model_flops", "hardware_flops", "peak", "tokens", "gpus", "overlap", "tp", "cp", "ep",
+            "sharding_comm", "sharding_exposed", "amax")
 """The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
 
 
 @dataclass(frozen=True)
 class _Inputs:
-    """What the columns need of each step (arrays over the steps; ``sync`` and ``tail``
-    (steps, stages)), and what all share: microbatches ``m``, stages ``pp`` and each
-    stage's sends per step."""
+    """What the columns need of each step (arrays over the steps; ``sync``, ``tail``,
+    ``reduce`` and ``shares`` (steps, stages)), and what all share: microbatches ``m``,
+    stages ``pp``, virtual stages ``v`` and each stage's sends per step."""
 
     m: int
     pp: int
+    v: int
     sends: np.ndarray
     forward: np.ndarray
     backward: np.ndarray
@@ -88,6 +91,9 @@ class _Inputs:
     capacity: list
     sync: np.ndarray
     tail: np.ndarray
+    reduce: np.ndarray
+    shares: np.ndarray
+    reduce_overlaps: np.ndarray
     first_bucket: np.ndarray
     fixed: np.ndarray
     model_flops: np.ndarray
@@ -109,7 +115,8 @@ def _inputs(staged: Sequence[StagedStep]) -> _Inputs:
     first = staged[0].ctx
     rows = [_gather(s) for s in staged]
     numbers = zip(_NUMBERS, zip(*(r[0] for r in rows), strict=True), strict=True)
-    return _Inputs(first.microbatches, first.scenario.parallelism.pp, send_counts(first),
+    par = first.scenario.parallelism
+    return _Inputs(first.microbatches, par.pp, par.virtual_stages, send_counts(first),
                    np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
                    np.array([s.p2p for s in staged]), [r[1] for r in rows], [r[2] for r in rows],
                    **{name: np.array(column) for name, column in numbers})
@@ -119,11 +126,14 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     """(numeric inputs, memory per GPU, capacity) of one step, as ``complete_step`` has them."""
     ctx, stages = staged.ctx, staged.stages
     sc, first = ctx.scenario, stages[0]
-    sync, tail = gradient_sync_parts(ctx)
+    sync, tail, reduce = gradient_sync_parts(ctx)
+    overlaps = reduction_overlaps(ctx)
+    shares = stage_sm_shares(ctx) if overlaps else np.zeros(ctx.layout.pp)
     first_bucket = param_gather_wait(staged)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
     comm, exposed = sharding_totals(ctx, staged.sharded)
-    numbers = (sync, tail, first_bucket, fixed_seconds(ctx, stages), model_flops, hardware_flops,
+    numbers = (sync, tail, reduce, shares, overlaps, first_bucket,
+               fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
                first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"])
@@ -140,7 +150,9 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     busy = work + x.p2p[:, None] * x.sends
     bubble = np.maximum(0.0, pipe - busy.max(axis=1))
     start = np.where(x.overlap[:, None], last_start, finish)
-    synced = np.maximum(start + x.sync, finish + x.tail)
+    last_backward = x.backward / x.v
+    slow = np.where(x.reduce_overlaps[:, None], slowdowns(last_backward, x.reduce, x.shares), 0.0)
+    synced = synced_clocks(start, finish, x.sync, x.tail, slow)
     dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + x.first_bucket
     step = pipe + dp_exposed + x.fixed
     dp_total = 0 + dp_exposed + x.sharding_exposed

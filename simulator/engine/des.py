@@ -51,7 +51,8 @@ from simulator.engine.collector import collector_paused
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
 from simulator.engine.des_prefix import PrefixCutter, Resume
-from simulator.engine.fastpath import step_times
+from simulator.engine.dp_overlap_sms import cooldown_delays
+from simulator.engine.fastpath import step_times, sync_slow, sync_tail
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise_process import NoiseSource, StepNoise
@@ -212,6 +213,7 @@ class _StepRun:
         self.all_done = [env.event() for _ in range(lay.pp)]
         self.barriers: dict[tuple[int, int, int, int, int], list] = {}
         self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
+        self.after = cooldown_delays(plan.sync_slow_s) if plan.sync_slow_s is not None else np.zeros(lay.pp)
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
         self.send_sizes = (plan.p2p_bytes,) * (routes.sizes if routes else 0)
@@ -410,7 +412,11 @@ class _StepRun:
     def _synchronise(self, stage: int):
         """The stage's gradient synchronisation, stretched by a faulty NIC's ``sync_scale``
         (with flows: their time, times the scale)."""
-        env, start = self.env, self.env.now
+        env = self.env
+        after = float(self.after[stage])
+        if after > 0.0:                 # the cool-down delay (simulator.engine.dp_overlap_sms)
+            yield env.timeout(after)
+        start = env.now
         scale = float(self.noise.sync_scale[0, stage]) if self.noise.sync_scale is not None else 1.0
         if self.network is None:
             yield env.timeout(self.plan.sync_s[stage] * scale)
@@ -419,7 +425,7 @@ class _StepRun:
                 yield from run_replay(env, self.network, replay)
             if scale != 1.0:
                 yield env.timeout((env.now - start) * (scale - 1.0))
-        tail = self.plan.sync_tail_s[stage] * scale if self.plan.sync_tail_s is not None else 0.0
+        tail = after + sync_slow(self.plan, stage) + sync_tail(self.plan, stage) * scale
         if tail > 0.0:
             finished = yield self.all_done[stage]
             yield env.timeout(max(0.0, finished + tail - env.now))

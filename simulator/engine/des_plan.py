@@ -22,11 +22,13 @@ from simulator.config.scenario import Fidelity
 from simulator.cost.layer import layer_cost
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context
+from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     embedding_sync_seconds,
     last_bucket_times,
+    overlapped_reduce_seconds,
     param_gather_exposed,
     sync_seconds,
 )
@@ -56,6 +58,7 @@ class StepPlan:
     sharding_replays: dict[tuple[int, bool], tuple[PreparedReplay, ...]] | None = None  # (stage, fwd)
     attention_part: np.ndarray | None = None  # (pp, 2) [backward, forward] attention core per chunk
     token_part: np.ndarray | None = None      # (pp, 2) the per-token rest (training.documents)
+    sync_slow_s: np.ndarray | None = None     # last backward's loss to NCCL's SMs (dp_overlap_sms)
 
 
 @dataclass(frozen=True)
@@ -98,20 +101,22 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     nbytes = ctx.shape.tokens * ctx.shape.model.hidden * ctx.shape.dtype_bytes / ctx.shape.tp
     syncs = all_gradient_collectives(ctx)
     sync_s = np.array(sync_seconds(syncs))
+    slow = reduction_slowdowns(ctx, np.array(overlapped_reduce_seconds(syncs)), backward)
     sync_bytes = np.array([sync[0].size_bytes if sync else 0.0 for sync in syncs])
     capacity = capacity_of(ctx)
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
     fixed = (base.optimizer_s + param_gather_exposed(ctx, stage_forward, stage_backward, p2p)
-             + embedding_sync_seconds(ctx))
+             + gather_slowdown(ctx, stage_forward) + embedding_sync_seconds(ctx))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
         fixed += max(kernels)
     sharding, sharding_replays = _sharding(ctx, forward, backward, in_layer) if contention else ((), None)
     attention, token = _document_parts(base, v)
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
-                    np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays, attention, token)
+                    np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays, attention, token,
+                    slow if slow.any() else None)
 
 
 def _document_parts(base: StepResult, v: int) -> tuple[np.ndarray | None, np.ndarray | None]:

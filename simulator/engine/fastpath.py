@@ -36,6 +36,7 @@ import numpy as np
 from simulator.config.scenario import Schedule
 from simulator.engine.context import Context
 from simulator.engine.des_plan import StepPlan
+from simulator.engine.dp_overlap_sms import cooldown_delays
 from simulator.engine.noise_process import StepNoise
 from simulator.workload.taskgraph import _evaluation_order, compiled_graph
 
@@ -126,14 +127,17 @@ def task_seconds(plan: StepPlan, noise: StepNoise, stage: int, forward: int, mic
 
 
 def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) -> np.ndarray:
-    """Latest end over entities (k,): each entity's finish or its stage's synchronisation."""
+    """Latest end over entities (k,): each entity's finish or its stage's synchronisation
+    (late by the cool-down delay and ending no earlier than the slowed last backward plus
+    the last bucket, :func:`simulator.engine.dp_overlap_sms.synced_clocks`)."""
     latest = None
+    after = cooldown_delays(plan.sync_slow_s) if plan.sync_slow_s is not None else np.zeros(len(finish))
     for s, (done, ready) in enumerate(zip(finish, arrive, strict=True)):
         end = done
         if plan.sync_s[s] > 0:
             scale = noise.sync_scale[:, s] if noise.sync_scale is not None else 1.0
-            synced = ready.max(axis=1) + plan.sync_s[s] * scale
-            tail = plan.sync_tail_s[s] * scale if plan.sync_tail_s is not None else 0.0
+            synced = ready.max(axis=1) + after[s] + plan.sync_s[s] * scale
+            tail = after[s] + sync_slow(plan, s) + sync_tail(plan, s) * scale
             if np.any(tail > 0.0):      # the event replay resumes at the later of the two
                 finished = done.max(axis=1)
                 resumed = np.maximum(synced, finished)
@@ -143,6 +147,16 @@ def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) 
         top = end.max(axis=1)
         latest = top if latest is None else np.maximum(latest, top)
     return latest
+
+
+def sync_tail(plan: StepPlan, stage: int) -> float:
+    """Seconds of ``stage``'s last gradient bucket after its backward (0 without)."""
+    return plan.sync_tail_s[stage] if plan.sync_tail_s is not None else 0.0
+
+
+def sync_slow(plan: StepPlan, stage: int) -> float:
+    """Seconds ``stage``'s last backward loses to NCCL's SMs (0 without)."""
+    return plan.sync_slow_s[stage] if plan.sync_slow_s is not None else 0.0
 
 
 def _sends(plan: StepPlan, noise: StepNoise, p: int) -> list:

@@ -128,6 +128,13 @@ def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
     return [sum(c.time_s for c in stage) for stage in syncs]
 
 
+def overlapped_reduce_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
+    """Per stage, seconds of its gradient reduction proper (the all-reduce or reduce-scatter
+    that ``overlap_grad_reduce`` runs beside the last backward; a trailing weight all-gather
+    runs after the optimizer)."""
+    return [sum(c.time_s for c in stage if c.op != Op.ALL_GATHER) for stage in syncs]
+
+
 def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list[float]:
     """Per stage, seconds of the reduction of its last gradient bucket (0 without overlap):
     the part of the reduction that cannot hide behind the backward. ``syncs`` are the
@@ -243,3 +250,28 @@ def first_param_bucket_time(ctx: Context) -> float:
         nbytes = min(bucket, param_bytes)
         worst = max(worst, _gather_terms(ctx, stage, nbytes).time(nbytes).item())
     return worst
+
+
+def overlapped_gather_seconds(ctx: Context) -> tuple[np.ndarray | None, bool]:
+    """(per stage, seconds of the weight all-gathers that run beside forwards; whether they
+    are one chunk's each, launched a chunk ahead): the chunk gathers of
+    :func:`chunk_gather_seconds`, else under ``overlap_param_gather`` the stage's whole
+    gather but its first bucket (which waits in full, :func:`first_param_bucket_time`);
+    (None, False) without overlapped gathers."""
+    chunk = chunk_gather_seconds(ctx)
+    if chunk is not None:
+        return chunk, True
+    if not _overlaps_param_gather(ctx):
+        return None, False
+    par = ctx.scenario.parallelism
+    return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage), lambda: _rest_gathers(ctx)), False
+
+
+def _rest_gathers(ctx: Context) -> np.ndarray:
+    """Per stage, seconds of its weight all-gather after the first bucket."""
+    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    out = []
+    for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
+        terms = _gather_terms(ctx, stage, param_bytes)
+        out.append(max(0.0, terms.time(param_bytes).item() - terms.time(min(bucket, param_bytes)).item()))
+    return np.array(out)

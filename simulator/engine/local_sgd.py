@@ -40,7 +40,7 @@ def local_plan(plan: StepPlan, outer_share: float) -> StepPlan:
     ``K``), which these steps do not run."""
     zero = np.zeros_like(plan.sync_s)
     return replace(plan, sync_s=zero, sync_replays=tuple(() for _ in plan.sync_replays),
-                   sync_tail_s=None if plan.sync_tail_s is None else zero,
+                   sync_tail_s=None if plan.sync_tail_s is None else zero, sync_slow_s=None,
                    optimizer_s=plan.optimizer_s - outer_share)
 
 
