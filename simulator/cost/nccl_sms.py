@@ -18,9 +18,11 @@ is not a CTA count.
 
 Small messages use fewer channels (nccl#1216: NCCL drops channels while the message is below
 ``channels x threads x threshold``); the collectives this prices (ZeRO-3 units, megabytes
-each) use them all. The slowdown is reported with the ZeRO-3 exposure (``zero3_exposed_s``,
-under data-parallel communication in ``clustersim run``): it is what those collectives cost
-the step beyond their own time.
+each) use them all. The slowdown is reported with the ZeRO-3 exposure (``zero3_exposed_s``)
+or, beside Megatron's overlapped data-parallel collectives
+(:mod:`simulator.engine.dp_overlap_sms`), with the exposed data-parallel time; both under
+data-parallel communication in ``clustersim run``: it is what those collectives cost the step
+beyond their own time.
 """
 
 from __future__ import annotations
