@@ -67,10 +67,12 @@ def test_one_stage_step_pays_the_closed_form(monkeypatch):
     backward, forward = staged.backward[0], staged.forward[0]
     assert reduce < backward            # the reduction hides: only the slowdown shows
     expected = f * min(reduce, backward / (1 - f)) + f * min(gathers[0], forward / (1 - f))
-    with_sms = simulate_step(scenario, collectives).step_time_s
+    result = simulate_step(scenario, collectives)
     monkeypatch.setattr(dp_overlap_sms, "stage_sm_shares", lambda ctx: np.zeros(ctx.layout.pp))
-    without = simulate_step(scenario, collectives).step_time_s
-    assert with_sms - without == pytest.approx(expected, rel=1e-9)
+    without = simulate_step(scenario, collectives)
+    assert result.step_time_s - without.step_time_s == pytest.approx(expected, rel=1e-9)
+    assert result.dp_sm_slowdown_s == pytest.approx(expected, rel=1e-9)   # reported as such
+    assert without.dp_sm_slowdown_s == 0.0
 
 
 def test_no_overlap_no_reduction_slowdown():

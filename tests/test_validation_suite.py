@@ -308,7 +308,7 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
     measured steps fit ``m w + X`` (Carina's 512- and 1,024-GPU rows: w = 0.169 s per microbatch,
     X = 0.33 s). A known miss in both parts, guarded so that a fix or a regression shows: the
     predicted w is 15-30% short of the measured and the predicted X is 1.5-3x the measured
-    (0.68 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after the last
+    (0.70 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after the last
     backward)."""
     rows = frame[frame["set"] == "mlperf_llama31_405b_gb200"].set_index("row")
     tokens = {"3": 896 * 8192, "4": 768 * 8192}         # global batch x sequence

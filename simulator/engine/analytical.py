@@ -126,8 +126,10 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
     sync, tail, reduce = gradient_sync_parts(ctx)
     slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged))
-    synced = synced_clocks(gradient_sync_start(scenario, finish, last_start), finish, sync, tail, slow)
+    start = gradient_sync_start(scenario, finish, last_start)
+    synced = synced_clocks(start, finish, sync, tail, slow)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + param_gather_wait(staged)
+    sms = _sm_seconds(staged, float(synced.max()), pipe, (start, finish, sync, tail, slow))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
@@ -135,18 +137,31 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     sharding = sharding_totals(ctx, staged.sharded)
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
-                               (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx))
+                               (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
     return _result(staged, step, pipe, (bubble, busy, work, breakdowns), float(sync.max()) + sharding[0],
-                   (dp_exposed, sharding[1]), fixed)
+                   (dp_exposed, sharding[1]), fixed, sms)
 
 
-def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs) -> StepResult:
+def _sm_seconds(staged: StagedStep, synced: float, pipe: float, parts: tuple) -> float:
+    """Seconds of the step's exposed data-parallel time that NCCL's SMs beside compute cost
+    (:mod:`simulator.engine.dp_overlap_sms`): the synchronisation's end over the pipeline's
+    with the slowdowns less without, plus the gathers' slowdown. ``parts`` are
+    :func:`~simulator.engine.dp_overlap_sms.synced_clocks`' arguments."""
+    start, finish, sync, tail, slow = parts
+    gathers = gather_slowdown(staged.ctx, staged.forward)
+    if not slow.any():
+        return gathers
+    plain = float(np.maximum(start + sync, finish + tail).max())
+    return max(0.0, synced - pipe) - max(0.0, plain - pipe) + gathers
+
+
+def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs, sms: float) -> StepResult:
     """The step with the training what-ifs applied (:mod:`simulator.engine.training_what_ifs`);
     the input stall counts in the step, its figures in ``what_if``; ``bubble`` is
     :func:`_result`'s."""
     parts, notes = what_ifs.apply(staged.ctx, parts, _max_stage_params(staged.ctx, staged.stages), syncs)
     result = _result(staged, parts.step, parts.pipe, bubble, parts.dp_comm + sharding[0],
-                     (parts.dp_exposed, sharding[1]), parts.fixed)
+                     (parts.dp_exposed, sharding[1]), parts.fixed, sms)
     return replace(result, what_if=notes)
 
 
@@ -406,10 +421,12 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 
-def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) -> StepResult:
+def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, sms: float = 0.0
+            ) -> StepResult:
     """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
     part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
-    ZeRO-3 in the passes)."""
+    ZeRO-3 in the passes), ``sms`` the part of the end-of-step sync that is compute slowed
+    by NCCL's SMs (:func:`_sm_seconds`)."""
     (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
@@ -435,5 +452,6 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed) 
         microbatches=ctx.microbatches, layer_split=[s["layers"] for s in stages],
         stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
-        bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx)),
+        bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx),
+        dp_sm_slowdown_s=sms),
         analytical=True, busiest=None if breakdowns else float(stage_work.max()))

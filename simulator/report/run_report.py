@@ -85,6 +85,8 @@ def _time_table(r: StepResult) -> Table:
         row("  of which fp8 amax all-reduces", r.microbatches * r.stages[0].amax_comm_s)
     row("pipeline bubble", r.bubble_s)
     row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s)
+    if r.dp_sm_slowdown_s > 0:
+        row("  of which compute slowed by NCCL's SMs", r.dp_sm_slowdown_s)
     row("optimizer", r.optimizer_s)
     if stall_seconds(r) > 0:
         row("waiting for input (data loader)", stall_seconds(r))

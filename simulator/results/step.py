@@ -67,6 +67,7 @@ class StepResult:
     bottleneck_excess: float = 0.0        # its busy seconds over the mean stage's, minus 1
     sequences: dict | None = None         # sequence-length variation: mean work factors (analytical)
     stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
+    dp_sm_slowdown_s: float = 0.0         # of dp_comm_exposed_s: NCCL's SMs beside compute
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

@@ -355,7 +355,8 @@ things apart, because the replica's work per microbatch is the same in every row
 steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per step. The
 model's w is 0.134 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's datasheet
 peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge 405B
-row reads). Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
+row reads). Its X is about 0.70 s (0.68 before 2026-11-27's SM pricing), twice the measured, most
+of it the exposed data-parallel
 reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
 backward. The NVIDIA H100 405B set, the same software one release earlier, measures X at
 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's exposure
@@ -393,7 +394,8 @@ model (1.7B, tp 1, hidden 2,048) reads +27%. The 177B model on 96 GPUs (dp 2, 57
 almost no bubble or data-parallel traffic: compute and tensor-parallel communication only)
 reads +18%; its tensor-parallel overlap is worth 11% in the model (+5% with it off). The
 strong-scaling loss is over-predicted: from 96 to 4,608 GPUs the measured TFLOP/s fall to
-0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.815 (0.895): at 4,608 GPUs
+0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.811 (0.892; 0.815
+(0.895) before 2026-11-27's SM pricing): at 4,608 GPUs
 the model leaves 13% of the step to the data-parallel reduction (14.8 GB of fp32 gradients per
 GPU over one NIC per rank, started with each stage's last backward) and 4% to the bubble,
 where the two measured points imply about half that exposure (docs/research/stack_facts.md
@@ -776,8 +778,9 @@ Result: every row within 4% (-0.7%, 0.0%, +1.3%, +1.5%, +4.0%). Until the bf16 r
 encoded the rows read -1.1% to -0.6% and the curve's shape matched exactly (first scored -1.0%,
 -1.6%, -0.5%, -0.6%, -0.7%; -1.1%, -1.7%, -0.6%, -0.7%, -1.0% with the weight gathers a chunk
 ahead in fp8): the fp32 reduction's extra exposure had stood in for a loss the model does not
-otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.919
-predicted; the measured steps split into 0.19 s per microbatch (the model within 1%) and a
+otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.916
+predicted (0.919 before 2026-11-27's SM pricing); the measured steps split into 0.19 s per
+microbatch (the model within 1%) and a
 fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0
 with fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8% on
 Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
