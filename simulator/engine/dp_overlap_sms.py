@@ -23,7 +23,10 @@ Pipeline stages pass these tasks down a chain (the warm-up's first forwards from
 ``p - 1``, the cool-down's last backwards back), so the step loses the sum of every stage's
 slowdown: the forward side adds ``sum_s`` of it to the step; the backward side shifts each
 stage's clock by the slowdowns of the stages after it, and a stage's reduction still ends no
-earlier than its last bucket's after its own slowed backward. The engines keep the pipeline
+earlier than its last bucket's after its own slowed backward. Under the interleaved schedule
+the sum is an upper estimate for the chunk-ahead gathers: it takes every stage's slowed
+warm-up forwards to lie on the critical path, where stage 0's certainly do (the task-graph
+walk of :mod:`simulator.workload.chunk_gathers` does not stretch them). The engines keep the pipeline
 clocks without the slowdown and report it with the exposed data-parallel time, where it
 belongs: it is what the data-parallel collectives cost the step beyond their own time.
 """
