@@ -37,6 +37,31 @@ def test_levels_equal_the_walk(p, m, v):
         assert np.array_equal(levels[row], walked)
 
 
+@pytest.mark.parametrize("p,m,v", [(2, 4, 3), (4, 8, 2), (3, 9, 4)])
+def test_levels_equal_the_walk_with_nccl_sms(p, m, v):
+    """With NCCL's SM share beside the gathers (each task slowed while a gather runs), the
+    levels still give the walk's finish times bit for bit, and never earlier than without."""
+    rng = np.random.default_rng(p * 1000 + m * 10 + v)
+    forward, backward = rng.uniform(1, 3, (5, p)), rng.uniform(2, 6, (5, p))
+    p2p, gather, share = rng.uniform(0, 0.2, 5), rng.uniform(0, 4, (5, p)), rng.uniform(0, 0.3, (5, p))
+    levels = _batch_finish(forward, backward, m, v, p2p, gather, share)
+    assert np.all(levels >= _batch_finish(forward, backward, m, v, p2p, gather))
+    for row in range(5):
+        walked = gathered_finish(forward[row], backward[row], m, v, float(p2p[row]), gather[row], share[row])
+        assert np.array_equal(levels[row], walked)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.1, 0.25])
+def test_one_stage_closed_form_with_nccl_sms(share):
+    """One stage, gathers shorter than a chunk forward (G <= f): the first forward waits G,
+    and each of the v - 1 chunk forwards that run beside a gather (chunk 1's, then each
+    launched by the chunk before) loses f_s G to NCCL's SMs: G (1 + (v - 1) f_s)."""
+    v, f, gather = 4, 0.5, 0.2
+    forward, backward = _uniform(1, f * v, 2 * f * v)
+    delay = gather_delay(forward, backward, 3, v, 0.0, [gather], [share])
+    assert delay == pytest.approx(gather * (1 + (v - 1) * share), rel=1e-12)
+
+
 @pytest.mark.parametrize("gather", [0.2, 0.5, 1.0])
 def test_one_stage_closed_form(gather):
     """One stage, chunk forwards of f: chunk c is launched when chunk c-1 starts, so the

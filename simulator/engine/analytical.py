@@ -33,6 +33,7 @@ from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
+    chunk_gather_seconds,
     embedding_sync_seconds,
     last_bucket_times,
     overlapped_reduce_seconds,
@@ -42,6 +43,7 @@ from simulator.engine.gradient_sync import (
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
+from simulator.workload.chunk_gathers import gather_delay
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
@@ -129,7 +131,8 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     start = gradient_sync_start(scenario, finish, last_start)
     synced = synced_clocks(start, finish, sync, tail, slow)
     dp_exposed = max(0.0, float(synced.max()) - pipe) + param_gather_wait(staged)
-    sms = _sm_seconds(staged, float(synced.max()), pipe, (start, finish, sync, tail, slow))
+    sms = (_sm_seconds(staged, float(synced.max()), pipe, (start, finish, sync, tail, slow))
+           + _chunk_gather_sm_seconds(staged))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
@@ -140,6 +143,19 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
     return _result(staged, step, pipe, (bubble, busy, work, breakdowns), float(sync.max()) + sharding[0],
                    (dp_exposed, sharding[1]), fixed, sms)
+
+
+def _chunk_gather_sm_seconds(staged: StagedStep) -> float:
+    """Of the chunk-ahead gathers' delay, what NCCL's SMs beside them add: the walk with the
+    slowdown less the walk without (:func:`~simulator.workload.chunk_gathers.gather_delay`;
+    0 without chunk-ahead gathers)."""
+    ctx = staged.ctx
+    gather = chunk_gather_seconds(ctx)
+    if gather is None:
+        return 0.0
+    plain = gather_delay(staged.forward, staged.backward, ctx.microbatches,
+                         ctx.scenario.parallelism.virtual_stages, staged.p2p, gather)
+    return max(0.0, param_gather_wait(staged) - plain)
 
 
 def _sm_seconds(staged: StagedStep, synced: float, pipe: float, parts: tuple) -> float:

@@ -22,7 +22,7 @@ from simulator.cost import CollectiveModel
 from simulator.cost.forced import bind
 from simulator.engine import columns
 from simulator.engine.analytical import StagedStep, complete_step, stage_step
-from simulator.engine.gradient_sync import chunk_gather_seconds
+from simulator.engine.gradient_sync import chunk_gather_seconds, stage_sm_shares
 from simulator.errors import ClusterSimError
 from simulator.results import StepResult
 from simulator.workload.chunk_gathers import batch_gather_delay
@@ -117,7 +117,8 @@ def _with_param_waits(staged: list[StagedStep], m: int, v: int, finish: np.ndarr
     waits = batch_gather_delay(np.array([staged[i].forward for i in rows]),
                                np.array([staged[i].backward for i in rows]), m, v,
                                np.array([staged[i].p2p for i in rows]), np.array([gathers[i] for i in rows]),
-                               finish[rows].max(axis=1))
+                               finish[rows].max(axis=1),
+                               np.array([stage_sm_shares(staged[i].ctx) for i in rows]))
     out = list(staged)
     for i, wait in zip(rows, waits.tolist(), strict=True):
         out[i] = replace(out[i], param_wait=wait)

@@ -27,7 +27,8 @@ from simulator.engine.analytical import (
     send_counts,
     sharding_totals,
 )
-from simulator.engine.dp_overlap_sms import reduction_overlaps, slowdowns, stage_sm_shares, synced_clocks
+from simulator.engine.dp_overlap_sms import reduction_overlaps, slowdowns, synced_clocks
+from simulator.engine.gradient_sync import stage_sm_shares
 from simulator.results.invariants import _SLACK as SLACK
 
 HEADLINE = ("step_time_s", "tokens_per_s", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",

@@ -15,18 +15,16 @@ the rule ZeRO-3 units are priced by (:func:`simulator.cost.nccl_sms.overlap_slow
 is the stage's last backward task (the reduction starts with it:
 :func:`simulator.engine.analytical.gradient_sync_start`) and its first forward (the gathers
 after the first bucket, which waits in full:
-:func:`simulator.engine.gradient_sync.first_param_bucket_time`); under the chunk-ahead launch
-(``param_gather_launch: chunk``) each of the ``v - 1`` later chunks' gathers runs beside the
-``p`` chunk forwards before it (:mod:`simulator.workload.chunk_gathers`).
+:func:`simulator.engine.gradient_sync.first_param_bucket_time`). Under the chunk-ahead launch
+(``param_gather_launch: chunk``) the walk of the interleaved task graph that makes each
+chunk's first forward wait for its gather also slows every task that runs beside a gather
+(:mod:`simulator.workload.chunk_gathers`, ``share``), so that part is exact on the graph.
 
 Pipeline stages pass these tasks down a chain (the warm-up's first forwards from stage 0 to
 ``p - 1``, the cool-down's last backwards back), so the step loses the sum of every stage's
 slowdown: the forward side adds ``sum_s`` of it to the step; the backward side shifts each
 stage's clock by the slowdowns of the stages after it, and a stage's reduction still ends no
-earlier than its last bucket's after its own slowed backward. Under the interleaved schedule
-the sum is an upper estimate for the chunk-ahead gathers: it takes every stage's slowed
-warm-up forwards to lie on the critical path, where stage 0's certainly do (the task-graph
-walk of :mod:`simulator.workload.chunk_gathers` does not stretch them). The engines keep the pipeline
+earlier than its last bucket's after its own slowed backward. The engines keep the pipeline
 clocks without the slowdown and report it with the exposed data-parallel time, where it
 belongs: it is what the data-parallel collectives cost the step beyond their own time.
 """
@@ -35,23 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.collectives.group import Group
-from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
-from simulator.engine.context import Context, memoised
-from simulator.engine.gradient_sync import overlapped_gather_seconds
+from simulator.cost.nccl_sms import overlap_slowed
+from simulator.engine.context import Context
+from simulator.engine.gradient_sync import overlapped_gather_seconds, stage_sm_shares
 from simulator.engine.pipeline_fsdp import reduces_deferred
-
-
-def stage_sm_shares(ctx: Context) -> np.ndarray:
-    """Per stage, the share of SMs NCCL holds while the stage's data-parallel collectives
-    run (:func:`simulator.cost.nccl_sms.nccl_sm_share` of its first data-parallel group;
-    0 with one data-parallel rank); memoised by layout."""
-    layout = ctx.layout
-    if layout.dp == 1:
-        return np.zeros(layout.pp)
-    return memoised(ctx, ("dp-sm-share", layout), lambda: np.array(
-        [nccl_sm_share(Group(ctx.collectives.cluster, layout.stage_dp_groups(stage)[0]))
-         for stage in range(layout.pp)]))
 
 
 def reduction_slowdowns(ctx: Context, reduce: np.ndarray, last_backward: np.ndarray) -> np.ndarray:
@@ -97,16 +82,11 @@ def synced_clocks(start: np.ndarray, finish: np.ndarray, sync: np.ndarray, tail:
 
 
 def gather_slowdown(ctx: Context, first_forward: np.ndarray) -> float:
-    """Seconds the step loses to the weight all-gathers beside the forwards, summed over the
-    stages (module docstring); ``first_forward`` is per stage one microbatch's forward over
-    all its chunks (s)."""
+    """Seconds the step loses to the weight all-gathers beside the first forwards, summed
+    over the stages (module docstring); ``first_forward`` is per stage one microbatch's
+    forward over all its chunks (s). 0 for the chunk-ahead gathers, whose slowdown the
+    task-graph walk prices task by task (:mod:`simulator.workload.chunk_gathers`)."""
     gathers, chunked = overlapped_gather_seconds(ctx)
-    if gathers is None:
+    if gathers is None or chunked:
         return 0.0
-    shares = stage_sm_shares(ctx)
-    if not chunked:
-        return float((overlap_slowed(first_forward, gathers, shares) - first_forward).sum())
-    par = ctx.scenario.parallelism
-    chunk_forwards = par.pp * first_forward / par.virtual_stages
-    slowed = overlap_slowed(chunk_forwards, gathers, shares) - chunk_forwards
-    return float((par.virtual_stages - 1) * slowed.sum())
+    return float((overlap_slowed(first_forward, gathers, stage_sm_shares(ctx)) - first_forward).sum())

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.collectives import Op
+from simulator.collectives.group import Group
 from simulator.collectives.schedule import Algorithm
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
@@ -44,6 +45,7 @@ from simulator.config.scenario import Schedule
 from simulator.config.stack import ParamGatherLaunch, ShardedReduce
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context, memoised
 from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
@@ -198,7 +200,8 @@ def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
     if gather is None:
         return memoised(ctx, ("first-bucket", ctx.layout, par.zero_stage),
                         lambda: first_param_bucket_time(ctx))
-    return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, p2p, gather)
+    return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, p2p, gather,
+                        stage_sm_shares(ctx))
 
 
 def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
@@ -275,3 +278,15 @@ def _rest_gathers(ctx: Context) -> np.ndarray:
         terms = _gather_terms(ctx, stage, param_bytes)
         out.append(max(0.0, terms.time(param_bytes).item() - terms.time(min(bucket, param_bytes)).item()))
     return np.array(out)
+
+
+def stage_sm_shares(ctx: Context) -> np.ndarray:
+    """Per stage, the share of SMs NCCL holds while the stage's data-parallel collectives
+    run (:func:`simulator.cost.nccl_sms.nccl_sm_share` of its first data-parallel group;
+    0 with one data-parallel rank); memoised by layout."""
+    layout = ctx.layout
+    if layout.dp == 1:
+        return np.zeros(layout.pp)
+    return memoised(ctx, ("dp-sm-share", layout), lambda: np.array(
+        [nccl_sm_share(Group(ctx.collectives.cluster, layout.stage_dp_groups(stage)[0]))
+         for stage in range(layout.pp)]))

@@ -355,8 +355,7 @@ things apart, because the replica's work per microbatch is the same in every row
 steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per step. The
 model's w is 0.134 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's datasheet
 peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge 405B
-row reads). Its X is about 0.70 s (0.68 before 2026-11-27's SM pricing), twice the measured, most
-of it the exposed data-parallel
+row reads). Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
 reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
 backward. The NVIDIA H100 405B set, the same software one release earlier, measures X at
 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's exposure
@@ -386,7 +385,7 @@ dp fixed (micro batch 1, 2 or 4; recompute none or selective), chosen once befor
 the published runs were tuned and these knobs move the prediction by up to 30% on the
 pipeline-free rows (the 32B row reads -8.5% at micro batch 1, +21% at 4).
 
-Result: every row is predicted fast, MAPE 14.9%, max 27.1% when first scored (14.2% / 26.0%
+Result: every row is predicted fast, MAPE 14.9%, max 27.1% when first scored (14.4% / 26.0%
 with NCCL's SMs beside the overlapped data-parallel collectives, 2026-11-27). Predicted MFU
 is 45-58% where the runs measured 41-49%, and the model does not reproduce the table's
 trend (MFU rising with model size, which the README attributes to larger GEMMs): the smallest
@@ -394,8 +393,8 @@ model (1.7B, tp 1, hidden 2,048) reads +27%. The 177B model on 96 GPUs (dp 2, 57
 almost no bubble or data-parallel traffic: compute and tensor-parallel communication only)
 reads +18%; its tensor-parallel overlap is worth 11% in the model (+5% with it off). The
 strong-scaling loss is over-predicted: from 96 to 4,608 GPUs the measured TFLOP/s fall to
-0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.811 (0.892; 0.815
-(0.895) before 2026-11-27's SM pricing): at 4,608 GPUs
+0.894 of their value (and to 0.931 at 2,304, the table's row), predicted 0.815 (0.894): at 4,608
+GPUs
 the model leaves 13% of the step to the data-parallel reduction (14.8 GB of fp32 gradients per
 GPU over one NIC per rank, started with each stage's last backward) and 4% to the bubble,
 where the two measured points imply about half that exposure (docs/research/stack_facts.md
@@ -628,16 +627,16 @@ pods mix rails), left alone. The fp8 parameter gathers (`FP8_PARAMS`) are encode
 per-layer CUDA graphs (the two large runs), IB SHARP for the data-parallel collectives, the
 LayerNorm SM margin.
 
-Result: -3.6% on 512 GPUs, -0.3% and -0.2% on 10,752 and 11,616 (first scored -3.2%, +3.9% and
+Result: -3.5% on 512 GPUs, +1.1% and +1.2% on 10,752 and 11,616 (first scored -3.2%, +3.9% and
 +4.0%; -3.4%, +1.5% and +1.6% before NCCL's SMs beside the overlapped data-parallel collectives
-were priced on 2026-11-27, `simulator/engine/dp_overlap_sms.py`: the later chunks' gathers slow
-the warm-up's forwards on every stage; then two mechanisms read from the code on 2026-11-26:
+were priced on 2026-11-27, `simulator/engine/dp_overlap_sms.py`; then two mechanisms read from
+the code on 2026-11-26:
 the weight gathers launched a chunk ahead, in fp8, so the first chunk's whole gather waits at the
 step's start, 11 ms, where a
 bucket's 4 ms did, +3.0% / +3.1%; and the tied embedding's fp32 gradient all-reduced between the
 first and last stages after the data-parallel reduction, NeMo's `allreduce_first_last_embeddings`,
 13 ms). From 512 to 11,616 GPUs (a different layout and a 25x smaller batch per replica) the
-measured throughput per GPU falls to 0.662 of the 512-GPU figure, the predicted to 0.685: the
+measured throughput per GPU falls to 0.662 of the 512-GPU figure, the predicted to 0.694: the
 model loses less at scale. At 11,616 GPUs it exposes 176 ms of data-parallel reduce-scatter,
 gathers and the embedding's all-reduce (19% of the step), without
 IB SHARP, which would shorten it, so what the model misses at scale lies elsewhere (candidates:
@@ -655,11 +654,11 @@ Encoding: `validation/scenarios/mlperf_gpt3_v31/`, from the submissions' configs
 `nemo`, FP8 delayed scaling, userbuffers with proj and fc2 pipelined in 4 splits, 100 MiB
 buckets), on a non-blocking NDR fat-tree; the log's global batch, not the config's default.
 
-Result: -1.2% and -1.2% with 128 microbatches per step, +0.9% to +1.1% with 16, +1.4% to +2.0%
-with 8 on Eos and +5.0% on Azure's cluster at 10,752 GPUs (-1.0%, +2.8% to +3.0%, +4.9% to +5.5%
+Result: -1.0% and -1.0% with 128 microbatches per step, +2.5% to +2.7% with 16, +4.4% to +5.0%
+with 8 on Eos and +8.1% on Azure's cluster at 10,752 GPUs (-1.0%, +2.8% to +3.0%, +4.9% to +5.5%
 and +8.6% before NCCL's SMs beside the overlapped data-parallel collectives were priced on
-2026-11-27, `simulator/engine/dp_overlap_sms.py`: the 11 later chunks' gathers, 9-12 ms each at
-tp 4, run beside the warm-up's forwards of every stage; first scored -0.8%, +4.2% to +4.5%,
+2026-11-27, `simulator/engine/dp_overlap_sms.py`: the later chunks' gathers beside the forwards
+they overlap, on the task graph; first scored -0.8%, +4.2% to +4.5%,
 +7.6% to +8.2% and +11.4%, before two mechanisms were read from the code on 2026-11-26:
 Megatron-Core's interleaved schedule launches each model chunk's weight gather one chunk ahead,
 so the first chunk's whole gather, a layer's bf16 weights over the data-parallel ring, 9-12 ms,
@@ -670,11 +669,10 @@ between the first and last stages after the data-parallel reduction, 13 ms,
 behind the 8 chunk forwards of pipeline rank 0's warm-up (about 18 ms against 11 ms) at every
 size, so they do not explain the rest. The error grows as the batch per replica shrinks, as in
 `mlperf_gpt3` of the next round: from 512 to 10,752 GPUs the throughput per GPU falls to 0.727
-measured and 0.751 predicted (0.775 before 2026-11-27). Fitting predicted minus measured step
+measured and 0.771 predicted (0.775 before 2026-11-27). Fitting predicted minus measured step
 as a per-microbatch offset plus a per-step constant over the 128-, 16- and 8-microbatch rows gives
-about 1.3 ms a
-microbatch too slow and about 35 ms a step missing at every data-parallel size, 16 to 336 (a
-constant, not a growth with the ring; 1.4 ms and 65 ms before 2026-11-27's SM pricing); what it
+about 1.4 ms a microbatch too slow and about 60 ms a step missing at every data-parallel size,
+16 to 336 (a constant, not a growth with the ring; 65 ms before 2026-11-27's SM pricing); what it
 is was not found. Azure's cluster ran 2.9% slower than Eos with
 the same recipe.""",
     "mlperf_gpt3_v41": """\
@@ -778,9 +776,8 @@ Result: every row within 4% (-0.7%, 0.0%, +1.3%, +1.5%, +4.0%). Until the bf16 r
 encoded the rows read -1.1% to -0.6% and the curve's shape matched exactly (first scored -1.0%,
 -1.6%, -0.5%, -0.6%, -0.7%; -1.1%, -1.7%, -0.6%, -0.7%, -1.0% with the weight gathers a chunk
 ahead in fp8): the fp32 reduction's extra exposure had stood in for a loss the model does not
-otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.916
-predicted (0.919 before 2026-11-27's SM pricing); the measured steps split into 0.19 s per
-microbatch (the model within 1%) and a
+otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and 0.918
+predicted; the measured steps split into 0.19 s per microbatch (the model within 1%) and a
 fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0
 with fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8% on
 Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
@@ -807,10 +804,10 @@ x cp 2 x dp 2 and the userbuffers config `userbuffers_fp8_b200_h16384_tp4_cp2_mb
 DGX B200 with one 400G ConnectX-7 per GPU on rail-optimized NDR (assumed); fp8 parameter
 gathers as on H100. Not expressible: the 8B recipe's full-iteration CUDA graphs.
 
-Result: the 8B row +4.2%, the 405B row +11.5% (+11.8% before NCCL's SMs beside the overlapped
+Result: the 8B row +4.2%, the 405B row +11.7% (+11.8% before NCCL's SMs beside the overlapped
 data-parallel collectives were priced on 2026-11-27; +12.1% before the weight gathers were
-launched a chunk ahead in fp8): MAPE 7.9%, the MAPE target met, the max not. The 405B reads
-high as its H100 sibling does (+8.7%): both are the library's widest pipelined-405B misses on
+launched a chunk ahead in fp8): MAPE 7.98%, the MAPE target met at its edge, the max not. The
+405B reads high as its H100 sibling does (+8.8%): both are the library's widest pipelined-405B misses on
 NVIDIA's own stack, and the B200 row adds the
 fabric, whose NICs did not get faster with the GPU (exposed pipeline sends and
 data-parallel gathers are 12% of its predicted step, 5% on H100).""",

@@ -41,16 +41,18 @@ from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, 
 from simulator.workload.wavefront import wavefront
 
 
-def gather_delay(forward, backward, m: int, v: int, p2p: float, gather) -> float:
+def gather_delay(forward, backward, m: int, v: int, p2p: float, gather, share=None) -> float:
     """Seconds the chunk-ahead weight gathers add to one interleaved pipeline's step: the
     row of :func:`batch_gather_delay` for per-stage ``forward``, ``backward`` and ``gather``
-    seconds and send seconds ``p2p``."""
+    seconds, send seconds ``p2p`` and, optionally, per-stage SM ``share`` of the gathers."""
     f, b, g = (np.asarray(x, float)[None, :] for x in (forward, backward, gather))
-    return float(batch_gather_delay(f, b, m, v, np.array([p2p], float), g)[0])
+    shares = None if share is None else np.asarray(share, float)[None, :]
+    return float(batch_gather_delay(f, b, m, v, np.array([p2p], float), g, share=shares)[0])
 
 
 def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                       gather: np.ndarray, plain: np.ndarray | None = None) -> np.ndarray:
+                       gather: np.ndarray, plain: np.ndarray | None = None,
+                       share: np.ndarray | None = None) -> np.ndarray:
     """Seconds the chunk-ahead weight gathers add to the step of each of ``n`` interleaved
     pipelines that share ``p``, ``m`` and ``v``.
 
@@ -69,6 +71,11 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
         (:func:`simulator.workload.wavefront.batch_stage_clocks`, the same floating-point
         operations); used up to :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES`,
         else evaluated here.
+    share : ndarray, shape (n, p), optional
+        Per stage, the share of SMs NCCL's kernels hold while a gather runs
+        (:func:`simulator.cost.nccl_sms.nccl_sm_share`): a task that runs beside a gather is
+        slowed, ``C + f min(G, C / (1 - f))`` with ``G`` the gather's time still to run when
+        the task starts (the sends are not slowed). None: not slowed.
 
     Returns
     -------
@@ -80,21 +87,24 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
     """
     p = forward.shape[1]
     if plain is not None and m <= EXACT_MICROBATCHES:
-        return np.maximum(0.0, _batch_finish(forward, backward, m, v, p2p, gather).max(axis=1) - plain)
+        finish = _batch_finish(forward, backward, m, v, p2p, gather, share)
+        return np.maximum(0.0, finish.max(axis=1) - plain)
     evaluated = m if m <= EXACT_MICROBATCHES else (EXACT_MICROBATCHES // p) * p
+    shares = None if share is None else np.concatenate([share, np.zeros_like(share)])
     both = _batch_finish(np.concatenate([forward, forward]), np.concatenate([backward, backward]),
                          evaluated, v, np.concatenate([p2p, p2p]),
-                         np.concatenate([gather, np.zeros_like(gather)]))
+                         np.concatenate([gather, np.zeros_like(gather)]), shares)
     n = forward.shape[0]
     return np.maximum(0.0, both[:n].max(axis=1) - both[n:].max(axis=1))
 
 
 def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                  gather: np.ndarray) -> np.ndarray:
+                  gather: np.ndarray, share: np.ndarray | None = None) -> np.ndarray:
     """Per row and stage, the finish time (s) of the interleaved task graph whose chunk
     forwards wait for their gathers: the recurrence of
     :func:`simulator.workload.wavefront.batch_exact_clocks` with each stage's gather chain
-    updated at the levels holding its launches and its waits (:func:`gathered_finish`)."""
+    updated at the levels holding its launches and its waits (:func:`gathered_finish`), and
+    with ``share``, each task slowed by the gather running beside it."""
     f, b = forward / v, backward / v
     n, p = f.shape
     x = p2p.reshape(n, 1)
@@ -106,6 +116,7 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
     ready[:, 0], ready[:, 1] = g, 2.0 * g
     done = np.zeros((graph.tasks + 1, n))
     durations = table.take(graph.kinds, axis=0)
+    slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy())
     for level, (start, stop, size, sources) in enumerate(graph.levels):
         waited = done.take(sources, axis=0)
         now = done[start:stop]
@@ -113,10 +124,44 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
         for row, stage, chunk in points.get(level, ()):
             if chunk > 0:                               # launch chunk c after chunk c - 1's gather
                 ready[stage, chunk] = np.maximum(now[row], ready[stage, chunk - 1]) + g[stage]
+                if slowed is not None:
+                    slowed.launched(stage, ready[stage, chunk])
             else:                                       # the chunk's first forward waits for it
                 np.maximum(now[row], ready[stage, -chunk], out=now[row])
+        extra = None if slowed is None else slowed.extra(start, stop, now)
         now += durations[start:stop]
+        if extra is not None:
+            now += extra
     return done[graph.last_task].T
+
+
+class _Slowed:
+    """What NCCL's SMs take from the tasks that run beside a stage's weight gathers (see
+    :func:`batch_gather_delay`'s ``share``): per stage, when its gathers end (``busy``)."""
+
+    def __init__(self, f: np.ndarray, b: np.ndarray, share: np.ndarray, kinds: np.ndarray,
+                 busy: np.ndarray):
+        n, p = f.shape
+        self.compute = np.stack([b, b, f, f], axis=2).reshape(n, 4 * p).T.take(kinds, axis=0)
+        self.share = np.minimum(share.T, 1.0 - 1e-12).take(kinds // 4, axis=0)   # (tasks, n)
+        self.stage = kinds // 4
+        self.busy = busy                                 # (p, n)
+        self.until = float(busy.max(initial=0.0))        # the last gather's end, any stage
+
+    def launched(self, stage: int, ready: np.ndarray) -> None:
+        """A gather of ``stage`` is launched, to end at ``ready`` (per row)."""
+        self.busy[stage] = ready
+        self.until = max(self.until, float(ready.max()))
+
+    def extra(self, start: int, stop: int, begin: np.ndarray) -> np.ndarray | None:
+        """Seconds the level's tasks (``start:stop``, begun at ``begin``) lose:
+        ``f min(G, C / (1 - f))`` with ``G`` the gather time left when each begins; None
+        once every gather has ended (most of the graph)."""
+        if self.until <= float(begin.min()):
+            return None
+        share, compute = self.share[start:stop], self.compute[start:stop]
+        left = np.maximum(self.busy[self.stage[start:stop]] - begin, 0.0)
+        return share * np.minimum(left, compute / (1.0 - share))
 
 
 @lru_cache(maxsize=64)
@@ -138,20 +183,24 @@ def _level_points(p: int, m: int, v: int) -> dict[int, tuple[tuple[int, int, int
 
 
 def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: float,
-                    gather: np.ndarray) -> np.ndarray:
+                    gather: np.ndarray, share: np.ndarray | None = None) -> np.ndarray:
     """Per stage, the finish time (s) of the interleaved task graph whose chunk forwards wait
     for their weight gathers (module docstring): the longest path of
     :func:`simulator.workload.taskgraph.exact_clocks` with, for each stage, a chain of
-    ``v`` gathers of ``gather[i]`` seconds."""
+    ``v`` gathers of ``gather[i]`` seconds, and with ``share`` (per stage) each task slowed
+    by the gather beside it (:func:`batch_gather_delay`)."""
     p = len(forward)
     f, b = forward / v, backward / v
     order, _ = _evaluation_order(Schedule.INTERLEAVED, p, m, v)
     table = np.stack([b, b + p2p, f, f + p2p], axis=1).ravel().tolist()
+    compute = np.stack([b, b, f, f], axis=1).ravel().tolist()
+    shares = [0.0] * p if share is None else [min(float(x), 1.0 - 1e-12) for x in share]
     dispatches, releases = _gather_points(p, m, v)
     ready = [[0.0] * v for _ in range(p)]
     for i in range(p):                       # chunks 0 and 1 at the start of the step
         ready[i][0] = float(gather[i])
         ready[i][1] = 2.0 * float(gather[i])
+    busy = [ready[i][1] for i in range(p)]
     done, clock = [0.0] * (2 * p * m * v), [0.0] * p
     for tid, stage, dep, kind in order:
         now = clock[stage]
@@ -160,9 +209,13 @@ def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p
         if tid in dispatches:               # launch chunk c after chunk c - 1's gather
             c = dispatches[tid]
             ready[stage][c] = max(now, ready[stage][c - 1]) + float(gather[stage])
+            busy[stage] = ready[stage][c]
         if tid in releases and ready[stage][releases[tid]] > now:
             now = ready[stage][releases[tid]]
+        left, f_s = max(busy[stage] - now, 0.0), shares[stage]
+        extra = f_s * min(left, compute[kind] / (1.0 - f_s))
         now += table[kind]
+        now += extra
         done[tid] = now
         clock[stage] = now
     return np.array(clock)
