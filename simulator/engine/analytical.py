@@ -122,17 +122,11 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     Without ``breakdowns`` the result's ``stages`` is empty (every other field is the same;
     the invariants are checked on the stages' work all the same).
     """
-    ctx, stages, scenario = staged.ctx, staged.stages, staged.ctx.scenario
+    ctx, stages = staged.ctx, staged.stages
     pipe = float(finish.max())
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
-    sync, tail, reduce = gradient_sync_parts(ctx)
-    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged))
-    start = gradient_sync_start(scenario, finish, last_start)
-    synced = synced_clocks(start, finish, sync, tail, slow)
-    dp_exposed = max(0.0, float(synced.max()) - pipe) + param_gather_wait(staged)
-    sms = (_sm_seconds(staged, float(synced.max()), pipe, (start, finish, sync, tail, slow))
-           + _chunk_gather_sm_seconds(staged))
+    dp_exposed, sms, sync = _data_parallel(staged, finish, last_start, pipe)
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
@@ -145,30 +139,36 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
                    (dp_exposed, sharding[1]), fixed, sms)
 
 
-def _chunk_gather_sm_seconds(staged: StagedStep) -> float:
-    """Of the chunk-ahead gathers' delay, what NCCL's SMs beside them add: the walk with the
-    slowdown less the walk without (:func:`~simulator.workload.chunk_gathers.gather_delay`;
-    0 without chunk-ahead gathers)."""
+def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, pipe: float
+                   ) -> tuple[float, float, np.ndarray]:
+    """(exposed end-of-step data-parallel seconds, the part of them that is compute slowed
+    by NCCL's SMs, per-stage synchronisation seconds): the reductions' end past the
+    pipeline's (:func:`~simulator.engine.dp_overlap_sms.synced_clocks`) plus the weight
+    gathers' wait and slowdown."""
+    ctx = staged.ctx
+    sync, tail, reduce = gradient_sync_parts(ctx)
+    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged))
+    start = gradient_sync_start(ctx.scenario, finish, last_start)
+    synced = float(synced_clocks(start, finish, sync, tail, slow).max())
+    wait, gathers = _gather_wait(staged), gather_slowdown(ctx, staged.forward)
+    sms = gathers + _chunk_gather_sm_seconds(staged, wait)
+    if slow.any():      # the reductions' end with the slowdowns less without
+        plain = float(np.maximum(start + sync, finish + tail).max())
+        sms += max(0.0, synced - pipe) - max(0.0, plain - pipe)
+    return max(0.0, synced - pipe) + (wait + gathers), sms, sync   # the columns' order
+
+
+def _chunk_gather_sm_seconds(staged: StagedStep, wait: float) -> float:
+    """Of the chunk-ahead gathers' delay ``wait``, what NCCL's SMs beside them add: less the
+    walk without them (:func:`~simulator.workload.chunk_gathers.gather_delay`; 0 without
+    chunk-ahead gathers)."""
     ctx = staged.ctx
     gather = chunk_gather_seconds(ctx)
     if gather is None:
         return 0.0
     plain = gather_delay(staged.forward, staged.backward, ctx.microbatches,
                          ctx.scenario.parallelism.virtual_stages, staged.p2p, gather)
-    return max(0.0, param_gather_wait(staged) - plain)
-
-
-def _sm_seconds(staged: StagedStep, synced: float, pipe: float, parts: tuple) -> float:
-    """Seconds of the step's exposed data-parallel time that NCCL's SMs beside compute cost
-    (:mod:`simulator.engine.dp_overlap_sms`): the synchronisation's end over the pipeline's
-    with the slowdowns less without, plus the gathers' slowdown. ``parts`` are
-    :func:`~simulator.engine.dp_overlap_sms.synced_clocks`' arguments."""
-    start, finish, sync, tail, slow = parts
-    gathers = gather_slowdown(staged.ctx, staged.forward)
-    if not slow.any():
-        return gathers
-    plain = float(np.maximum(start + sync, finish + tail).max())
-    return max(0.0, synced - pipe) - max(0.0, plain - pipe) + gathers
+    return max(0.0, wait - plain)
 
 
 def _what_if_result(staged: StagedStep, parts, bubble: tuple, sharding, syncs, sms: float) -> StepResult:
@@ -197,10 +197,14 @@ def param_gather_wait(staged: StagedStep) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer
     (:func:`simulator.engine.gradient_sync.param_gather_exposed`), plus what those beside
     the forwards take from them (:func:`simulator.engine.dp_overlap_sms.gather_slowdown`)."""
-    wait = staged.param_wait
-    if wait is None:
-        wait = param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
-    return wait + gather_slowdown(staged.ctx, staged.forward)
+    return _gather_wait(staged) + gather_slowdown(staged.ctx, staged.forward)
+
+
+def _gather_wait(staged: StagedStep) -> float:
+    """Seconds the step waits for its weight gathers (the batch's figure where it has one)."""
+    if staged.param_wait is not None:
+        return staged.param_wait
+    return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
 
 
 def fixed_seconds(ctx: Context, stages: list[dict]) -> float:

@@ -287,6 +287,14 @@ def stage_sm_shares(ctx: Context) -> np.ndarray:
     layout = ctx.layout
     if layout.dp == 1:
         return np.zeros(layout.pp)
-    return memoised(ctx, ("dp-sm-share", layout), lambda: np.array(
-        [nccl_sm_share(Group(ctx.collectives.cluster, layout.stage_dp_groups(stage)[0]))
-         for stage in range(layout.pp)]))
+    return memoised(ctx, ("dp-sm-share", layout), lambda: _stage_sm_shares(ctx))
+
+
+def _stage_sm_shares(ctx: Context) -> np.ndarray:
+    """:func:`stage_sm_shares`, one group per canonical stage (the stages alike share it:
+    :meth:`~simulator.cost.CollectiveModel.canonical_stage`)."""
+    layout, collectives = ctx.layout, ctx.collectives
+    canonical = [collectives.canonical_stage(layout, stage) for stage in range(layout.pp)]
+    share = {alike: nccl_sm_share(Group(collectives.cluster, layout.dp_group(alike)))
+             for alike in set(canonical)}
+    return np.array([share[alike] for alike in canonical])
