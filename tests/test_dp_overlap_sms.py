@@ -10,7 +10,7 @@ from simulator.collectives.group import Group
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
 from simulator.cost import CollectiveModel
 from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
-from simulator.engine import dp_overlap_sms
+from simulator.engine import analytical, dp_overlap_sms
 from simulator.engine.analytical import gradient_sync_parts, simulate_step, stage_step
 from simulator.engine.dp_overlap_sms import cooldown_delays, synced_clocks
 from simulator.engine.gradient_sync import overlapped_gather_seconds
@@ -68,7 +68,8 @@ def test_one_stage_step_pays_the_closed_form(monkeypatch):
     assert reduce < backward            # the reduction hides: only the slowdown shows
     expected = f * min(reduce, backward / (1 - f)) + f * min(gathers[0], forward / (1 - f))
     result = simulate_step(scenario, collectives)
-    monkeypatch.setattr(dp_overlap_sms, "stage_sm_shares", lambda ctx: np.zeros(ctx.layout.pp))
+    for module in (dp_overlap_sms, analytical):
+        monkeypatch.setattr(module, "stage_sm_shares", lambda ctx: np.zeros(ctx.layout.pp))
     without = simulate_step(scenario, collectives)
     assert result.step_time_s - without.step_time_s == pytest.approx(expected, rel=1e-9)
     assert result.dp_sm_slowdown_s == pytest.approx(expected, rel=1e-9)   # reported as such

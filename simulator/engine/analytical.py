@@ -38,6 +38,7 @@ from simulator.engine.gradient_sync import (
     last_bucket_times,
     overlapped_reduce_seconds,
     param_gather_exposed,
+    stage_sm_shares,
     sync_seconds,
 )
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
@@ -147,10 +148,11 @@ def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarra
     gathers' wait and slowdown."""
     ctx = staged.ctx
     sync, tail, reduce = gradient_sync_parts(ctx)
-    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged))
+    shares = stage_sm_shares(ctx)
+    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged), shares)
     start = gradient_sync_start(ctx.scenario, finish, last_start)
     synced = float(synced_clocks(start, finish, sync, tail, slow).max())
-    wait, gathers = _gather_wait(staged), gather_slowdown(ctx, staged.forward)
+    wait, gathers = _gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
     sms = gathers + _chunk_gather_sm_seconds(staged, wait)
     if slow.any():      # the reductions' end with the slowdowns less without
         plain = float(np.maximum(start + sync, finish + tail).max())

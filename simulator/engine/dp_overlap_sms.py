@@ -39,14 +39,16 @@ from simulator.engine.gradient_sync import overlapped_gather_seconds, stage_sm_s
 from simulator.engine.pipeline_fsdp import reduces_deferred
 
 
-def reduction_slowdowns(ctx: Context, reduce: np.ndarray, last_backward: np.ndarray) -> np.ndarray:
+def reduction_slowdowns(ctx: Context, reduce: np.ndarray, last_backward: np.ndarray,
+                        shares: np.ndarray | None = None) -> np.ndarray:
     """Per stage, seconds its last backward task (``last_backward``, s) loses to the gradient
     reduction beside it, ``f min(R, C / (1 - f))`` with ``R`` = ``reduce``, the reduction's
     seconds (:func:`~simulator.engine.gradient_sync.overlapped_reduce_seconds`); zeros
-    without ``overlap_grad_reduce`` or where the runtime defers the reduction."""
+    without ``overlap_grad_reduce`` or where the runtime defers the reduction. ``shares``:
+    :func:`~simulator.engine.gradient_sync.stage_sm_shares`, where the caller has them."""
     if not reduction_overlaps(ctx):
         return np.zeros(ctx.layout.pp)
-    return slowdowns(last_backward, reduce, stage_sm_shares(ctx))
+    return slowdowns(last_backward, reduce, stage_sm_shares(ctx) if shares is None else shares)
 
 
 def reduction_overlaps(ctx: Context) -> bool:
@@ -81,7 +83,7 @@ def synced_clocks(start: np.ndarray, finish: np.ndarray, sync: np.ndarray, tail:
     return np.maximum(start + after + sync, finish + after + slowdowns + tail)
 
 
-def gather_slowdown(ctx: Context, first_forward: np.ndarray) -> float:
+def gather_slowdown(ctx: Context, first_forward: np.ndarray, shares: np.ndarray | None = None) -> float:
     """Seconds the step loses to the weight all-gathers beside the first forwards, summed
     over the stages (module docstring); ``first_forward`` is per stage one microbatch's
     forward over all its chunks (s). 0 for the chunk-ahead gathers, whose slowdown the
@@ -89,4 +91,5 @@ def gather_slowdown(ctx: Context, first_forward: np.ndarray) -> float:
     gathers, chunked = overlapped_gather_seconds(ctx)
     if gathers is None or chunked:
         return 0.0
-    return float((overlap_slowed(first_forward, gathers, stage_sm_shares(ctx)) - first_forward).sum())
+    shares = stage_sm_shares(ctx) if shares is None else shares
+    return float((overlap_slowed(first_forward, gathers, shares) - first_forward).sum())
