@@ -13,7 +13,7 @@ from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
 from simulator.engine import analytical, dp_overlap_sms
 from simulator.engine.analytical import gradient_sync_parts, simulate_step, stage_step
 from simulator.engine.dp_overlap_sms import cooldown_delays, synced_clocks
-from simulator.engine.gradient_sync import overlapped_gather_seconds
+from simulator.engine.gradient_sync import rest_gather_seconds
 from simulator.topology import build_cluster
 
 
@@ -62,8 +62,8 @@ def test_one_stage_step_pays_the_closed_form(monkeypatch):
     f = nccl_sm_share(Group(collectives.cluster, ctx.layout.stage_dp_groups(0)[0]))
     assert f == pytest.approx(16 / 132)
     reduce = gradient_sync_parts(ctx)[2][0]
-    gathers, chunked = overlapped_gather_seconds(ctx)
-    assert not chunked and reduce > 0 and gathers[0] > 0
+    gathers = rest_gather_seconds(ctx)
+    assert reduce > 0 and gathers[0] > 0
     backward, forward = staged.backward[0], staged.forward[0]
     assert reduce < backward            # the reduction hides: only the slowdown shows
     expected = f * min(reduce, backward / (1 - f)) + f * min(gathers[0], forward / (1 - f))

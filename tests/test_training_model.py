@@ -147,7 +147,7 @@ def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
         all_gradient_collectives,
         first_param_bucket_time,
         last_bucket_times,
-        overlapped_gather_seconds,
+        rest_gather_seconds,
     )
 
     scenario = _scenario("megatron-7.5b", nodes=4, tp=8, pp=1, gb=32, overlap_grad_reduce=overlap)
@@ -157,7 +157,7 @@ def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     tail = last_bucket_times(ctx, all_gradient_collectives(ctx))[0]
     first_bucket = first_param_bucket_time(ctx)
     sync, backward = result.dp_comm_s, result.stages[0].backward_s
-    forward, rest = result.stages[0].forward_s, overlapped_gather_seconds(ctx)[0][0]
+    forward, rest = result.stages[0].forward_s, rest_gather_seconds(ctx)[0]
     f = nccl_sm_share(Group(collectives.cluster, ctx.layout.stage_dp_groups(0)[0]))
     slowed = f * min(sync, backward / (1 - f))          # NCCL's SMs beside the reduction
     gathers = f * min(rest, forward / (1 - f))          # and beside the later buckets' gathers

@@ -31,6 +31,7 @@ import numpy as np
 
 from simulator.collectives.group import Group
 from simulator.config.hardware import IntraFabricKind
+from simulator.workload.chunk_gathers import MAX_SHARE
 
 EXECUTION_PER_SEARCH_CHANNEL = 2
 """NCCL execution channels per topology-search channel (nccl#1041)."""
@@ -72,9 +73,5 @@ def overlap_slowed(compute, comm, sm_share):
     at ``1 - f`` of its pace while both run, at full pace after; ``f`` = 1 stalls it for the
     whole collective). Elementwise on arrays; the scalar form prices ZeRO-3 units in
     :func:`simulator.cost.sharding._pass_exposed`."""
-    share = np.minimum(sm_share, _MAX_SHARE)
+    share = np.minimum(sm_share, MAX_SHARE)
     return compute + share * np.minimum(comm, compute / (1.0 - share))
-
-
-_MAX_SHARE = 1.0 - 1e-12
-"""A share of 1 (every SM held) as the limit: ``C / (1 - f)`` then exceeds any collective."""

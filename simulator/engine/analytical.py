@@ -448,7 +448,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
     part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
     ZeRO-3 in the passes), ``sms`` the part of the end-of-step sync that is compute slowed
-    by NCCL's SMs (:func:`_sm_seconds`)."""
+    by NCCL's SMs (:func:`_data_parallel`)."""
     (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)

@@ -69,7 +69,7 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
     return _headlines(cols, inputs, ok)
 
 
-_NUMBERS = ("sync", "tail", "reduce", "shares", "reduce_overlaps", "first_bucket", "fixed",
+_NUMBERS = ("sync", "tail", "reduce", "shares", "first_bucket", "fixed",
             "model_flops", "hardware_flops", "peak", "tokens", "gpus", "overlap", "tp", "cp", "ep",
             "sharding_comm", "sharding_exposed", "amax")
 """The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
@@ -94,7 +94,6 @@ class _Inputs:
     tail: np.ndarray
     reduce: np.ndarray
     shares: np.ndarray
-    reduce_overlaps: np.ndarray
     first_bucket: np.ndarray
     fixed: np.ndarray
     model_flops: np.ndarray
@@ -128,12 +127,12 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     ctx, stages = staged.ctx, staged.stages
     sc, first = ctx.scenario, stages[0]
     sync, tail, reduce = gradient_sync_parts(ctx)
-    overlaps = reduction_overlaps(ctx)
-    shares = stage_sm_shares(ctx) if overlaps else np.zeros(ctx.layout.pp)
+    # zero shares where the reduction runs beside nothing: its slowdown is then exactly 0
+    shares = stage_sm_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
     first_bucket = param_gather_wait(staged)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
     comm, exposed = sharding_totals(ctx, staged.sharded)
-    numbers = (sync, tail, reduce, shares, overlaps, first_bucket,
+    numbers = (sync, tail, reduce, shares, first_bucket,
                fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
@@ -152,8 +151,7 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     bubble = np.maximum(0.0, pipe - busy.max(axis=1))
     start = np.where(x.overlap[:, None], last_start, finish)
     last_backward = x.backward / x.v
-    slow = np.where(x.reduce_overlaps[:, None], slowdowns(last_backward, x.reduce, x.shares), 0.0)
-    synced = synced_clocks(start, finish, x.sync, x.tail, slow)
+    synced = synced_clocks(start, finish, x.sync, x.tail, slowdowns(last_backward, x.reduce, x.shares))
     dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + x.first_bucket
     step = pipe + dp_exposed + x.fixed
     dp_total = 0 + dp_exposed + x.sharding_exposed

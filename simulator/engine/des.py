@@ -51,8 +51,7 @@ from simulator.engine.collector import collector_paused
 from simulator.engine.context import Context, make_context
 from simulator.engine.des_plan import PreparedReplay, SendRoutes, StepPlan, capacity_of, step_plan
 from simulator.engine.des_prefix import PrefixCutter, Resume
-from simulator.engine.dp_overlap_sms import cooldown_delays
-from simulator.engine.fastpath import step_times, sync_slow, sync_tail
+from simulator.engine.fastpath import step_times, sync_delays, sync_slow, sync_tail
 from simulator.engine.flows import FlowNetwork
 from simulator.engine.in_layer import task_sequence
 from simulator.engine.noise_process import NoiseSource, StepNoise
@@ -213,7 +212,7 @@ class _StepRun:
         self.all_done = [env.event() for _ in range(lay.pp)]
         self.barriers: dict[tuple[int, int, int, int, int], list] = {}
         self.synced = [env.event() if plan.sync_s[s] > 0 else None for s in range(lay.pp)]
-        self.after = cooldown_delays(plan.sync_slow_s) if plan.sync_slow_s is not None else np.zeros(lay.pp)
+        self.after = sync_delays(plan, lay.pp)
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
         self.send_sizes = (plan.p2p_bytes,) * (routes.sizes if routes else 0)

@@ -35,7 +35,7 @@ import numpy as np
 
 from simulator.cost.nccl_sms import overlap_slowed
 from simulator.engine.context import Context
-from simulator.engine.gradient_sync import overlapped_gather_seconds, stage_sm_shares
+from simulator.engine.gradient_sync import rest_gather_seconds, stage_sm_shares
 from simulator.engine.pipeline_fsdp import reduces_deferred
 
 
@@ -88,8 +88,7 @@ def gather_slowdown(ctx: Context, first_forward: np.ndarray, shares: np.ndarray 
     over the stages (module docstring); ``first_forward`` is per stage one microbatch's
     forward over all its chunks (s). 0 for the chunk-ahead gathers, whose slowdown the
     task-graph walk prices task by task (:mod:`simulator.workload.chunk_gathers`)."""
-    gathers, chunked = overlapped_gather_seconds(ctx)
-    if gathers is None or chunked:
+    gathers = rest_gather_seconds(ctx)
+    if gathers is None:
         return 0.0
-    shares = stage_sm_shares(ctx) if shares is None else shares
-    return float((overlap_slowed(first_forward, gathers, shares) - first_forward).sum())
+    return float(slowdowns(first_forward, gathers, stage_sm_shares(ctx) if shares is None else shares).sum())

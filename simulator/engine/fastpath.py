@@ -131,7 +131,7 @@ def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) 
     (late by the cool-down delay and ending no earlier than the slowed last backward plus
     the last bucket, :func:`simulator.engine.dp_overlap_sms.synced_clocks`)."""
     latest = None
-    after = cooldown_delays(plan.sync_slow_s) if plan.sync_slow_s is not None else np.zeros(len(finish))
+    after = sync_delays(plan, len(finish))
     for s, (done, ready) in enumerate(zip(finish, arrive, strict=True)):
         end = done
         if plan.sync_s[s] > 0:
@@ -147,6 +147,12 @@ def _synchronised(plan: StepPlan, noise: StepNoise, finish: list, arrive: list) 
         top = end.max(axis=1)
         latest = top if latest is None else np.maximum(latest, top)
     return latest
+
+
+def sync_delays(plan: StepPlan, p: int) -> np.ndarray:
+    """Per stage, seconds its synchronisation starts late: the cool-down delay of the
+    stages' slowed last backwards (:func:`simulator.engine.dp_overlap_sms.cooldown_delays`)."""
+    return cooldown_delays(plan.sync_slow_s) if plan.sync_slow_s is not None else np.zeros(p)
 
 
 def sync_tail(plan: StepPlan, stage: int) -> float:

@@ -255,19 +255,16 @@ def first_param_bucket_time(ctx: Context) -> float:
     return worst
 
 
-def overlapped_gather_seconds(ctx: Context) -> tuple[np.ndarray | None, bool]:
-    """(per stage, seconds of the weight all-gathers that run beside forwards; whether they
-    are one chunk's each, launched a chunk ahead): the chunk gathers of
-    :func:`chunk_gather_seconds`, else under ``overlap_param_gather`` the stage's whole
-    gather but its first bucket (which waits in full, :func:`first_param_bucket_time`);
-    (None, False) without overlapped gathers."""
-    chunk = chunk_gather_seconds(ctx)
-    if chunk is not None:
-        return chunk, True
-    if not _overlaps_param_gather(ctx):
-        return None, False
+def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
+    """Per stage, seconds of the weight all-gather that runs beside the first forward under
+    ``overlap_param_gather``: the stage's whole gather but its first bucket (which waits in
+    full, :func:`first_param_bucket_time`). None without overlapped gathers, and under the
+    chunk-ahead launch, whose gathers the task-graph walk prices
+    (:func:`chunk_gather_seconds`)."""
+    if not _overlaps_param_gather(ctx) or chunk_gather_seconds(ctx) is not None:
+        return None
     par = ctx.scenario.parallelism
-    return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage), lambda: _rest_gathers(ctx)), False
+    return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage), lambda: _rest_gathers(ctx))
 
 
 def _rest_gathers(ctx: Context) -> np.ndarray:

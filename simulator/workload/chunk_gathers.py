@@ -40,6 +40,10 @@ from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
 from simulator.workload.wavefront import wavefront
 
+MAX_SHARE = 1.0 - 1e-12
+"""The largest SM share a gather is taken to hold: 1 (every SM) as a limit, so that
+``C / (1 - f)`` exceeds any gather (as :func:`simulator.cost.nccl_sms.overlap_slowed` does)."""
+
 
 def gather_delay(forward, backward, m: int, v: int, p2p: float, gather, share=None) -> float:
     """Seconds the chunk-ahead weight gathers add to one interleaved pipeline's step: the
@@ -143,7 +147,7 @@ class _Slowed:
                  busy: np.ndarray):
         n, p = f.shape
         self.compute = np.stack([b, b, f, f], axis=2).reshape(n, 4 * p).T.take(kinds, axis=0)
-        self.share = np.minimum(share.T, 1.0 - 1e-12).take(kinds // 4, axis=0)   # (tasks, n)
+        self.share = np.minimum(share.T, MAX_SHARE).take(kinds // 4, axis=0)   # (tasks, n)
         self.stage = kinds // 4
         self.busy = busy                                 # (p, n)
         self.until = float(busy.max(initial=0.0))        # the last gather's end, any stage
@@ -194,7 +198,7 @@ def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p
     order, _ = _evaluation_order(Schedule.INTERLEAVED, p, m, v)
     table = np.stack([b, b + p2p, f, f + p2p], axis=1).ravel().tolist()
     compute = np.stack([b, b, f, f], axis=1).ravel().tolist()
-    shares = [0.0] * p if share is None else [min(float(x), 1.0 - 1e-12) for x in share]
+    shares = [0.0] * p if share is None else [min(float(x), MAX_SHARE) for x in share]
     dispatches, releases = _gather_points(p, m, v)
     ready = [[0.0] * v for _ in range(p)]
     for i in range(p):                       # chunks 0 and 1 at the start of the step
