@@ -253,7 +253,7 @@ ACHIEVED = {
     # reduction (grad_reduce_in_fp32=False), NOT met: compute 21% short per microbatch, the fixed
     # part per step twice the runs'; 20.4% / 23.9% with NCCL's SMs beside the overlapped
     # data-parallel collectives (2026-11-27).
-    "mlperf_llama31_405b_gb200": (0.204, 0.239),
+    "mlperf_llama31_405b_gb200": (0.135, 0.166),
     # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
     # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample: 2.7% / 5.7% (3.3% / 6.5%
     # when scored first), target met. The 340B curve loses 10.5% from 128 to 2,048 GPUs
@@ -305,9 +305,10 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
     """MLPerf v5.0 Llama 3.1 405B on GB200: every row runs the same 64-GPU replica, so the
     measured steps fit ``m w + X`` (Carina's 512- and 1,024-GPU rows: w = 0.169 s per microbatch,
     X = 0.33 s). A known miss in both parts, guarded so that a fix or a regression shows: the
-    predicted w is 15-30% short of the measured and the predicted X is 1.5-3x the measured
-    (0.70 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after the last
-    backward)."""
+    predicted w is 10-25% short of the measured (16% since the GB200's sustained clock came from
+    the paired B200/GB200 measurement; 21% at its datasheet peaks) and the predicted X is 1.5-3x
+    the measured (0.69 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after
+    the last backward)."""
     rows = frame[frame["set"] == "mlperf_llama31_405b_gb200"].set_index("row")
     tokens = {"3": 896 * 8192, "4": 768 * 8192}         # global batch x sequence
     microbatches = {"3": 112, "4": 48}
@@ -318,7 +319,7 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
         return w, step["3"] - microbatches["3"] * w
     (w, fixed), (w_model, fixed_model) = split("measured"), split("predicted")
     assert w == pytest.approx(0.169, abs=0.002) and fixed == pytest.approx(0.33, abs=0.02)
-    assert 0.70 < w_model / w < 0.85 and 1.5 < fixed_model / fixed < 3.0
+    assert 0.75 < w_model / w < 0.90 and 1.5 < fixed_model / fixed < 3.0
 
 
 def test_megatron_core_strong_scaling_loses_more_than_measured(frame):

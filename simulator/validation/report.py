@@ -180,7 +180,13 @@ picks the attention kernel (`kernels.attention`: torchtitan `fa2`, NeMo `cudnn`)
 2021 ran unfused attention. The only constant set with a validation set in view is the
 A100's gemm_peak_fraction (SC21 section below); the H100 and H200 fractions are kernel
 benchmarks times the A100-derived sustained-training derating 0.840 (the A100's SC21-calibrated
-0.73 over its best-shape MAMF fraction 0.869; see the H100 file).
+0.73 over its best-shape MAMF fraction 0.869; see the H100 file). One more constant comes from a
+measurement of training throughput: the GB200's sustained clock fraction, 0.93, from a paired
+measurement that is not a validation set (Megatron-Bridge 25.11 ran the same LLAMA3_8B FP8-CS
+recipe on DGX-B200 and DGX-GB200: 30,624 and 31,508 tokens/s per GPU, a ratio of 1.029 that the
+model gives with 0.93; `validation/gb200_b200_pair.csv`, `tests/test_hardware_pairs.py`). Until
+2026-11-27 the GB200 ran at its datasheet peaks, 1.11x the HGX B200's, which predicts that ratio
+at 1.089.
 
 The attention fractions are each kernel's rate at 8K tokens. Since 2026-11-26 a kernel at
 another length runs at that rate times its causal tile efficiency over the 8K one
@@ -341,7 +347,9 @@ pp 8 with 8 virtual stages, cp 2, micro batch 1, MINIBS 112 down to 32 microbatc
 with fp8 weight gathers, TE userbuffers by ring exchange): node `gb200-nvl72` with 64 of its 72
 GPUs used, on a non-blocking NDR fat-tree (not stated); GPU `gb200`, written for this set before it
 was scored: the B200's measured fractions of peak with the GB200 datasheet's peaks (1.11x the
-HGX B200's) and memory. `TP_PP_DP_MAPPING` is encoded as the new key `parallelism.rank_order:
+HGX B200's) and memory; since 2026-11-27 with a sustained clock fraction of 0.93 from the paired
+B200/GB200 measurement (Hardware constants above), which no row of this set entered.
+`TP_PP_DP_MAPPING` is encoded as the new key `parallelism.rank_order:
 tp-cp-pp-dp` (each pipeline replica one rack's NVLink domain, data parallelism across racks); with
 Megatron's default order, which spreads a stage's data-parallel ranks over a rack and its
 pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%), and 13.9% /
@@ -349,13 +357,15 @@ pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%
 (`pretrain.py`: `grad_reduce_in_fp32=False`), encoded after. Not expressible: the full-iteration
 CUDA graphs, IB SHARP, the deferred embedding weight gradient, the DDP bucket of 200 parameters.
 
-Result: every row is fast by 17-24%, a level error: +23% to +24% with 112 microbatches per step
-(256 and 512 GPUs), +19% with 48, +18% with 40, +17% with 32 (2,496 GPUs). The runs fix two
-things apart, because the replica's work per microbatch is the same in every row: the measured
-steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s per step. The
-model's w is 0.134 s, 21% short: the GB200 compute rate (B200 fractions at the GB200's datasheet
-peak; at the B200's own peak it would still be about 12% short, as the B200 Megatron-Bridge 405B
-row reads). Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
+Result: every row is fast, by 10-17%, a level error: +16% to +17% with 112 microbatches per step
+(256 and 512 GPUs), +12% to +13% with 48 and 40, +10% with 32 (2,496 GPUs); it was 17-24%
+before the GB200's sustained clock came from the paired B200/GB200 measurement (2026-11-27).
+The runs fix two things apart, because the replica's work per microbatch is the same in every
+row: the measured steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s
+per step. The model's w is 0.143 s, 16% short (0.134 s, 21%, at the datasheet peaks): the same
+shortfall as the B200 Megatron-Bridge 405B row (+12%), whose GPU the gb200 file inherits its
+fractions of peak from, so what is missing is shared by Blackwell's 405B layouts, not
+GB200-specific. Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
 reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
 backward. The NVIDIA H100 405B set, the same software one release earlier, measures X at
 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's exposure
