@@ -19,8 +19,8 @@ def test_hbm3_and_hbm3e_variants():
     hbm3, hbm3e = LIB.gpu("gh200"), LIB.gpu("gh200-144gb")
     assert (hbm3.hbm_capacity_GiB, hbm3.hbm_bandwidth_GBps) == (96, 4000)
     assert (hbm3e.hbm_capacity_GiB, hbm3e.hbm_bandwidth_GBps) == (144, 4900)
-    assert hbm3e.derived_from == "gh200"
-    assert hbm3e.peak_dense_tflops == hbm3.peak_dense_tflops
+    assert hbm3e.derived_from == hbm3.derived_from == "h100-sxm"
+    assert hbm3e.peak_dense_tflops == hbm3.peak_dense_tflops == LIB.gpu("h100-sxm").peak_dense_tflops
 
 
 def test_c2c_joins_each_gpu_to_its_grace():
