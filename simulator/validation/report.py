@@ -357,13 +357,14 @@ pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%
 (`pretrain.py`: `grad_reduce_in_fp32=False`), encoded after. Not expressible: the full-iteration
 CUDA graphs, IB SHARP, the deferred embedding weight gradient, the DDP bucket of 200 parameters.
 
-Result: every row is fast, by 10-17%, a level error: +16% to +17% with 112 microbatches per step
-(256 and 512 GPUs), +12% to +13% with 48 and 40, +10% with 32 (2,496 GPUs); it was 17-24%
-before the GB200's sustained clock came from the paired B200/GB200 measurement (2026-11-27).
+Result: every row is fast, by 10-16%, a level error: +15% to +16% with 112 microbatches per step
+(256 and 512 GPUs), +11% to +12% with 48 and 40, +10% with 32 (2,496 GPUs); it was 17-24%
+before the GB200's sustained clock came from the paired B200/GB200 measurement and the
+Blackwell memory-bound rate from cuDNN's normalization benchmark (2026-11-27).
 The runs fix two things apart, because the replica's work per microbatch is the same in every
 row: the measured steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s
-per step. The model's w is 0.143 s, 16% short (0.134 s, 21%, at the datasheet peaks): the same
-shortfall as the B200 Megatron-Bridge 405B row (+12%), whose GPU the gb200 file inherits its
+per step. The model's w is 0.143 s, 15% short (0.134 s, 21%, at the datasheet peaks): the same
+shortfall as the B200 Megatron-Bridge 405B row (+11%), whose GPU the gb200 file inherits its
 fractions of peak from, so what is missing is shared by Blackwell's 405B layouts, not
 GB200-specific. Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
 reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
@@ -801,10 +802,9 @@ been set from kernel benchmarks alone (MAMF bf16 and fp8 GEMMs; cuDNN 9.10.2's B
 benchmark in NVIDIA/cudnn-frontend, whose length curve also sets B200's steeper per-tile
 overhead, 3.75 tiles against Hopper's 1.5; FlashAttention-4's; all times the same 0.840
 derating as Hopper) and nothing changed after. Left out: the FP8-MX columns (MXFP8 block
-scaling is not modelled), the GB200 and GB300 rows (no GB200 GPU file: Azure's ND GB200 v6
-cuBLASLt fp8 GEMM, 2,973 TFLOP/s at 32768^3, reads 13% under B200's MAMF best shape, so the
-GB200's quoted 10% higher peak is not a sourced rate; and the 70B/405B rows there run Megatron
-FSDP with CPU offloading).
+scaling is not modelled), the GB200 and GB300 rows (the 70B/405B rows there run Megatron FSDP
+with CPU offloading; the GB200 8B row, the same recipe as this set's 8B row, sets the GB200's
+sustained clock instead, `validation/gb200_b200_pair.csv`: Hardware constants above).
 
 Encoding: `validation/scenarios/megatron_bridge_b200/`, the B200 recipes at the same commit:
 8B with tp 1, dp 8, micro batch 2 and no TP overlap; 405B with tp 4 x pp 8 (8 virtual stages)
@@ -814,9 +814,11 @@ x cp 2 x dp 2 and the userbuffers config `userbuffers_fp8_b200_h16384_tp4_cp2_mb
 DGX B200 with one 400G ConnectX-7 per GPU on rail-optimized NDR (assumed); fp8 parameter
 gathers as on H100. Not expressible: the 8B recipe's full-iteration CUDA graphs.
 
-Result: the 8B row +4.2%, the 405B row +11.7% (+11.8% before NCCL's SMs beside the overlapped
-data-parallel collectives were priced on 2026-11-27; +12.1% before the weight gathers were
-launched a chunk ahead in fp8): MAPE 7.98%, the MAPE target met at its edge, the max not. The
+Result: the 8B row +3.2%, the 405B row +11.2% (+4.2% / +11.7% before the B200's memory-bound
+rate came from cuDNN's normalization benchmark on 2026-11-27, replacing an estimate; +11.8%
+before NCCL's SMs beside the overlapped data-parallel collectives were priced the same day;
++12.1% before the weight gathers were launched a chunk ahead in fp8): MAPE 7.2%, the MAPE
+target met, the max not. The
 405B reads high as its H100 sibling does (+8.8%): both are the library's widest pipelined-405B misses on
 NVIDIA's own stack, and the B200 row adds the
 fabric, whose NICs did not get faster with the GPU (exposed pipeline sends and
