@@ -271,3 +271,15 @@ def test_torch_fsdp2_log_drafts_zero_stage_3():
     stack = draft.scenario["training"]["stack"]
     assert stack["sharding"] == {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
     assert stack["kernels"] == {"fp8_weight_cast": "per_forward"}
+
+
+@pytest.mark.parametrize(("channels", "head_dim"), [(128, None), (64, 64)])
+def test_kv_channels_becomes_head_dim_only_when_it_differs(tmp_path, channels, head_dim):
+    """Megatron's --kv-channels is the head width (hidden / heads unless given): a log whose value
+    differs from 4096 / 32 = 128 maps it to model.head_dim; an equal value adds no key."""
+    path = _upstream_log(tmp_path)
+    path.write_text(path.read_text().replace(
+        "-------------------- end of arguments",
+        f"  kv_channels {'.' * 37} {channels}\n-------------------- end of arguments"))
+    model = draft_from_log(read_megatron_log(path), "dgx-h100", 2).scenario["model"]
+    assert model.get("head_dim") == head_dim

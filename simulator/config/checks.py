@@ -145,8 +145,9 @@ def _unique(items: list, section: str, field: str, what: str) -> None:
 
 def _check_model(scenario: Scenario) -> None:
     model = scenario.model
-    if model.hidden % model.heads:
-        raise ConfigError(f"{model.heads} does not divide model.hidden ({model.hidden})",
+    if model.hidden % model.heads and model.head_dim is None:
+        raise ConfigError(f"{model.heads} does not divide model.hidden ({model.hidden}); give "
+                          "model.head_dim if the model's heads are not hidden / heads wide",
                           key="model.heads")
     if model.heads % model.kv_heads:
         raise ConfigError(f"{model.kv_heads} does not divide model.heads ({model.heads})",

@@ -44,6 +44,8 @@ MEANINGS = {
     "model.hidden": "hidden size",
     "model.heads": "attention heads",
     "model.kv_heads": "key/value heads (default: `heads`; fewer is grouped-query attention)",
+    "model.head_dim": ("width of one attention head (default `hidden // heads`; Qwen3 and Gemma "
+                       "decouple it: query width `heads * head_dim`)"),
     "model.ffn_hidden": "MLP inner width (default: 4 x hidden)",
     "model.mlp": "`gelu` (2 matrices, GPT) or `swiglu` (3 matrices, Llama)",
     "model.seq_len": "tokens per sequence",

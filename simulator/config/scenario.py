@@ -98,6 +98,10 @@ class ModelConfig(_Section):
     hidden: Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
     heads: Annotated[int, Strict(), Field(ge=1, le=100_000)]
     kv_heads: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
+    head_dim: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
+    """Width of one attention head (default ``hidden // heads``). Models that decouple it from
+    the hidden size (Qwen3: 128 with hidden 2,560 and 32 heads; Gemma) give it here: the query
+    and attention-output widths are then ``heads * head_dim``, not ``hidden``."""
     ffn_hidden: Annotated[int, Strict(), Field(ge=1, le=10_000_000)] | None = None
     mlp: Mlp = Mlp.GELU
     seq_len: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] = 2048
@@ -124,6 +128,21 @@ class ModelConfig(_Section):
         if self.ffn_hidden is None:
             object.__setattr__(self, "ffn_hidden", 4 * self.hidden)
         return self
+
+    @property
+    def d_head(self) -> int:
+        """Width of one attention head: ``head_dim`` if given, else ``hidden // heads``."""
+        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+
+    @property
+    def q_width(self) -> int:
+        """Query (and attention output) width, ``heads * d_head`` elements per token."""
+        return self.heads * self.d_head
+
+    @property
+    def kv_width(self) -> int:
+        """Key (or value) width, ``kv_heads * d_head`` elements per token."""
+        return self.kv_heads * self.d_head
 
 
 class AttentionKernel(StrEnum):

@@ -6,6 +6,7 @@ Mapping (Megatron argument -> scenario key):
 =========================================================  ==================================
 ``num_layers``, ``hidden_size``, ``num_attention_heads``   ``model.layers``, ``hidden``, ``heads``
 ``num_query_groups`` (when ``group_query_attention``)      ``model.kv_heads``
+``kv_channels`` (when not ``hidden_size / heads``)         ``model.head_dim``
 ``ffn_hidden_size``, ``seq_length``                        ``model.ffn_hidden``, ``seq_len``
 padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``vocab_size``
@@ -141,6 +142,9 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
                              "heads": _required(log, "num_attention_heads")}
     if args.get("group_query_attention") and isinstance(args.get("num_query_groups"), int):
         model["kv_heads"] = args["num_query_groups"]
+    channels = args.get("kv_channels")
+    if isinstance(channels, int) and channels * model["heads"] != model["hidden"]:
+        model["head_dim"] = channels
     if isinstance(args.get("ffn_hidden_size"), int):
         model["ffn_hidden"] = args["ffn_hidden_size"]
     else:

@@ -23,13 +23,13 @@ from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig
 def layer_matrices(model: ModelConfig, tp: int, ep: int) -> list[tuple[float, float, float]]:
     """(rows, columns, count) of the weight matrices of one layer on one GPU."""
     h, f = model.hidden, model.ffn_hidden
-    kv = model.kv_heads * (h // model.heads)
+    q, kv = model.q_width, model.kv_width
     experts = model.experts / ep if model.experts > 1 else 1
     if model.mlp == Mlp.GELU:
-        attention = [(h, (h + 2 * kv) / tp, 1), (h / tp, h, 1)]
+        attention = [(h, (q + 2 * kv) / tp, 1), (q / tp, h, 1)]
         mlp = [(h, f / tp, experts), (f / tp, h, experts)]
     else:
-        attention = [(h, h / tp, 1), (h, kv / tp, 2), (h / tp, h, 1)]
+        attention = [(h, q / tp, 1), (h, kv / tp, 2), (q / tp, h, 1)]
         mlp = [(h, f / tp, 2 * experts), (f / tp, h, experts)]
     return attention + mlp
 

@@ -131,10 +131,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
 def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float]:
     """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
     h = model.hidden
-    kv_width = model.kv_heads * (h // model.heads)
     inner = (2 if model.mlp == Mlp.GELU else 3) * model.ffn_hidden * model.top_k * model.expert_load
     replicated = dtype_bytes * 4 * h + MASK_BYTES * 2 * h
-    sharded = dtype_bytes * (2 * h + 2 * kv_width + inner)
+    sharded = dtype_bytes * (2 * model.q_width + 2 * model.kv_width + inner)   # Q, context; K, V
     return replicated, sharded
 
 

@@ -1,7 +1,7 @@
 """Parameter counts of decoder-only transformers (GPT with GELU, Llama-style SwiGLU/GQA, MoE).
 
-Per layer, with hidden h, FFN width f, head dim d = h/a and kv heads k:
-attention ``h*h (Q) + 2*h*k*d (K, V) + h*h (out)``; MLP ``2 h f`` (GELU) or
+Per layer, with hidden h, FFN width f, a heads of dimension d (``model.head_dim``, h/a by
+default) and k kv heads: attention ``h*a*d (Q) + 2*h*k*d (K, V) + a*d*h (out)``; MLP ``2 h f`` (GELU) or
 ``3 h f`` (SwiGLU), times the expert count for MoE plus an ``h * E`` router.
 GPT-style models add biases and two LayerNorms (``13 h`` per layer in all) and
 learned positions ``s h``; Llama-style models use two RMSNorms (``2 h``) and an
@@ -17,12 +17,12 @@ from simulator.config.scenario import Mlp, ModelConfig
 def layer_parameters(model: ModelConfig) -> int:
     """Parameters of one transformer layer (all experts included)."""
     h, f = model.hidden, model.ffn_hidden
-    kv_width = model.kv_heads * (h // model.heads)
-    attention = 2 * h * h + 2 * h * kv_width
+    q_width, kv_width = model.q_width, model.kv_width
+    attention = 2 * h * q_width + 2 * h * kv_width
     gelu = model.mlp == Mlp.GELU
     mlp = (2 if gelu else 3) * h * f
     if gelu:
-        attention += h + 2 * kv_width + h      # Q, K, V and output biases
+        attention += q_width + 2 * kv_width + h      # Q, K, V and output biases
         mlp += f + h                           # the two MLP biases
     norms = 4 * h if gelu else 2 * h
     router = h * model.experts if model.experts > 1 else 0
@@ -66,13 +66,13 @@ def layer_tensor_sizes(model: ModelConfig) -> list[int]:
     MLP matrices and the router. The sizes sum to :func:`layer_parameters`.
     """
     h, f = model.hidden, model.ffn_hidden
-    kv = model.kv_heads * (h // model.heads)
+    q, kv = model.q_width, model.kv_width
     if model.mlp == Mlp.GELU:
-        attention = [h * (h + 2 * kv), h + 2 * kv, h * h, h]
+        attention = [h * (q + 2 * kv), q + 2 * kv, q * h, h]
         mlp = [h * f, f, f * h, h]
         norms = [h, h, h, h]
     else:
-        attention = [h * h, h * kv, h * kv, h * h]
+        attention = [h * q, h * kv, h * kv, q * h]
         mlp = [h * f, h * f, f * h]
         norms = [h, h]
     router = [h * model.experts] if model.experts > 1 else []

@@ -31,16 +31,16 @@ def op_sac_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequen
     """Bytes one layer keeps under torchtitan's per-op checkpointing (module docstring), per
     micro-batch of ``micro_batch`` sequences of ``seq_len / cp`` tokens on one GPU.
 
-    ``dtype_bytes s b (h_in + h/t + k_w/t + f k/t + h + h_rs + h/t) + 4 s b a/t``, with
+    ``dtype_bytes s b (h_in + q/t + k_w/t + f k/t + h + h_rs + q/t) + 4 s b a/t`` (``q`` the
+    query width ``heads * head_dim``, ``h`` without a decoupled head dimension), with
     ``h_in = h/t`` with sequence parallelism (else ``h``) and ``h_rs = h/t`` with sequence
     parallelism and ``t > 1`` (else 0).
     """
-    h = model.hidden
-    kv_width = model.kv_heads * (h // model.heads)
+    h, q = model.hidden, model.q_width
     sp_div = tp if sequence_parallel else 1
     reduce_scatter_out = h / tp if sequence_parallel and tp > 1 else 0.0
-    per_token = dtype_bytes * (h / sp_div + h / tp + kv_width / tp + model.ffn_hidden * model.top_k / tp
-                               + h + reduce_scatter_out + h / tp)
+    per_token = dtype_bytes * (h / sp_div + q / tp + model.kv_width / tp
+                               + model.ffn_hidden * model.top_k / tp + h + reduce_scatter_out + q / tp)
     per_token += LSE_BYTES * model.heads / tp
     return per_token * model.seq_len / cp * micro_batch
 

@@ -67,7 +67,7 @@ class LayerShape:
 
     @property
     def head_dim(self) -> int:
-        return self.model.hidden // self.model.heads
+        return self.model.d_head
 
 
 @dataclass(frozen=True)
