@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from simulator.config import scenario_from_mapping
+from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig
 from simulator.errors import ConfigError
 from simulator.workload.params import layer_parameters, layer_tensor_sizes, parameter_count
@@ -28,6 +29,11 @@ QWEN3_32B = ModelConfig(layers=64, hidden=5120, heads=64, ffn_hidden=25600, tied
 def test_qwen3_parameter_counts(model, total, body):
     assert parameter_count(model) == pytest.approx(total, abs=0.05e9)
     assert model.layers * layer_parameters(model) == pytest.approx(body, abs=0.05e9)
+
+
+@pytest.mark.parametrize(("preset", "model"), [("qwen3-4b", QWEN3_4B), ("qwen3-32b", QWEN3_32B)])
+def test_presets_are_the_counted_shapes(preset, model):
+    assert ModelConfig(**MODEL_PRESETS[preset]).model_copy(update={"seq_len": 2048}) == model
 
 
 def test_default_is_hidden_over_heads_and_changes_nothing():

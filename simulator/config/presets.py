@@ -13,6 +13,11 @@ Sources
 - Llama 3: Llama Team, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 3;
   sequence length 8192 for pre-training.
 - Mixtral 8x7B: Jiang et al., "Mixtral of Experts" (arXiv:2401.04088), Table 1.
+- Qwen3 4B and 32B: the released configs (Qwen/Qwen3-4B and Qwen/Qwen3-32B ``config.json``:
+  hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim 128,
+  intermediate_size, vocab_size 151936, tie_word_embeddings), whose parameter counts match the
+  model cards (4.0B / 32.8B; ``tests/test_head_dim.py``); sequence 4,096, the length of the
+  Qwen3 Technical Report's general and reasoning pre-training stages (arXiv:2505.09388).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ def _megatron(layers: int, hidden: int, heads: int) -> dict:
 
 
 _LLAMA3 = {"mlp": "swiglu", "seq_len": 8192, "vocab": 128256, "kv_heads": 8}
+_QWEN3 = {"mlp": "swiglu", "seq_len": 4096, "vocab": 151936, "kv_heads": 8, "head_dim": 128}
 
 MODEL_PRESETS = MappingProxyType({
     "gpt3-175b": _megatron(96, 12288, 96),
@@ -45,6 +51,10 @@ MODEL_PRESETS = MappingProxyType({
     "llama3-8b": {**_LLAMA3, "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336},
     "llama3-70b": {**_LLAMA3, "layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672},
     "llama3-405b": {**_LLAMA3, "layers": 126, "hidden": 16384, "heads": 128, "ffn_hidden": 53248},
+    "qwen3-4b": {**_QWEN3, "layers": 36, "hidden": 2560, "heads": 32, "ffn_hidden": 9728,
+                 "tied_embeddings": True},
+    "qwen3-32b": {**_QWEN3, "layers": 64, "hidden": 5120, "heads": 64, "ffn_hidden": 25600,
+                  "tied_embeddings": False},
     "mixtral-8x7b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
         "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,

@@ -99,8 +99,8 @@ def names_table(names: dict[str, list[str]]) -> Table:
     return table
 
 
-PRESET_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "seq_len", "vocab",
-                  "experts", "top_k")
+PRESET_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "d_head", "ffn_hidden", "mlp", "seq_len",
+                  "vocab", "experts", "top_k")
 
 
 def preset_records() -> list[dict]:
