@@ -4,7 +4,9 @@ decouple it, so the query and attention-output projections are ``heads * head_di
 Published counts (Qwen/Qwen3-4B and Qwen/Qwen3-32B model cards on Hugging Face, their
 ``config.json``): Qwen3-4B, 36 layers, hidden 2,560, 32 query and 8 key/value heads of 128,
 FFN 9,728, vocabulary 151,936, tied embeddings: 4.0B parameters, 3.6B without the embedding;
-Qwen3-32B, 64 layers, hidden 5,120, 64 and 8 heads of 128, FFN 25,600, untied: 32.8B and 31.2B.
+Qwen3-32B, 64 layers, hidden 5,120, 64 and 8 heads of 128, FFN 25,600, untied: 32.8B and 31.2B;
+Qwen3-30B-A3B, 48 layers, hidden 2,048, 32 and 4 heads of 128, 128 experts of FFN 768 with 8 per
+token, untied: 30.5B, 3.3B active, 29.9B without the embedding.
 The cards round to 0.1B, so the counts are asserted to within 0.05B (Qwen3's per-head query and
 key RMSNorms, 256 parameters a layer, are not counted).
 """
@@ -17,7 +19,12 @@ from simulator.config import scenario_from_mapping
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig
 from simulator.errors import ConfigError
-from simulator.workload.params import layer_parameters, layer_tensor_sizes, parameter_count
+from simulator.workload.params import (
+    active_parameter_count,
+    layer_parameters,
+    layer_tensor_sizes,
+    parameter_count,
+)
 from simulator.workload.transformer import LayerShape, layer_forward
 
 QWEN3 = {"mlp": "swiglu", "vocab": 151936, "kv_heads": 8, "head_dim": 128}
@@ -34,6 +41,14 @@ def test_qwen3_parameter_counts(model, total, body):
 @pytest.mark.parametrize(("preset", "model"), [("qwen3-4b", QWEN3_4B), ("qwen3-32b", QWEN3_32B)])
 def test_presets_are_the_counted_shapes(preset, model):
     assert ModelConfig(**MODEL_PRESETS[preset]).model_copy(update={"seq_len": 2048}) == model
+
+
+def test_qwen3_moe_counts():
+    model = ModelConfig(**MODEL_PRESETS["qwen3-30b-a3b"])
+    assert parameter_count(model) == pytest.approx(30.5e9, abs=0.05e9)
+    # the card's "3.3B activated" is rounded or truncated to 0.1B: [3.25, 3.4); 3.35B here
+    assert 3.25e9 <= active_parameter_count(model) < 3.4e9
+    assert model.layers * layer_parameters(model) == pytest.approx(29.9e9, abs=0.05e9)
 
 
 def test_default_is_hidden_over_heads_and_changes_nothing():

@@ -13,10 +13,12 @@ Sources
 - Llama 3: Llama Team, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 3;
   sequence length 8192 for pre-training.
 - Mixtral 8x7B: Jiang et al., "Mixtral of Experts" (arXiv:2401.04088), Table 1.
-- Qwen3 4B and 32B: the released configs (Qwen/Qwen3-4B and Qwen/Qwen3-32B ``config.json``:
-  hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim 128,
-  intermediate_size, vocab_size 151936, tie_word_embeddings), whose parameter counts match the
-  model cards (4.0B / 32.8B; ``tests/test_head_dim.py``); sequence 4,096, the length of the
+- Qwen3 4B, 32B and 30B-A3B: the released configs (Qwen/Qwen3-4B, Qwen/Qwen3-32B and
+  Qwen/Qwen3-30B-A3B ``config.json``: hidden_size, num_hidden_layers, num_attention_heads,
+  num_key_value_heads, head_dim 128, intermediate_size (the MoE's moe_intermediate_size 768,
+  every layer MoE, 128 experts, 8 per token), vocab_size 151936, tie_word_embeddings), whose
+  parameter counts match the model cards (4.0B / 32.8B / 30.5B with 3.3B active;
+  ``tests/test_head_dim.py``); sequence 4,096, the length of the
   Qwen3 Technical Report's general and reasoning pre-training stages (arXiv:2505.09388).
 """
 
@@ -55,6 +57,8 @@ MODEL_PRESETS = MappingProxyType({
                  "tied_embeddings": True},
     "qwen3-32b": {**_QWEN3, "layers": 64, "hidden": 5120, "heads": 64, "ffn_hidden": 25600,
                   "tied_embeddings": False},
+    "qwen3-30b-a3b": {**_QWEN3, "layers": 48, "hidden": 2048, "heads": 32, "kv_heads": 4,
+                      "ffn_hidden": 768, "experts": 128, "top_k": 8, "tied_embeddings": False},
     "mixtral-8x7b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
         "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,
