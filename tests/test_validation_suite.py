@@ -239,7 +239,9 @@ ACHIEVED = {
     # at random initialisation, router and permutations not modelled); 14.4% / 36.7% on
     # 2026-11-27 with RCCL's CUs beside compute counted per NIC (16 of 304, the 70B FSDP2 row
     # +0.3% -> +3.4%; 224 before, the mesh's ring construction) and priced beside DDP's too.
-    "primus_mi325x": (0.144, 0.367),
+    # 13.1% / 33.0% with the MoE router and unfused token permutations priced (2026-11-28);
+    # the run forces balanced routing (moe_router_force_load_balancing), so not load imbalance.
+    "primus_mi325x": (0.131, 0.330),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,
@@ -273,8 +275,9 @@ ACHIEVED = {
     # tokens/s per GPU, 14 rows (DGX Cloud Grok-1 314B, MoE 8 experts top 2, ep 8, BF16 and FP8,
     # 32 to 2,048 H100): 10.7% / 22.4%, NOT met. First scored at 12.1% / 14.4% (every row slow),
     # before the expert all-to-all carried only each rank's sequence shard (Megatron-Core's
-    # dispatcher); now every row fast, FP8 most (the FP8 speed-up over-predicted).
-    "dgxc_grok1": (0.107, 0.224),
+    # dispatcher); now every row fast, FP8 most (the FP8 speed-up over-predicted). 8.6% / 19.7%
+    # with the router and the dispatcher's unfused token permutations priced (2026-11-28).
+    "dgxc_grok1": (0.086, 0.197),
     # tokens/s per GPU, 18 rows (llm-foundry MPT 1B-70B, PyTorch FSDP1 via Composer, 128 to 512
     # H100), out of sample: 9.3% / 20.4%, NOT met (the rows without activation checkpointing
     # 7-20% fast, widening with the GPU count). First scored at 13.2% / 27.8% (the Triton

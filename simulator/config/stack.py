@@ -244,6 +244,10 @@ class KernelProfile(_Part):
     """Whether the MLP activation runs as one fused kernel; None: as ``fused_elementwise``.
     Megatron-Core with ``bias_activation_fusion: false`` runs it as separate PyTorch ops
     (squared ReLU: ``relu`` then ``pow``)."""
+    moe_permute_fusion: Flag = False
+    """Whether a mixture-of-experts layer permutes its tokens with TransformerEngine's fused
+    kernels (Megatron-Core ``--moe-permute-fusion``) instead of PyTorch index ops
+    (:mod:`simulator.workload.moe_dispatch`)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

@@ -82,4 +82,4 @@ def _shape(scenario: Scenario) -> LayerShape:
     return LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
-                      kernels.fused_activation)
+                      kernels.fused_activation, kernels.moe_permute_fusion)

@@ -751,14 +751,17 @@ Result: the two dense Llama rows within 4% (7B -3.1%, 70B +3.4%), the Mixtral ro
 channel of the mesh's ring construction, 224 of 304 for a group across servers, and priced only
 for FSDP units; now 2 per NIC, 16 of 304, as for NCCL, and priced beside the overlapped DDP
 collectives too, `simulator/engine/dp_overlap_sms.py`.) The
-mixture of experts is the library's widest miss, as on NVIDIA's Grok-1 set: the model prices
-every expert at its balanced share of the tokens, while this run is dropless (no capacity
-factor) at random initialisation, where the busiest expert sets the pace; the router, its
-auxiliary loss and the unfused token permutations (`moe_permute_fusion` false) are not
-modelled, and the grouped GEMM's rate on ROCm has no benchmark in the library. A user who
-logs tokens per expert can state the busiest rank's load (`model.expert_load`, which scales that
-rank's expert GEMMs, activations and all-to-all); none is published for this run, so the
-scenario keeps balanced routing (a load of about 1.47 would match the measured step). The logs' memory
+mixture of experts is the library's widest miss, as on NVIDIA's Grok-1 set. Since 2026-11-28
+the router's GEMM and scores and the unfused token permutations the log's arguments name
+(`moe_permute_fusion` False: `index_select`, `scatter_add_`; `simulator/workload/moe_dispatch.py`)
+are priced: +36.7% -> +33.0%. Load imbalance is not the cause: the log runs with
+`moe_router_force_load_balancing` True (random router logits, Megatron-Core's benchmarking
+switch), so every expert gets its balanced share within about 1% (the sampling spread of 16K
+routed tokens), as the model assumes; an earlier version of this text blamed the busiest
+expert at random initialisation and said a load of 1.47 would match, which the arguments
+refute. Left: the grouped GEMM's rate on ROCm (`moe_grouped_gemm` True), which has no
+benchmark in the library, and the auxiliary loss's kernels (coefficient 0.01; a few passes
+over the 8 scores per token, not counted). The logs' memory
 (HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
 peak.""",
     "mlperf_llama31_405b": """\
@@ -953,8 +956,13 @@ BF16 +5% to +7% on the pipelined rows and +10% to +12% on the pipeline-free prox
 BF16/FP8 1.32-1.34, measured 1.22-1.24), which in these layers is mostly the expert GEMMs; the
 pipeline-free proxies' extra (their embedding and 128K-vocabulary output weigh more per layer);
 and the all-to-all's efficiency over InfiniBand with 2 GPUs per server in each 8-GPU expert
-group, which no shipped nccl-tests log checks. The router, its top-k and auxiliary loss, and the
-token permutations are not modelled (small memory-bound kernels).""",
+group, which no shipped nccl-tests log checks. Since 2026-11-28 the router (its GEMM, fp32
+scores and top-k) and the dispatcher's unfused token permutations (`index_select`, `scatter_add_`;
+`simulator/workload/moe_dispatch.py`, `kernels.moe_permute_fusion` false in NeMo 24.12's
+Megatron-Core) are priced: 10.7% / 22.4% -> 8.6% / 19.7%, BF16 +3% to +5% on the pipelined rows
+and +8% to +10% on the proxies, FP8 +9% to +12% and +16% to +20%; the permutations move bf16
+tokens whatever the GEMMs' dtype, so the predicted BF16/FP8 step ratio fell to 1.31 (measured
+1.22-1.24). The auxiliary loss (a few passes over 8 scores per token) is not counted.""",
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,

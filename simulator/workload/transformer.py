@@ -35,6 +35,7 @@ from enum import StrEnum
 import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig
+from simulator.workload.moe_dispatch import moe_layer_bytes, router_gemm
 
 
 class Attention(StrEnum):
@@ -56,6 +57,7 @@ class LayerShape:
     dtype_bytes: int = 2
     fused: bool = True
     fused_activation: bool | None = None     # None: as ``fused``
+    moe_permute_fused: bool = False          # TransformerEngine's fused MoE permutations
 
     @property
     def seq(self) -> int:
@@ -149,7 +151,15 @@ def _gemms(shape: LayerShape,
         core = [(shape.seq, kv_seq, d, shape.micro_batch * heads),
                 (shape.seq, d, kv_seq, shape.micro_batch * heads)]
     mlp = _mlp_gemms(shape, expert_load)
-    return [qkv, *core, proj, *mlp], [True] + [False] * len(core) + [True] * (1 + len(mlp))
+    router = [router_gemm(_local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
+    return ([qkv, *core, proj, *router, *mlp],
+            [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * len(mlp))
+
+
+def _local_tokens(shape: LayerShape) -> float:
+    """Tokens of the microbatch on this GPU between the layer's blocks: ``b s``, over ``t``
+    with sequence parallelism."""
+    return shape.tokens / (shape.tp if shape.sequence_parallel else 1)
 
 
 def _mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, float, float, float]]:
@@ -195,7 +205,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     """
     mdl, nb = shape.model, shape.dtype_bytes
     llama = mdl.mlp == Mlp.SWIGLU
-    sp_tokens = shape.tokens / (shape.tp if shape.sequence_parallel else 1)
+    sp_tokens = _local_tokens(shape)
     act = sp_tokens * mdl.hidden * nb
     ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1) * expert_load
     qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
@@ -212,6 +222,9 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
+    if mdl.experts > 1:
+        kernels += list(moe_layer_bytes(sp_tokens, shape.tokens, mdl.hidden, mdl.experts, mdl.top_k,
+                                        shape.ep, nb, expert_load, shape.moe_permute_fused))
     return np.array(kernels, dtype=np.float64)
 
 
