@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import re
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -283,3 +284,15 @@ def test_kv_channels_becomes_head_dim_only_when_it_differs(tmp_path, channels, h
         f"  kv_channels {'.' * 37} {channels}\n-------------------- end of arguments"))
     model = draft_from_log(read_megatron_log(path), "dgx-h100", 2).scenario["model"]
     assert model.get("head_dim") == head_dim
+
+
+@pytest.mark.parametrize("fusion", [False, True])
+def test_moe_permute_fusion_reaches_the_drafts_stack(fusion):
+    """The Primus Mixtral log runs ``moe_permute_fusion False`` (Megatron-Core's default: the
+    stack profile's, no override); set to True, the draft turns on the fused permutations."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    if fusion:
+        log = replace(log, arguments={**log.arguments, "moe_permute_fusion": True})
+    stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
+    kernels = stack.get("kernels", {}) if isinstance(stack, dict) else {}
+    assert kernels.get("moe_permute_fusion", False) is fusion

@@ -29,7 +29,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 
 ``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is
 ``megatron-core``, as a mapping with overrides where the log sets the gradient and weight
-dtypes, the parameter-gather alignment, the fp8 recipe or torch FSDP2 otherwise
+dtypes, the parameter-gather alignment, the fp8 recipe, the MoE permutation fusion or torch
+FSDP2 otherwise
 (:func:`_stack`). The cluster comes from the command line
 (``--node``, ``--nodes``); the fabric is not in the log and is listed as not inferred.
 """
@@ -220,7 +221,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
       mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
       FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
       fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
-      ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``.
+      ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``;
+    - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``.
     """
     fields: dict[str, dict[str, Any]] = {}
     fp32_grads = args.get("grad_reduce_in_fp32", args.get("accumulate_allreduce_grads_in_fp32"))
@@ -235,6 +237,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
         fields.setdefault("kernels", {})["fp8_scaling"] = "dynamic"
     elif args.get("fp8") and recipe in ("mxfp8", "blockwise"):
         extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
+    if args.get("moe_permute_fusion") and _size(args, "num_experts") > 1:
+        fields.setdefault("kernels", {})["moe_permute_fusion"] = True
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):
