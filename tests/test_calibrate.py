@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.calibrate.fit import calibrate_rows
+from simulator.calibrate.fit import F_SCALE, calibrate_rows
 from simulator.calibrate.params import parse_parameters
 from simulator.calibrate.predict import Predictor
 from simulator.calibrate.rows import Measurement, csv_rows, set_rows
@@ -144,6 +144,14 @@ def test_the_fast_gpu_swap_predicts_what_a_full_rebuild_does():
 
 # --- fitting ------------------------------------------------------------------------------------
 
+def _soft_l1(errors) -> float:
+    """The fit's objective over rows with relative errors ``errors``: least squares'
+    ``soft_l1`` of the log errors at :data:`simulator.calibrate.fit.F_SCALE` (its minimum is
+    the fit; MAPE is not what it minimises, so MAPE may move by a hair either way)."""
+    z = (np.log1p(np.asarray(errors)) / F_SCALE) ** 2
+    return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+
+
 @pytest.fixture(scope="module")
 def sc21_fit():
     return calibrate_rows(set_rows("megatron_sc21"), parse_parameters([A100_GEMM], LIBRARY), LIBRARY)
@@ -157,7 +165,8 @@ def test_sc21_fit_of_the_a100_gemm_fraction(sc21_fit):
     fitted, sd = sc21_fit.fitted[0], sc21_fit.uncertainty[0]
     assert abs(fitted - 0.73) <= sd and 0.001 < sd < 0.02
     assert abs(np.mean(sc21_fit.errors("after"))) < 0.005
-    assert sc21_fit.mape("after") <= sc21_fit.mape("before") + 1e-9
+    assert _soft_l1(sc21_fit.errors("after")) <= _soft_l1(sc21_fit.errors("before")) + 1e-12
+    assert sc21_fit.mape("after") <= sc21_fit.mape("before") + 0.001
     assert sc21_fit.cross_validation == "leave-one-out"
     assert sc21_fit.mape("after") <= sc21_fit.mape("held_out")
 

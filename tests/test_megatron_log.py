@@ -98,9 +98,11 @@ def test_draft_maps_the_arguments(draft):
     assert s["cluster"] == {"node": NODE, "nodes": 8}
     assert s["model"] == {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008,
                           "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "tied_embeddings": False}
-    # Primus's fork logs align_param_gather False: the stack says so (pp 1 here, so no effect)
+    # Primus's fork logs align_param_gather False: the stack says so (pp 1 here, so no effect),
+    # and TE's fused cross entropy (cross_entropy_fusion_impl te)
     assert s["training"] == {"stack": {"base": "megatron-core",
-                                       "data_parallel": {"param_gather_launch": "bucket"}},
+                                       "data_parallel": {"param_gather_launch": "bucket"},
+                                       "loss": {"kernel": "te"}},
                              "global_batch": 2048, "micro_batch": 4, "dtype": "fp8", "attention": "flash"}
     p = s["parallelism"]
     assert (p["tp"], p["pp"], p["dp"], p["cp"], p["ep"]) == (1, 1, 64, 1, 1)
@@ -272,6 +274,7 @@ def test_torch_fsdp2_log_drafts_zero_stage_3():
     stack = draft.scenario["training"]["stack"]
     assert stack["sharding"] == {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
     assert stack["kernels"] == {"fp8_weight_cast": "per_forward"}
+    assert stack["loss"] == {"kernel": "te"}        # cross_entropy_fusion_impl te in the log
 
 
 @pytest.mark.parametrize(("channels", "head_dim"), [(128, None), (64, 64)])
@@ -296,3 +299,18 @@ def test_moe_permute_fusion_reaches_the_drafts_stack(fusion):
     stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
     kernels = stack.get("kernels", {}) if isinstance(stack, dict) else {}
     assert kernels.get("moe_permute_fusion", False) is fusion
+
+
+@pytest.mark.parametrize(("fusion", "impl", "kernel"), [
+    (False, "te", None), (True, "te", "te"), (True, "native", "vocab_parallel_fused"), (True, None, "vocab_parallel_fused")])
+def test_cross_entropy_fusion_reaches_the_drafts_loss_kernel(fusion, impl, kernel):
+    """``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl`` chooses the loss kernel;
+    without the fusion the profile's unfused vocab-parallel loss stays (no override)."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_llama2-7b_8x8-mi325x.log.gz")
+    arguments = {**log.arguments, "cross_entropy_loss_fusion": fusion}
+    arguments.pop("cross_entropy_fusion_impl", None)
+    if impl is not None:
+        arguments["cross_entropy_fusion_impl"] = impl
+    stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
+    found = stack.get("loss", {}).get("kernel") if isinstance(stack, dict) else None
+    assert found == kernel

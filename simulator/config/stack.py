@@ -257,8 +257,22 @@ class RecomputeProfile(_Part):
     selective: SelectiveRecompute = SelectiveRecompute.CORE_ATTENTION
 
 
+class LossKernel(StrEnum):
+    """The cross-entropy implementation a stack runs; its HBM traffic per logit element is in
+    :mod:`simulator.workload.loss_kernels`."""
+
+    VOCAB_PARALLEL = "vocab_parallel"              # Megatron's unfused VocabParallelCrossEntropy
+    VOCAB_PARALLEL_FUSED = "vocab_parallel_fused"  # cross_entropy_loss_fusion, impl native
+    TE = "te"                                      # cross_entropy_fusion_impl te (Triton)
+    TORCH = "torch"                                # eager F.cross_entropy(logits.float())
+    XENTROPY = "xentropy"                          # flash-attn / apex fused softmax xentropy
+
+
 class LossProfile(_Part):
     """How the stack computes the cross entropy over the vocabulary."""
+
+    kernel: LossKernel = LossKernel.VOCAB_PARALLEL
+    """Which implementation runs (bytes it moves: :mod:`simulator.workload.loss_kernels`)."""
 
     logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 4.0
     """Bytes per logit element alive at the loss's memory peak (4: one fp32 copy, Megatron's

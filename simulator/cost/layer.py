@@ -32,6 +32,7 @@ from simulator.workload.transformer import (
     LayerShape,
     embedding_forward,
     layer_forward,
+    logits_backward,
     logits_forward,
 )
 
@@ -232,9 +233,8 @@ def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) ->
 
 def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:
     """(embedding forward, logits forward, logits backward) seconds per microbatch."""
-    logits = logits_forward(shape)
-    return (kernels_time(compute, embedding_forward(shape)), kernels_time(compute, logits),
-            kernels_time(compute, logits.backward()))
+    return (kernels_time(compute, embedding_forward(shape)), kernels_time(compute, logits_forward(shape)),
+            kernels_time(compute, logits_backward(shape)))
 
 
 def attention_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape,

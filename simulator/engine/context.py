@@ -13,6 +13,7 @@ from simulator.config.scenario import RankOrder, Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.workload.layout import Layout
+from simulator.workload.loss_kernels import loss_traffic
 from simulator.workload.transformer import Attention, LayerShape
 
 ACTIVATION_BYTES = {Dtype.FP32: 4}
@@ -82,4 +83,5 @@ def _shape(scenario: Scenario) -> LayerShape:
     return LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
-                      kernels.fused_activation, kernels.moe_permute_fusion)
+                      kernels.fused_activation, kernels.moe_permute_fusion,
+                      loss_traffic(scenario_stack(scenario).loss.kernel))

@@ -65,6 +65,7 @@ from simulator.workload.transformer import (
     Kernels,
     embedding_forward,
     layer_forward,
+    logits_backward,
     logits_forward,
 )
 
@@ -183,9 +184,8 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) ->
     if stage == 0:
         out = out + kernel_classes(ctx.compute, embedding_forward(ctx.shape))
     if stage == ctx.layout.pp - 1:
-        logits = logits_forward(ctx.shape)
-        out = out + kernel_classes(ctx.compute, logits) + kernel_classes(ctx.compute,
-                                                                          logits.backward())
+        out = out + kernel_classes(ctx.compute, logits_forward(ctx.shape)) + kernel_classes(
+            ctx.compute, logits_backward(ctx.shape))
     first, last = stage == 0, stage == ctx.layout.pp - 1
     return out + Classes(memory=gradient_kernel_seconds(ctx, layers, first, last))
 

@@ -29,8 +29,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 
 ``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is
 ``megatron-core``, as a mapping with overrides where the log sets the gradient and weight
-dtypes, the parameter-gather alignment, the fp8 recipe, the MoE permutation fusion or torch
-FSDP2 otherwise
+dtypes, the parameter-gather alignment, the fp8 recipe, the MoE permutation fusion, the fused cross
+entropy or torch FSDP2 otherwise
 (:func:`_stack`). The cluster comes from the command line
 (``--node``, ``--nodes``); the fabric is not in the log and is listed as not inferred.
 """
@@ -222,7 +222,9 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
       FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
       fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
       ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``;
-    - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``.
+    - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``;
+    - ``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl`` te or native:
+      ``loss.kernel: te`` or ``vocab_parallel_fused`` (the profile's is the unfused one).
     """
     fields: dict[str, dict[str, Any]] = {}
     fp32_grads = args.get("grad_reduce_in_fp32", args.get("accumulate_allreduce_grads_in_fp32"))
@@ -239,6 +241,9 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
         extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
     if args.get("moe_permute_fusion") and _size(args, "num_experts") > 1:
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
+    if args.get("cross_entropy_loss_fusion"):
+        impl = str(args.get("cross_entropy_fusion_impl") or "native").lower()
+        fields["loss"] = {"kernel": "te" if impl == "te" else "vocab_parallel_fused"}
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):

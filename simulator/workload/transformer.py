@@ -35,6 +35,8 @@ from enum import StrEnum
 import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig
+from simulator.config.stack import LossKernel
+from simulator.workload.loss_kernels import LOSS_TRAFFIC
 from simulator.workload.moe_dispatch import moe_layer_bytes, router_gemm
 
 
@@ -58,6 +60,7 @@ class LayerShape:
     fused: bool = True
     fused_activation: bool | None = None     # None: as ``fused``
     moe_permute_fused: bool = False          # TransformerEngine's fused MoE permutations
+    loss_traffic: tuple[float, float] = LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL]   # bytes per logit
 
     @property
     def seq(self) -> int:
@@ -229,11 +232,27 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
 
 
 def logits_forward(shape: LayerShape) -> Kernels:
-    """Output layer and cross-entropy on the last stage: (b s, V/t, h) GEMM + fp32 softmax."""
+    """Output layer and cross entropy on the last stage: the ``(b s, V/t, h)`` GEMM and the
+    loss's forward bytes per logit element (:mod:`simulator.workload.loss_kernels`)."""
+    return Kernels(_logits_gemm(shape), np.array([_logit_elements(shape) * shape.loss_traffic[0]]))
+
+
+def logits_backward(shape: LayerShape) -> Kernels:
+    """The output layer's data- and weight-gradient GEMMs and the loss's backward bytes per
+    logit element (not twice the forward's: the implementations differ,
+    :mod:`simulator.workload.loss_kernels`)."""
+    gemms = Kernels(_logits_gemm(shape), np.zeros(0)).backward().gemms
+    return Kernels(gemms, np.array([_logit_elements(shape) * shape.loss_traffic[1]]), is_backward=True)
+
+
+def _logits_gemm(shape: LayerShape) -> np.ndarray:
     mdl = shape.model
-    gemm = np.array([(shape.tokens, mdl.vocab / shape.tp, mdl.hidden, 1)], dtype=np.float64)
-    softmax = 3 * shape.tokens * mdl.vocab / shape.tp * 4.0
-    return Kernels(gemm, np.array([softmax]))
+    return np.array([(shape.tokens, mdl.vocab / shape.tp, mdl.hidden, 1)], dtype=np.float64)
+
+
+def _logit_elements(shape: LayerShape) -> float:
+    """Logit elements of one microbatch on this GPU: ``b s V / t``."""
+    return shape.tokens * shape.model.vocab / shape.tp
 
 
 def embedding_forward(shape: LayerShape) -> Kernels:

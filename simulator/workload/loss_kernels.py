@@ -1,0 +1,60 @@
+"""HBM traffic of the cross-entropy loss over the vocabulary, per logit element, by the kernel
+the training stack runs (``loss.kernel`` of its profile).
+
+Bytes per element of the ``b s x V/t`` logits this GPU holds, forward and backward, read from
+each implementation (bf16 logits from the output layer; fp32 arithmetic):
+
+``vocab_parallel`` (38, 14): Megatron's unfused ``VocabParallelCrossEntropy``
+(``megatron/core/tensor_parallel/cross_entropy.py``, NVIDIA/Megatron-LM 00611e6e; the 2021
+``megatron/mpu/cross_entropy.py`` on ``output.float()`` runs the same passes). Forward:
+``.float()`` (read 2, write 4), the row max (read 4), ``-=`` the max in place (read 4, write 4),
+``torch.exp(out=)`` in place (4 + 4), the row sum (4), ``div_`` in place (4 + 4). Backward:
+``grad_input.mul_(grad_output)`` on the saved softmax (4 + 4), then autograd casts the fp32
+gradient back to bf16 (read 4, write 2).
+
+``vocab_parallel_fused`` (26, 14): the same with ``cross_entropy_loss_fusion`` and
+``cross_entropy_fusion_impl: native`` (``megatron/core/fusions/fused_cross_entropy.py``): the
+cast and the max in one compiled kernel (read 2, write 4), ``exp(x - max)`` in place (4 + 4),
+the sum (4), the division in place (4 + 4); backward the scaling in place (4 + 4) and the cast
+to the logits' dtype (4 + 2).
+
+``te`` (2, 4): ``cross_entropy_fusion_impl: te``, TransformerEngine's Triton
+``parallel_cross_entropy`` (``transformer_engine/pytorch/triton/cross_entropy.py``): an online
+softmax pass reads the bf16 logits once for the max and the sum (2); backward reads them again
+and writes the gradient over them in place (2 + 2).
+
+``torch`` (22, 26): eager ``F.cross_entropy(logits.float(), labels)`` (torchtitan's loss, a
+Hugging Face model's): ``.float()`` (2 + 4); ``log_softmax`` over a row longer than a block
+reads it for the max, again for the sum of exponentials, and a third time to write the
+output (4 + 4 + 4 + 4); ``nll_loss`` gathers one element a row. Backward: ``nll_loss``'s
+gradient is a zeroed fp32 tensor with one element a row set (write 4);
+``_log_softmax_backward_data`` reads it for the row sum and again with the saved output to
+write the input gradient (4 + 4 + 4 + 4); the cast back to bf16 (4 + 2).
+
+``xentropy`` (4, 4): the fused softmax cross entropy of flash-attn 1.0.9 / apex
+(``flash_attn.losses.cross_entropy``, llm-foundry's default ``loss_fn: fused_crossentropy``):
+the forward kernel reads the bf16 row for the max and again for the sum (2 + 2); backward reads
+it once and writes the gradient (2 + 2).
+
+The count is the bytes the kernels move, as for the layer's other memory-bound kernels
+(:mod:`simulator.workload.transformer`); the scalar all-reduces over the tensor-parallel group
+and the per-row gathers are left out.
+"""
+
+from __future__ import annotations
+
+from simulator.config.stack import LossKernel
+
+LOSS_TRAFFIC: dict[LossKernel, tuple[float, float]] = {
+    LossKernel.VOCAB_PARALLEL: (38.0, 14.0),
+    LossKernel.VOCAB_PARALLEL_FUSED: (26.0, 14.0),
+    LossKernel.TE: (2.0, 4.0),
+    LossKernel.TORCH: (22.0, 26.0),
+    LossKernel.XENTROPY: (4.0, 4.0),
+}
+"""(forward, backward) HBM bytes per logit element of each implementation (module docstring)."""
+
+
+def loss_traffic(kernel: LossKernel) -> tuple[float, float]:
+    """(forward, backward) bytes per logit element the loss ``kernel`` moves."""
+    return LOSS_TRAFFIC[LossKernel(kernel)]
