@@ -302,7 +302,8 @@ def test_moe_permute_fusion_reaches_the_drafts_stack(fusion):
 
 
 @pytest.mark.parametrize(("fusion", "impl", "kernel"), [
-    (False, "te", None), (True, "te", "te"), (True, "native", "vocab_parallel_fused"), (True, None, "vocab_parallel_fused")])
+    (False, "te", None), (True, "te", "te"), (True, "native", "vocab_parallel_fused"),
+    (True, None, "vocab_parallel_fused")])
 def test_cross_entropy_fusion_reaches_the_drafts_loss_kernel(fusion, impl, kernel):
     """``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl`` chooses the loss kernel;
     without the fusion the profile's unfused vocab-parallel loss stays (no override)."""
