@@ -37,6 +37,7 @@ from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes
+from simulator.workload.unsharded import local_experts_gathered
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,21 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     collective's latency; with ``unit: layer`` the layer is one coalesced collective. With
     hybrid sharding (``parallelism.shard_size``) gathers and reduce-scatters stay inside
     the shard groups and each shard's gradients are then all-reduced across the groups
-    (PyTorch FSDP ``HYBRID_SHARD``; Zhao et al. 2023 sec. 3.2.2).
+    (PyTorch FSDP ``HYBRID_SHARD``; Zhao et al. 2023 sec. 3.2.2). A mixture of experts
+    gathers only this rank's ``E / ep`` experts (the others live on the other expert-parallel
+    ranks), and none when their expert-data-parallel group has one rank
+    (:func:`~simulator.workload.unsharded.local_experts_gathered`); they are priced on the same
+    shard groups as the dense weights, though frameworks shard them over the smaller
+    expert-data-parallel group (an approximation in the collective's latency, not in its
+    bytes).
     """
-    sizes = layer_tensor_sizes(scenario.model)
+    shard = shard_group_size(scenario.parallelism, layout.dp)
+    sizes = layer_tensor_sizes(scenario.model, local_experts_gathered(scenario.model, layout.ep, shard))
     if stack.sharding.unit == GatherUnit.LAYER:
         sizes = [sum(sizes)]
     dtype = Dtype(scenario.training.dtype)
     gather_bytes = stack.sharding.param_gather_dtype.nbytes(dtype) / layout.tp
     reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
-    shard = shard_group_size(scenario.parallelism, layout.dp)
     stage = collectives.canonical_stage(layout, stage)      # the same prices (a symmetry)
     shards = _Priced(collectives, lambda: layout.stage_shard_groups(stage, shard),
                      ("shard", layout, stage, shard), scenario)

@@ -357,8 +357,8 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
     lazy = 0.0
     if stack is not None and par.zero_stage == 3 and shard > 1:
-        gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, dense, layers_on_stage,
-                                              microbatches)
+        gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, (dense, expert),
+                                              layers_on_stage, microbatches, shard)
         weights, grads = weights + gathered, grads + unreduced
         if not stack.sharding.reduce_every_microbatch and microbatches > 1:
             lazy = stack.sharding.grad_reduce_dtype.nbytes(training.dtype)   # per dense parameter

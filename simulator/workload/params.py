@@ -57,13 +57,14 @@ def non_expert_parameters(model: ModelConfig) -> int:
     return layer_parameters(model) - model.experts * mlp
 
 
-def layer_tensor_sizes(model: ModelConfig) -> list[int]:
+def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int]:
     """Elements of each parameter tensor of one layer, as frameworks register them.
 
     GPT (Megatron): fused QKV weight and bias, output projection weight and bias, two
     LayerNorms (weight, bias), fc1 and fc2 weights and biases: 12 tensors. Llama: wq, wk,
     wv, wo, w1, w3, w2 and two RMSNorm weights: 9 tensors. MoE layers list each expert's
-    MLP matrices and the router. The sizes sum to :func:`layer_parameters`.
+    MLP matrices and the router. The sizes sum to :func:`layer_parameters`; with ``experts``
+    (an expert-parallel rank's ``E / ep``) only that many experts' matrices are listed.
     """
     h, f = model.hidden, model.ffn_hidden
     q, kv = model.q_width, model.kv_width
@@ -76,4 +77,4 @@ def layer_tensor_sizes(model: ModelConfig) -> list[int]:
         mlp = [h * f, h * f, f * h]
         norms = [h, h]
     router = [h * model.experts] if model.experts > 1 else []
-    return attention + mlp * model.experts + norms + router
+    return attention + mlp * (model.experts if experts is None else experts) + norms + router

@@ -17,8 +17,9 @@ following the stack's ``sharding`` profile (PyTorch FSDP2 ``_fsdp_param.py`` /
   accumulate until the last microbatch, upcast to the reduce dtype
   (``FSDPParam.to_accumulated_grad_if_needed``: fp32 under ``reduce_dtype=float32``).
 
-A unit is one transformer layer (``sharding.unit: layer``); for per-parameter gathering
-(DeepSpeed 2021) one layer bounds the live parameters.
+A unit is one transformer layer (``sharding.unit: layer``): its non-expert weights and, for a
+mixture of experts, only this GPU's ``E / ep`` experts (:func:`unit_parameters`); for
+per-parameter gathering (DeepSpeed 2021) one layer bounds the live parameters.
 """
 
 from __future__ import annotations
@@ -26,16 +27,19 @@ from __future__ import annotations
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stack import ReduceDtype, StackProfile
-from simulator.workload.params import layer_parameters
+from simulator.workload.params import layer_parameters, non_expert_parameters
 
 
 def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismConfig, dtype: Dtype,
-                    stage_dense: float, layers_on_stage: int, microbatches: int) -> tuple[float, float]:
+                    stage: tuple[float, float], layers_on_stage: int, microbatches: int,
+                    shard: int) -> tuple[float, float]:
     """(weight bytes, gradient bytes) held unsharded on one GPU at the peak (module
-    docstring); ``stage_dense`` is the stage's dense parameters per GPU before sharding."""
+    docstring); ``stage`` is the stage's (dense, expert) parameters per GPU before sharding
+    (:func:`simulator.workload.memory.stage_parameters`), ``shard`` the dense weights' shard
+    group size."""
     sharding = stack.sharding
-    unit = layer_parameters(model) / par.tp
-    root = max(stage_dense - layers_on_stage * unit, 0.0)
+    dense_unit, unit = unit_parameters(model, par, shard)
+    root = max(stage[0] - layers_on_stage * dense_unit, 0.0)
     layer_bytes = sharding.param_gather_dtype.nbytes(dtype)
     grad_bytes = sharding.grad_reduce_dtype.nbytes(dtype)
     units = layers_on_stage
@@ -43,5 +47,27 @@ def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismCon
         units = min(sharding.prefetch + 1, layers_on_stage)
     weights = units * unit * layer_bytes + root * ReduceDtype.PARAM.nbytes(dtype)
     accumulating = not sharding.reduce_every_microbatch and microbatches > 1
-    reduced = stage_dense if accumulating else unit
+    reduced = sum(stage) if accumulating else unit
     return weights, reduced * grad_bytes
+
+
+def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> tuple[float, float]:
+    """(dense, all) parameters of one gathered unit (a transformer layer) on one GPU: the
+    layer's non-expert part over ``t``, plus, for a mixture of experts, the GPU's own experts,
+    ``E / ep`` of them over ``t``, when they are sharded at all: the expert-parallel ranks
+    hold different experts, so a gather over the expert-data-parallel group (``shard / ep``
+    ranks) materialises only those, and with one rank there is nothing to gather (the
+    experts stay resident, counted in the sharded state)."""
+    dense = non_expert_parameters(model) if model.experts > 1 else layer_parameters(model)
+    gathered_experts = local_experts_gathered(model, par.ep, shard)
+    per_expert = (layer_parameters(model) - dense) / model.experts
+    return dense / par.tp, (dense + gathered_experts * per_expert) / par.tp
+
+
+def local_experts_gathered(model: ModelConfig, ep: int, shard: int) -> int:
+    """Experts' MLPs a ZeRO-3 unit gathers on one GPU: a dense model's one MLP; for a mixture
+    of experts its ``E / ep`` experts when their expert-data-parallel group (``shard // ep``
+    ranks) has more than one rank, else none."""
+    if model.experts == 1:
+        return 1
+    return model.experts // ep if shard // ep > 1 else 0
