@@ -35,7 +35,7 @@ def _rises(frame, vary: str, order: list, metric: str) -> list:
     for key, group in frame.groupby(others):
         by = dict(zip(group[vary], group[metric], strict=True))
         seq = [by[o] for o in order if o in by]
-        if any(b > a * TOLERANCE for a, b in zip(seq[:-1], seq[1:])):
+        if any(b > a * TOLERANCE for a, b in zip(seq[:-1], seq[1:], strict=True)):
             found.append((dict(zip(others, key, strict=True)), seq))
     return found
 
