@@ -9,6 +9,7 @@ from simulator.config import HardwareLibrary
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, ParallelismConfig, Recompute, TrainingConfig
 from simulator.config.stack import ReduceDtype
+from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.memory import stage_memory, stage_parameters
 from simulator.workload.params import layer_parameters
 from simulator.workload.saved_activations import LSE_BYTES, op_sac_bytes_per_layer
@@ -48,7 +49,9 @@ def test_the_loss_holds_logit_bytes_per_logit_once():
         titan = _memory(TORCHTITAN, par, microbatches=microbatches, first=False)
         megatron = _memory(MEGATRON, par, microbatches=microbatches, first=False)
         differences.append(titan.activations - megatron.activations)
-    expected = (TORCHTITAN.loss.logit_bytes - 4.0) * LLAMA.seq_len * 2 * LLAMA.vocab
+    assert TORCHTITAN.loss.logit_bytes is None       # the kernel's: eager torch 12 B
+    expected = (LOSS_PEAK_BYTES[TORCHTITAN.loss.kernel] - 4.0) * LLAMA.seq_len * 2 * LLAMA.vocab
+    assert expected == 8.0 * LLAMA.seq_len * 2 * LLAMA.vocab
     assert differences == pytest.approx([expected, expected], rel=1e-12)
 
 

@@ -274,9 +274,11 @@ class LossProfile(_Part):
     kernel: LossKernel = LossKernel.VOCAB_PARALLEL
     """Which implementation runs (bytes it moves: :mod:`simulator.workload.loss_kernels`)."""
 
-    logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 4.0
-    """Bytes per logit element alive at the loss's memory peak (4: one fp32 copy, Megatron's
-    fused vocab-parallel cross entropy; 12: eager ``F.cross_entropy(logits.float())``)."""
+    logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] | None = None
+    """Bytes per logit element alive at the loss's memory peak; None: the ``kernel``'s
+    (:data:`simulator.workload.loss_kernels.LOSS_PEAK_BYTES`: 4, one fp32 copy, for Megatron's
+    vocab-parallel cross entropy; 12 for eager ``F.cross_entropy(logits.float())``; 2 for
+    TransformerEngine's, which writes the gradient over the saved bf16 logits)."""
     parallel_logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] | None = None
     """Bytes per logit element at the loss's peak when the vocabulary is sharded over
     tensor-parallel ranks (DTensor ``loss_parallel``: 16); None: ``logit_bytes``."""

@@ -55,6 +55,20 @@ LOSS_TRAFFIC: dict[LossKernel, tuple[float, float]] = {
 """(forward, backward) HBM bytes per logit element of each implementation (module docstring)."""
 
 
+LOSS_PEAK_BYTES: dict[LossKernel, float] = {
+    LossKernel.VOCAB_PARALLEL: 4.0,
+    LossKernel.VOCAB_PARALLEL_FUSED: 4.0,
+    LossKernel.TE: 2.0,
+    LossKernel.TORCH: 12.0,
+    LossKernel.XENTROPY: 4.0,
+}
+"""Bytes per logit element alive at each implementation's memory peak: Megatron's keeps one
+fp32 ``exp_logits``, reused in place for the gradient (Korthikanti et al. 2022 sec. 4.3); TE's
+saves the bf16 logits and writes the gradient over them; eager torch holds the fp32 log-softmax
+output, its incoming gradient and the input gradient at the start of backward; flash-attn's
+xentropy saves the bf16 logits and writes a bf16 gradient beside them."""
+
+
 def loss_traffic(kernel: LossKernel) -> tuple[float, float]:
     """(forward, backward) bytes per logit element the loss ``kernel`` moves."""
     return LOSS_TRAFFIC[LossKernel(kernel)]

@@ -41,6 +41,7 @@ from simulator.config.stack import (
     SelectiveRecompute,
     StackProfile,
 )
+from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.params import layer_parameters, non_expert_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
@@ -376,12 +377,15 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
 
 def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:
     """Bytes per logit element at the loss's peak: the stack's ``loss.parallel_logit_bytes``
-    when the vocabulary is sharded over ``tp > 1`` and it sets one, else ``loss.logit_bytes``."""
+    when the vocabulary is sharded over ``tp > 1`` and it sets one, else ``loss.logit_bytes``,
+    else its loss kernel's (:data:`simulator.workload.loss_kernels.LOSS_PEAK_BYTES`)."""
     if stack is None:
         return LOGIT_BYTES
     if par.tp > 1 and stack.loss.parallel_logit_bytes is not None:
         return stack.loss.parallel_logit_bytes
-    return stack.loss.logit_bytes
+    if stack.loss.logit_bytes is not None:
+        return stack.loss.logit_bytes
+    return LOSS_PEAK_BYTES[stack.loss.kernel]
 
 
 def _torch_pipeline(stack: StackProfile | None, par: ParallelismConfig) -> bool:
