@@ -223,8 +223,10 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
       fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
       ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``;
     - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``;
-    - ``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl`` te or native:
-      ``loss.kernel: te`` or ``vocab_parallel_fused`` (the profile's is the unfused one).
+    - the cross entropy, always written (the profile's is the fused one its recipes run):
+      ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
+      ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
+      absent: Megatron's unfused cross entropy, the only one before the flag existed).
     """
     fields: dict[str, dict[str, Any]] = {}
     fp32_grads = args.get("grad_reduce_in_fp32", args.get("accumulate_allreduce_grads_in_fp32"))
@@ -241,14 +243,20 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
         extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
     if args.get("moe_permute_fusion") and _size(args, "num_experts") > 1:
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
-    if args.get("cross_entropy_loss_fusion"):
-        impl = str(args.get("cross_entropy_fusion_impl") or "native").lower()
-        fields["loss"] = {"kernel": "te" if impl == "te" else "vocab_parallel_fused"}
+    fields["loss"] = {"kernel": _loss_kernel(args)}
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):
             fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
     return {"base": STACK, **fields} if fields else STACK
+
+
+def _loss_kernel(args: dict[str, Any]) -> str:
+    """The ``loss.kernel`` a log's arguments run (:func:`_stack`)."""
+    if not args.get("cross_entropy_loss_fusion"):
+        return "vocab_parallel"
+    impl = str(args.get("cross_entropy_fusion_impl") or "native").lower()
+    return "te" if impl == "te" else "vocab_parallel_fused"
 
 
 def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:

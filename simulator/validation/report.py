@@ -970,7 +970,9 @@ scores and top-k) and the dispatcher's unfused token permutations (`index_select
 Megatron-Core) are priced: 10.7% / 22.4% -> 8.6% / 19.7%, BF16 +3% to +5% on the pipelined rows
 and +8% to +10% on the proxies, FP8 +9% to +12% and +16% to +20%; the permutations move bf16
 tokens whatever the GEMMs' dtype, so the predicted BF16/FP8 step ratio fell to 1.31 (measured
-1.22-1.24). The auxiliary loss (a few passes over 8 scores per token) is not counted.""",
+1.22-1.24). The auxiliary loss (a few passes over 8 scores per token) is not counted. With the
+loss's bytes taken from NeMo 2's fused vocab-parallel cross entropy (`loss.kernel`, the same
+day): 8.5% / 19.5%.""",
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,
