@@ -1,10 +1,11 @@
 """Physical orderings across the layouts a search evaluates: with everything else equal, more
 recompute never raises memory and never speeds the step up, and ZeRO 0 -> 1 -> 2, sequence
-parallelism and (for a mixture of experts) more expert parallelism never raise memory. Probing searches this way on 2026-11-28 found two ZeRO-3
-faults no per-scenario test showed (megatron-core's profile kept the whole model's fp32
-gradients; MoE units gathered every expert), now tested in tests/test_sharding.py; ZeRO-3
-itself may hold more than ZeRO-2 when a stage has only a unit or two (its gathered units and
-resident root outweigh the sharding), so it is not ordered here."""
+parallelism and (for a mixture of experts) more expert parallelism never raise memory.
+Probing searches this way on 2026-11-28 found two ZeRO-3 faults no per-scenario test showed
+(megatron-core's profile kept the whole model's fp32 gradients; MoE units gathered every
+expert), now tested in tests/test_sharding.py; ZeRO-3 itself may hold more than ZeRO-2 when a
+stage has only a unit or two (its gathered units and resident root outweigh the sharding), so
+it is not ordered here."""
 
 from __future__ import annotations
 
