@@ -297,7 +297,7 @@ def test_moe_permute_fusion_reaches_the_drafts_stack(fusion):
     if fusion:
         log = replace(log, arguments={**log.arguments, "moe_permute_fusion": True})
     stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
-    kernels = stack.get("kernels", {}) if isinstance(stack, dict) else {}
+    kernels = stack.get("kernels", {})
     assert kernels.get("moe_permute_fusion", False) is fusion
 
 
@@ -314,5 +314,5 @@ def test_cross_entropy_fusion_reaches_the_drafts_loss_kernel(fusion, impl, kerne
     if impl is not None:
         arguments["cross_entropy_fusion_impl"] = impl
     stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
-    found = stack.get("loss", {}).get("kernel") if isinstance(stack, dict) else None
+    found = stack["loss"]["kernel"]
     assert found == kernel

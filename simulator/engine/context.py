@@ -79,9 +79,10 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
 def _shape(scenario: Scenario) -> LayerShape:
     """The per-GPU layer shape of ``scenario``'s layout and micro batch."""
     par, training = scenario.parallelism, scenario.training
-    kernels = scenario_stack(scenario).kernels
+    stack = scenario_stack(scenario)
+    kernels = stack.kernels
     return LayerShape(scenario.model, training.micro_batch, par.tp, par.cp, par.ep,
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
                       kernels.fused_activation, kernels.moe_permute_fusion,
-                      loss_traffic(scenario_stack(scenario).loss.kernel))
+                      loss_traffic(stack.loss.kernel))

@@ -28,7 +28,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 =========================================================  ==================================
 
 ``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is
-``megatron-core``, as a mapping with overrides where the log sets the gradient and weight
+``megatron-core`` with its loss kernel, and overrides where the log sets the gradient and weight
 dtypes, the parameter-gather alignment, the fp8 recipe, the MoE permutation fusion, the fused cross
 entropy or torch FSDP2 otherwise
 (:func:`_stack`). The cluster comes from the command line
@@ -208,7 +208,7 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
     return training
 
 
-def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
+def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     """``megatron-core``, with the fields the log sets otherwise than the profile (a mapping
     ``{base: megatron-core, ...}``; docs/stacks.md):
 
@@ -248,7 +248,7 @@ def _stack(args: dict[str, Any], extra: list[str]) -> str | dict[str, Any]:
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):
             fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
-    return {"base": STACK, **fields} if fields else STACK
+    return {"base": STACK, **fields}
 
 
 def _loss_kernel(args: dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ from simulator.config.stack import (
     StackProfile,
 )
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
-from simulator.workload.params import layer_parameters, non_expert_parameters
+from simulator.workload.params import dense_layer_parameters, layer_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     CUDA_CONTEXT_BYTES,
@@ -265,7 +265,7 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     divided by ``t * ep`` (expert tensor parallelism equal to ``t``).
     """
     h, tp = model.hidden, parallelism.tp
-    dense_layer = layer_parameters(model) if model.experts == 1 else non_expert_parameters(model)
+    dense_layer = dense_layer_parameters(model)
     expert_layer = layer_parameters(model) - dense_layer
     dense = layers_on_stage * dense_layer / tp
     if first:

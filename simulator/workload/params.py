@@ -51,6 +51,11 @@ def active_parameter_count(model: ModelConfig) -> int:
     return model.layers * active_layer + embedding_parameters(model)
 
 
+def dense_layer_parameters(model: ModelConfig) -> int:
+    """Parameters of one layer outside its experts: the whole layer for a dense model."""
+    return layer_parameters(model) if model.experts == 1 else non_expert_parameters(model)
+
+
 def non_expert_parameters(model: ModelConfig) -> int:
     h, f = model.hidden, model.ffn_hidden
     mlp = (2 * h * f + f + h) if model.mlp == Mlp.GELU else 3 * h * f

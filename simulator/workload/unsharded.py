@@ -27,7 +27,7 @@ from __future__ import annotations
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stack import ReduceDtype, StackProfile
-from simulator.workload.params import layer_parameters, non_expert_parameters
+from simulator.workload.params import dense_layer_parameters, layer_parameters
 
 
 def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismConfig, dtype: Dtype,
@@ -58,7 +58,7 @@ def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> t
     hold different experts, so a gather over the expert-data-parallel group (``shard / ep``
     ranks) materialises only those, and with one rank there is nothing to gather (the
     experts stay resident, counted in the sharded state)."""
-    dense = non_expert_parameters(model) if model.experts > 1 else layer_parameters(model)
+    dense = dense_layer_parameters(model)
     gathered_experts = local_experts_gathered(model, par.ep, shard)
     per_expert = (layer_parameters(model) - dense) / model.experts
     return dense / par.tp, (dense + gathered_experts * per_expert) / par.tp
