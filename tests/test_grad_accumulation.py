@@ -10,8 +10,13 @@ import pytest
 
 from simulator.collectives import Op
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.config.stack import GradAccumulation
 from simulator.cost import CollectiveModel
-from simulator.cost.grad_accumulation import upcast_accumulation_bytes_per_param, upcast_accumulation_seconds
+from simulator.cost.grad_accumulation import (
+    accumulation_bytes_per_param,
+    upcast_accumulation_bytes_per_param,
+    upcast_accumulation_seconds,
+)
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.engine.gradient_sync import all_gradient_collectives
@@ -35,6 +40,30 @@ def test_bytes_per_parameter_closed_form():
     18 bytes for bf16 gradients into fp32, 10 into a bf16 buffer."""
     assert upcast_accumulation_bytes_per_param(2.0, 4.0) == pytest.approx(18.0)
     assert upcast_accumulation_bytes_per_param(2.0, 2.0) == pytest.approx(10.0)
+
+
+def test_in_place_add_closed_form():
+    """Megatron-Core's DDP hook without gradient_accumulation_fusion, ``main_grad.add_(grad)``:
+    g + 2 r, the bf16 gradient and the fp32 buffer read, the buffer written (10 bytes); the
+    fused GEMM adds nothing."""
+    assert accumulation_bytes_per_param(GradAccumulation.ADD, 2.0, 4.0) == pytest.approx(10.0)
+    assert accumulation_bytes_per_param(GradAccumulation.UPCAST_ADD, 2.0, 4.0) == pytest.approx(18.0)
+    assert accumulation_bytes_per_param(GradAccumulation.FUSED, 2.0, 4.0) == 0.0
+
+
+def test_in_place_add_counts_a_mixture_of_experts_local_experts():
+    """Every parameter the stage holds is accumulated, its experts' included."""
+    data = {"name": "moe", "cluster": {"node": "dgx-h100", "nodes": 2},
+            "model": {"preset": "mixtral-8x7b", "layers": 4},
+            "training": {"global_batch": 64, "micro_batch": 1,
+                         "stack": {"base": "megatron-core", "data_parallel": {"grad_accumulation": "add"}}},
+            "parallelism": {"tp": 1, "pp": 1, "dp": 16, "ep": 8}}
+    scenario = scenario_from_mapping(data, "<test>")
+    collectives = CollectiveModel(build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary())))
+    ctx = make_context(scenario, collectives, 1.0, None)
+    params = sum(stage_parameters(scenario.model, scenario.parallelism, 4, True, True))
+    expected = float(ctx.compute.memory_time(10.0 * params))
+    assert upcast_accumulation_seconds(ctx, 4, True, True) == pytest.approx(expected)
 
 
 def test_seconds_per_microbatch_are_the_stage_parameters_at_hbm_rate():

@@ -99,9 +99,11 @@ def test_draft_maps_the_arguments(draft):
     assert s["model"] == {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008,
                           "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "tied_embeddings": False}
     # Primus's fork logs align_param_gather False: the stack says so (pp 1 here, so no effect),
-    # and TE's fused cross entropy (cross_entropy_fusion_impl te)
+    # TE's fused cross entropy (cross_entropy_fusion_impl te), and gradient_accumulation_fusion
+    # False (ROCm: the DDP hook adds each microbatch's gradient into the fp32 main gradient)
     assert s["training"] == {"stack": {"base": "megatron-core",
-                                       "data_parallel": {"param_gather_launch": "bucket"},
+                                       "data_parallel": {"param_gather_launch": "bucket",
+                                                         "grad_accumulation": "add"},
                                        "loss": {"kernel": "te"}},
                              "global_batch": 2048, "micro_batch": 4, "dtype": "fp8", "attention": "flash"}
     p = s["parallelism"]

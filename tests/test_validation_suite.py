@@ -244,7 +244,9 @@ ACHIEVED = {
     # +0.3% -> +3.4%; 224 before, the mesh's ring construction) and priced beside DDP's too.
     # 13.1% / 33.0% with the MoE router and unfused token permutations priced (2026-11-28);
     # the run forces balanced routing (moe_router_force_load_balancing), so not load imbalance.
-    "primus_mi325x": (0.131, 0.330),
+    # 12.4% / 29.4% with the experts' gradients reduced over their expert-data-parallel groups
+    # and the logs' unfused gradient accumulation priced (the 7B row -2.7% -> -4.3%).
+    "primus_mi325x": (0.124, 0.294),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,

@@ -123,6 +123,7 @@ class GradAccumulation(StrEnum):
     """How gradients are summed over a step's microbatches (ZeRO 0-2)."""
 
     FUSED = "fused"            # in the weight-gradient GEMM or autograd's own accumulation
+    ADD = "add"                # each microbatch's gradient added in place into the fp32 buffer
     UPCAST_ADD = "upcast_add"  # each microbatch's gradient cast to a temporary and added (fp32)
 
 
@@ -156,7 +157,8 @@ class DataParallelProfile(_Part):
     stages (None: ``grad_reduce_dtype``, the main gradient's dtype under Megatron-Core)."""
     grad_accumulation: GradAccumulation = GradAccumulation.FUSED
     accumulation_dtype: ReduceDtype = ReduceDtype.FP32
-    """With ``grad_accumulation: upcast_add``: the dtype of the buffer gradients are added into."""
+    """With ``grad_accumulation: add`` or ``upcast_add``: the dtype of the buffer gradients are
+    added into."""
 
     @property
     def bucket_bytes(self) -> float:

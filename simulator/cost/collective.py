@@ -65,11 +65,13 @@ class CollectiveSweep:
 
 @dataclass(frozen=True)
 class PricedCollective:
-    """One collective on ``size_bytes`` per rank and the cost terms chosen for it."""
+    """One collective on ``size_bytes`` per rank and the cost terms chosen for it;
+    ``expert``: run by the stage's expert-data-parallel groups, not its data-parallel ones."""
 
     op: Op
     size_bytes: float
     terms: CostTerms
+    expert: bool = False
 
     @property
     def time_s(self) -> float:

@@ -46,6 +46,7 @@ from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
 from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
+from simulator.workload.runtime_memory import shard_group_size
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
@@ -437,9 +438,15 @@ def _max_stage_params(ctx: Context, stages: list[dict]) -> float:
 
 
 def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
-    params = _max_stage_params(ctx, stages)
-    if ctx.scenario.parallelism.zero_stage >= 1:
-        params /= ctx.layout.dp * ctx.layout.cp
+    """Seconds of the memory-bound Adam update of the parameters one GPU of the most loaded
+    stage updates: all it holds, or under ZeRO 1-3 its shard, the dense parameters over the
+    shard group and the experts over that divided by ``ep`` (as their optimizer states are
+    sharded, :func:`~simulator.workload.memory.stage_memory`)."""
+    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
+    shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
+    kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
+    params = max(dense / shard + expert / max(shard // par.ep, 1)
+                 for dense, expert in (stage_parameters(ctx.scenario.model, par, *kind) for kind in kinds))
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 

@@ -179,9 +179,13 @@ def _merged_replay(ctx: Context, priced, groups) -> CollectiveReplay:
 
 def _replay(ctx: Context, stage: int, collective, only=None) -> CollectiveReplay:
     """``collective`` as flows; at the collapsed fidelity only the group ``only`` (default:
-    the stage's first data-parallel group) is replayed, floored at the price of all."""
+    the stage's first data-parallel group, or expert-data-parallel group for the experts'
+    synchronisation) is replayed, floored at the price of all."""
     collapsed = ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED
-    only = (only or ctx.layout.stage_dp_groups(stage)[0]) if collapsed else None
+    if collapsed and only is None:
+        lay = ctx.layout
+        only = (lay.stage_expert_dp_groups(stage) if collective.expert else lay.stage_dp_groups(stage))[0]
+    only = only if collapsed else None
     return replay_of(collective.terms, collective.size_bytes, ctx.collectives.network.router,
                      _p2p_efficiency(ctx), _replay_mode(ctx), only)
 

@@ -17,6 +17,13 @@ are priced separately; where they still collide, the discrete-event engine finds
   forward, and only its first bucket waits (Megatron-Core ``ParamAndGradBuffer``); under
   the interleaved schedule with ``param_gather_launch: chunk`` one model chunk ahead, each
   chunk's first forward waiting for its whole gather (:mod:`simulator.workload.chunk_gathers`).
+- Mixture of experts with expert parallelism: the experts' gradients (and gathered weights)
+  are synchronised over the stage's expert-data-parallel groups, the ``dp cp / ep`` ranks that
+  hold the same experts (:meth:`~simulator.workload.layout.Layout.stage_expert_dp_groups`;
+  none with one such rank), after the dense part's over the data-parallel groups
+  (Megatron-Core ``DistributedDataParallel``: ``expert_parallel_buffers`` reduce over
+  ``expert_data_parallel_group``, core_v0.10.0 ``distributed_data_parallel.py``). The two
+  are priced one after the other: they share the servers' NICs.
 - ZeRO 3: nothing here; see :mod:`simulator.cost.sharding`.
 - A tied embedding (``model.tied_embeddings``) with ``pp > 1``: its gradient is all-reduced
   between the first and last stages after the data-parallel reduction, before the optimizer
@@ -62,20 +69,63 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
         return deferred
     if layout.dp == 1 or par.zero_stage == 3 or (sites is not None and layout.dp == sites.count):
         return [[] for _ in range(layout.pp)]
-    sizes = _stage_sizes(ctx)
     compressed = stage_compressions(ctx)
-    price = ctx.collectives.concurrent_terms
+    grad, weight = _element_bytes(ctx)
     out = []
-    for stage, (grad_bytes, param_bytes) in enumerate(sizes):
+    for stage, parts in enumerate(_synchronised_parts(ctx)):
         alike = ctx.collectives.canonical_stage(layout, stage)    # priced on its groups
-        key, groups = ("dp-stage", layout, alike), _stage_groups(layout, alike)
-        if sites is not None:       # the reduction inside each site; the WAN part: local_sgd
-            key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
         reduce = list(compressed[stage].plan.collectives) if compressed else None
-        out.append([PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op),
-                                                  key=key))
-                    for op, n in _end_of_step_ops(ctx, grad_bytes, param_bytes, reduce)])
+        out.append([collective for expert, params in parts
+                    for collective in _part_collectives(ctx, stage, alike, expert,
+                                                        _end_of_step_ops(ctx, params * grad,
+                                                                         params * weight, reduce))])
     return out
+
+
+def _part_collectives(ctx: Context, stage: int, alike: int, expert: bool,
+                      ops: list[tuple[Op, float]]) -> list[PricedCollective]:
+    """``ops`` priced on the stage's data-parallel groups (or, with ``expert``, its
+    expert-data-parallel groups), on the canonical stage ``alike``'s groups."""
+    layout, sites = ctx.layout, ctx.scenario.cluster.sites
+    key, groups = ("dp-stage", layout, alike), _stage_groups(layout, alike)
+    if expert:
+        key, groups = ("edp-stage", layout, alike), _expert_groups(layout, alike)
+    elif sites is not None:       # the reduction inside each site; the WAN part: local_sgd
+        key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
+    price = ctx.collectives.concurrent_terms
+    return [PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op), key=key),
+                             expert)
+            for op, n in ops]
+
+
+def expert_sync_apart(ctx: Context) -> bool:
+    """Whether the experts' gradients synchronise on their own groups (module docstring): a
+    mixture of experts with ``ep > 1`` (not across sites, not compressed: those reduce the
+    whole gradient on the data-parallel groups)."""
+    sc = ctx.scenario
+    return (sc.model.experts > 1 and ctx.layout.ep > 1 and sc.cluster.sites is None
+            and sc.training.gradient_compression is None)
+
+
+def _synchronised_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
+    """Per stage, (on expert groups, parameters one GPU synchronises) of each part: the whole
+    stage on its data-parallel groups, or its dense part there and its experts on their
+    expert-data-parallel groups (none when each such group is one rank)."""
+    apart = expert_sync_apart(ctx)
+    out = []
+    for dense, expert in _stage_parameter_parts(ctx):
+        if not apart:
+            out.append([(False, dense + expert)])
+        else:
+            out.append([(False, dense)] + ([(True, expert)] if ctx.layout.expert_dp > 1 else []))
+    return out
+
+
+def _element_bytes(ctx: Context) -> tuple[int, int]:
+    """(gradient, weight) bytes per parameter: the stack's reduce and gather dtypes."""
+    dtype = Dtype(ctx.scenario.training.dtype)
+    data_parallel = scenario_stack(ctx.scenario).data_parallel
+    return data_parallel.grad_reduce_dtype.nbytes(dtype), data_parallel.param_gather_dtype.nbytes(dtype)
 
 
 def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float,
@@ -91,21 +141,22 @@ def _end_of_step_ops(ctx: Context, grad_bytes: float, param_bytes: float,
     return (reduce or [(sharded, grad_bytes)]) + [(Op.ALL_GATHER, param_bytes)]
 
 
-def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
-    """Per stage: (gradient bytes in the reduce dtype, weight bytes) one GPU synchronises."""
+def _stage_parameter_parts(ctx: Context) -> list[tuple[float, float]]:
+    """Per stage: (dense, expert) parameters one GPU holds (:func:`stage_parameters`)."""
     par = ctx.scenario.parallelism
-    dtype = Dtype(ctx.scenario.training.dtype)
-    data_parallel = scenario_stack(ctx.scenario).data_parallel
-    grad = data_parallel.grad_reduce_dtype.nbytes(dtype)
-    weight = data_parallel.param_gather_dtype.nbytes(dtype)
-    split = scenario_split(ctx.scenario.model, par)
     sizes, out = {}, []
-    for stage, layers in enumerate(split):
+    for stage, layers in enumerate(scenario_split(ctx.scenario.model, par)):
         kind = (layers, stage == 0, stage == par.pp - 1)
         if kind not in sizes:
-            sizes[kind] = sum(stage_parameters(ctx.scenario.model, par, *kind))
-        out.append((sizes[kind] * grad, sizes[kind] * weight))
+            sizes[kind] = stage_parameters(ctx.scenario.model, par, *kind)
+        out.append(sizes[kind])
     return out
+
+
+def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
+    """Per stage: (gradient bytes in the reduce dtype, weight bytes) one GPU synchronises."""
+    grad, weight = _element_bytes(ctx)
+    return [(sum(parts) * grad, sum(parts) * weight) for parts in _stage_parameter_parts(ctx)]
 
 
 def replica_gradient_bytes(ctx: Context) -> float:
@@ -118,6 +169,11 @@ def replica_gradient_bytes(ctx: Context) -> float:
 def _stage_groups(layout, stage: int):
     """The stage's data-parallel groups, listed only on a cache miss of the cost model."""
     return lambda: layout.stage_dp_groups(stage)
+
+
+def _expert_groups(layout, stage: int):
+    """The stage's expert-data-parallel groups, listed only on a cache miss."""
+    return lambda: layout.stage_expert_dp_groups(stage)
 
 
 def _site_groups(layout, stage: int, count: int):
@@ -226,33 +282,46 @@ def _overlaps_param_gather(ctx: Context) -> bool:
 
 def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
     """Per stage, seconds of one model chunk's weight all-gather (the stage's weights over its
-    ``v`` chunks) on the stage's data-parallel groups."""
+    ``v`` chunks) on the stage's data-parallel groups (the experts' on theirs)."""
     v = ctx.scenario.parallelism.virtual_stages
-    return np.array([_gather_terms(ctx, stage, param_bytes / v).time(param_bytes / v).item()
-                     for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx))])
+    return np.array([sum(_gather_seconds(ctx, stage, expert, nbytes / v) for expert, nbytes in parts)
+                     for stage, parts in enumerate(_gathered_parts(ctx))])
 
 
-def _gather_terms(ctx: Context, stage: int, nbytes: float):
-    """The price of an all-gather of ``nbytes`` on ``stage``'s data-parallel groups (priced on
-    the canonical stage's, :meth:`~simulator.cost.CollectiveModel.canonical_stage`)."""
+def _gathered_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
+    """Per stage, (on expert groups, weight bytes one GPU gathers) of each part
+    (:func:`_synchronised_parts`)."""
+    weight = _element_bytes(ctx)[1]
+    return [[(expert, params * weight) for expert, params in parts] for parts in _synchronised_parts(ctx)]
+
+
+def _gather_seconds(ctx: Context, stage: int, expert: bool, nbytes: float) -> float:
+    """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`)."""
+    return _gather_terms(ctx, stage, expert, nbytes).time(nbytes).item()
+
+
+def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
+    """The price of an all-gather of ``nbytes`` on ``stage``'s data-parallel groups, or with
+    ``expert`` its expert-data-parallel groups (priced on the canonical stage's,
+    :meth:`~simulator.cost.CollectiveModel.canonical_stage`)."""
     layout = ctx.layout
     alike = ctx.collectives.canonical_stage(layout, stage)
-    return ctx.collectives.concurrent_terms(Op.ALL_GATHER, _stage_groups(layout, alike), nbytes,
-                                            forced_algorithm(ctx.scenario, Op.ALL_GATHER),
-                                            key=("dp-stage", layout, alike))
+    groups, key = _stage_groups(layout, alike), ("dp-stage", layout, alike)
+    if expert:
+        groups, key = _expert_groups(layout, alike), ("edp-stage", layout, alike)
+    return ctx.collectives.concurrent_terms(Op.ALL_GATHER, groups, nbytes,
+                                            forced_algorithm(ctx.scenario, Op.ALL_GATHER), key=key)
 
 
 def first_param_bucket_time(ctx: Context) -> float:
     """Seconds the next step's forward waits for its first weight bucket (ZeRO 1-2 with
-    ``overlap_param_gather``; 0 otherwise), the slowest stage's."""
+    ``overlap_param_gather``; 0 otherwise), the slowest stage's: a bucket of the dense
+    weights, which the forward meets first."""
     if not _overlaps_param_gather(ctx):
         return 0.0
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
-    worst = 0.0
-    for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
-        nbytes = min(bucket, param_bytes)
-        worst = max(worst, _gather_terms(ctx, stage, nbytes).time(nbytes).item())
-    return worst
+    return max(_gather_seconds(ctx, stage, False, min(bucket, parts[0][1]))
+               for stage, parts in enumerate(_gathered_parts(ctx)))
 
 
 def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
@@ -268,12 +337,14 @@ def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
 
 
 def _rest_gathers(ctx: Context) -> np.ndarray:
-    """Per stage, seconds of its weight all-gather after the first bucket."""
+    """Per stage, seconds of its weight all-gather after the first (dense) bucket: the dense
+    gather but that bucket, and the experts' whole gather."""
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
     out = []
-    for stage, (_, param_bytes) in enumerate(_stage_sizes(ctx)):
-        terms = _gather_terms(ctx, stage, param_bytes)
-        out.append(max(0.0, terms.time(param_bytes).item() - terms.time(min(bucket, param_bytes)).item()))
+    for stage, ((_, dense), *experts) in enumerate(_gathered_parts(ctx)):
+        terms = _gather_terms(ctx, stage, False, dense)
+        rest = max(0.0, terms.time(dense).item() - terms.time(min(bucket, dense)).item())
+        out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes) for _, nbytes in experts))
     return np.array(out)
 
 

@@ -223,6 +223,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
       ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``;
     - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``;
+    - ``gradient_accumulation_fusion`` false: the DDP hook adds each microbatch's gradient
+      into the fp32 main gradient, ``data_parallel.grad_accumulation: add``;
     - the cross entropy, always written (the profile's is the fused one its recipes run):
       ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
       ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
@@ -241,6 +243,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields.setdefault("kernels", {})["fp8_scaling"] = "dynamic"
     elif args.get("fp8") and recipe in ("mxfp8", "blockwise"):
         extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
+    if args.get("gradient_accumulation_fusion") is False:
+        fields.setdefault("data_parallel", {})["grad_accumulation"] = "add"
     if args.get("moe_permute_fusion") and _size(args, "num_experts") > 1:
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
     fields["loss"] = {"kernel": _loss_kernel(args)}

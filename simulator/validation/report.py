@@ -765,9 +765,15 @@ are priced: +36.7% -> +33.0%. Load imbalance is not the cause: the log runs with
 switch), so every expert gets its balanced share within about 1% (the sampling spread of 16K
 routed tokens), as the model assumes; an earlier version of this text blamed the busiest
 expert at random initialisation and said a load of 1.47 would match, which the arguments
-refute. Left: the grouped GEMM's rate on ROCm (`moe_grouped_gemm` True), which has no
-benchmark in the library, and the auxiliary loss's kernels (coefficient 0.01; a few passes
-over the 8 scores per token, not counted). The logs' memory
+refute. Since the same day the experts' gradients reduce over their own expert-data-parallel
+groups (one GPU per server, so one NIC each; they had been priced on the 64-rank dense groups)
+and the Adam update covers the experts' shard of 8 ranks, not 64
+(docs/research/stack_facts.md section 23): +33.0% -> +31.1%; and the logs' arguments'
+`gradient_accumulation_fusion` False is priced (`data_parallel.grad_accumulation: add`: the DDP
+hook adds each microbatch's bf16 gradient into the fp32 main gradient, 10 bytes per parameter):
+the 7B row -2.7% -> -4.3%, Mixtral +29.4%. Left: the grouped GEMM's rate on ROCm
+(`moe_grouped_gemm` True), which has no benchmark in the library, and the auxiliary loss's
+kernels (coefficient 0.01; a few passes over the 8 scores per token, not counted). The logs' memory
 (HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
 peak.""",
     "mlperf_llama31_405b": """\

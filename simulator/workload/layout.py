@@ -94,6 +94,21 @@ class Layout:
         return [self.expert_group(b, stage, t) for b in range(self.dp * self.cp // self.ep)
                 for t in range(self.tp)]
 
+    @property
+    def expert_dp(self) -> int:
+        """Ranks of one expert-data-parallel group: ``dp cp / ep`` (the ranks that hold the
+        same experts; Megatron-Core's ``expert_data_parallel_size`` with expert tensor
+        parallelism equal to ``tp``)."""
+        return max(1, self.dp * self.cp // self.ep)
+
+    def stage_expert_dp_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
+        """Every expert-data-parallel group of a stage: per tensor-parallel rank and position
+        ``e`` in an expert-parallel group, the ``e``-th rank of each group
+        (:meth:`expert_group`), which holds the same experts and reduces their gradients."""
+        blocks = range(self.dp * self.cp // self.ep)
+        groups = [[self.expert_group(b, stage, t) for b in blocks] for t in range(self.tp)]
+        return [tuple(g[e] for g in per_tp) for per_tp in groups for e in range(self.ep)]
+
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
         return [group for stage in range(self.pp) for group in self.stage_dp_groups(stage)]
