@@ -256,6 +256,9 @@ def _send_groups(routes: SendRoutes, graph, p: int, dp: int) -> np.ndarray | Non
     for group in sorted(sorted(x) for x in sets):
         rows.append([(s, q, r) for r, s, f in group
                      for q in np.nonzero((graph.sends[s] > 0) & (graph.is_forward[s] == f))[0].tolist()])
+    rows = [x for x in rows if x]           # streams no task of the schedule sends on
+    if not rows:
+        return None
     width = max(len(x) for x in rows)
     out = np.full((len(rows), width, 3), -1, dtype=np.int64)
     for i, x in enumerate(rows):
