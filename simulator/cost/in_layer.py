@@ -88,13 +88,29 @@ def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
     """The tensor-parallel all-gather of the dispatched tokens after the expert all-to-all
     and the reduce-scatter before the combining one (``b s top_k h`` bytes gathered), when
     the all-to-all carried sequence shards (:func:`ep_collective`); empty otherwise."""
-    if shape.model.experts == 1 or layout.ep == 1 or _sequence_shards(shape) == 1:
+    if not ep_tp_collectives_apply(shape, layout):
         return []
     nbytes = _dispatched_bytes(shape)
     groups = _stage_tp_groups(layout)
     return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(), nbytes,
                                                          ("ep-tp", layout), bound_algorithm(collectives, op)))
             for op in (Op.ALL_GATHER, Op.REDUCE_SCATTER)]
+
+
+def tp_site_count(shape: LayerShape, layout: Layout) -> int:
+    """Tensor-parallel sites of one layer: 2 (attention and MLP), or 1 in a mixture of
+    experts whose dispatcher gathers the dispatched tokens over the tensor-parallel group
+    (:func:`ep_tp_collectives`): its MLP block receives the sequence shard and runs no
+    collective of its own (Megatron-Core ``MoELayer.forward``: router, ``token_permutation``,
+    experts, ``token_unpermutation``; the experts' linears are ``is_expert`` and communicate
+    nothing; core_v0.10.0 ``megatron/core/transformer/moe/moe_layer.py``)."""
+    return 1 if ep_tp_collectives_apply(shape, layout) else 2
+
+
+def ep_tp_collectives_apply(shape: LayerShape, layout: Layout) -> bool:
+    """Whether the expert dispatch gathers over the tensor-parallel group: experts with
+    ``ep > 1`` whose all-to-all carries sequence shards (:func:`ep_tp_collectives`)."""
+    return shape.model.experts > 1 and layout.ep > 1 and _sequence_shards(shape) > 1
 
 
 def _dispatched_bytes(shape: LayerShape) -> float:

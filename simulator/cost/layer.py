@@ -23,7 +23,7 @@ from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
 from simulator.cost.fp8_casts import fp8_cast_times
-from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives
+from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import (
@@ -80,34 +80,43 @@ class _LinearTimes:
     dgrad: np.ndarray
     wgrad: np.ndarray
     chunked: tuple[np.ndarray, np.ndarray] | None = None
+    site_count: int = 2
+    """Tensor-parallel sites whose GEMMs count (2, or the attention block's alone:
+    :func:`~simulator.cost.in_layer.tp_site_count`)."""
 
     @staticmethod
     def of(fwd: Kernels, fwd_times: np.ndarray, bwd_times: np.ndarray) -> _LinearTimes:
         rows = np.flatnonzero(fwd.linear_mask)     # backward: dgrad rows, then wgrad rows
         return _LinearTimes(fwd_times[rows], bwd_times[rows], bwd_times[len(fwd.gemms) + rows])
 
-    def sites(self, backward: bool) -> tuple[float, float]:
-        """GEMM seconds of the attention block's and the MLP's linears in one pass."""
+    def sites(self, backward: bool) -> tuple[float, ...]:
+        """GEMM seconds of the attention block's and the MLP's linears in one pass (the
+        first :attr:`site_count` of them)."""
         t = self.dgrad + self.wgrad if backward else self.forward
-        return float(t[0] + t[1]), float(t[2] + t[3])
+        return (float(t[0] + t[1]), float(t[2] + t[3]))[:self.site_count]
 
-    def pairs(self, backward: bool) -> tuple[tuple[float, float], tuple[float, float]]:
-        """Per site, the GEMM seconds a fused all-gather and a fused reduce-scatter pipeline
-        with (``tensor_parallel.fused_pairs``): forward (QKV or fc1, proj or fc2); backward
-        (the data gradient of proj or fc2, none); chunked when :attr:`chunked` is set."""
+    def pairs(self, backward: bool) -> tuple[tuple[float, float], ...]:
+        """Per site (the first :attr:`site_count`), the GEMM seconds a fused all-gather and a
+        fused reduce-scatter pipeline with (``tensor_parallel.fused_pairs``): forward (QKV or
+        fc1, proj or fc2); backward (the data gradient of proj or fc2, none); chunked when
+        :attr:`chunked` is set."""
         forward, dgrad = self.chunked or (self.forward, self.dgrad)
         if backward:
-            return (float(dgrad[1]), 0.0), (float(dgrad[3]), 0.0)
-        return (float(forward[0]), float(forward[1])), (float(forward[2]), float(forward[3]))
+            return ((float(dgrad[1]), 0.0), (float(dgrad[3]), 0.0))[:self.site_count]
+        return ((float(forward[0]), float(forward[1])),
+                (float(forward[2]), float(forward[3])))[:self.site_count]
 
     def chunk_excess(self, backward: bool) -> float:
         """Seconds the fused ops' chunked GEMMs take over the whole GEMMs in one pass: every
-        forward linear; in backward the data gradients of proj and fc2 (0 unchunked)."""
+        forward linear of the counted sites; in backward the data gradients of proj and fc2
+        (0 unchunked)."""
         if self.chunked is None:
             return 0.0
         if backward:
-            return float(self.chunked[1][[1, 3]].sum() - self.dgrad[[1, 3]].sum())
-        return float(self.chunked[0].sum() - self.forward.sum())
+            rows = [1, 3][:self.site_count]
+            return float(self.chunked[1][rows].sum() - self.dgrad[rows].sum())
+        rows = slice(0, 2 * self.site_count)
+        return float(self.chunked[0][rows].sum() - self.forward[rows].sum())
 
 
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
@@ -119,13 +128,14 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout)
     forward = _total(compute, fwd_k, fwd_g) + casts[0]
     backward = _total(compute, bwd_k, bwd_g) + casts[1]
-    linears = _LinearTimes.of(fwd_k, fwd_g, bwd_g)
+    count = tp_site_count(shape, layout)
+    linears = replace(_LinearTimes.of(fwd_k, fwd_g, bwd_g), site_count=count)
     if _fuses_pairs(stack, layout):
         linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, bwd_k, layout.tp))
     site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
-                   shape.micro_batch, layout.tp, row_input_bytes(shape))
+                   shape.micro_batch, layout.tp, row_input_bytes(shape), count)
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
-                                (linears.wgrad[0], linears.wgrad[2]), linears.pairs,
+                                (linears.wgrad[0], linears.wgrad[2])[:count], linears.pairs,
                                 linears.chunk_excess)
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
@@ -196,8 +206,8 @@ def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeMo
     if stack.tensor_parallel.comm_overlap and site.forward:
         return forward - kept_attention, tp_fwd
     if compute.dtype == Dtype.FP8:
-        return forward - kept_attention, 2 * regathered(site)
-    return kernels_time(compute, _alternate_matmuls(shape, layer)), 2 * regathered(site)
+        return forward - kept_attention, site.count * regathered(site)
+    return kernels_time(compute, _alternate_matmuls(shape, layer)), site.count * regathered(site)
 
 
 def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:

@@ -106,6 +106,10 @@ class TpSite:
     (``fused_gather_major``)."""
     sm_count: int = 0
     """SMs of the GPU (for ``rs_sm_margin``)."""
+    count: int = 2
+    """How many such sites the layer has: attention and MLP, or only attention in a mixture
+    of experts whose dispatcher gathers over the group
+    (:func:`simulator.cost.in_layer.tp_site_count`)."""
 
     def pairs(self, backward: bool):
         """(collective, copy seconds) of each of the site's collectives in one pass."""
@@ -127,7 +131,7 @@ class TpSite:
         two sites) the weight gradients' flattening copies."""
         fused = self.backward_sums or not backward
         sums = self.sum_s * sum(c.op == Op.REDUCE_SCATTER for c, _ in self.pairs(backward)) * fused
-        staged = self.stage_backward + sum(self.flatten_s) / 2 if backward else self.stage_forward
+        staged = self.stage_backward + sum(self.flatten_s) / self.count if backward else self.stage_forward
         return self.in_line(backward) + sums + staged
 
     def gathers(self, backward: bool) -> float:
@@ -137,9 +141,10 @@ class TpSite:
 
 def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
             micro_batch: int, tp_degree: int,
-            row_inputs: tuple[float, float] = (0.0, 0.0)) -> TpSite:
-    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``;
-    ``row_inputs`` are the bytes of proj's and fc2's inputs (``fused_gather_major``)."""
+            row_inputs: tuple[float, float] = (0.0, 0.0), count: int = 2) -> TpSite:
+    """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``, of which
+    the layer has ``count``; ``row_inputs`` are the bytes of proj's and fc2's inputs
+    (``fused_gather_major``; only the first ``count`` sites')."""
     tp = stack.tensor_parallel
     fp8 = compute.dtype == Dtype.FP8
     forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather)
@@ -158,7 +163,8 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
     sum_s = float(compute.memory_time(sums[0])) if sums and tp.sum_after_exchange else 0.0
     return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
                   tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward),
-                  _flatten_s(stack, compute, found, micro_batch, row_inputs), compute.gpu.sm_count)
+                  _flatten_s(stack, compute, found, micro_batch, row_inputs[:count]), compute.gpu.sm_count,
+                  count)
 
 
 def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
@@ -210,11 +216,12 @@ def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
         return _userbuffers_forward(profile, site, tp, pairs), backward
     if profile.comm_overlap:
         return _overlapped(profile.comm_overlap_input_grad, site, tp, sites_gemm)
-    forward, backward = 2 * site.in_line(False), 2 * site.in_line(True)
+    forward, backward = site.count * site.in_line(False), site.count * site.in_line(True)
     if not profile.overlap_dgrad_comm:
         return forward, backward
     dgrad_comm = site.backward[-1].time_s       # the all-reduce, or the reduce-scatter
-    return forward, sum(site.in_line(True) - dgrad_comm + max(0.0, dgrad_comm - w) for w in wgrads)
+    return forward, sum(site.in_line(True) - dgrad_comm + max(0.0, dgrad_comm - w)
+                        for w in wgrads[:site.count])
 
 
 def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[float, float]:

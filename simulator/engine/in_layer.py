@@ -1,7 +1,9 @@
 """Collectives inside a layer that leave the server, for the discrete-event engine.
 
 A layer runs tensor-parallel collectives (2 all-reduces per pass, or 2 all-gathers and 2
-reduce-scatters with sequence parallelism; Shoeybi et al. 2019, Korthikanti et al. 2022),
+reduce-scatters with sequence parallelism; Shoeybi et al. 2019, Korthikanti et al. 2022; one
+of each where a mixture of experts' dispatcher gathers instead,
+:func:`~simulator.cost.in_layer.tp_site_count`),
 the context-parallel collectives of :mod:`simulator.cost.context_parallel` (ring attention:
 K/V all-gathers and, with the ``torch`` ring, the backward's dK/dV ring shifts, replayed half
 in each pass as priced) and, with
@@ -27,7 +29,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.cost.collective import PricedCollective
 from simulator.cost.context_parallel import cp_cost
-from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives
+from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
 from simulator.workload.memory import scenario_split
@@ -86,16 +88,18 @@ def _tp_kinds(ctx: Context, layers: float) -> list[InLayerKind]:
     full recompute; the backward's twice per layer unless overlapped with wgrad."""
     stack = scenario_stack(ctx.scenario)
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
-    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp)
-    recompute = 2 if ctx.scenario.parallelism.recompute == Recompute.FULL else 0
+    sites = tp_site_count(ctx.shape, ctx.layout)
+    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp, count=sites)
+    recompute = sites if ctx.scenario.parallelism.recompute == Recompute.FULL else 0
     kinds = []
     for i, (fwd, bwd) in enumerate(zip(site.forward, site.backward, strict=True)):
         hidden = stack.tensor_parallel.overlap_dgrad_comm and i == len(found) - 1
-        backward = 0 if hidden else 2
+        backward = 0 if hidden else sites
         if fwd == bwd:
-            kinds.append(InLayerKind("tp", fwd, round(2 * layers), round((backward + recompute) * layers)))
+            kinds.append(InLayerKind("tp", fwd, round(sites * layers),
+                                     round((backward + recompute) * layers)))
             continue
-        kinds.append(InLayerKind("tp", fwd, round(2 * layers), round(recompute * layers)))
+        kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(recompute * layers)))
         kinds.append(InLayerKind("tp", bwd, 0, round(backward * layers)))
     return kinds
 

@@ -47,7 +47,7 @@ from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.fp8_casts import fp8_cast_times
-from simulator.cost.in_layer import tp_collectives
+from simulator.cost.in_layer import tp_collectives, tp_site_count
 from simulator.cost.layer import (
     LayerCost,
     _alternate_matmuls,
@@ -236,18 +236,20 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
           layers: int, exposed: dict[str, float]) -> dict[str, float]:
     """Communication seconds per step and dimension on the stage's GPU, hidden or not.
 
-    Tensor parallel: every layer runs its collectives twice per pass (attention and MLP),
+    Tensor parallel: every layer runs its collectives twice per pass (attention and MLP; once
+    where a mixture of experts' dispatcher gathers instead),
     plus the recomputed forward's, with their layout copies and fused sums; context and
     expert parallel and the pipeline sends are all exposed in the model; data parallel:
     gradient synchronisation and ZeRO-3 traffic (``StepResult.dp_comm_s``).
     """
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
     site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp,
-                   row_input_bytes(ctx.shape))
+                   row_input_bytes(ctx.shape), tp_site_count(ctx.shape, ctx.layout))
     recompute = layer.tp_recompute
     if stack.tensor_parallel.comm_overlap and recompute > 0.0:
-        recompute = 2 * site.busy(False)  # exposed is the chunked part; all of it runs again
-    tp = ctx.microbatches * layers * (2 * site.busy(False) + 2 * site.busy(True) + recompute)
+        recompute = site.count * site.busy(False)  # exposed is the chunked part; all runs again
+    tp = ctx.microbatches * layers * (site.count * site.busy(False) + site.count * site.busy(True)
+                                      + recompute)
     amax = ctx.microbatches * result.stages[0].amax_comm_s   # the same on every stage
     return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s + amax, "cp": exposed["cp"],
             "ep": exposed["ep"]}

@@ -978,7 +978,10 @@ and +8% to +10% on the proxies, FP8 +9% to +12% and +16% to +20%; the permutatio
 tokens whatever the GEMMs' dtype, so the predicted BF16/FP8 step ratio fell to 1.31 (measured
 1.22-1.24). The auxiliary loss (a few passes over 8 scores per token) is not counted. With the
 loss's bytes taken from NeMo 2's fused vocab-parallel cross entropy (`loss.kernel`, the same
-day): 8.5% / 19.5%.""",
+day): 8.5% / 19.5%. Then the MoE layers' MLP block stopped paying dense tensor-parallel
+collectives (the dispatcher's gather replaces them; both had been counted) and the experts'
+gradients moved to their expert-data-parallel groups (docs/research/stack_facts.md section 23):
+8.7% / 19.7%.""",
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,
