@@ -17,11 +17,11 @@ from simulator.topology import build_cluster
 
 
 def _context(preset="mixtral-8x7b", ep=8, tp=2, sequence_parallel=True):
+    in_line = {"comm_overlap": False, "overlap_dgrad_comm": False}
     data = {"name": "moe-tp", "cluster": {"node": "dgx-h100", "nodes": 2},
             "model": {"preset": preset, "layers": 4},
             "training": {"global_batch": 64, "micro_batch": 1,
-                         "stack": {"base": "megatron-core", "tensor_parallel": {"comm_overlap": False,
-                                                                                "overlap_dgrad_comm": False}}},
+                         "stack": {"base": "megatron-core", "tensor_parallel": in_line}},
             "parallelism": {"tp": tp, "pp": 1, "dp": 16 // tp, "ep": ep,
                             "sequence_parallel": sequence_parallel}}
     scenario = scenario_from_mapping(data, "<test>")
