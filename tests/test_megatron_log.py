@@ -318,3 +318,14 @@ def test_cross_entropy_fusion_reaches_the_drafts_loss_kernel(fusion, impl, kerne
     stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
     found = stack["loss"]["kernel"]
     assert found == kernel
+
+
+@pytest.mark.parametrize(("etp", "tp", "expected"), [(1, 2, 1), (2, 2, None), (None, 2, None)])
+def test_expert_tensor_parallel_size_reaches_the_draft(etp, tp, expected):
+    """``expert_tensor_parallel_size`` other than tp becomes ``parallelism.etp`` (with tp it is
+    Megatron-Core's default and left out)."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    arguments = {**log.arguments, "tensor_model_parallel_size": tp, "sequence_parallel": True,
+                 "expert_tensor_parallel_size": etp}
+    parallelism = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["parallelism"]
+    assert parallelism.get("etp") == expected

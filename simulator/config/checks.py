@@ -182,13 +182,32 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
             f"has {gpus} GPUs; {fix}", key="parallelism.dp" if par.dp else "parallelism")
     if par.shard_size is not None:
         _check_shard_size(par, dp)
-    if (dp * par.cp) % par.ep and par.ep > 1:
-        raise ConfigError(f"{par.ep} does not divide dp*cp ({dp * par.cp})", key="parallelism.ep")
-    if par.ep > 1 and par.cp > 1 and par.ep % par.cp and par.cp % par.ep:
-        raise ConfigError(f"{par.ep} with cp = {par.cp}: an expert-parallel group must cover whole "
-                          "context-parallel groups or lie inside one (ep a multiple or a divisor of cp)",
+    etp = _check_expert_tp(scenario)
+    if (par.tp * dp * par.cp) % (etp * par.ep) and par.ep > 1:
+        raise ConfigError(f"etp*ep = {etp}*{par.ep} does not divide tp*dp*cp ({par.tp * dp * par.cp})",
                           key="parallelism.ep")
+    block, replica = etp * par.ep, par.tp * par.cp
+    if par.ep > 1 and block % replica and replica % block:
+        raise ConfigError(f"{par.ep} with etp = {etp}, tp = {par.tp}, cp = {par.cp}: an expert-parallel "
+                          "group must cover whole tensor-and-context-parallel groups or lie inside one "
+                          "(etp*ep a multiple or a divisor of tp*cp; with etp = tp: ep a multiple or a "
+                          "divisor of cp)", key="parallelism.ep")
     _check_ulysses_heads(scenario)
+
+
+def _check_expert_tp(scenario: Scenario) -> int:
+    """The expert tensor-parallel size (``parallelism.etp``, default tp): it must divide tp,
+    and ZeRO 3 is modelled with the experts split like the dense layers only."""
+    par = scenario.parallelism
+    if par.etp is None:
+        return par.tp
+    if par.tp % par.etp:
+        raise ConfigError(f"{par.etp} does not divide tp ({par.tp})", key="parallelism.etp")
+    if par.etp != par.tp and scenario.model.experts > 1 and par.zero_stage == 3:
+        raise ConfigError(f"etp {par.etp} with tp {par.tp} under ZeRO 3 is not modelled (its gathered "
+                          "units split the experts like the dense layers); use etp = tp or ZeRO 0-2",
+                          key="parallelism.etp")
+    return par.etp
 
 
 def _check_ulysses_heads(scenario: Scenario) -> None:

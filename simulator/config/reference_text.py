@@ -86,6 +86,8 @@ MEANINGS = {
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",
     "parallelism.cp": "context-parallel size",
     "parallelism.ep": "expert-parallel size (divides experts and dp x cp)",
+    "parallelism.etp": "expert tensor-parallel size (Megatron-Core expert_tensor_parallel_size; "
+                       "divides tp; default tp)",
     "parallelism.sequence_parallel": "Megatron sequence parallelism (TP all-reduces become all-gather "
                                      "+ reduce-scatter)",
     "parallelism.schedule": "pipeline schedule",

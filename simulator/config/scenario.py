@@ -176,6 +176,7 @@ class ParallelismConfig(_Section):
     dp: Count | None = None
     cp: Count = 1
     ep: Count = 1
+    etp: Count | None = None   # expert tensor parallelism (Megatron-Core); None: tp
     sequence_parallel: Flag = False
     schedule: Schedule = Schedule.ONE_F_ONE_B
     virtual_stages: Count = 1
@@ -186,6 +187,12 @@ class ParallelismConfig(_Section):
     rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
     last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers
+
+    @property
+    def expert_tp(self) -> int:
+        """Tensor parallelism of the experts' linears: ``etp``, or ``tp`` when unset
+        (Megatron-Core's default for ``expert_tensor_parallel_size``)."""
+        return self.etp or self.tp
 
 
 class CollectivesConfig(_Section):

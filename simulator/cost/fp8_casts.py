@@ -98,12 +98,12 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
-    m, n, k = g[:, 0], g[:, 1], g[:, 2]
+    m, n, k, batch = g[:, 0], g[:, 1], g[:, 2], g[:, 3]     # batch: a GPU's local experts
     per_element = cast_bytes_per_element(stack)
-    weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k).sum()))
-    inputs = per_element * m * cast_shard(scenario, stack, layout) * k
+    weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k * batch).sum()))
+    inputs = per_element * m * cast_shard(scenario, stack, layout) * k * batch
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
-    backward = _kernels_time(compute, np.append(per_element * (m * n), weight_bwd))
+    backward = _kernels_time(compute, np.append(per_element * (m * n * batch), weight_bwd))
     return forward, backward
 
 

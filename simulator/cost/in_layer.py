@@ -38,6 +38,11 @@ def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: Collectiv
             for op in ops]
 
 
+def _stage_expert_tp_groups(layout: Layout):
+    """Stage 0's expert tensor-parallel groups, listed only on a cache miss of the cost model."""
+    return lambda: layout.stage_expert_tp_groups(0)
+
+
 def _stage_tp_groups(layout: Layout):
     """Stage 0's tensor-parallel groups, listed only on a cache miss of the cost model."""
     return lambda: [g for r in range(layout.dp) for g in layout.entity_tp_groups(r, 0)]
@@ -85,15 +90,20 @@ def ep_collective(shape: LayerShape, collectives: CollectiveModel,
 
 def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
                       layout: Layout) -> list[PricedCollective]:
-    """The tensor-parallel all-gather of the dispatched tokens after the expert all-to-all
-    and the reduce-scatter before the combining one (``b s top_k h`` bytes gathered), when
-    the all-to-all carried sequence shards (:func:`ep_collective`); empty otherwise."""
+    """The expert tensor-parallel all-gather of the dispatched tokens after the expert
+    all-to-all and the reduce-scatter before the combining one (``etp b s top_k h / t`` bytes
+    gathered: ``b s top_k h`` with ``etp = t``), when the all-to-all carried sequence shards
+    (:func:`ep_collective`) and the experts are split over ``etp > 1`` ranks; empty
+    otherwise (Megatron-Core's dispatcher gathers over its ``tp_group``, the expert
+    tensor-parallel group since core_v0.10.0)."""
     if not ep_tp_collectives_apply(shape, layout):
         return []
-    nbytes = _dispatched_bytes(shape)
-    groups = _stage_tp_groups(layout)
-    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(), nbytes,
-                                                         ("ep-tp", layout), bound_algorithm(collectives, op)))
+    mdl = shape.model
+    nbytes = shape.expert_tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
+    groups = _stage_expert_tp_groups(layout)
+    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.expert_tp_group(),
+                                                         nbytes, ("ep-tp", layout),
+                                                         bound_algorithm(collectives, op)))
             for op in (Op.ALL_GATHER, Op.REDUCE_SCATTER)]
 
 
@@ -104,13 +114,19 @@ def tp_site_count(shape: LayerShape, layout: Layout) -> int:
     collective of its own (Megatron-Core ``MoELayer.forward``: router, ``token_permutation``,
     experts, ``token_unpermutation``; the experts' linears are ``is_expert`` and communicate
     nothing; core_v0.10.0 ``megatron/core/transformer/moe/moe_layer.py``)."""
-    return 1 if ep_tp_collectives_apply(shape, layout) else 2
+    return 1 if _dispatches_shards(shape, layout) else 2
+
+
+def _dispatches_shards(shape: LayerShape, layout: Layout) -> bool:
+    """Whether the MoE block dispatches each rank's sequence shard: experts with ``ep > 1``
+    under sequence parallelism with ``t > 1``."""
+    return shape.model.experts > 1 and layout.ep > 1 and _sequence_shards(shape) > 1
 
 
 def ep_tp_collectives_apply(shape: LayerShape, layout: Layout) -> bool:
-    """Whether the expert dispatch gathers over the tensor-parallel group: experts with
-    ``ep > 1`` whose all-to-all carries sequence shards (:func:`ep_tp_collectives`)."""
-    return shape.model.experts > 1 and layout.ep > 1 and _sequence_shards(shape) > 1
+    """Whether the expert dispatch gathers over the expert tensor-parallel group: sequence
+    shards dispatched (:func:`tp_site_count`) to experts split over ``etp > 1`` ranks."""
+    return _dispatches_shards(shape, layout) and shape.expert_tp > 1
 
 
 def _dispatched_bytes(shape: LayerShape) -> float:
@@ -122,7 +138,7 @@ def _dispatched_bytes(shape: LayerShape) -> float:
 
 def _sequence_shards(shape: LayerShape) -> int:
     """How many ranks share a sequence's tokens before dispatch: t under sequence parallelism."""
-    return shape.tp if shape.sequence_parallel and shape.tp > 1 else 1
+    return shape.sequence_shards
 
 
 def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:

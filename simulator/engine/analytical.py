@@ -45,7 +45,7 @@ from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_second
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
+from simulator.workload.memory import expert_shard_size, scenario_split, stage_memory, stage_parameters
 from simulator.workload.runtime_memory import shard_group_size
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
@@ -445,7 +445,7 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
     shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
     kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
-    params = max(dense / shard + expert / max(shard // par.ep, 1)
+    params = max(dense / shard + expert / expert_shard_size(par, shard)
                  for dense, expert in (stage_parameters(ctx.scenario.model, par, *kind) for kind in kinds))
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 

@@ -67,9 +67,9 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     par, training = scenario.parallelism, scenario.training
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)
-    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP)
-    shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel),
-                       lambda: _shape(scenario))
+    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP, par.etp)
+    shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel,
+                              par.etp), lambda: _shape(scenario))
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, scenario_stack(scenario).kernels.attention))
     microbatches = training.global_batch // (training.micro_batch * dp)
@@ -85,4 +85,4 @@ def _shape(scenario: Scenario) -> LayerShape:
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
                       kernels.fused_activation, kernels.moe_permute_fusion,
-                      loss_traffic(stack.loss.kernel))
+                      loss_traffic(stack.loss.kernel), par.etp)

@@ -280,6 +280,9 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
                    "virtual_stages": stages, "zero_stage": _zero_stage(args),
                    "recompute": _recompute(args, extra),
                    "overlap_grad_reduce": bool(args.get("overlap_grad_reduce", False))}
+    etp = args.get("expert_tensor_parallel_size")
+    if sizes["ep"] > 1 and isinstance(etp, int) and not isinstance(etp, bool) and 0 < etp != sizes["tp"]:
+        parallelism["etp"] = etp
     for key, arg in (("first_stage_layers", "decoder_first_pipeline_num_layers"),
                      ("last_stage_layers", "decoder_last_pipeline_num_layers")):
         value = args.get(arg)

@@ -51,7 +51,8 @@ def check_facts(session: ClusterSession, result: StepResult | None = None) -> li
     if sc.training is not None and sc.model is not None:
         par = sc.parallelism
         dp = data_parallel_size(sc, hw.gpus)
-        facts.append(("layout", f"tp {par.tp} x pp {par.pp} x dp {dp} x cp {par.cp}, ep {par.ep}, "
+        experts = f"ep {par.ep}" + (f" (etp {par.etp})" if par.etp not in (None, par.tp) else "")
+        facts.append(("layout", f"tp {par.tp} x pp {par.pp} x dp {dp} x cp {par.cp}, {experts}, "
                                 f"{par.schedule.value}, ZeRO-{par.zero_stage}"))
         micro = sc.training.global_batch // (sc.training.micro_batch * dp)
         facts.append(("batch", f"global {sc.training.global_batch}, micro {sc.training.micro_batch}, "

@@ -14,9 +14,17 @@ pipeline comes before data:
 
 so each pipeline replica owns a contiguous block of ``tp * cp * pp`` GPUs (one NVLink
 domain of a GB200 NVL72 rack in MLPerf's Llama 3.1 405B runs) and data-parallel peers are
-``tp * cp * pp`` GPUs apart. Expert-parallel groups are ``ep`` consecutive
-data-and-context-parallel peers (Megatron's expert-data-parallel split), in either order; how
-Megatron-Core's expert rank generator places them under ``tp-cp-ep-pp-dp`` is not modelled.
+``tp * cp * pp`` GPUs apart.
+
+Experts follow Megatron-Core's expert rank generator (order tp-ep-dp within a stage, expert
+tensor parallelism ``etp``, default ``tp``): the stage's ``i``-th rank in the dense order above
+(``i = tp_rank + tp (cp_rank + cp dp_rank)``) is expert rank
+
+    i = etp_rank + etp (ep_rank + ep edp_rank)
+
+so an expert-parallel group is ``ep`` ranks ``etp`` apart, and with ``etp = tp`` the ``ep``
+consecutive data-and-context-parallel peers of a tensor-parallel rank; how the generator
+places them under ``tp-cp-ep-pp-dp`` is not modelled.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ class Layout:
     ep: int = 1
     pp_inner: bool = False
     """Pipeline ranks before data ranks in the GPU order (module docstring)."""
+    etp: int | None = None
+    """Expert tensor parallelism (None: ``tp``; module docstring)."""
 
     @property
     def gpus(self) -> int:
@@ -63,23 +73,46 @@ class Layout:
     def dp_group(self, stage: int = 0, tp_rank: int = 0, cp_rank: int = 0) -> tuple[int, ...]:
         return tuple(self.gpu(tp_rank, cp_rank, i, stage) for i in range(self.dp))
 
+    @property
+    def expert_tp(self) -> int:
+        """Expert tensor-parallel size: ``etp``, or ``tp`` when unset."""
+        return self.etp or self.tp
+
+    def stage_rank(self, index: int, stage: int) -> int:
+        """The GPU of a stage's ``index``-th rank in the dense order ``tp_rank + tp (cp_rank +
+        cp dp_rank)``."""
+        tp, cp = self.tp, self.cp
+        return self.gpu(index % tp, index // tp % cp, index // (tp * cp), stage)
+
+    def expert_rank(self, etp_rank: int, ep_rank: int, edp_rank: int, stage: int = 0) -> int:
+        """The GPU of expert rank (``etp_rank``, ``ep_rank``, ``edp_rank``) on ``stage``
+        (module docstring)."""
+        return self.stage_rank(etp_rank + self.expert_tp * (ep_rank + self.ep * edp_rank), stage)
+
     def expert_group(self, block: int = 0, stage: int = 0, tp_rank: int = 0) -> tuple[int, ...]:
-        """Expert-parallel group ``block``: ``ep`` consecutive data-and-context ranks
-        ``j = cp_rank + cp * dp_rank`` from ``block * ep`` (Megatron-Core's expert rank
-        generator, order tp-ep-dp-pp: context-parallel ranks fold into expert data
-        parallelism; with cp = 1 these are ``ep`` consecutive data-parallel replicas)."""
-        return tuple(self.gpu(tp_rank, j % self.cp, j // self.cp, stage)
-                     for j in range(block * self.ep, (block + 1) * self.ep))
+        """Expert-parallel group ``block`` at expert tensor-parallel rank ``tp_rank``: ``ep``
+        ranks ``etp`` apart (Megatron-Core's expert rank generator, order tp-ep-dp-pp: with
+        ``etp = tp`` the ``ep`` consecutive data-and-context ranks ``j = cp_rank + cp dp_rank``
+        from ``block ep``; context-parallel ranks fold into expert data parallelism)."""
+        return tuple(self.expert_rank(tp_rank, e, block, stage) for e in range(self.ep))
+
+    @property
+    def expert_blocks(self) -> int:
+        """Expert-parallel groups per expert tensor-parallel rank on a stage: the expert
+        data-parallel size ``tp dp cp / (etp ep)``."""
+        return max(1, self.tp * self.dp * self.cp // (self.expert_tp * self.ep))
 
     @property
     def expert_replicas(self) -> int:
-        """Data-parallel replicas one expert-parallel group spans (1 when it lies inside one)."""
-        return max(1, self.ep // self.cp)
+        """Data-parallel replicas one expert-parallel block (``etp ep`` consecutive ranks)
+        spans (1 when it lies inside one)."""
+        return max(1, self.expert_tp * self.ep // (self.tp * self.cp))
 
     def replica_expert_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
         """The expert-parallel groups that hold ranks of one (replica, stage)."""
-        blocks = sorted({j // self.ep for j in range(replica * self.cp, (replica + 1) * self.cp)})
-        return [self.expert_group(b, stage, t) for b in blocks for t in range(self.tp)]
+        ranks = {self.stage_rank(i, stage) for i in range(replica * self.tp * self.cp,
+                                                          (replica + 1) * self.tp * self.cp)}
+        return [g for g in self.stage_expert_groups(stage) if ranks.intersection(g)]
 
     def entity_tp_groups(self, replica: int, stage: int) -> list[tuple[int, ...]]:
         """Tensor-parallel groups of one (replica, stage): one per context-parallel rank."""
@@ -91,23 +124,30 @@ class Layout:
 
     def stage_expert_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
         """Every expert-parallel group of a stage: they exchange tokens at the same time."""
-        return [self.expert_group(b, stage, t) for b in range(self.dp * self.cp // self.ep)
-                for t in range(self.tp)]
+        return [self.expert_group(b, stage, t) for b in range(self.expert_blocks)
+                for t in range(self.expert_tp)]
+
+    def expert_tp_group(self, stage: int = 0) -> tuple[int, ...]:
+        """The first expert tensor-parallel group of a stage: ``etp`` consecutive ranks."""
+        return tuple(self.expert_rank(t, 0, 0, stage) for t in range(self.expert_tp))
+
+    def stage_expert_tp_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
+        """Every expert tensor-parallel group of a stage."""
+        return [tuple(self.expert_rank(t, e, b, stage) for t in range(self.expert_tp))
+                for b in range(self.expert_blocks) for e in range(self.ep)]
 
     @property
     def expert_dp(self) -> int:
-        """Ranks of one expert-data-parallel group: ``dp cp / ep`` (the ranks that hold the
-        same experts; Megatron-Core's ``expert_data_parallel_size`` with expert tensor
-        parallelism equal to ``tp``)."""
-        return max(1, self.dp * self.cp // self.ep)
+        """Ranks of one expert-data-parallel group: ``tp dp cp / (etp ep)`` (the ranks that
+        hold the same experts; Megatron-Core's ``expert_data_parallel_size``)."""
+        return self.expert_blocks
 
     def stage_expert_dp_groups(self, stage: int = 0) -> list[tuple[int, ...]]:
-        """Every expert-data-parallel group of a stage: per tensor-parallel rank and position
-        ``e`` in an expert-parallel group, the ``e``-th rank of each group
+        """Every expert-data-parallel group of a stage: per expert tensor-parallel rank and
+        position ``e`` in an expert-parallel group, the ``e``-th rank of each group
         (:meth:`expert_group`), which holds the same experts and reduces their gradients."""
-        blocks = range(self.dp * self.cp // self.ep)
-        groups = [[self.expert_group(b, stage, t) for b in blocks] for t in range(self.tp)]
-        return [tuple(g[e] for g in per_tp) for per_tp in groups for e in range(self.ep)]
+        return [tuple(self.expert_rank(t, e, b, stage) for b in range(self.expert_blocks))
+                for t in range(self.expert_tp) for e in range(self.ep)]
 
     def all_dp_groups(self) -> list[tuple[int, ...]]:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""

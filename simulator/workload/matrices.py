@@ -7,7 +7,7 @@ with hidden ``h``, FFN width ``f``, KV width ``k d`` and vocabulary ``V``:
 - GPT: QKV ``h x (h + 2 k d)/t``, attention output ``h/t x h``, fc1 ``h x f/t``, fc2 ``f/t x h``;
 - Llama: wq ``h x h/t``, wk and wv ``h x k d/t``, wo ``h/t x h``, w1 and w3 ``h x f/t``,
   w2 ``f/t x h``;
-- MoE: each of the GPU's ``E / ep`` experts holds the MLP matrices;
+- MoE: each of the GPU's ``E / ep`` experts holds the MLP matrices, over ``etp``;
 - the word embedding ``V/t x h`` on the first stage, the output layer on the last
   (as :func:`simulator.workload.memory.stage_parameters` counts them).
 
@@ -20,24 +20,27 @@ from __future__ import annotations
 from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig
 
 
-def layer_matrices(model: ModelConfig, tp: int, ep: int) -> list[tuple[float, float, float]]:
-    """(rows, columns, count) of the weight matrices of one layer on one GPU."""
+def layer_matrices(model: ModelConfig, tp: int, ep: int, etp: int | None = None
+                   ) -> list[tuple[float, float, float]]:
+    """(rows, columns, count) of the weight matrices of one layer on one GPU; a mixture of
+    experts' MLP matrices split over ``etp`` (default ``tp``)."""
     h, f = model.hidden, model.ffn_hidden
     q, kv = model.q_width, model.kv_width
     experts = model.experts / ep if model.experts > 1 else 1
+    ft = f / (etp or tp) if model.experts > 1 else f / tp
     if model.mlp == Mlp.GELU:
         attention = [(h, (q + 2 * kv) / tp, 1), (q / tp, h, 1)]
-        mlp = [(h, f / tp, experts), (f / tp, h, experts)]
+        mlp = [(h, ft, experts), (ft, h, experts)]
     else:
         attention = [(h, q / tp, 1), (h, kv / tp, 2), (q / tp, h, 1)]
-        mlp = [(h, f / tp, 2 * experts), (f / tp, h, experts)]
+        mlp = [(h, ft, 2 * experts), (ft, h, experts)]
     return attention + mlp
 
 
 def stage_matrices(model: ModelConfig, par: ParallelismConfig, layers: int, first: bool,
                    last: bool) -> list[tuple[float, float, float]]:
     """(rows, columns, count) of every weight matrix one GPU of the stage holds."""
-    out = [(r, c, n * layers) for r, c, n in layer_matrices(model, par.tp, par.ep)] if layers else []
+    out = [(r, c, n * layers) for r, c, n in layer_matrices(model, par.tp, par.ep, par.etp)] if layers else []
     embedding = (model.vocab / par.tp, model.hidden)
     if first:
         out.append((*embedding, 1))

@@ -262,7 +262,7 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     on the last. Models with ``tied_embeddings`` (GPT-style by default) tie the output
     layer to the embedding; with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
     an embedding-group all-reduce, so it counts there too. Expert MLPs are
-    divided by ``t * ep`` (expert tensor parallelism equal to ``t``).
+    divided by ``etp * ep`` (expert tensor parallelism, ``t`` unless ``parallelism.etp``).
     """
     h, tp = model.hidden, parallelism.tp
     dense_layer = dense_layer_parameters(model)
@@ -272,7 +272,14 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
         dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
     if last and not (first and model.tied_embeddings):
         dense += model.vocab * h / tp
-    return dense, layers_on_stage * expert_layer / (tp * parallelism.ep)
+    return dense, layers_on_stage * expert_layer / (parallelism.expert_tp * parallelism.ep)
+
+
+def expert_shard_size(parallelism: ParallelismConfig, shard: int) -> int:
+    """Ranks the experts' model state is sharded over when the dense state is sharded over
+    ``shard`` ranks: the expert-data-parallel share of them, ``shard t / (etp ep)`` (at least
+    1; ``shard / ep`` with ``etp = t``)."""
+    return max(shard * parallelism.tp // (parallelism.expert_tp * parallelism.ep), 1)
 
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
@@ -353,7 +360,7 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
     dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype, grad)
-    expert_state = model_state_bytes(expert, max(shard // par.ep, 1), par.zero_stage, training.dtype,
+    expert_state = model_state_bytes(expert, expert_shard_size(par, shard), par.zero_stage, training.dtype,
                                      grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
     lazy = 0.0

@@ -61,10 +61,30 @@ class LayerShape:
     fused_activation: bool | None = None     # None: as ``fused``
     moe_permute_fused: bool = False          # TransformerEngine's fused MoE permutations
     loss_traffic: tuple[float, float] = LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL]   # bytes per logit
+    etp: int | None = None                   # expert tensor parallelism (None: tp)
 
     @property
     def seq(self) -> int:
         return self.model.seq_len // self.cp
+
+    @property
+    def expert_tp(self) -> int:
+        """Tensor parallelism of the experts' linears (``etp``, default ``tp``)."""
+        return self.etp or self.tp
+
+    @property
+    def sequence_shards(self) -> int:
+        """Ranks a microbatch's tokens are split over between blocks: ``t`` under sequence
+        parallelism, else 1."""
+        return self.tp if self.sequence_parallel and self.tp > 1 else 1
+
+    @property
+    def expert_tokens(self) -> float:
+        """Tokens one expert tensor-parallel group routes per microbatch: its ranks' sequence
+        shards gathered, ``etp b s / t`` under sequence parallelism (``b s`` with ``etp =
+        t``), else ``b s`` (each rank holds them all)."""
+        shards = self.sequence_shards
+        return self.tokens if shards == 1 else self.tokens * self.expert_tp / shards
 
     @property
     def tokens(self) -> int:
@@ -166,15 +186,17 @@ def _local_tokens(shape: LayerShape) -> float:
 
 
 def _mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, float, float, float]]:
-    """Dense MLP, or top_k experts per token spread over ep ranks: balanced routing times
-    ``expert_load`` (the busiest rank's share over the mean)."""
-    mdl, t = shape.model, shape.tp
-    up_width = (2 if mdl.mlp == Mlp.SWIGLU else 1) * mdl.ffn_hidden / t
+    """Dense MLP over ``t``, or top_k experts per token spread over ep ranks, each expert's
+    linears over the expert tensor parallelism ``etp``: balanced routing times
+    ``expert_load`` (the busiest rank's share over the mean) of the expert tensor-parallel
+    group's tokens (:attr:`LayerShape.expert_tokens`)."""
+    mdl = shape.model
     if mdl.experts == 1:
-        rows, batch = shape.tokens, 1
+        rows, batch, t = shape.tokens, 1, shape.tp
     else:
-        batch = mdl.experts / shape.ep
-        rows = shape.tokens * mdl.top_k / batch * expert_load
+        batch, t = mdl.experts / shape.ep, shape.expert_tp
+        rows = shape.expert_tokens * mdl.top_k / batch * expert_load
+    up_width = (2 if mdl.mlp == Mlp.SWIGLU else 1) * mdl.ffn_hidden / t
     return [(rows, up_width, mdl.hidden, batch), (rows, mdl.hidden, mdl.ffn_hidden / t, batch)]
 
 
@@ -210,7 +232,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     llama = mdl.mlp == Mlp.SWIGLU
     sp_tokens = _local_tokens(shape)
     act = sp_tokens * mdl.hidden * nb
-    ffn = shape.tokens * mdl.ffn_hidden / shape.tp * nb * max(mdl.top_k, 1) * expert_load
+    ffn = _ffn_elements(shape) * nb * max(mdl.top_k, 1) * expert_load
     qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
     fused_activation = shape.fused if shape.fused_activation is None else shape.fused_activation
     activation = ((3.0 if llama else 2.0) if fused_activation else (5.0 if llama else 4.0)) * ffn
@@ -226,9 +248,17 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
     if mdl.experts > 1:
-        kernels += list(moe_layer_bytes(sp_tokens, shape.tokens, mdl.hidden, mdl.experts, mdl.top_k,
+        kernels += list(moe_layer_bytes(sp_tokens, shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
                                         shape.ep, nb, expert_load, shape.moe_permute_fused))
     return np.array(kernels, dtype=np.float64)
+
+
+def _ffn_elements(shape: LayerShape) -> float:
+    """MLP inner elements per token copy on this GPU: ``b s f / t``, or the experts'
+    ``expert_tokens f / etp``."""
+    if shape.model.experts == 1:
+        return shape.tokens * shape.model.ffn_hidden / shape.tp
+    return shape.expert_tokens * shape.model.ffn_hidden / shape.expert_tp
 
 
 def logits_forward(shape: LayerShape) -> Kernels:
