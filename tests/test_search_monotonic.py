@@ -17,7 +17,7 @@ from simulator.pipeline import open_scenario
 from simulator.sweep.search import search
 
 ROOT = Path(__file__).resolve().parent.parent
-KEYS = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages", "recompute",
+KEYS = ["tp", "pp", "dp", "cp", "ep", "etp", "micro_batch", "schedule", "virtual_stages", "recompute",
         "sequence_parallel", "zero_stage"]
 TOLERANCE = 1.001
 
@@ -33,7 +33,7 @@ def _rises(frame, vary: str, order: list, metric: str) -> list:
     along ``order``."""
     others = [k for k in KEYS if k != vary and k in frame.columns]
     found = []
-    for key, group in frame.groupby(others):
+    for key, group in frame.groupby(others, dropna=False):     # etp None: as tp
         by = dict(zip(group[vary], group[metric], strict=True))
         seq = [by[o] for o in order if o in by]
         if any(b > a * TOLERANCE for a, b in zip(seq[:-1], seq[1:], strict=True)):

@@ -28,7 +28,7 @@ from simulator.config.yaml_io import read_yaml_mapping
 from simulator.errors import ConfigError, UsageError
 from simulator.measure.files import check_output_path, write_atomic
 from simulator.sweep.best_scenario import best_scenario_text
-from simulator.sweep.layouts import LAYOUT_AXES
+from simulator.sweep.layouts import LAYOUT_AXES, plain_value
 from simulator.sweep.search import OBJECTIVES, SearchResult, parse_sets, search, why_best
 from simulator.units import format_bytes
 
@@ -131,10 +131,12 @@ def top_table(result: SearchResult, top: int, title: str) -> Table:
 
 
 def layout_text(row: dict[str, Any]) -> str:
-    """``tp4+sp pp8 dp32 mb1`` (cp and ep shown when above 1)."""
+    """``tp4+sp pp8 dp32 mb1`` (cp and ep shown when above 1, etp when set)."""
     parts = [f"tp{row['tp']}" + ("+sp" if row["sequence_parallel"] else ""), f"pp{row['pp']}",
              f"dp{row['dp']}"]
     parts += [f"{k}{row[k]}" for k in ("cp", "ep") if row[k] > 1]
+    if plain_value(row.get("etp")) is not None:
+        parts.append(f"etp{int(row['etp'])}")
     return " ".join([*parts, f"mb{row['micro_batch']}"])
 
 

@@ -31,7 +31,7 @@ from simulator.engine.batch import simulate_headlines, simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
-PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "schedule",
+PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "schedule",
                     "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce", "rank_order"}
 TRAINING_KEYS = {"micro_batch", "global_batch"}
 
@@ -171,7 +171,7 @@ def _fill(row: dict, result: dict | ClusterSimError) -> None:
     row.update({f"exposed_{d}_s": s for d, s in result["exposed_by_dimension"].items()})
 
 
-LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "micro_batch", "schedule", "virtual_stages",
+LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "etp", "micro_batch", "schedule", "virtual_stages",
                "recompute", "zero_stage", "shard_size", "sequence_parallel", "rank_order"]
 """Axes of a layout, in the order the search enumerates them (and its output columns)."""
 POWERS = [1, 2, 4, 8, 16, 32, 64]
@@ -180,8 +180,9 @@ POWERS = [1, 2, 4, 8, 16, 32, 64]
 def parse_axis(name: str, values: Any, source: str = "search") -> list[Any]:
     """The values of layout axis ``name``, each checked by the scenario schema.
 
-    ``values`` is a list, a single value, or text ``"1,2,4"`` (from a flag). ``dp`` and
-    ``shard_size`` also take ``auto`` (derived from the GPU count; no hybrid sharding).
+    ``values`` is a list, a single value, or text ``"1,2,4"`` (from a flag). ``dp``,
+    ``etp`` and ``shard_size`` also take ``auto`` (derived from the GPU count; the experts
+    split like the dense layers; no hybrid sharding).
 
     Raises
     ------
@@ -199,7 +200,7 @@ def parse_axis(name: str, values: Any, source: str = "search") -> list[Any]:
 
 
 def _checked(name: str, value: Any, source: str) -> Any:
-    if name in ("dp", "shard_size") and value in ("auto", None):
+    if name in ("dp", "etp", "shard_size") and value in ("auto", None):
         return None
     model = TrainingConfig if name == "micro_batch" else ParallelismConfig
     data = {name: value, "global_batch": 1} if model is TrainingConfig else {name: value}
@@ -229,7 +230,8 @@ def scalar(text: str) -> Any:
 
 def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]:
     """Sensible ranges for ``scenario``'s model: tp up to a server, powers of two for pp,
-    cp only for long sequences, ep only for mixtures of experts, every schedule, recompute
+    cp only for long sequences, ep only for mixtures of experts, and for them the experts
+    split like the dense layers or whole (``etp`` auto or 1), every schedule, recompute
     mode, ZeRO stage 1-3 and sequence parallelism; the scenario's own rank order."""
     model = scenario.model
     return {
@@ -238,6 +240,7 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
         "dp": [None],
         "cp": [c for c in POWERS[:4] if model.seq_len % c == 0] if model.seq_len >= 16384 else [1],
         "ep": [e for e in POWERS if model.experts % e == 0] if model.experts > 1 else [1],
+        "etp": [None, 1] if model.experts > 1 else [None],
         "micro_batch": [1, 2, 4, 8],
         "schedule": [Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED],
         "virtual_stages": [1, 2, 4],
@@ -265,7 +268,8 @@ def layouts(axes: dict[str, list[Any]], gpus: int) -> Iterator[dict[str, Any]]:
     count (dp is the quotient unless the dp axis restricts it). Combinations that mean the
     same layout are given once: virtual stages only with the interleaved schedule (which
     needs at least two), sequence parallelism only with tp > 1, hybrid sharding only with
-    ZeRO-3, a second rank order only with pp > 1 and dp > 1."""
+    ZeRO-3, a second rank order only with pp > 1 and dp > 1, an expert tensor parallelism
+    other than tp's only with ep > 1, below tp and ZeRO 0-2 (ZeRO 3 with it is not modelled)."""
     for tp, pp, cp in product(axes["tp"], axes["pp"], axes["cp"]):
         if gpus % (tp * pp * cp):
             continue
@@ -281,8 +285,12 @@ def _rest(axes: dict[str, list[Any]], tp: int, pp: int, cp: int, dp: int) -> Ite
     zeros = [(z, s) for z in axes["zero_stage"] for s in axes["shard_size"] if s is None or z == 3]
     sps = [sp for sp in axes["sequence_parallel"] if tp > 1 or not sp]
     orders = axes["rank_order"] if pp > 1 and dp > 1 else axes["rank_order"][:1]
-    for ep, mb, (schedule, v), recompute, (zero, shard), sp, order in product(
-            axes["ep"], axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders):
-        yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "micro_batch": mb,
+    experts = [(ep, etp) for ep in axes["ep"] for etp in axes["etp"]
+               if etp is None or (ep > 1 and etp < tp)]
+    for (ep, etp), mb, (schedule, v), recompute, (zero, shard), sp, order in product(
+            experts, axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders):
+        if etp is not None and zero == 3:       # not modelled: refused by the scenario's checks
+            continue
+        yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "etp": etp, "micro_batch": mb,
                "schedule": schedule, "virtual_stages": v, "recompute": recompute,
                "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp, "rank_order": order}
