@@ -18,8 +18,8 @@ are priced separately; where they still collide, the discrete-event engine finds
   the interleaved schedule with ``param_gather_launch: chunk`` one model chunk ahead, each
   chunk's first forward waiting for its whole gather (:mod:`simulator.workload.chunk_gathers`).
 - Mixture of experts with expert parallelism: the experts' gradients (and gathered weights)
-  are synchronised over the stage's expert-data-parallel groups, the ``dp cp / ep`` ranks that
-  hold the same experts (:meth:`~simulator.workload.layout.Layout.stage_expert_dp_groups`;
+  are synchronised over the stage's expert-data-parallel groups, the ``tp dp cp / (etp ep)``
+  ranks that hold the same experts (:meth:`~simulator.workload.layout.Layout.stage_expert_dp_groups`;
   none with one such rank), after the dense part's over the data-parallel groups
   (Megatron-Core ``DistributedDataParallel``: ``expert_parallel_buffers`` reduce over
   ``expert_data_parallel_group``, core_v0.10.0 ``distributed_data_parallel.py``). The two
