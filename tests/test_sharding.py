@@ -181,3 +181,24 @@ def test_moe_zero3_holds_less_than_zero2():
     unit gathered all 8 experts: 6.8 GiB of weights against ZeRO-2's 1.9)."""
     peaks = {z: simulate_step(*_mixtral(z, 8)).memory_per_gpu_bytes for z in (2, 3)}
     assert peaks[3] < peaks[2]
+
+
+@pytest.mark.parametrize("nodes, expert_ranks", [(8, 1), (16, 2)])
+def test_moe_zero3_units_gather_experts_over_their_own_groups(nodes, expert_ranks):
+    """Mixtral at pp 8 x dp 8 (or 16) x ep 8: a unit's dense weights are gathered over the
+    data-parallel shard group and its expert over the expert-data-parallel group (dp / ep
+    ranks: none with one rank), each one collective of its own (unit: layer), priced on those
+    groups: the unit's gather is exactly the sum of the two."""
+    scenario, collectives = _mixtral(3, nodes)
+    ctx = make_context(scenario, collectives)
+    lay, stack = ctx.layout, scenario_stack(scenario)
+    comm = unit_comm(scenario, stack, collectives, lay, 0)
+    h, f, kv = 4096, 14336, 1024
+    dense, expert = (2 * h * h + 2 * h * kv + 2 * h + 8 * h) * 2.0, 3 * h * f * 2.0     # bf16
+    priced = collectives.concurrent_terms(Op.ALL_GATHER, lay.stage_shard_groups(0), dense)
+    expected = priced.time(dense).item()
+    if expert_ranks > 1:
+        groups = lay.stage_expert_dp_groups(0)
+        assert {len(g) for g in groups} == {expert_ranks}
+        expected += collectives.concurrent_terms(Op.ALL_GATHER, groups, expert).time(expert).item()
+    assert comm.gather == pytest.approx(expected, rel=1e-9)

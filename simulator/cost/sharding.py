@@ -36,7 +36,7 @@ from simulator.cost.forced import forced_algorithm
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
-from simulator.workload.params import layer_tensor_sizes
+from simulator.workload.params import layer_tensor_sizes, mlp_tensor_sizes
 from simulator.workload.unsharded import local_experts_gathered
 
 
@@ -73,23 +73,31 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     (PyTorch FSDP ``HYBRID_SHARD``; Zhao et al. 2023 sec. 3.2.2). A mixture of experts
     gathers only this rank's ``E / ep`` experts (the others live on the other expert-parallel
     ranks), and none when their expert-data-parallel group has one rank
-    (:func:`~simulator.workload.unsharded.local_experts_gathered`); they are priced on the same
-    shard groups as the dense weights, though frameworks shard them over the smaller
-    expert-data-parallel group (an approximation in the collective's latency, not in its
-    bytes).
+    (:func:`~simulator.workload.unsharded.local_experts_gathered`); without hybrid sharding
+    they are gathered and reduced over their expert-data-parallel groups
+    (:meth:`~simulator.workload.layout.Layout.stage_expert_dp_groups`), in collectives of
+    their own; with it, on the dense weights' shard groups (an approximation in the
+    collective's latency, not in its bytes).
     """
     shard = shard_group_size(scenario.parallelism, layout.dp)
-    sizes = layer_tensor_sizes(scenario.model, local_experts_gathered(scenario.model, layout.ep, shard))
+    experts = local_experts_gathered(scenario.model, layout.ep, shard)
+    apart = scenario.model.experts > 1 and layout.ep > 1 and shard == layout.dp * layout.cp
+    sizes = layer_tensor_sizes(scenario.model, 0 if apart else experts)
+    expert_sizes = mlp_tensor_sizes(scenario.model, experts) if apart else []
     if stack.sharding.unit == GatherUnit.LAYER:
-        sizes = [sum(sizes)]
+        sizes, expert_sizes = [sum(sizes)], [sum(expert_sizes)] if expert_sizes else []
     dtype = Dtype(scenario.training.dtype)
     gather_bytes = stack.sharding.param_gather_dtype.nbytes(dtype) / layout.tp
     reduce_bytes = stack.sharding.grad_reduce_dtype.nbytes(dtype) / layout.tp
     stage = collectives.canonical_stage(layout, stage)      # the same prices (a symmetry)
     shards = _Priced(collectives, lambda: layout.stage_shard_groups(stage, shard),
                      ("shard", layout, stage, shard), scenario)
-    gather = sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
-    reduce = sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
+    edp = _Priced(collectives, lambda: layout.stage_expert_dp_groups(stage), ("edp-stage", layout, stage),
+                  scenario)
+    gather = (sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
+              + sum(edp.time(Op.ALL_GATHER, n * gather_bytes) for n in expert_sizes))
+    reduce = (sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
+              + sum(edp.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in expert_sizes))
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)

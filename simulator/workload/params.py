@@ -71,15 +71,21 @@ def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[i
     MLP matrices and the router. The sizes sum to :func:`layer_parameters`; with ``experts``
     (an expert-parallel rank's ``E / ep``) only that many experts' matrices are listed.
     """
-    h, f = model.hidden, model.ffn_hidden
-    q, kv = model.q_width, model.kv_width
+    h, q, kv = model.hidden, model.q_width, model.kv_width
     if model.mlp == Mlp.GELU:
         attention = [h * (q + 2 * kv), q + 2 * kv, q * h, h]
-        mlp = [h * f, f, f * h, h]
         norms = [h, h, h, h]
     else:
         attention = [h * q, h * kv, h * kv, q * h]
-        mlp = [h * f, h * f, f * h]
         norms = [h, h]
     router = [h * model.experts] if model.experts > 1 else []
-    return attention + mlp * (model.experts if experts is None else experts) + norms + router
+    return attention + mlp_tensor_sizes(model, experts) + norms + router
+
+
+def mlp_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int]:
+    """Elements of each MLP parameter tensor of one layer (:func:`layer_tensor_sizes`): GELU's
+    fc1 and fc2 weights and biases, SwiGLU's w1, w3 and w2; every expert's, or ``experts``
+    experts' of a mixture of experts."""
+    h, f = model.hidden, model.ffn_hidden
+    mlp = [h * f, f, f * h, h] if model.mlp == Mlp.GELU else [h * f, h * f, f * h]
+    return mlp * (model.experts if experts is None else experts)
