@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.config.loader import scenario_stack
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_site_count
+from simulator.cost.sharding import unit_comm
 from simulator.engine.analytical import simulate_step, stage_step
 from simulator.errors import ConfigError
 from simulator.topology import build_cluster
@@ -18,6 +20,7 @@ from simulator.workload.layout import Layout
 from simulator.workload.memory import stage_parameters
 from simulator.workload.params import dense_layer_parameters, layer_parameters
 from simulator.workload.transformer import layer_forward
+from simulator.workload.unsharded import unit_parameters
 
 
 def _scenario(etp=None, tp=2, ep=8, zero_stage=1, preset="mixtral-8x7b"):
@@ -99,9 +102,21 @@ def test_expert_gradients_reduce_over_the_generators_groups():
 
 @pytest.mark.parametrize("kwargs, fragment", [
     (dict(etp=3, tp=2), "does not divide tp"),
-    (dict(etp=1, tp=2, zero_stage=3), "not modelled"),
 ])
 def test_unsupported_values_are_one_config_error(kwargs, fragment):
     """The loader refuses them, naming the key."""
     with pytest.raises(ConfigError, match=f"parallelism.etp: .*{fragment}"):
         _scenario(**kwargs)
+
+
+def test_zero3_gathers_whole_experts_with_etp_1():
+    """ZeRO 3 at etp 1, tp 2: a unit gathers the rank's whole experts (twice etp 2's shard)
+    over their expert-data-parallel groups; the step is physical."""
+    whole, split = _context(etp=1, zero_stage=3, ep=4), _context(zero_stage=3, ep=4)
+    units = [unit_parameters(c.scenario.model, c.scenario.parallelism, 8) for c in (whole, split)]    # dp 8
+    assert units[0][0] == units[1][0]
+    assert units[0][1] - units[0][0] == pytest.approx(2 * (units[1][1] - units[1][0]))
+    comm = unit_comm(whole.scenario, scenario_stack(whole.scenario), whole.collectives, whole.layout, 0)
+    assert comm.gather > 0 and comm.reduce > 0
+    result = simulate_step(whole.scenario, whole.collectives)
+    assert np.isfinite(result.step_time_s) and 0 < result.mfu <= 1

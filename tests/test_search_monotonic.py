@@ -1,6 +1,6 @@
 """Physical orderings across the layouts a search evaluates: with everything else equal, more
 recompute never raises memory and never speeds the step up, and ZeRO 0 -> 1 -> 2, sequence
-parallelism and (for a mixture of experts) more expert parallelism never raise memory.
+parallelism and (for a mixture of experts, ZeRO 0-2) more expert parallelism never raise memory.
 Probing searches this way on 2026-11-28 found two ZeRO-3 faults no per-scenario test showed
 (megatron-core's profile kept the whole model's fp32 gradients; MoE units gathered every
 expert), now tested in tests/test_sharding.py; ZeRO-3 itself may hold more than ZeRO-2 when a
@@ -53,4 +53,8 @@ def test_no_layout_breaks_the_ordering(frame, vary, order, metric):
         assert (frame[vary] == 1).all()
         return
     assert frame[vary].nunique() > 1
+    if vary == "ep":
+        # ZeRO 3 shards the experts' state over tp dp cp / etp ranks whatever ep is, so more
+        # ep leaves the model state alone and adds NCCL buffers for the extra peers
+        frame = frame[frame["zero_stage"] < 3]
     assert _rises(frame, vary, order, metric) == []

@@ -196,17 +196,12 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
 
 
 def _check_expert_tp(scenario: Scenario) -> int:
-    """The expert tensor-parallel size (``parallelism.etp``, default tp): it must divide tp,
-    and ZeRO 3 is modelled with the experts split like the dense layers only."""
+    """The expert tensor-parallel size (``parallelism.etp``, default tp): it must divide tp."""
     par = scenario.parallelism
     if par.etp is None:
         return par.tp
     if par.tp % par.etp:
         raise ConfigError(f"{par.etp} does not divide tp ({par.tp})", key="parallelism.etp")
-    if par.etp != par.tp and scenario.model.experts > 1 and par.zero_stage == 3:
-        raise ConfigError(f"etp {par.etp} with tp {par.tp} under ZeRO 3 is not modelled (its gathered "
-                          "units split the experts like the dense layers); use etp = tp or ZeRO 0-2",
-                          key="parallelism.etp")
     return par.etp
 
 

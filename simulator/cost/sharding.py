@@ -80,7 +80,7 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     collective's latency, not in its bytes).
     """
     shard = shard_group_size(scenario.parallelism, layout.dp)
-    experts = local_experts_gathered(scenario.model, layout.ep, shard)
+    experts = local_experts_gathered(scenario.model, scenario.parallelism, shard)
     apart = scenario.model.experts > 1 and layout.ep > 1 and shard == layout.dp * layout.cp
     sizes = layer_tensor_sizes(scenario.model, 0 if apart else experts)
     expert_sizes = mlp_tensor_sizes(scenario.model, experts) if apart else []
@@ -94,10 +94,11 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
                      ("shard", layout, stage, shard), scenario)
     edp = _Priced(collectives, lambda: layout.stage_expert_dp_groups(stage), ("edp-stage", layout, stage),
                   scenario)
+    split = layout.tp / layout.expert_tp           # an expert's shard is t / etp times a dense one's
     gather = (sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
-              + sum(edp.time(Op.ALL_GATHER, n * gather_bytes) for n in expert_sizes))
+              + sum(edp.time(Op.ALL_GATHER, n * gather_bytes * split) for n in expert_sizes))
     reduce = (sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
-              + sum(edp.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in expert_sizes))
+              + sum(edp.time(Op.REDUCE_SCATTER, n * reduce_bytes * split) for n in expert_sizes))
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)

@@ -269,7 +269,7 @@ def layouts(axes: dict[str, list[Any]], gpus: int) -> Iterator[dict[str, Any]]:
     same layout are given once: virtual stages only with the interleaved schedule (which
     needs at least two), sequence parallelism only with tp > 1, hybrid sharding only with
     ZeRO-3, a second rank order only with pp > 1 and dp > 1, an expert tensor parallelism
-    other than tp's only with ep > 1, below tp and ZeRO 0-2 (ZeRO 3 with it is not modelled)."""
+    other than tp's only with ep > 1 and below tp."""
     for tp, pp, cp in product(axes["tp"], axes["pp"], axes["cp"]):
         if gpus % (tp * pp * cp):
             continue
@@ -289,8 +289,6 @@ def _rest(axes: dict[str, list[Any]], tp: int, pp: int, cp: int, dp: int) -> Ite
                if etp is None or (ep > 1 and etp < tp)]
     for (ep, etp), mb, (schedule, v), recompute, (zero, shard), sp, order in product(
             experts, axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders):
-        if etp is not None and zero == 3:       # not modelled: refused by the scenario's checks
-            continue
         yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "etp": etp, "micro_batch": mb,
                "schedule": schedule, "virtual_stages": v, "recompute": recompute,
                "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp, "rank_order": order}

@@ -54,20 +54,23 @@ def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismCon
 def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> tuple[float, float]:
     """(dense, all) parameters of one gathered unit (a transformer layer) on one GPU: the
     layer's non-expert part over ``t``, plus, for a mixture of experts, the GPU's own experts,
-    ``E / ep`` of them over ``t``, when they are sharded at all: the expert-parallel ranks
-    hold different experts, so a gather over the expert-data-parallel group (``shard / ep``
-    ranks) materialises only those, and with one rank there is nothing to gather (the
-    experts stay resident, counted in the sharded state)."""
+    ``E / ep`` of them over ``etp``, when they are sharded at all: the expert-parallel ranks
+    hold different experts, so a gather over the expert-data-parallel group
+    (:func:`~simulator.workload.memory.expert_shard_size` ranks) materialises only those, and
+    with one rank there is nothing to gather (the experts stay resident, counted in the
+    sharded state)."""
     dense = dense_layer_parameters(model)
-    gathered_experts = local_experts_gathered(model, par.ep, shard)
+    gathered_experts = local_experts_gathered(model, par, shard)
     per_expert = (layer_parameters(model) - dense) / model.experts
-    return dense / par.tp, (dense + gathered_experts * per_expert) / par.tp
+    expert_tp = par.expert_tp if model.experts > 1 else par.tp
+    return dense / par.tp, dense / par.tp + gathered_experts * per_expert / expert_tp
 
 
-def local_experts_gathered(model: ModelConfig, ep: int, shard: int) -> int:
-    """Experts' MLPs a ZeRO-3 unit gathers on one GPU: a dense model's one MLP; for a mixture
-    of experts its ``E / ep`` experts when their expert-data-parallel group (``shard // ep``
-    ranks) has more than one rank, else none."""
+def local_experts_gathered(model: ModelConfig, par: ParallelismConfig, shard: int) -> int:
+    """Experts' MLPs a ZeRO-3 unit gathers on one GPU when the dense state is sharded over
+    ``shard`` ranks: a dense model's one MLP; for a mixture of experts its ``E / ep`` experts
+    when their expert-data-parallel group (``shard t / (etp ep)`` ranks) has more than one
+    rank, else none."""
     if model.experts == 1:
         return 1
-    return model.experts // ep if shard // ep > 1 else 0
+    return model.experts // par.ep if shard * par.tp // (par.expert_tp * par.ep) > 1 else 0
