@@ -307,7 +307,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
         total, memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
             _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
-                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack))))
+                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack,
+                                         memo=ctx.memo))))
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
         values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
