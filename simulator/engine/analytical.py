@@ -295,7 +295,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
-        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
+        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
     embed, logits_f, logits_b = memoised(ctx, ("heads", ctx.layout, mb, sp),
                                          lambda: head_costs(ctx.shape, ctx.compute))
     p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
