@@ -8,7 +8,7 @@ minimum of its modelled times (src/graph/tuning.cc, ``ncclTopoGetAlgoTime``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -25,6 +25,7 @@ from simulator.collectives import (
 )
 from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules, shift_schedule
 from simulator.collectives.registry import AUTO_ALGORITHMS
+from simulator.collectives.ring import SAME_RING_STEPS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology import symmetry
@@ -185,9 +186,14 @@ class CollectiveModel:
         if the algorithm refuses them. Algorithms whose schedules move with their groups
         (:func:`~simulator.collectives.concurrent.shift_schedule`) build it once per shape:
         for the groups moved down to start on server 0, then shifted back; and each group's
-        own schedule once per group shape (:meth:`_group_schedule`)."""
+        own schedule once per group shape (:meth:`_group_schedule`). A ring reduce-scatter is
+        the ring all-gather's schedule renamed
+        (:data:`~simulator.collectives.ring.SAME_RING_STEPS`)."""
         if algorithm not in SHIFT_EQUIVARIANT or not all(len(g) for g in groups):
             return _built(op, algorithm, self.cluster, groups)
+        if algorithm == Algorithm.RING and op in SAME_RING_STEPS:    # the twin's, op renamed
+            found = self._merged(SAME_RING_STEPS[op], algorithm, groups)
+            return None if found is None else replace(found, op=op)
         servers, moved = self._moved_down(groups)
         key = (op, algorithm, moved)
         if key not in self._shapes:
