@@ -67,8 +67,8 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
     before = np.concatenate([np.full((p, 1), total), ids[:, :-1]], axis=1)
     flat = ids.ravel()
-    table = np.stack([np.asarray(level)[flat], flat, before.ravel(), deps.ravel(), kinds.ravel()], axis=1)
-    return _levels(table, ids[:, -1].tolist(), kinds[:, -1].tolist(), total)
+    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kinds.ravel(),
+                   (ids[:, -1].tolist(), kinds[:, -1].tolist()), total)
 
 
 SWEEPS = 16
@@ -96,11 +96,12 @@ def swept_levels(ids: list[np.ndarray], deps: list[np.ndarray], total: int,
     rows = [flat[end - size:end] for size, end in zip(sizes, ends, strict=True)]
     waits = [position[d] for d in deps]
     counts = [np.arange(size) for size in sizes]
+    after = [count + 1 for count in counts]
     order = [*range(len(ids)), *range(len(ids) - 1, -1, -1)]
     for _ in range(sweeps):
         changed = False
         for i in order:
-            new = np.maximum.accumulate(flat[waits[i]] - counts[i]) + counts[i] + 1
+            new = np.maximum.accumulate(flat[waits[i]] - counts[i]) + after[i]
             if (new != rows[i]).any():
                 rows[i][:] = new
                 changed = True
@@ -137,23 +138,30 @@ def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> lis
     return None if any(cursor[i] < len(ids[i]) for i in range(p)) else level
 
 
-def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total: int) -> Wavefront:
-    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels, the tasks
-    renumbered in level order."""
-    table = table[np.argsort(table[:, 0], kind="stable")]
+def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.ndarray],
+            kinds: np.ndarray, last: tuple[list[int], list[int]], total: int) -> Wavefront:
+    """Tasks ``task`` at ``level``, with their (predecessors, dependencies) ``sources`` and
+    duration ``kinds``, cut into levels, the tasks renumbered in level order; ``last``: each
+    stage's last task and its kind."""
+    order = np.argsort(_narrow(level), kind="stable")
+    level = level[order]
     renumber = np.full(total + 1, total)
-    renumber[table[:, 1]] = np.arange(total)
-    sources = renumber[table[:, 2:4]]
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
+    renumber[task[order]] = np.arange(total)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(level)) + 1, [total]])
     sizes = np.diff(bounds)
-    task = np.arange(total)
+    row = np.arange(total)
     flat = np.empty(2 * total, np.int64)         # level after level: its predecessors, its dependencies
-    flat[np.repeat(bounds[:-1], sizes) + task] = sources[:, 0]
-    flat[np.repeat(bounds[1:], sizes) + task] = sources[:, 1]
+    flat[np.repeat(bounds[:-1], sizes) + row] = renumber[sources[0][order]]
+    flat[np.repeat(bounds[1:], sizes) + row] = renumber[sources[1][order]]
     edges = bounds.tolist()
     levels = tuple((a, b, b - a, flat[2 * a:2 * b]) for a, b in zip(edges[:-1], edges[1:], strict=True))
-    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total,
-                     renumber[:total])
+    return Wavefront(levels, kinds[order], renumber[last[0]], np.array(last[1]), total, renumber[:total])
+
+
+def _narrow(level: np.ndarray) -> np.ndarray:
+    """``level`` as int16 when it fits (numpy's stable sort of 16-bit integers is a radix sort:
+    the same order, sooner)."""
+    return level.astype(np.int16) if len(level) and level.max() < 2**15 else level
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
