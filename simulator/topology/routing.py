@@ -99,6 +99,7 @@ class Router:
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._hops: dict[tuple[int, int], list[int]] = {}
         self._fabric_paths: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._switch_paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._local_rail = self._local_rails()
         fabric = cluster.hw.fabric
         self._rails = fabric.topology == TopologyKind.RAIL_OPTIMIZED
@@ -281,8 +282,14 @@ class Router:
 
     def _fabric_route(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
         first, up, _ = self._nic_port[src_nic]
-        last, _, down = self._nic_port[dst_nic]
-        edges = [up]
+        down = self._nic_port[dst_nic][2]
+        return (up, *_memo(self._switch_paths, (first, dst_nic), self._switch_walk), down)
+
+    def _switch_walk(self, first: int, dst_nic: int) -> tuple[int, ...]:
+        """Edge ids from switch ``first`` to ``dst_nic``'s switch, each hop's ECMP choice by
+        D-mod-K on ``dst_nic``'s key (the same from every NIC of ``first``)."""
+        last = self._nic_port[dst_nic][0]
+        edges = []
         here, key = first, self._nic_rank[dst_nic]
         while here != last:
             options = self._next_hops(here, last)
@@ -290,7 +297,6 @@ class Router:
             nxt = options[pick]
             edges.append(self._switch_eid[(here, nxt)])
             here = nxt
-        edges.append(down)
         return tuple(edges)
 
     def _fabric_ports(self) -> tuple[dict, dict]:
