@@ -327,7 +327,8 @@ def _shape_key(ctx: Context) -> tuple:
 def _memory_figures(memory) -> tuple[float, dict[str, float]]:
     """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
     bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
-    return memory.total, memory.as_dict()
+    parts = memory.as_dict()
+    return sum(parts.values()), parts      # memory.total
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:

@@ -350,7 +350,7 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
         activations, workspace = peak.activations, peak.transient
         grads += peak.gradients - (dense * lazy if lazy else 0.0)
         pipe = (("pipeline_buffers", peak.buffers),)
-    parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
+    parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
     return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
 
