@@ -188,9 +188,10 @@ class Router:
         if (switch < 0).any() or (first[dst_nic] < 0).any():
             return None
         up, down = self._templates(s_loc, s_rail), self._templates(d_rail, d_loc)
-        keys, which = np.unique(np.stack([switch, dst_nic], axis=1), axis=0, return_inverse=True)
-        walk = _Templates([_memo(self._switch_paths, (a, b), self._switch_walk) for a, b in keys.tolist()],
-                          which.ravel())
+        span = len(first)                                   # vertices: (switch, NIC) as one key
+        keys, which = np.unique(switch * span + dst_nic, return_inverse=True)
+        walk = _Templates([_memo(self._switch_paths, divmod(key, span), self._switch_walk)
+                           for key in keys.tolist()], which.ravel())
         lengths = up.lengths + walk.lengths + down.lengths + 2
         starts = np.concatenate(([0], np.cumsum(lengths)))[:-1]
         out = np.empty(int(lengths.sum()), dtype=np.int64)
