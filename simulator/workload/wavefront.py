@@ -180,15 +180,15 @@ def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray,
     module docstring there), built without a task object per task."""
     forward, microbatch, chunk = _orders(schedule, p, m, v)
     stage = np.arange(p)[:, None]
-    tid = lambda i, f, j, c: ((i * 2 + f) * m + j) * v + c          # noqa: E731
-    back = np.where(stage < p - 1, tid(stage + 1, 0, microbatch, chunk),
-                    np.where(chunk < v - 1, tid(0, 0, microbatch, chunk + 1),
-                             tid(stage, 1, microbatch, chunk)))
-    ahead = np.where(stage > 0, tid(stage - 1, 1, microbatch, chunk),
-                     np.where(chunk > 0, tid(p - 1, 1, microbatch, chunk - 1), -1))
+    task = microbatch * v + chunk                   # the id within its (stage, pass) block
+    block = lambda i, f: (i * 2 + f) * (m * v)      # noqa: E731  (one column per stage)
+    back = np.where(stage < p - 1, block(stage + 1, 0) + task,
+                    np.where(chunk < v - 1, task + 1, block(stage, 1) + task))
+    ahead = np.where(stage > 0, block(stage - 1, 1) + task,
+                     np.where(chunk > 0, block(p - 1, 1) + task - 1, -1))
     deps = np.where(forward == 1, ahead, back)
     sends = np.where(forward == 1, (stage < p - 1) | (chunk < v - 1), (stage > 0) | (chunk > 0)) & (p > 1)
-    return tid(stage, forward, microbatch, chunk), deps, 4 * stage + 2 * forward + sends
+    return block(stage, 0) + forward * (m * v) + task, deps, 4 * stage + 2 * forward + sends
 
 
 def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
