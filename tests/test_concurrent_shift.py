@@ -99,3 +99,21 @@ def test_concurrent_prices_built_once_per_shape_are_the_direct_ones(fabric):
                     assert (got.latency_s, got.seconds_per_byte, got.protocol) == \
                         (want.latency_s, want.seconds_per_byte, want.protocol)
                     assert _same(got.schedule, want.schedule)
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+def test_ring_reduce_scatter_is_the_all_gather_renamed(fabric):
+    """``SAME_RING_STEPS``: the collective model builds a ring reduce-scatter as the ring
+    all-gather's schedule with its op renamed; built directly, it is the same."""
+    from dataclasses import replace
+
+    from simulator.collectives import Algorithm
+    from simulator.collectives.ring import SAME_RING_STEPS
+
+    cluster = _cluster(fabric)
+    rng = np.random.default_rng(5)
+    for groups in _shapes(cluster.hw.gpus_per_node, max(1, cluster.servers // 2), rng):
+        for op, twin in SAME_RING_STEPS.items():
+            direct = _built(cluster, op, Algorithm.RING, groups)
+            renamed = _built(cluster, twin, Algorithm.RING, groups)
+            assert _same(direct, None if renamed is None else replace(renamed, op=op)), (fabric, groups)

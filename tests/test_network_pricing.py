@@ -97,3 +97,22 @@ def test_flows_without_a_path_load_nothing():
     assert load.edge_load.tobytes() == edge_load.tobytes()
     assert load.flow_class.tolist() == flow_class.tolist() == [0, 2, 0]
     assert load.flow_wire_s.tobytes() == wire.tobytes()
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+def test_routes_in_bulk_are_the_paths_one_by_one(fabric):
+    """``Router.routes`` (flows between servers in bulk where each leaves by its own rail
+    NIC) gives every flow :meth:`Router.path`'s edges, in order, on every fabric."""
+    from simulator.topology.graph import VertexKind
+
+    model = _model(fabric)
+    router, graph = model.network.router, model.cluster.graph
+    ports = [v for v, kind in graph.nodes(data="kind") if kind in (VertexKind.GPU, VertexKind.NIC)]
+    rng = np.random.default_rng(7)
+    for size in (1, 5, 200):
+        src, dst = rng.choice(ports, size), rng.choice(ports, size)
+        for keep in (np.ones(size, bool), src != dst, src // model.cluster.layout.vertices
+                     != dst // model.cluster.layout.vertices):
+            indptr, edges = router.routes(src[keep], dst[keep])
+            want = [router.path(int(s), int(d)) for s, d in zip(src[keep], dst[keep], strict=True)]
+            assert [tuple(edges[a:b].tolist()) for a, b in zip(indptr[:-1], indptr[1:], strict=True)] == want

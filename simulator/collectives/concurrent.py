@@ -52,5 +52,6 @@ def shift_schedule(schedule: Schedule, vertices: int) -> Schedule:
 
     ``tests/test_concurrent_shift.py`` checks it on many group sets and fabrics.
     """
-    steps = tuple(replace(s, src=s.src + vertices, dst=s.dst + vertices) for s in schedule.steps)
+    steps = tuple(Step(s.src + vertices, s.dst + vertices, s.frac, s.repeat, s.ring_like)
+                  for s in schedule.steps)
     return replace(schedule, steps=steps)

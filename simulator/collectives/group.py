@@ -111,6 +111,9 @@ class Group:
 
     def _segment(self, server: list[int], channel: int) -> list[int]:
         g = len(server)
+        if not (self._mesh or self._rail_aligned):      # rank order, entered at ``c mod g``
+            start = channel % g
+            return server[start:] + server[:start]
         cycle = self._mesh_ring(g, channel) if self._mesh else list(range(g))
         start = self._head(server, channel) if self._rail_aligned else channel % g
         i = cycle.index(start)

@@ -21,6 +21,11 @@ from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 _STEPS = {Op.ALL_REDUCE: lambda p: 2 * (p - 1), Op.REDUCE_SCATTER: lambda p: p - 1,
           Op.ALL_GATHER: lambda p: p - 1}
 
+SAME_RING_STEPS = {Op.REDUCE_SCATTER: Op.ALL_GATHER}
+"""Ops whose ring schedule is another op's with only ``op`` changed: a reduce-scatter ring
+moves the all-gather's flows, ``p - 1`` steps of ``n / (p c)`` on every hop of every channel
+(:func:`ring_schedule`)."""
+
 
 def ring_schedule(op: Op, group: Group) -> Schedule:
     p, channels = group.size, group.channels

@@ -8,7 +8,7 @@ minimum of its modelled times (src/graph/tuning.cc, ``ncclTopoGetAlgoTime``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -25,6 +25,7 @@ from simulator.collectives import (
 )
 from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules, shift_schedule
 from simulator.collectives.registry import AUTO_ALGORITHMS
+from simulator.collectives.ring import SAME_RING_STEPS
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology import symmetry
@@ -98,6 +99,7 @@ class CollectiveModel:
         self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
         self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
         self._shapes: dict[tuple, Schedule | None] = {}
+        self._group_shapes: dict[tuple, Schedule] = {}
 
     @cached_property
     def translation_period(self) -> int | None:
@@ -185,19 +187,51 @@ class CollectiveModel:
         """The merged schedule of ``op`` with ``algorithm`` on all ``groups`` at once, or None
         if the algorithm refuses them. Algorithms whose schedules move with their groups
         (:func:`~simulator.collectives.concurrent.shift_schedule`) build it once per shape:
-        for the groups moved down to start on server 0, then shifted back."""
+        for the groups moved down to start on server 0, then shifted back; and each group's
+        own schedule once per group shape (:meth:`_group_schedule`). A ring reduce-scatter is
+        the ring all-gather's schedule renamed
+        (:data:`~simulator.collectives.ring.SAME_RING_STEPS`)."""
         if algorithm not in SHIFT_EQUIVARIANT or not all(len(g) for g in groups):
             return _built(op, algorithm, self.cluster, groups)
-        per_node = self.cluster.hw.gpus_per_node
-        servers = min(min(g) for g in groups) // per_node
-        first = servers * per_node
-        key = (op, algorithm, tuple(tuple(gpu - first for gpu in g) for g in groups))
+        if algorithm == Algorithm.RING and op in SAME_RING_STEPS:    # the twin's, op renamed
+            found = self._merged(SAME_RING_STEPS[op], algorithm, groups)
+            return None if found is None else replace(found, op=op)
+        servers, moved = self._moved_down(groups)
+        key = (op, algorithm, moved)
         if key not in self._shapes:
-            self._shapes[key] = _built(op, algorithm, self.cluster, key[2])
+            self._shapes[key] = self._merged_shifted(op, algorithm, moved)
         found = self._shapes[key]
         if found is None or servers == 0:
             return found
         return shift_schedule(found, servers * self.cluster.layout.vertices)
+
+    def _moved_down(self, groups) -> tuple[int, tuple[tuple[int, ...], ...]]:
+        """(whole servers before the first of ``groups``' GPUs, the groups moved down by them
+        to start on server 0)."""
+        per_node = self.cluster.hw.gpus_per_node
+        servers = min(min(g) for g in groups) // per_node
+        first = servers * per_node
+        return servers, tuple(tuple(gpu - first for gpu in g) for g in groups)
+
+    def _merged_shifted(self, op: Op, algorithm: Algorithm, groups) -> Schedule | None:
+        """:func:`_built` for an algorithm whose schedules move with their groups, each group's
+        schedule a shift of its shape's (:meth:`_group_schedule`): the same arrays."""
+        try:
+            return merge_schedules([self._group_schedule(op, algorithm, g) for g in groups])
+        except (InfeasibleError, KeyError, ValueError):
+            return None
+
+    def _group_schedule(self, op: Op, algorithm: Algorithm, gpus: tuple[int, ...]) -> Schedule:
+        """The schedule of ``op`` with ``algorithm`` (one of
+        :data:`~simulator.collectives.concurrent.SHIFT_EQUIVARIANT`) on the one group ``gpus``:
+        built for the group moved down to start on server 0, once per such shape, and shifted
+        back by whole servers (:func:`~simulator.collectives.concurrent.shift_schedule`)."""
+        servers, (shape,) = self._moved_down((gpus,))
+        key = (op, algorithm, shape)
+        found = self._group_shapes.get(key)
+        if found is None:
+            found = self._group_shapes[key] = build_schedule(op, algorithm, Group(self.cluster, shape))
+        return found if servers == 0 else shift_schedule(found, servers * self.cluster.layout.vertices)
 
     def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
               size_bytes) -> CollectiveSweep:

@@ -49,8 +49,10 @@ def _stage_tp_groups(layout: Layout):
 
 
 def spans_servers(collectives: CollectiveModel, gpus: tuple[int, ...]) -> bool:
-    """Whether the GPUs ``gpus`` sit in more than one server."""
-    return Group(collectives.cluster, gpus).servers > 1
+    """Whether the GPUs ``gpus`` sit in more than one server (``Group.servers > 1``, without
+    listing the group's vertices)."""
+    per_node = collectives.cluster.hw.gpus_per_node
+    return len({gpu // per_node for gpu in gpus}) > 1
 
 
 def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[int, ...],

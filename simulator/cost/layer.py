@@ -25,6 +25,7 @@ from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_se
 from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
+from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import (
     Attention,
@@ -119,19 +120,43 @@ class _LinearTimes:
         return float(self.chunked[0][rows].sum() - self.forward[rows].sum())
 
 
-def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
-               collectives: CollectiveModel, layout: Layout) -> LayerCost:
-    """Compute and exposed communication of one layer (see the module docstring)."""
+@dataclass(frozen=True)
+class _LayerKernels:
+    """One layer's kernels (the busiest expert rank's) and the seconds of their compute, fp8
+    casts aside: what every layout of one layer shape shares."""
+
+    forward: Kernels
+    backward: Kernels
+    forward_s: float
+    backward_s: float
+    linears: _LinearTimes
+
+
+def _layer_kernels(shape: LayerShape, compute: ComputeModel) -> _LayerKernels:
+    """:class:`_LayerKernels` of ``shape`` on ``compute``."""
     fwd_k = layer_forward(shape, shape.model.expert_load)      # the busiest expert rank's
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
+    return _LayerKernels(fwd_k, bwd_k, _total(compute, fwd_k, fwd_g), _total(compute, bwd_k, bwd_g),
+                         _LinearTimes.of(fwd_k, fwd_g, bwd_g))
+
+
+def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+               collectives: CollectiveModel, layout: Layout, memo: dict | None = None) -> LayerCost:
+    """Compute and exposed communication of one layer (see the module docstring); ``memo``
+    (:mod:`simulator.memo`) shares the kernels' seconds with the layouts of the same layer
+    shape."""
+    kernels = remembered(memo, ("layer_kernels", shape.micro_batch, shape.tp, shape.cp, shape.ep,
+                                shape.sequence_parallel, shape.etp, compute.speedup),
+                         lambda: _layer_kernels(shape, compute))
+    fwd_k = kernels.forward
     casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout)
-    forward = _total(compute, fwd_k, fwd_g) + casts[0]
-    backward = _total(compute, bwd_k, bwd_g) + casts[1]
+    forward = kernels.forward_s + casts[0]
+    backward = kernels.backward_s + casts[1]
     count = tp_site_count(shape, layout)
-    linears = replace(_LinearTimes.of(fwd_k, fwd_g, bwd_g), site_count=count)
+    linears = replace(kernels.linears, site_count=count)
     if _fuses_pairs(stack, layout):
-        linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, bwd_k, layout.tp))
+        linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, kernels.backward, layout.tp))
     site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
                    shape.micro_batch, layout.tp, row_input_bytes(shape), count)
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,

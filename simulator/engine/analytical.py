@@ -296,8 +296,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
-        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout))
-    embed, logits_f, logits_b = memoised(ctx, ("heads", ctx.layout, mb, sp),
+        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
+    embed, logits_f, logits_b = memoised(ctx, ("heads", *_shape_key(ctx)),
                                          lambda: head_costs(ctx.shape, ctx.compute))
     p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
@@ -308,7 +308,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
         total, memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
             _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
-                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack))))
+                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack,
+                                         memo=ctx.memo))))
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
         values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
@@ -317,10 +318,18 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     return [parts[j][0] for j in index], [parts[j][1] for j in index]
 
 
+def _shape_key(ctx: Context) -> tuple:
+    """What the layer shape and the compute model depend on: (micro batch, tp, cp, ep, SP,
+    compute speedup)."""
+    par = ctx.scenario.parallelism
+    return ctx.shape.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel, ctx.compute.speedup
+
+
 def _memory_figures(memory) -> tuple[float, dict[str, float]]:
     """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
     bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
-    return memory.total, memory.as_dict()
+    parts = memory.as_dict()
+    return sum(parts.values()), parts      # memory.total
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
@@ -400,11 +409,14 @@ def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:
 
 def _stage_unit_comms(ctx: Context, stack) -> list:
     """Per stage, its ZeRO-3 / FSDP unit prices (:func:`simulator.cost.sharding.unit_comm`),
-    memoised across layouts; None for every stage without ZeRO-3."""
+    memoised across layouts, once per canonical stage
+    (:meth:`~simulator.cost.CollectiveModel.canonical_stage`, whose prices ``unit_comm``
+    gives); None for every stage without ZeRO-3."""
     par, layout = ctx.scenario.parallelism, ctx.layout
     if par.zero_stage < 3 or layout.dp * layout.cp == 1:
         return [None] * layout.pp
-    return [memoised(ctx, ("unit", layout, stage, par.shard_size),
+    canonical = ctx.collectives.canonical_stage     # the same prices (a symmetry)
+    return [memoised(ctx, ("unit", layout, canonical(layout, stage), par.shard_size),
                      lambda stage=stage: unit_comm(ctx.scenario, stack, ctx.collectives, layout, stage))
             for stage in range(layout.pp)]
 

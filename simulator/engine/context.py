@@ -12,6 +12,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import RankOrder, Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
+from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.loss_kernels import loss_traffic
 from simulator.workload.transformer import Attention, LayerShape
@@ -44,17 +45,6 @@ def memoised(ctx: Context, key: tuple, compute: Callable[[], T]) -> T:
     Values are shared, never modified.
     """
     return remembered(ctx.memo, key, compute)
-
-
-def remembered(memo: dict | None, key: tuple, compute: Callable[[], T]) -> T:
-    """``compute()``, kept in ``memo`` under ``key`` (:func:`memoised`); computed every
-    time without a memo."""
-    if memo is None:
-        return compute()
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = compute()
-    return found
 
 
 def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0,

@@ -36,6 +36,8 @@ state.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
@@ -99,6 +101,7 @@ class Router:
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._hops: dict[tuple[int, int], list[int]] = {}
         self._fabric_paths: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._switch_paths: dict[tuple[int, int], tuple[int, ...]] = {}
         self._local_rail = self._local_rails()
         fabric = cluster.hw.fabric
         self._rails = fabric.topology == TopologyKind.RAIL_OPTIMIZED
@@ -132,7 +135,8 @@ class Router:
         dst[i]) crosses ``edges[indptr[i]:indptr[i + 1]]``, in path order.
 
         Flows inside one server are routed in bulk from per-(local src, local dst)
-        templates; flows between servers go through :meth:`path` one by one.
+        templates; flows between servers too where each leaves by its own rail NIC
+        (:meth:`_between_servers`), else through :meth:`path` one by one.
         """
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
         n_vert, n_edge = self.cluster.layout.vertices, self.cluster.layout.edges
@@ -142,20 +146,84 @@ class Router:
         template = self._templates(src[inside] % n_vert, dst[inside] % n_vert)
         lengths[inside] = template.lengths
         outside = np.flatnonzero(~inside)
-        paths = self._paths_of(src[outside].tolist(), dst[outside].tolist())
-        lengths[outside] = [len(p) for p in paths]
+        found = self._between_servers(src[outside], dst[outside])
+        if found is None:
+            paths = self._paths_of(src[outside].tolist(), dst[outside].tolist())
+            found = (np.array([len(p) for p in paths], dtype=np.int64),
+                     np.array([e for p in paths for e in p], dtype=np.int64))
+        lengths[outside], flat = found
         indptr = np.concatenate(([0], np.cumsum(lengths)))
         indices = np.empty(int(indptr[-1]), dtype=np.int64)
         rows = np.flatnonzero(inside)
         positions, values = template.expand(indptr[rows], server[rows] * n_edge)
         indices[positions] = values
-        if paths:
+        if len(flat):
             starts = indptr[outside]
-            flat = [e for p in paths for e in p]
             within = np.arange(len(flat)) - np.repeat(np.cumsum(lengths[outside]) - lengths[outside],
                                                       lengths[outside])
             indices[np.repeat(starts, lengths[outside]) + within] = flat
         return indptr, indices
+
+    def _between_servers(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(path lengths, edge ids path after path) of flows ``src -> dst`` on different
+        servers, the paths of :meth:`_route` in bulk: up from the source to its own rail NIC
+        (an intra-server template), the NIC's uplink, the switches' walk to the destination
+        NIC (:meth:`_switch_walk`, once per (first switch, destination NIC)), the downlink,
+        and the template from that NIC to the destination. None when a flow needs
+        :meth:`_route` itself: on a rail-optimized fabric or with PXN (the exit NIC depends
+        on the destination), or for a flow within a server or from a vertex with no rail NIC."""
+        if self._rails or self._pxn:
+            return None
+        if not len(src):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        n_vert, n_edge = self.cluster.layout.vertices, self.cluster.layout.edges
+        s_srv, s_loc = np.divmod(src, n_vert)
+        d_srv, d_loc = np.divmod(dst, n_vert)
+        rail, (first, up_edge, down_edge) = self._rail_table, self._port_table
+        s_rail, d_rail = rail[s_loc], rail[d_loc]
+        if (s_rail < 0).any() or (d_rail < 0).any() or (s_srv == d_srv).any():
+            return None
+        src_nic, dst_nic = s_srv * n_vert + s_rail, d_srv * n_vert + d_rail
+        switch = first[src_nic]
+        if (switch < 0).any() or (first[dst_nic] < 0).any():
+            return None
+        up, down = self._templates(s_loc, s_rail), self._templates(d_rail, d_loc)
+        span = len(first)                                   # vertices: (switch, NIC) as one key
+        keys, which = np.unique(switch * span + dst_nic, return_inverse=True)
+        walk = _Templates([_memo(self._switch_paths, divmod(key, span), self._switch_walk)
+                           for key in keys.tolist()], which.ravel())
+        lengths = up.lengths + walk.lengths + down.lengths + 2
+        starts = np.concatenate(([0], np.cumsum(lengths)))[:-1]
+        out = np.empty(int(lengths.sum()), dtype=np.int64)
+        positions, values = up.expand(starts, s_srv * n_edge)
+        out[positions] = values
+        at = starts + up.lengths
+        out[at] = up_edge[src_nic]
+        positions, values = walk.expand(at + 1, np.zeros(len(src), dtype=np.int64))
+        out[positions] = values
+        at += 1 + walk.lengths
+        out[at] = down_edge[dst_nic]
+        positions, values = down.expand(at + 1, d_srv * n_edge)
+        out[positions] = values
+        return lengths, out
+
+    @cached_property
+    def _rail_table(self) -> np.ndarray:
+        """Local vertex -> the local NIC it leaves its server by (:meth:`_rail_nic`), -1 for
+        a vertex that has none."""
+        table = np.full(self.cluster.layout.vertices, -1, dtype=np.int64)
+        for local, nic in self._local_rail.items():
+            table[local] = nic
+        return table
+
+    @cached_property
+    def _port_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per vertex, the fabric port of :meth:`_fabric_ports` as arrays: its switch, up edge
+        and down edge (-1 for a vertex that is no port)."""
+        out = np.full((3, self._graph.number_of_nodes()), -1, dtype=np.int64)
+        for nic, port in self._nic_port.items():
+            out[:, nic] = port
+        return out[0], out[1], out[2]
 
     def _paths_of(self, src: list[int], dst: list[int]) -> list[tuple[int, ...]]:
         """:meth:`path` of each (src[i], dst[i])."""
@@ -281,8 +349,14 @@ class Router:
 
     def _fabric_route(self, src_nic: int, dst_nic: int) -> tuple[int, ...]:
         first, up, _ = self._nic_port[src_nic]
-        last, _, down = self._nic_port[dst_nic]
-        edges = [up]
+        down = self._nic_port[dst_nic][2]
+        return (up, *_memo(self._switch_paths, (first, dst_nic), self._switch_walk), down)
+
+    def _switch_walk(self, first: int, dst_nic: int) -> tuple[int, ...]:
+        """Edge ids from switch ``first`` to ``dst_nic``'s switch, each hop's ECMP choice by
+        D-mod-K on ``dst_nic``'s key (the same from every NIC of ``first``)."""
+        last = self._nic_port[dst_nic][0]
+        edges = []
         here, key = first, self._nic_rank[dst_nic]
         while here != last:
             options = self._next_hops(here, last)
@@ -290,7 +364,6 @@ class Router:
             nxt = options[pick]
             edges.append(self._switch_eid[(here, nxt)])
             here = nxt
-        edges.append(down)
         return tuple(edges)
 
     def _fabric_ports(self) -> tuple[dict, dict]:

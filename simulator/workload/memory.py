@@ -41,6 +41,7 @@ from simulator.config.stack import (
     SelectiveRecompute,
     StackProfile,
 )
+from simulator.memo import remembered
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.params import dense_layer_parameters, layer_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
@@ -285,13 +286,14 @@ def expert_shard_size(parallelism: ParallelismConfig, shard: int) -> int:
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
                  layers_on_stage: int, dp: int, first: bool, last: bool,
                  microbatches: int | None = None, runtime: bool = True,
-                 stack: StackProfile | None = None) -> MemoryBreakdown:
+                 stack: StackProfile | None = None, memo: dict | None = None) -> MemoryBreakdown:
     """Peak memory of one GPU of pipeline ``stage``.
 
     Model state: :func:`model_state_bytes` of :func:`stage_parameters`. ZeRO
     shards dense parameters over ``dp * cp`` (context-parallel ranks hold the
     same weights; Megatron shards over the data-and-context-parallel group), or over
-    ``shard_size`` ranks with hybrid sharding, and expert parameters over that divided by ``ep``.
+    ``shard_size`` ranks with hybrid sharding, and expert parameters over their share of
+    them (:func:`expert_shard_size`).
 
     Activations: ``activation_bytes_per_layer * layers_on_stage * in_flight``
     with ``in_flight`` from :func:`microbatches_in_flight` and ``m`` =
@@ -329,12 +331,46 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     :func:`simulator.workload.unsharded.unsharded_bytes`. With ``runtime`` (the
     default) the CUDA context, NCCL buffers and allocator fragmentation are added
     (:func:`runtime_bytes`).
+
+    ``memo`` (:mod:`simulator.memo`) shares the per-layer activations
+    (:func:`_activation_parts`) and the model state (:func:`_state_parts`) with other
+    layouts of the same setup: the same numbers, computed once.
     """
     par = parallelism
-    act_bytes = 4 if training.dtype == Dtype.FP32 else 2
     if microbatches is None:
         microbatches = training.global_batch // (training.micro_batch * dp)
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
+    kept, recompute_workspace, extra, logits = remembered(
+        memo, ("stage_memory.activations", training.micro_batch, par.tp, par.sequence_parallel, par.cp,
+               par.recompute, first, last),
+        lambda: _activation_parts(model, training, par, first, last, stack))
+    activations = (kept * layers_on_stage + extra) * in_flight + logits
+    workspace = recompute_workspace if layers_on_stage else 0.0
+    zero3 = par.zero_stage == 3
+    dense, expert, weights, grads, optimizer, lazy = remembered(
+        memo, ("stage_memory.state", par.tp, par.ep, par.etp, par.cp, par.zero_stage, par.shard_size, dp,
+               layers_on_stage, first, last, microbatches if zero3 else None),
+        lambda: _state_parts(model, training, par, layers_on_stage, dp, first, last, microbatches, stack))
+    pipe = ()
+    if _torch_pipeline(stack, par):
+        peak = _torch_pipeline_peak(model, training, par, stage, microbatches, kept, workspace,
+                                    logits, lazy, stack)
+        activations, workspace = peak.activations, peak.transient
+        grads += peak.gradients - (dense * lazy if lazy else 0.0)
+        pipe = (("pipeline_buffers", peak.buffers),)
+    parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
+    buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
+    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
+
+
+def _activation_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
+                      first: bool, last: bool, stack: StackProfile | None
+                      ) -> tuple[float, float, float, float]:
+    """Of :func:`stage_memory`'s activations, bytes per micro-batch in flight: (kept per
+    layer, the boundary activations of the stage's ends), the workspace of a stage that
+    recomputes (0 when it does not, or holds no layer), and the logits at the loss's peak
+    (last stage, else 0): ``activations = (kept layers + ends) in_flight + logits``."""
+    act_bytes = 4 if training.dtype == Dtype.FP32 else 2
 
     def per_layer(recompute: Recompute) -> float:
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
@@ -354,8 +390,17 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     recomputes = par.recompute == Recompute.FULL or op_sac
     if not recomputes:
         kept += gathered
-    activations = (kept * layers_on_stage + extra) * in_flight + logits
-    workspace = per_layer(Recompute.SELECTIVE) + gathered if recomputes and layers_on_stage else 0.0
+    workspace = per_layer(Recompute.SELECTIVE) + gathered if recomputes else 0.0
+    return kept, workspace, extra, logits
+
+
+def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig, layers_on_stage: int,
+                 dp: int, first: bool, last: bool, microbatches: int, stack: StackProfile | None
+                 ) -> tuple[float, float, float, float, float, float]:
+    """Of :func:`stage_memory`'s model state: (dense, expert) parameters per GPU
+    (:func:`stage_parameters`), (weights, gradients, optimizer) bytes, ZeRO-3's unsharded
+    ones included, and the bytes per dense parameter of gradients accumulated unsharded
+    over the microbatches (ZeRO-3 without ``reduce_every_microbatch``; else 0)."""
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
@@ -370,16 +415,7 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
         weights, grads = weights + gathered, grads + unreduced
         if not stack.sharding.reduce_every_microbatch and microbatches > 1:
             lazy = stack.sharding.grad_reduce_dtype.nbytes(training.dtype)   # per dense parameter
-    pipe = ()
-    if _torch_pipeline(stack, par):
-        peak = _torch_pipeline_peak(model, training, par, stage, microbatches, kept, workspace,
-                                    logits, lazy, stack)
-        activations, workspace = peak.activations, peak.transient
-        grads += peak.gradients - (dense * lazy if lazy else 0.0)
-        pipe = (("pipeline_buffers", peak.buffers),)
-    parts = runtime_bytes(par, dp, activations + workspace) if runtime else (0.0, 0.0, 0.0)
-    buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
-    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
+    return dense, expert, weights, grads, optimizer, lazy
 
 
 def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:

@@ -14,6 +14,7 @@ References
 from __future__ import annotations
 
 from simulator.config.scenario import ParallelismConfig
+from simulator.memo import remembered
 
 __all__ = ["CUDA_CONTEXT_BYTES", "FRAGMENTATION", "NCCL_BUFFER_BYTES", "NCCL_CHANNELS",
            "communicator_peers", "runtime_bytes", "shard_group_size"]
@@ -45,15 +46,19 @@ def communicator_peers(par: ParallelismConfig, dp: int) -> list[int]:
     return peers
 
 
-def runtime_bytes(par: ParallelismConfig, dp: int, dynamic: float) -> tuple[float, float, float]:
+def runtime_bytes(par: ParallelismConfig, dp: int, dynamic: float, memo: dict | None = None
+                  ) -> tuple[float, float, float]:
     """(CUDA context, NCCL buffers, fragmentation) bytes of one GPU.
 
     NCCL: ``NCCL_BUFFSIZE x channels x peers`` per communicator [NC]
     (:func:`communicator_peers`, :data:`NCCL_CHANNELS`); fragmentation: :data:`FRAGMENTATION`
     of ``dynamic``, the memory allocated and freed every microbatch (activations, workspace).
+    ``memo`` (:mod:`simulator.memo`) keeps the NCCL buffers per communicator layout.
     """
-    nccl = sum(NCCL_BUFFER_BYTES * NCCL_CHANNELS * peers for peers in communicator_peers(par, dp))
-    return CUDA_CONTEXT_BYTES, float(nccl), FRAGMENTATION * dynamic
+    key = ("nccl_buffers", par.tp, par.pp, par.cp, par.ep, par.shard_size, dp)
+    nccl = remembered(memo, key, lambda: float(sum(NCCL_BUFFER_BYTES * NCCL_CHANNELS * peers
+                                                   for peers in communicator_peers(par, dp))))
+    return CUDA_CONTEXT_BYTES, nccl, FRAGMENTATION * dynamic
 
 
 def shard_group_size(par: ParallelismConfig, dp: int) -> int:

@@ -58,18 +58,17 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
         If the stage orders deadlock (no valid order exists).
     """
     total = 2 * p * m * v
-    stages = [stage_tasks(schedule, p, m, v, i) for i in range(p)]
-    deps = [np.where(s[1] < 0, total, s[1]) for s in stages]
-    level = swept_levels([s[0] for s in stages], deps, total)
+    ids, deps, kinds = graph_tasks(schedule, p, m, v)
+    deps = np.where(deps < 0, total, deps)
+    level = swept_levels(list(ids), list(deps), total)
     if level is None:
-        level = _task_levels([s[0].tolist() for s in stages], [d.tolist() for d in deps], total)
+        level = _task_levels(ids.tolist(), deps.tolist(), total)
     if level is None:
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    ids = np.concatenate([s[0] for s in stages])
-    before = np.concatenate([np.concatenate([[total], s[0][:-1]]) for s in stages])
-    table = np.stack([np.asarray(level)[ids], ids, before, np.concatenate(deps),
-                      np.concatenate([s[2] for s in stages])], axis=1)
-    return _levels(table, [int(s[0][-1]) for s in stages], [int(s[2][-1]) for s in stages], total)
+    before = np.concatenate([np.full((p, 1), total), ids[:, :-1]], axis=1)
+    flat = ids.ravel()
+    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kinds.ravel(),
+                   (ids[:, -1].tolist(), kinds[:, -1].tolist()), total)
 
 
 SWEEPS = 16
@@ -88,17 +87,27 @@ def swept_levels(ids: list[np.ndarray], deps: list[np.ndarray], total: int,
     paths, which are the levels; a stage's dependencies lie on its neighbours, so a few
     sweeps suffice. None if ``sweeps`` sweeps do not settle them (or the orders deadlock).
     """
-    level = np.zeros(total + 1, np.int64)
-    counts = [np.arange(len(mine)) for mine in ids]
+    sizes = [len(mine) for mine in ids]
+    ends = np.cumsum(sizes).tolist()
+    flat_ids = np.concatenate(ids)
+    position = np.full(total + 1, ends[-1])       # task id -> its place in stage order; none -> the 0
+    position[flat_ids] = np.arange(ends[-1])
+    flat = np.zeros(ends[-1] + 1, np.int64)       # levels in stage order, then the level 0 of none
+    rows = [flat[end - size:end] for size, end in zip(sizes, ends, strict=True)]
+    waits = [position[d] for d in deps]
+    counts = [np.arange(size) for size in sizes]
+    after = [count + 1 for count in counts]
     order = [*range(len(ids)), *range(len(ids) - 1, -1, -1)]
     for _ in range(sweeps):
         changed = False
         for i in order:
-            new = np.maximum.accumulate(level[deps[i]] - counts[i]) + counts[i] + 1
-            if not np.array_equal(new, level[ids[i]]):
-                level[ids[i]] = new
+            new = np.maximum.accumulate(flat[waits[i]] - counts[i]) + after[i]
+            if (new != rows[i]).any():
+                rows[i][:] = new
                 changed = True
         if not changed:
+            level = np.zeros(total + 1, np.int64)
+            level[flat_ids] = flat[:-1]
             return level
     return None
 
@@ -129,64 +138,84 @@ def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> lis
     return None if any(cursor[i] < len(ids[i]) for i in range(p)) else level
 
 
-def _levels(table: np.ndarray, last_task: list[int], last_kind: list[int], total: int) -> Wavefront:
-    """Rows ``(level, task, predecessor, dependency, kind)`` cut into levels, the tasks
-    renumbered in level order."""
-    table = table[np.argsort(table[:, 0], kind="stable")]
+def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.ndarray],
+            kinds: np.ndarray, last: tuple[list[int], list[int]], total: int) -> Wavefront:
+    """Tasks ``task`` at ``level``, with their (predecessors, dependencies) ``sources`` and
+    duration ``kinds``, cut into levels, the tasks renumbered in level order; ``last``: each
+    stage's last task and its kind."""
+    order = np.argsort(_narrow(level), kind="stable")
+    level = level[order]
     renumber = np.full(total + 1, total)
-    renumber[table[:, 1]] = np.arange(total)
-    sources = renumber[table[:, 2:4]]
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(table[:, 0])) + 1, [total]])
+    renumber[task[order]] = np.arange(total)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(level)) + 1, [total]])
     sizes = np.diff(bounds)
-    task = np.arange(total)
+    row = np.arange(total)
     flat = np.empty(2 * total, np.int64)         # level after level: its predecessors, its dependencies
-    flat[np.repeat(bounds[:-1], sizes) + task] = sources[:, 0]
-    flat[np.repeat(bounds[1:], sizes) + task] = sources[:, 1]
+    flat[np.repeat(bounds[:-1], sizes) + row] = renumber[sources[0][order]]
+    flat[np.repeat(bounds[1:], sizes) + row] = renumber[sources[1][order]]
     edges = bounds.tolist()
     levels = tuple((a, b, b - a, flat[2 * a:2 * b]) for a, b in zip(edges[:-1], edges[1:], strict=True))
-    return Wavefront(levels, table[:, 4].copy(), renumber[last_task], np.array(last_kind), total,
-                     renumber[:total])
+    return Wavefront(levels, kinds[order], renumber[last[0]], np.array(last[1]), total, renumber[:total])
+
+
+def _narrow(level: np.ndarray) -> np.ndarray:
+    """``level`` as int16 when it fits (numpy's stable sort of 16-bit integers is a radix sort:
+    the same order, sooner)."""
+    return level.astype(np.int16) if len(level) and level.max() < 2**15 else level
 
 
 def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(task ids, dependency ids or -1, duration kinds) of ``stage``'s tasks in execution
-    order, as arrays: the graph of :func:`~simulator.workload.taskgraph.compiled_graph`
-    (same ids ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and
-    dependencies, module docstring there), built without a task object per task."""
-    forward, microbatch, chunk = _order(schedule, p, m, v, stage)
-    tid = lambda i, f, j, c: ((i * 2 + f) * m + j) * v + c          # noqa: E731
-    back = np.where(stage < p - 1, tid(stage + 1, 0, microbatch, chunk),
-                    np.where(chunk < v - 1, tid(0, 0, microbatch, chunk + 1),
-                             tid(stage, 1, microbatch, chunk)))
-    ahead = (tid(stage - 1, 1, microbatch, chunk) if stage > 0
-             else np.where(chunk > 0, tid(p - 1, 1, microbatch, chunk - 1), -1))
+    order: row ``stage`` of :func:`graph_tasks`."""
+    ids, deps, kinds = graph_tasks(schedule, p, m, v)
+    return ids[stage], deps[stage], kinds[stage]
+
+
+def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(task ids, dependency ids or -1, duration kinds) of every stage's tasks in execution
+    order, shape (stages, tasks of a stage): the graph of
+    :func:`~simulator.workload.taskgraph.compiled_graph` (same ids
+    ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and dependencies,
+    module docstring there), built without a task object per task."""
+    forward, microbatch, chunk = _orders(schedule, p, m, v)
+    stage = np.arange(p)[:, None]
+    task = microbatch * v + chunk                   # the id within its (stage, pass) block
+    block = lambda i, f: (i * 2 + f) * (m * v)      # noqa: E731  (one column per stage)
+    back = np.where(stage < p - 1, block(stage + 1, 0) + task,
+                    np.where(chunk < v - 1, task + 1, block(stage, 1) + task))
+    ahead = np.where(stage > 0, block(stage - 1, 1) + task,
+                     np.where(chunk > 0, block(p - 1, 1) + task - 1, -1))
     deps = np.where(forward == 1, ahead, back)
     sends = np.where(forward == 1, (stage < p - 1) | (chunk < v - 1), (stage > 0) | (chunk > 0)) & (p > 1)
-    return tid(stage, forward, microbatch, chunk), deps, 4 * stage + 2 * forward + sends
+    return block(stage, 0) + forward * (m * v) + task, deps, 4 * stage + 2 * forward + sends
 
 
-def _order(schedule: Schedule, p: int, m: int, v: int, stage: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(forward flag, microbatch, chunk) of ``stage``'s tasks in execution order
-    (:func:`~simulator.workload.taskgraph.stage_order`)."""
+def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(forward flag, microbatch, chunk) of every stage's tasks in execution order, shape
+    (stages, tasks of a stage) (:func:`~simulator.workload.taskgraph.stage_order`): ``w``
+    warm-up forwards, ``total - w`` forward-backward pairs, ``w`` cool-down backwards."""
     if schedule == Schedule.GPIPE:
-        return (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
+        rows = (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
                 np.zeros(2 * m, np.int64))
+        return tuple(np.tile(row, (p, 1)) for row in rows)
+    stage = np.arange(p)[:, None]
     interleaved = schedule == Schedule.INTERLEAVED and v > 1
     total = m * v if interleaved else m
     if interleaved:
-        warmup = total if m == p else min((p - stage - 1) * 2 + (v - 1) * p, total)
+        warmup = np.full((p, 1), total) if m == p else np.minimum((p - stage - 1) * 2 + (v - 1) * p, total)
     else:
-        warmup = min(p - stage - 1, m)
+        warmup = np.minimum(p - stage - 1, m)
     steady = total - warmup
-    forward = np.concatenate([np.ones(warmup, np.int64), np.tile([1, 0], steady),
-                              np.zeros(warmup, np.int64)])
-    pairs = np.stack([np.arange(warmup, total), np.arange(steady)], axis=1).ravel()
-    k = np.concatenate([np.arange(warmup), pairs, np.arange(steady, total)])
+    k = np.arange(2 * total)[None, :]
+    pair = k - warmup                       # position among the steady pairs
+    paired = (pair >= 0) & (pair < 2 * steady)
+    forward = np.where(k < warmup, 1, np.where(paired, 1 - pair % 2, 0))
+    index = np.where(k < warmup, k, np.where(paired, np.where(pair % 2 == 0, warmup + pair // 2, pair // 2),
+                                             k - warmup - steady))
     if not interleaved:
-        return forward, k, np.zeros_like(k)
-    group, within = np.divmod(k, p * v)
+        return forward, index, np.zeros_like(index)
+    group, within = np.divmod(index, p * v)
     chunk = within // p
     return forward, group * p + within % p, np.where(forward == 1, chunk, v - 1 - chunk)
 
