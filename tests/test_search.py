@@ -172,3 +172,20 @@ def test_parse_axis_validates_with_the_schema():
 def test_library_argument_is_used(scenario):
     found = search(scenario, flags={"tp": "2", "pp": "2", "micro_batch": "1"}, library=HardwareLibrary())
     assert len(found.frame)
+
+
+def test_a_session_cache_is_the_callers_and_changes_no_number(scenario, result):
+    """A cache passed to two searches keeps the scenario point's built cluster and prices
+    for the second (no module state does: a search without one builds its own), and the
+    frames are identical either way."""
+    from simulator.sweep.session_cache import SessionCache
+
+    cache = SessionCache()
+    flags = {"tp": "1,2,4", "pp": "1,2,4", "micro_batch": "1,2,8", "zero_stage": "1,3"}
+    first = search(scenario, flags=flags, cache=cache)
+    assert len(cache) == 1
+    kept = cache.get(scenario, HardwareLibrary())
+    second = search(scenario, flags=flags, cache=cache)
+    assert cache.get(scenario, HardwareLibrary()) is kept
+    for frame in (first.frame, second.frame):
+        pd.testing.assert_frame_equal(frame, result.frame)

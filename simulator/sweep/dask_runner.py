@@ -7,7 +7,8 @@ least :data:`MIN_CHUNK` layouts (some 0.1-1 s of work) and the chunks are spread
 over the workers (:data:`CHUNKS_PER_WORKER` each, for balance). Each worker builds a
 scenario point's cluster and collective cost model once and keeps it for that point's
 next chunks; consecutive chunks go to the same worker first (others may take them when
-it is busy), so its kept prices serve them, also in the next search. Every chunk runs
+it is busy), so its kept prices serve them, also in the next search (the worker holds its
+cache, :func:`evaluate_on_worker`). Every chunk runs
 :func:`simulator.sweep.search.evaluate_task`, the function the local run uses, and
 results come back in the local order, so the rows are identical.
 """
@@ -21,9 +22,12 @@ from typing import Any
 
 from simulator.errors import UsageError
 from simulator.sweep.search import Task, evaluate_task
+from simulator.sweep.session_cache import SessionCache
 
 MIN_CHUNK = 500
 CHUNKS_PER_WORKER = 4
+WORKER_CACHE = "clustersim_sessions"
+"""The attribute of a Dask worker that holds its :class:`SessionCache`."""
 
 
 def require_distributed():
@@ -94,13 +98,25 @@ def _home(index: int, chunks: int, addresses: list[str]) -> list[str] | None:
     return [addresses[index * len(addresses) // chunks]]
 
 
+def evaluate_on_worker(task: Task) -> list[dict[str, Any]]:
+    """:func:`~simulator.sweep.search.evaluate_task` with the running Dask worker's own
+    :class:`~simulator.sweep.session_cache.SessionCache` (kept on the worker object, so
+    its next chunks, also of the next search, reuse what it built)."""
+    worker = require_distributed().get_worker()
+    cache = getattr(worker, WORKER_CACHE, None)
+    if cache is None:
+        cache = SessionCache()
+        setattr(worker, WORKER_CACHE, cache)
+    return evaluate_task(task, cache)
+
+
 def run_on_dask(tasks: list[Task], client: Any,
                 progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Evaluate ``tasks`` on the Dask cluster behind ``client``; rows in the local order."""
     distributed = require_distributed()
     addresses = sorted(client.scheduler_info().get("workers", {}))
     chunks = rechunk(tasks, max(1, len(addresses)))
-    futures = [client.submit(evaluate_task, chunk, pure=False, allow_other_workers=True,
+    futures = [client.submit(evaluate_on_worker, chunk, pure=False, allow_other_workers=True,
                              workers=_home(i, len(chunks), addresses))
                for i, chunk in enumerate(chunks)]
     index = {future.key: i for i, future in enumerate(futures)}

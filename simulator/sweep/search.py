@@ -22,8 +22,8 @@ from simulator.config.presets import MODEL_PRESETS
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.engine.collector import collector_paused
 from simulator.errors import ConfigError, UsageError
-from simulator.pipeline import session_from_scenario
 from simulator.sweep.layouts import LAYOUT_AXES, evaluate_rows, layouts, scalar, search_axes
+from simulator.sweep.session_cache import SessionCache
 
 OBJECTIVES = {"tokens_per_s": ("tokens_per_s", False), "step_time": ("step_time_s", True),
               "mfu": ("mfu", False), "memory_headroom": ("memory_headroom_bytes", False),
@@ -149,7 +149,8 @@ def search(scenario: Scenario, *, section: dict[str, Any] | None = None,
            flags: dict[str, str] | None = None, sets: list[tuple[str, list[Any]]] | None = None,
            library: HardwareLibrary | None = None, objective: str = "tokens_per_s",
            prices: dict[str, float] | None = None, client: Any = None,
-           progress: Callable[[int, int], None] | None = None) -> SearchResult:
+           progress: Callable[[int, int], None] | None = None,
+           cache: SessionCache | None = None) -> SearchResult:
     """Search the layouts of ``scenario`` (on every ``sets`` combination) and rank them.
 
     Parameters
@@ -171,6 +172,10 @@ def search(scenario: Scenario, *, section: dict[str, Any] | None = None,
         Evaluate on this Dask cluster (:mod:`simulator.sweep.dask_runner`) instead of here.
     progress : callable, optional
         Called as ``progress(done, total)`` after each chunk of layouts.
+    cache : SessionCache, optional
+        Built clusters and shared prices to reuse and fill (a notebook's next search of the
+        same points then skips building them); a new one per search when omitted. Dask
+        workers keep their own.
 
     Raises
     ------
@@ -192,7 +197,7 @@ def search(scenario: Scenario, *, section: dict[str, Any] | None = None,
         from simulator.sweep.dask_runner import run_on_dask
         rows = run_on_dask(tasks, client, progress)
     else:
-        rows = run_local(tasks, progress)
+        rows = run_local(tasks, progress, cache)
     rows = in_enumeration_order(tasks, rows)
     gpus = [resolve_cluster(point.cluster, library).gpus for _, point in points]
     return rank(rows, points, gpus, objective, prices or {})
@@ -233,40 +238,33 @@ def in_enumeration_order(tasks: list[Task], rows: list[dict[str, Any]]) -> list[
     return out
 
 
-_SESSIONS: dict[tuple[str, str], Any] = {}
-_SESSIONS_KEPT = 4
-
-
-def evaluate_task(task: Task) -> list[dict[str, Any]]:
+def evaluate_task(task: Task, cache: SessionCache | None = None) -> list[dict[str, Any]]:
     """The rows of one chunk (``point`` added); the point's cluster, cost model and memo of
-    shared prices are built once per process and kept for its next chunks. The cyclic
-    garbage collector is paused meanwhile (:func:`~simulator.engine.collector.collector_paused`)."""
+    shared prices come from ``cache`` (built there on first use, kept for the next chunks;
+    without a cache, built for this chunk alone). The cyclic garbage collector is paused
+    meanwhile (:func:`~simulator.engine.collector.collector_paused`)."""
     with collector_paused():
-        return _evaluate_task(task)
+        return _evaluate_task(task, cache if cache is not None else SessionCache(1))
 
 
-def _evaluate_task(task: Task) -> list[dict[str, Any]]:
+def _evaluate_task(task: Task, cache: SessionCache) -> list[dict[str, Any]]:
     """:func:`evaluate_task`, with the collector as it is."""
-    key = (task.scenario.model_dump_json(), repr(task.library))
-    if key not in _SESSIONS:
-        while len(_SESSIONS) >= _SESSIONS_KEPT:
-            _SESSIONS.pop(next(iter(_SESSIONS)))
-        _SESSIONS[key] = (session_from_scenario(task.scenario, task.library), {})
-    session, memo = _SESSIONS[key]
+    session, memo = cache.get(task.scenario, task.library)
     rows = evaluate_rows(task.scenario, session.hardware, session.collectives, task.layouts, memo)
     return [{"point": task.point, **row} for row in rows]
 
 
-def run_local(tasks: list[Task], progress: Callable[[int, int], None] | None = None
-              ) -> list[dict[str, Any]]:
-    """Evaluate ``tasks`` one after another in this process, the cyclic garbage collector
-    paused throughout (:func:`~simulator.engine.collector.collector_paused`: one pause per
-    search rather than per chunk, so its collections do not rescan the kept prices after
-    every chunk)."""
+def run_local(tasks: list[Task], progress: Callable[[int, int], None] | None = None,
+              cache: SessionCache | None = None) -> list[dict[str, Any]]:
+    """Evaluate ``tasks`` one after another in this process with ``cache`` (a new one when
+    not given: the search's chunks share it), the cyclic garbage collector paused throughout
+    (:func:`~simulator.engine.collector.collector_paused`: one pause per search rather than
+    per chunk, so its collections do not rescan the kept prices after every chunk)."""
+    cache = cache if cache is not None else SessionCache()
     total, done, rows = sum(len(t.layouts) for t in tasks), 0, []
     with collector_paused():
         for task in tasks:
-            rows += evaluate_task(task)
+            rows += evaluate_task(task, cache)
             done += len(task.layouts)
             if progress is not None:
                 progress(done, total)
