@@ -79,7 +79,8 @@ def _rows(sides: dict[str, list[dict[str, float]]]) -> list[tuple]:
     for name in names:
         base = [run[name] for run in sides["base"] if name in run]
         new = [run[name] for run in sides["new"] if name in run]
-        lower_better = name.endswith(("seconds", "_s")) or "seconds_per" in name
+        rate = name.endswith(("_per_s", "_per_cpu_s", "per_worker_cpu_s"))
+        lower_better = not rate and (name.endswith(("seconds", "_s")) or "seconds_per" in name)
         pick = min if lower_better else max
         ratio = pick(new) / pick(base) if pick(base) else float("nan")
         rows.append((name, pick(base), statistics.median(base), pick(new), statistics.median(new), ratio))
