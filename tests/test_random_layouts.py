@@ -1,0 +1,84 @@
+"""Seeded random scenarios across nodes, models (dense and mixtures of experts), stacks,
+dtypes and layouts: each is refused with a ConfigError or gives a physical result (finite
+step, MFU in (0, 1]); a sample also through the discrete-event engine with contention.
+Fuzzing this way on 2026-11-28 found the contention replay's crash on GPipe over PCIe
+servers (tests/test_des_prefix.py)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
+from simulator.cost import CollectiveModel
+from simulator.engine.analytical import simulate_step
+from simulator.engine.des import simulate_steps_des
+from simulator.errors import ConfigError
+from simulator.topology import build_cluster
+
+NODES = ["dgx-a100-80gb", "dgx-h100", "hgx-h200", "mi300x-platform", "dgx-b200", "pcie-a100x8"]
+PRESETS = ["llama3-8b", "qwen3-4b", "mixtral-8x7b", "qwen3-30b-a3b", "megatron-7.5b"]
+STACKS = ["megatron-core", "fsdp", "fsdp2", "torchtitan", "deepspeed", "nemo", "megatron-lm-2021"]
+EXPERTS = {"mixtral-8x7b": 8, "qwen3-30b-a3b": 128}
+
+
+def _random_scenario(rng: random.Random, index: int) -> dict:
+    """One scenario mapping; its layout may well be invalid (then the loader says why)."""
+    nodes, tp = rng.choice([1, 2]), rng.choice([1, 2, 4, 8])
+    pp, cp = rng.choice([1, 2, 4]), rng.choice([1, 2])
+    dp = max(1, 8 * nodes // (tp * pp * cp))
+    preset = rng.choice(PRESETS)
+    experts = EXPERTS.get(preset, 1)
+    ep = rng.choice([e for e in (1, 2, 4, 8) if experts % e == 0]) if experts > 1 else 1
+    micro = rng.choice([1, 2])
+    parallelism = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "zero_stage": rng.choice([0, 1, 2, 3]),
+                   "sequence_parallel": tp > 1 and rng.random() < 0.7,
+                   "schedule": rng.choice(["1f1b", "gpipe"]),
+                   "recompute": rng.choice(["none", "selective", "full"])}
+    if experts > 1 and rng.random() < 0.4:
+        parallelism["etp"] = rng.choice([e for e in (1, 2, 4, 8) if tp % e == 0])
+    return {"name": f"random-{index}", "cluster": {"node": rng.choice(NODES), "nodes": nodes},
+            "model": {"preset": preset, "layers": 4, "seq_len": rng.choice([2048, 4096])},
+            "training": {"global_batch": dp * micro * rng.choice([1, 4]), "micro_batch": micro,
+                         "dtype": rng.choice(["bf16", "fp8"]), "stack": rng.choice(STACKS)},
+            "parallelism": parallelism}
+
+
+def _cases(seed: int, count: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [_random_scenario(rng, i) for i in range(count)]
+
+
+def _loaded(data: dict):
+    try:
+        scenario = scenario_from_mapping(data, "<random>")
+    except ConfigError:
+        return None
+    return scenario, CollectiveModel(build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary())))
+
+
+def _physical(result) -> bool:
+    return (math.isfinite(result.step_time_s) and result.step_time_s > 0 and 0 < result.mfu <= 1
+            and math.isfinite(result.memory_per_gpu_bytes))
+
+
+def test_random_scenarios_are_refused_or_physical():
+    loaded = [found for found in map(_loaded, _cases(2026, 80)) if found is not None]
+    assert len(loaded) > 40              # most random layouts are valid: the check has teeth
+    for scenario, collectives in loaded:
+        assert _physical(simulate_step(scenario, collectives)), scenario.name
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_random_scenarios_replay_with_contention(index):
+    found = None
+    for data in _cases(1128 + index, 20):
+        found = _loaded(data)
+        if found is not None:
+            break
+    assert found is not None
+    scenario, collectives = found
+    result = simulate_steps_des(scenario, collectives, steps=1, contention=True)
+    assert _physical(result), scenario.name
