@@ -1066,7 +1066,14 @@ Why the misses, and what would fix them:
   (nccl-tests#331) and not refitted to this log.
 - **H100 PCIe bridge.** The datasheet's 600 GB/s (bidirectional) bridge bandwidth implies
   ~246 GB/s effective per direction; the reporter measured 116 GB/s, which the issue thread
-  attributes to the system, not NCCL. The prediction follows the datasheet.""",
+  attributes to the system, not NCCL. The prediction follows the datasheet.
+- **DGX H100 NVLS, mid sizes** (the DGX Cloud benchmarking recipe's sample, added on
+  2026-11-28, scored once): from 1 GiB up the model is within 2% (the 0.84 NVLS efficiency of
+  nccl-tests#212 holds on this independent log); below it the measured busbw approaches its
+  plateau more slowly than the model's latency-plus-bandwidth line (64 MiB +10.6%, 128-512
+  MiB +7.6% to +9.2%): the measured time over the plateau's is 80-190 us and does not shrink
+  with size as a fixed latency would. NCCL's per-size choice of NVLS channels and chunks is a
+  candidate the model does not carry; not fitted.""",
 }
 
 NCCL_LOGS = {
@@ -1083,6 +1090,9 @@ NCCL_LOGS = {
     "h100x8_1node_nvls_allreduce_8G_nccl-tests-347": (
         "NVIDIA/nccl-tests#347", "8 x H100 SXM NVSwitch, NVLS (its efficiency 0.84 comes from a "
         "maintainer statement in nccl-tests#212, ~480 GB/s busbw: consistent, not independent)"),
+    "h100x8_1node_allreduce_dgxc-benchmarking": (
+        "NVIDIA/dgxc-benchmarking @46e42015", "8 x H100 SXM (one DGX H100), NCCL's default algorithm "
+        "(NVLS from 8 MiB)"),
     "h20_1node_allreduce_smallmsg_deepep-303": (
         "deepseek-ai/DeepEP#303", "8 x H20 NVSwitch (8 GPUs assumed); messages <= 2 KiB only"),
     "mi300x_1node_allreduce_rccl-tests_ai-scripts": (
