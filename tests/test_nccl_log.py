@@ -20,7 +20,8 @@ FACTS = {
     "h100_2node_4gpu": (5, 2**29, 8 * 2**30, 10052, "all_reduce", 8, "ring", 95.3009),
     "a100x8": (4, 2**27, 2**30, 1211.2, "sendrecv", None, None, None),
     "h100pcie": (2, 2**30, 2**31, 9306.7, "all_reduce", None, None, None),
-    "h100x8": (1, 8 * 2**30, 8 * 2**30, 31356, "all_reduce", None, None, None),
+    "h100x8_1node_nvls": (1, 8 * 2**30, 8 * 2**30, 31356, "all_reduce", None, None, None),
+    "h100x8_1node_allreduce": (32, 8, 16 * 2**30, 13.67, "all_reduce", None, None, 159.151),
     "h20": (10, 4, 2048, 12.49, "all_reduce", None, None, None),
     "mi300x": (31, 8, 8 * 2**30, 19.28, "all_reduce", 8, None, 110.464),
 }
@@ -32,7 +33,7 @@ def load(prefix):
 
 
 def test_every_log_has_facts():
-    assert len(ALL_LOGS) == len(FACTS) == 7
+    assert len(ALL_LOGS) == len(FACTS) == 8
 
 
 @pytest.mark.parametrize("prefix", FACTS)
@@ -67,7 +68,7 @@ def test_specific_values():
     ring = load("h100_2node_4gpu")
     assert ring.inplace_time_s[0] == pytest.approx(9676.9e-6)
     assert load("a100x8").busbw_GBps[-1] == 195.10  # in-place #wrong is N/A there
-    assert load("h100x8").busbw_GBps.tolist() == [479.41]
+    assert load("h100x8_1node_nvls").busbw_GBps.tolist() == [479.41]
 
 
 def test_truncated_excerpt_line_is_not_a_row():
@@ -78,8 +79,8 @@ def test_truncated_excerpt_line_is_not_a_row():
 
 def test_prose_mention_of_nccl_algo_is_not_a_setting():
     # the NVLS log's header quotes a maintainer on "NCCL_ALGO=RING" runs; it did not run ring
-    assert "NCCL_ALGO=RING" in Path(load("h100x8").source).read_text()
-    assert load("h100x8").algorithm is None
+    assert "NCCL_ALGO=RING" in Path(load("h100x8_1node_nvls").source).read_text()
+    assert load("h100x8_1node_nvls").algorithm is None
     assert parse_nccl_log(f"export NCCL_ALGO=Tree\n{ROW}").algorithm == "tree"
 
 

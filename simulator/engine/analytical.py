@@ -82,8 +82,13 @@ class StagedStep:
         return self.stages[0]["p2p_s"]
 
     def breakdowns(self) -> list[StageBreakdown]:
-        """Each stage's :class:`StageBreakdown`, with its own memory dict."""
-        return [_breakdown(i, kind_fields) for i, kind_fields in enumerate(self.stages)]
+        """Each stage's :class:`StageBreakdown`, with its own memory: the stages of a kind
+        share their times, but a pipeline stage's activations depend on its place (1F1B:
+        ``p - i`` microbatches in flight), so each stage's memory is its own
+        (:func:`_stage_memory`); the headline's peak is the first stage of each kind's, the
+        most loaded of its kind."""
+        return [_breakdown(i, kind_fields, _stage_memory(self.ctx, i, kind_fields["layers"]))
+                for i, kind_fields in enumerate(self.stages)]
 
     @property
     def clock_key(self) -> tuple:
@@ -306,10 +311,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     distinct, index = _stage_kinds(ctx, stack)
     parts = []
     for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
-        total, memory = memoised(ctx, ("memory", par, mb, kind, ctx.microbatches), lambda kind=kind, i=i: (
-            _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, i, kind[0],
-                                         ctx.layout.dp, kind[1], kind[2], ctx.microbatches, stack=stack,
-                                         memo=ctx.memo))))
+        total, memory = _stage_memory(ctx, i, kind[0])
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
         values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
@@ -323,6 +325,17 @@ def _shape_key(ctx: Context) -> tuple:
     compute speedup)."""
     par = ctx.scenario.parallelism
     return ctx.shape.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel, ctx.compute.speedup
+
+
+def _stage_memory(ctx: Context, stage: int, layers: int) -> tuple[float, dict[str, float]]:
+    """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
+    (:func:`~simulator.workload.memory.stage_memory`), memoised by the stage's place."""
+    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
+    kind = (layers, stage == 0, stage == last)
+    return memoised(ctx, ("memory", par, ctx.shape.micro_batch, kind, ctx.microbatches, stage), lambda: (
+        _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, stage, layers,
+                                     ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
+                                     stack=scenario_stack(ctx.scenario), memo=ctx.memo))))
 
 
 def _memory_figures(memory) -> tuple[float, dict[str, float]]:
@@ -366,15 +379,16 @@ def _fields(layers: int, values: tuple, memory: dict, exposed: float, tail: tupl
     return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *tail), strict=True))
 
 
-def _breakdown(stage: int, kind_fields: dict) -> StageBreakdown:
-    """``StageBreakdown(stage, **fields)`` with its own memory dict, without the frozen
-    dataclass's per-field ``__init__`` (the same object, several times cheaper: a search
-    builds one per stage of every layout)."""
+def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None = None) -> StageBreakdown:
+    """``StageBreakdown(stage, **fields)`` with its own memory dict (``memory``: the stage's
+    own (total, parts), else its kind's), without the frozen dataclass's per-field
+    ``__init__`` (the same object, several times cheaper)."""
     out = object.__new__(StageBreakdown)
     state = out.__dict__
     state["stage"] = stage
     state.update(kind_fields)
-    state["memory"] = dict(kind_fields["memory"])
+    total, parts = memory if memory is not None else (kind_fields["memory_bytes"], kind_fields["memory"])
+    state["memory_bytes"], state["memory"] = total, dict(parts)
     return out
 
 
