@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import lcm
 
+import numpy as np
+
 from simulator.collectives.mesh import mesh_rings
 from simulator.config.hardware import IntraFabricKind
 from simulator.config.scenario import TopologyKind
@@ -97,6 +99,24 @@ class Group:
         are not reordered, to keep their links evenly loaded.
         """
         return [self._segment(server, channel) for server in self.by_server]
+
+    def ring_hops(self, channels: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sources, destinations) of every hop of the rings of channels ``0 .. channels - 1``,
+        channel after channel, each ring's hops in :func:`ring_pairs`' order (vertex arrays).
+        Rings in rank order (no mesh, no rail alignment: :meth:`_segment`) are built at once:
+        channel ``c`` enters a server of ``g`` GPUs at position ``c mod g``."""
+        if self._mesh or self._rail_aligned:
+            pairs = [pair for c in range(channels) for pair in ring_pairs(self.ring_order(c))]
+            return (np.array([s for s, _ in pairs], dtype=np.int64),
+                    np.array([d for _, d in pairs], dtype=np.int64))
+        sizes = [len(server) for server in self.by_server]
+        vertices = np.array([v for server in self.by_server for v in server], dtype=np.int64)
+        g = np.repeat(sizes, sizes)                               # per rank, its server's GPUs
+        first = np.repeat(np.cumsum(sizes) - sizes, sizes)        # per rank, its server's first
+        local = np.arange(len(vertices)) - first
+        order = vertices[first + (local + np.arange(channels)[:, None] % g) % g]   # (channels, p)
+        nxt = np.roll(np.arange(len(vertices)), -1)
+        return order.ravel(), order[:, nxt].ravel()
 
     # -- internals ---------------------------------------------------------------------------
     @cached_property

@@ -15,6 +15,8 @@ src/graph/rome_models.cc; :mod:`simulator.collectives.mesh`): B = (g-1) B_link f
 
 from __future__ import annotations
 
+import numpy as np
+
 from simulator.collectives.group import Group, ring_pairs
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 
@@ -30,9 +32,9 @@ moves the all-gather's flows, ``p - 1`` steps of ``n / (p c)`` on every hop of e
 def ring_schedule(op: Op, group: Group) -> Schedule:
     p, channels = group.size, group.channels
     if op in _STEPS:
-        flows = [(s, d, 1.0 / (p * channels))
-                 for c in range(channels) for s, d in ring_pairs(group.ring_order(c))]
-        steps = (Step.of(flows, repeat=_STEPS[op](p), ring_like=True),)
+        src, dst = group.ring_hops(channels)
+        steps = (Step.of_arrays(src, dst, np.full(len(src), 1.0 / (p * channels)), repeat=_STEPS[op](p),
+                                ring_like=True),)
     elif op in (Op.BROADCAST, Op.REDUCE):
         steps = _chain_steps(group, reverse=op == Op.REDUCE)
     else:

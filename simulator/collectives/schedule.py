@@ -71,7 +71,13 @@ class Step:
             empty = np.zeros(0, dtype=np.int64)
             return Step(empty, empty, np.zeros(0), repeat, ring_like)
         triples = np.array(flows, dtype=np.float64)
-        src, dst, frac = triples[:, 0].astype(np.int64), triples[:, 1].astype(np.int64), triples[:, 2]
+        return Step.of_arrays(triples[:, 0].astype(np.int64), triples[:, 1].astype(np.int64), triples[:, 2],
+                              repeat, ring_like)
+
+    @staticmethod
+    def of_arrays(src: np.ndarray, dst: np.ndarray, frac: np.ndarray, repeat: int = 1,
+                  ring_like: bool = False) -> Step:
+        """:meth:`of` from the flows' arrays (int64 vertices, float fractions)."""
         keep = (src != dst) & (frac > 0)
         src, dst, frac = src[keep], dst[keep], frac[keep]
         if len(src) == 0:

@@ -83,6 +83,8 @@ def _check_parameter_server(scenario: Scenario, cluster: ResolvedCluster) -> Non
 
 def _check_noise(scenario: Scenario, gpus: int, nodes: int) -> None:
     noise = scenario.noise
+    if not (noise.slow_gpus or noise.slow_nodes or noise.links or noise.episodes or noise.nic_faults):
+        return                                  # nothing to check (most scenarios)
     _unique([s.gpu for s in noise.slow_gpus], "noise.slow_gpus", "gpu", "GPU")
     _unique([s.node for s in noise.slow_nodes], "noise.slow_nodes", "node", "node")
     _unique([tuple(sorted(f.between)) for f in noise.links], "noise.links", "between", "link")

@@ -20,6 +20,7 @@ from simulator.collectives import (
     Group,
     Op,
     Schedule,
+    Step,
     build_schedule,
     candidate_schedules,
 )
@@ -188,7 +189,7 @@ class CollectiveModel:
         if the algorithm refuses them. Algorithms whose schedules move with their groups
         (:func:`~simulator.collectives.concurrent.shift_schedule`) build it once per shape:
         for the groups moved down to start on server 0, then shifted back; and each group's
-        own schedule once per group shape (:meth:`_group_schedule`). A ring reduce-scatter is
+        own schedule once per group shape (:meth:`_group_shape`). A ring reduce-scatter is
         the ring all-gather's schedule renamed
         (:data:`~simulator.collectives.ring.SAME_RING_STEPS`)."""
         if algorithm not in SHIFT_EQUIVARIANT or not all(len(g) for g in groups):
@@ -214,24 +215,34 @@ class CollectiveModel:
         return servers, tuple(tuple(gpu - first for gpu in g) for g in groups)
 
     def _merged_shifted(self, op: Op, algorithm: Algorithm, groups) -> Schedule | None:
-        """:func:`_built` for an algorithm whose schedules move with their groups, each group's
-        schedule a shift of its shape's (:meth:`_group_schedule`): the same arrays."""
+        """:func:`_built` for an algorithm whose schedules move with their groups: each group's
+        schedule its shape's shifted (:meth:`_group_shape`), merged step by step as
+        :func:`~simulator.collectives.concurrent.merge_schedules` merges those of
+        :func:`~simulator.collectives.concurrent.shift_schedule`: the same arrays."""
         try:
-            return merge_schedules([self._group_schedule(op, algorithm, g) for g in groups])
+            parts = [self._group_shape(op, algorithm, g) for g in groups]
         except (InfeasibleError, KeyError, ValueError):
             return None
+        first = parts[0][0]
+        if any(len(shape.steps) != len(first.steps) for shape, _ in parts):
+            return None                     # merge_schedules refuses them
+        steps = tuple(Step(np.concatenate([shape.steps[i].src + moved for shape, moved in parts]),
+                           np.concatenate([shape.steps[i].dst + moved for shape, moved in parts]),
+                           np.concatenate([shape.steps[i].frac for shape, _ in parts]),
+                           step.repeat, step.ring_like) for i, step in enumerate(first.steps))
+        return Schedule(first.op, first.algorithm, first.ranks, steps, first.pipelined, first.channels)
 
-    def _group_schedule(self, op: Op, algorithm: Algorithm, gpus: tuple[int, ...]) -> Schedule:
-        """The schedule of ``op`` with ``algorithm`` (one of
-        :data:`~simulator.collectives.concurrent.SHIFT_EQUIVARIANT`) on the one group ``gpus``:
-        built for the group moved down to start on server 0, once per such shape, and shifted
-        back by whole servers (:func:`~simulator.collectives.concurrent.shift_schedule`)."""
+    def _group_shape(self, op: Op, algorithm: Algorithm, gpus: tuple[int, ...]) -> tuple[Schedule, int]:
+        """(the schedule of ``op`` with ``algorithm`` (one of
+        :data:`~simulator.collectives.concurrent.SHIFT_EQUIVARIANT`) on the group ``gpus`` moved
+        down to start on server 0, built once per such shape; the vertices to shift it by to
+        give the group's own, :func:`~simulator.collectives.concurrent.shift_schedule`)."""
         servers, (shape,) = self._moved_down((gpus,))
         key = (op, algorithm, shape)
         found = self._group_shapes.get(key)
         if found is None:
             found = self._group_shapes[key] = build_schedule(op, algorithm, Group(self.cluster, shape))
-        return found if servers == 0 else shift_schedule(found, servers * self.cluster.layout.vertices)
+        return found, servers * self.cluster.layout.vertices
 
     def sweep(self, op: Op, algorithm: Algorithm | None, group: Group,
               size_bytes) -> CollectiveSweep:

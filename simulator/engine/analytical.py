@@ -406,9 +406,18 @@ def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
            + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
     bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
            + recompute + logits_b * last + sharding.backward_exposed + amax_b
-           + gradient_kernel_seconds(ctx, layers, first, last))
+           + _gradient_kernels(ctx, layers, first, last))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
+
+
+def _gradient_kernels(ctx: Context, layers: int, first: bool, last: bool) -> float:
+    """:func:`~simulator.engine.pipeline_fsdp.gradient_kernel_seconds` of a stage kind,
+    memoised by what it reads of a layout: the rank grid (parameters per GPU, shard group),
+    the ZeRO stage, the microbatches (reductions per step) and the compute speedup."""
+    key = ("grad-kernels", ctx.layout, ctx.scenario.parallelism.zero_stage, ctx.microbatches,
+           ctx.compute.speedup, layers, first, last)
+    return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, layers, first, last))
 
 
 def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:

@@ -19,6 +19,10 @@ def collector_paused() -> Iterator[None]:
     them (a 16,384-GPU step ran 30% faster without them, a warm search about 20%). Reference
     counting still frees everything not in a cycle; the collector's previous state is
     restored, so nothing outlives the call.
+
+    On resuming, the objects the block made are moved to the oldest generation
+    (:func:`_promote_young`) rather than scanned by the young collection the next allocation
+    would start (a cold search's kept prices: 0.02 s); the next full collection sees them.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -26,4 +30,14 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            _promote_young()
             gc.enable()
+
+
+def _promote_young() -> None:
+    """Move every tracked object to the oldest generation and zero the young count, without
+    a collection (``gc.freeze()`` then ``gc.unfreeze()``); nothing is done when someone else
+    has frozen objects (their freeze is theirs to undo)."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()

@@ -57,7 +57,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     par, training = scenario.parallelism, scenario.training
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)
-    layout = Layout(par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP, par.etp)
+    fields = (par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP, par.etp)
+    layout = remembered(memo, ("layout", *fields), lambda: Layout(*fields))   # one object: keys
     shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel,
                               par.etp), lambda: _shape(scenario))
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(

@@ -38,7 +38,7 @@ import numpy as np
 
 from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
-from simulator.workload.wavefront import wavefront
+from simulator.workload.wavefront import relax_levels, wavefront
 
 MAX_SHARE = 1.0 - 1e-12
 """The largest SM share a gather is taken to hold: 1 (every SM) as a limit, so that
@@ -121,7 +121,11 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
     done = np.zeros((graph.tasks + 1, n))
     durations = table.take(graph.kinds, axis=0)
     slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy())
+    last_point = max(points, default=-1)                # no launch nor wait after this level
     for level, (start, stop, size, sources) in enumerate(graph.levels):
+        if slowed is None and level > last_point:       # the rest: the graph's plain recurrence
+            relax_levels(done, durations, graph.levels[level:])
+            break
         waited = done.take(sources, axis=0)
         now = done[start:stop]
         np.maximum(waited[:size], waited[size:], out=now)
@@ -133,6 +137,8 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
             else:                                       # the chunk's first forward waits for it
                 np.maximum(now[row], ready[stage, -chunk], out=now[row])
         extra = None if slowed is None else slowed.extra(start, stop, now)
+        if extra is None and level >= last_point:
+            slowed = None                               # settled (:meth:`_Slowed.extra`)
         now += durations[start:stop]
         if extra is not None:
             now += extra
@@ -146,9 +152,9 @@ class _Slowed:
     def __init__(self, f: np.ndarray, b: np.ndarray, share: np.ndarray, kinds: np.ndarray,
                  busy: np.ndarray):
         n, p = f.shape
-        self.compute = np.stack([b, b, f, f], axis=2).reshape(n, 4 * p).T.take(kinds, axis=0)
-        self.share = np.minimum(share.T, MAX_SHARE).take(kinds // 4, axis=0)   # (tasks, n)
-        self.stage = kinds // 4
+        self.compute = np.stack([b, b, f, f], axis=2).reshape(n, 4 * p).T    # (4p, n) by kind
+        self.share = np.minimum(share.T, MAX_SHARE)                           # (p, n) by stage
+        self.kinds = kinds
         self.busy = busy                                 # (p, n)
         self.until = float(busy.max(initial=0.0))        # the last gather's end, any stage
 
@@ -160,11 +166,15 @@ class _Slowed:
     def extra(self, start: int, stop: int, begin: np.ndarray) -> np.ndarray | None:
         """Seconds the level's tasks (``start:stop``, begun at ``begin``) lose:
         ``f min(G, C / (1 - f))`` with ``G`` the gather time left when each begins; None
-        once every gather has ended (most of the graph)."""
+        once every gather has ended (most of the graph). Once None after the last launch,
+        None for every later level: a level's earliest start is no earlier than the one
+        before's (each task waits for a task of the level before; durations >= 0)."""
         if self.until <= float(begin.min()):
             return None
-        share, compute = self.share[start:stop], self.compute[start:stop]
-        left = np.maximum(self.busy[self.stage[start:stop]] - begin, 0.0)
+        kinds = self.kinds[start:stop]                   # the level's tasks' (only these)
+        stage = kinds // 4
+        share, compute = self.share.take(stage, axis=0), self.compute.take(kinds, axis=0)
+        left = np.maximum(self.busy[stage] - begin, 0.0)
         return share * np.minimum(left, compute / (1.0 - share))
 
 

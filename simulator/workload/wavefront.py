@@ -247,14 +247,21 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = np.zeros((graph.tasks + 1, n))
-    durations = table.take(graph.kinds, axis=0)            # (tasks, n), in level order
-    for start, stop, size, sources in graph.levels:
+    relax_levels(done, table.take(graph.kinds, axis=0), graph.levels)
+    finish = done[graph.last_task].T
+    return finish, finish - table[graph.last_kind].T
+
+
+def relax_levels(done: np.ndarray, durations: np.ndarray, levels) -> None:
+    """Fill ``done`` (rows: tasks in level order, then the none row of zeros; columns:
+    layouts) level after level, ``done = max(done[predecessor], done[dependency]) +
+    duration`` for the tasks of ``levels`` (:class:`Wavefront`'s, or the last of them:
+    their sources are then already done); ``durations`` (tasks, layouts) in level order."""
+    for start, stop, size, sources in levels:
         waited = done.take(sources, axis=0)
         now = done[start:stop]
         np.maximum(waited[:size], waited[size:], out=now)
         now += durations[start:stop]
-    finish = done[graph.last_task].T
-    return finish, finish - table[graph.last_kind].T
 
 
 def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
