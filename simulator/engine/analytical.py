@@ -42,6 +42,7 @@ from simulator.engine.gradient_sync import (
     sync_seconds,
 )
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
+from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
@@ -87,7 +88,8 @@ class StagedStep:
         ``p - i`` microbatches in flight), so each stage's memory is its own
         (:func:`_stage_memory`); the headline's peak is the first stage of each kind's, the
         most loaded of its kind."""
-        return [_breakdown(i, kind_fields, _stage_memory(self.ctx, i, kind_fields["layers"]))
+        memo = self.ctx.memo if self.ctx.memo is not None else {}   # the stages share their parts
+        return [_breakdown(i, kind_fields, _stage_memory(self.ctx, i, kind_fields["layers"], memo))
                 for i, kind_fields in enumerate(self.stages)]
 
     @property
@@ -103,7 +105,7 @@ def simulate_step(scenario: Scenario, collectives: CollectiveModel,
 
     ``compute_speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs.
     """
-    staged = stage_step(scenario, collectives, compute_speedup)
+    staged = stage_step(scenario, collectives, compute_speedup, memo={})   # shared within the step
     finish, last_start = _stage_clocks(staged.ctx, staged.forward, staged.backward, staged.p2p)
     return complete_step(staged, finish, last_start)
 
@@ -327,15 +329,18 @@ def _shape_key(ctx: Context) -> tuple:
     return ctx.shape.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel, ctx.compute.speedup
 
 
-def _stage_memory(ctx: Context, stage: int, layers: int) -> tuple[float, dict[str, float]]:
+def _stage_memory(ctx: Context, stage: int, layers: int, memo: dict | None = None
+                  ) -> tuple[float, dict[str, float]]:
     """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
-    (:func:`~simulator.workload.memory.stage_memory`), memoised by the stage's place."""
+    (:func:`~simulator.workload.memory.stage_memory`), memoised by the stage's place in
+    ``memo`` (default: the context's)."""
     par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
     kind = (layers, stage == 0, stage == last)
-    return memoised(ctx, ("memory", par, ctx.shape.micro_batch, kind, ctx.microbatches, stage), lambda: (
+    memo = ctx.memo if memo is None else memo
+    return remembered(memo, ("memory", par, ctx.shape.micro_batch, kind, ctx.microbatches, stage), lambda: (
         _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, stage, layers,
                                      ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
-                                     stack=scenario_stack(ctx.scenario), memo=ctx.memo))))
+                                     stack=scenario_stack(ctx.scenario), memo=memo))))
 
 
 def _memory_figures(memory) -> tuple[float, dict[str, float]]:

@@ -110,7 +110,15 @@ def expert_sync_apart(ctx: Context) -> bool:
 def _synchronised_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
     """Per stage, (on expert groups, parameters one GPU synchronises) of each part: the whole
     stage on its data-parallel groups, or its dense part there and its experts on their
-    expert-data-parallel groups (none when each such group is one rank)."""
+    expert-data-parallel groups (none when each such group is one rank); memoised by the
+    layout and the pipeline split."""
+    par = ctx.scenario.parallelism
+    key = ("sync-parts", ctx.layout, par.first_stage_layers, par.last_stage_layers)
+    return memoised(ctx, key, lambda: _parts_of_stages(ctx))
+
+
+def _parts_of_stages(ctx: Context) -> list[list[tuple[bool, float]]]:
+    """:func:`_synchronised_parts`, computed."""
     apart = expert_sync_apart(ctx)
     out = []
     for dense, expert in _stage_parameter_parts(ctx):
