@@ -84,7 +84,7 @@ def ep_collective(shape: LayerShape, collectives: CollectiveModel,
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
         return None
-    nbytes = _dispatched_bytes(shape) / _sequence_shards(shape)
+    nbytes = _dispatched_bytes(shape) / shape.sequence_shards
     return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
         collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
         ("ep", layout), bound_algorithm(collectives, Op.ALL_TO_ALL)))
@@ -100,8 +100,7 @@ def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,
     tensor-parallel group since core_v0.10.0)."""
     if not ep_tp_collectives_apply(shape, layout):
         return []
-    mdl = shape.model
-    nbytes = shape.expert_tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
+    nbytes = _dispatched_bytes(shape, shape.expert_tokens)
     groups = _stage_expert_tp_groups(layout)
     return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.expert_tp_group(),
                                                          nbytes, ("ep-tp", layout),
@@ -122,7 +121,7 @@ def tp_site_count(shape: LayerShape, layout: Layout) -> int:
 def _dispatches_shards(shape: LayerShape, layout: Layout) -> bool:
     """Whether the MoE block dispatches each rank's sequence shard: experts with ``ep > 1``
     under sequence parallelism with ``t > 1``."""
-    return shape.model.experts > 1 and layout.ep > 1 and _sequence_shards(shape) > 1
+    return shape.model.experts > 1 and layout.ep > 1 and shape.sequence_shards > 1
 
 
 def ep_tp_collectives_apply(shape: LayerShape, layout: Layout) -> bool:
@@ -131,16 +130,13 @@ def ep_tp_collectives_apply(shape: LayerShape, layout: Layout) -> bool:
     return _dispatches_shards(shape, layout) and shape.expert_tp > 1
 
 
-def _dispatched_bytes(shape: LayerShape) -> float:
-    """Bytes of the ``top_k`` token copies a tensor-parallel group dispatches per layer, as the
-    busiest expert-parallel rank receives them (times ``model.expert_load``)."""
+def _dispatched_bytes(shape: LayerShape, tokens: float | None = None) -> float:
+    """Bytes of the ``top_k`` copies of ``tokens`` (default: the microbatch's ``b s``, what a
+    tensor-parallel group dispatches per layer) as the busiest expert-parallel rank receives
+    them (times ``model.expert_load``)."""
     mdl = shape.model
-    return shape.tokens * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
-
-
-def _sequence_shards(shape: LayerShape) -> int:
-    """How many ranks share a sequence's tokens before dispatch: t under sequence parallelism."""
-    return shape.sequence_shards
+    rows = shape.tokens if tokens is None else tokens
+    return rows * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
 
 
 def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:

@@ -46,8 +46,8 @@ from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import expert_shard_size, scenario_split, stage_memory, stage_parameters
-from simulator.workload.runtime_memory import shard_group_size
+from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
+from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
@@ -471,22 +471,25 @@ def sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, f
 
 def _max_stage_params(ctx: Context, stages: list[dict]) -> float:
     """Parameters (dense + expert) held by one GPU of the most loaded stage."""
+    return max(dense + expert for dense, expert in _kind_parameters(ctx, stages))
+
+
+def _kind_parameters(ctx: Context, stages: list[dict]) -> list[tuple[float, float]]:
+    """(dense, expert) parameters one GPU holds, per distinct stage kind (layers, ends)."""
     par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
     kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
-    return max(sum(stage_parameters(ctx.scenario.model, par, layers, first, is_last))
-               for layers, first, is_last in kinds)
+    return [stage_parameters(ctx.scenario.model, par, *kind) for kind in kinds]
 
 
 def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     """Seconds of the memory-bound Adam update of the parameters one GPU of the most loaded
     stage updates: all it holds, or under ZeRO 1-3 its shard, the dense parameters over the
-    shard group and the experts over that divided by ``ep`` (as their optimizer states are
-    sharded, :func:`~simulator.workload.memory.stage_memory`)."""
-    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
+    shard group and the experts over their share of it (:func:`expert_shard_size`, as their
+    optimizer states are sharded in :func:`~simulator.workload.memory.stage_memory`)."""
+    par = ctx.scenario.parallelism
     shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
-    kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
     params = max(dense / shard + expert / expert_shard_size(par, shard)
-                 for dense, expert in (stage_parameters(ctx.scenario.model, par, *kind) for kind in kinds))
+                 for dense, expert in _kind_parameters(ctx, stages))
     return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
 
 

@@ -51,6 +51,7 @@ from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     NCCL_BUFFER_BYTES,
     NCCL_CHANNELS,
     communicator_peers,
+    expert_shard_size,
     runtime_bytes,
     shard_group_size,
 )
@@ -274,13 +275,6 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     if last and not (first and model.tied_embeddings):
         dense += model.vocab * h / tp
     return dense, layers_on_stage * expert_layer / (parallelism.expert_tp * parallelism.ep)
-
-
-def expert_shard_size(parallelism: ParallelismConfig, shard: int) -> int:
-    """Ranks the experts' model state is sharded over when the dense state is sharded over
-    ``shard`` ranks: the expert-data-parallel share of them, ``shard t / (etp ep)`` (at least
-    1; ``shard / ep`` with ``etp = t``)."""
-    return max(shard * parallelism.tp // (parallelism.expert_tp * parallelism.ep), 1)
 
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,

@@ -17,7 +17,7 @@ from simulator.config.scenario import ParallelismConfig
 from simulator.memo import remembered
 
 __all__ = ["CUDA_CONTEXT_BYTES", "FRAGMENTATION", "NCCL_BUFFER_BYTES", "NCCL_CHANNELS",
-           "communicator_peers", "runtime_bytes", "shard_group_size"]
+           "communicator_peers", "expert_shard_size", "runtime_bytes", "shard_group_size"]
 
 CUDA_CONTEXT_BYTES = 0.4 * 2**30
 """Estimate: the CUDA context and library handles of one training process, between the
@@ -66,3 +66,10 @@ def shard_group_size(par: ParallelismConfig, dp: int) -> int:
     (Megatron and FSDP shard over dp x cp), or the hybrid-sharding group ``shard_size``
     (FSDP HYBRID_SHARD / HSDP: shard inside the group, replicate across groups)."""
     return par.shard_size or dp * par.cp
+
+
+def expert_shard_size(par: ParallelismConfig, shard: int) -> int:
+    """Ranks the experts' model state is sharded over when the dense state is sharded over
+    ``shard`` ranks (:func:`shard_group_size`): the expert-data-parallel share of them,
+    ``shard t / (etp ep)`` (at least 1; ``shard / ep`` with ``etp = t``)."""
+    return max(shard * par.tp // (par.expert_tp * par.ep), 1)

@@ -28,6 +28,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stack import ReduceDtype, StackProfile
 from simulator.workload.params import dense_layer_parameters, layer_parameters
+from simulator.workload.runtime_memory import expert_shard_size
 
 
 def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismConfig, dtype: Dtype,
@@ -56,7 +57,7 @@ def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> t
     layer's non-expert part over ``t``, plus, for a mixture of experts, the GPU's own experts,
     ``E / ep`` of them over ``etp``, when they are sharded at all: the expert-parallel ranks
     hold different experts, so a gather over the expert-data-parallel group
-    (:func:`~simulator.workload.memory.expert_shard_size` ranks) materialises only those, and
+    (:func:`~simulator.workload.runtime_memory.expert_shard_size` ranks) materialises only those, and
     with one rank there is nothing to gather (the experts stay resident, counted in the
     sharded state)."""
     dense = dense_layer_parameters(model)
@@ -69,8 +70,8 @@ def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> t
 def local_experts_gathered(model: ModelConfig, par: ParallelismConfig, shard: int) -> int:
     """Experts' MLPs a ZeRO-3 unit gathers on one GPU when the dense state is sharded over
     ``shard`` ranks: a dense model's one MLP; for a mixture of experts its ``E / ep`` experts
-    when their expert-data-parallel group (``shard t / (etp ep)`` ranks) has more than one
+    when their expert-data-parallel group (:func:`expert_shard_size` ranks) has more than one
     rank, else none."""
     if model.experts == 1:
         return 1
-    return model.experts // par.ep if shard * par.tp // (par.expert_tp * par.ep) > 1 else 0
+    return model.experts // par.ep if expert_shard_size(par, shard) > 1 else 0
