@@ -56,6 +56,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_core_scaling``: the Megatron-LM README's H100 scaling runs (Megatron-Core r0.8.0):
   GPT 1.7B to 462B on 48 to 6,144 GPUs and the 177B strong-scaling end points at 96 and 4,608
   (validation/megatron_core_scaling.csv), model TFLOP/s per GPU in Megatron's count.
+- ``megatron_selective``: Korthikanti et al. 2022's Megatron-LM runs of GPT 22B to 1T on 8 to 512
+  A100 (Selene, data-parallel size 1), full recompute against sequence parallelism with selective
+  recompute (validation/megatron_selective_a100.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -519,6 +522,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_core_scaling",
         "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "
         "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling),
+    "megatron_selective": _step_entry(
+        "megatron_selective",
+        "Korthikanti et al. 2022, Megatron-LM GPT 22B-1T on 8-512 A100: full vs selective recompute "
+        "(arXiv:2205.05198)", "megatron_selective_a100.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
