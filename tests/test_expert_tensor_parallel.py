@@ -66,6 +66,34 @@ def test_expert_groups_partition_the_stage(tp, dp, cp, ep, etp):
         assert sorted(members) == sorted(stage)
 
 
+@pytest.mark.parametrize("tp, cp, ep, etp, dp", [(2, 1, 2, 1, 4), (4, 2, 8, 1, 2), (2, 2, 2, 2, 4)])
+def test_pp_inner_expert_ranks_are_the_generators_tp_ep_pp_dp(tp, cp, ep, etp, dp):
+    """Under rank_order tp-cp-pp-dp Megatron-Core's expert generator runs order tp-ep-pp-dp,
+    gpu = etp_rank + etp (ep_rank + ep (pp_rank + pp edp_rank)); with etp ep = tp cp (what it
+    accepts with pipeline stages) the layout's expert ranks are exactly those."""
+    layout = Layout(tp=tp, pp=3, dp=dp, cp=cp, ep=ep, etp=etp, pp_inner=True)
+    assert etp * ep == tp * cp
+    for stage in range(3):
+        for t in range(etp):
+            for e in range(ep):
+                for b in range(layout.expert_dp):
+                    generator = t + etp * (e + ep * (stage + 3 * b))
+                    assert layout.expert_rank(t, e, b, stage) == generator
+
+
+def test_pp_inner_experts_with_other_data_parallel_sizes_are_refused():
+    """Megatron-Core asserts equal dense and expert data-parallel sizes when pipeline ranks
+    come before data ranks; the loader says so, naming the key."""
+    data = {"name": "pp-inner", "cluster": {"node": "dgx-h100", "nodes": 4},
+            "model": {"preset": "mixtral-8x7b", "layers": 4},
+            "training": {"global_batch": 32, "micro_batch": 1, "stack": "megatron-core"},
+            "parallelism": {"tp": 2, "pp": 2, "dp": 8, "ep": 8, "etp": 1, "rank_order": "tp-cp-pp-dp"}}
+    with pytest.raises(ConfigError, match="parallelism.ep: .*etp\\*ep = tp\\*cp"):
+        scenario_from_mapping(data, "<test>")
+    data["parallelism"]["rank_order"] = "tp-cp-dp-pp"
+    assert scenario_from_mapping(data, "<test>").parallelism.ep == 8
+
+
 def _expert_gemm_flops(ctx) -> float:
     g = layer_forward(ctx.shape).gemms
     return float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())

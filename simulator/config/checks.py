@@ -6,7 +6,7 @@ from math import prod
 
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
-from simulator.config.scenario import Scenario, Schedule, TopologyKind
+from simulator.config.scenario import RankOrder, Scenario, Schedule, TopologyKind
 from simulator.config.stack import CpRing, StackProfile
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
@@ -194,7 +194,22 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
                           "group must cover whole tensor-and-context-parallel groups or lie inside one "
                           "(etp*ep a multiple or a divisor of tp*cp; with etp = tp: ep a multiple or a "
                           "divisor of cp)", key="parallelism.ep")
+    _check_pp_inner_experts(par, etp)
     _check_ulysses_heads(scenario)
+
+
+def _check_pp_inner_experts(par, etp: int) -> None:
+    """Under ``rank_order: tp-cp-pp-dp`` with pipeline stages, Megatron-Core's expert rank
+    generator (order tp-ep-pp-dp) needs the experts' data-parallel size to equal the dense one,
+    ``etp ep = tp cp`` (``initialize_model_parallel``'s assertion "When not using pp-last rank
+    ordering, the data parallel size of the attention and moe layers must be the same",
+    megatron/core/parallel_state.py @ d98e8a64dd)."""
+    pp_inner = par.rank_order == RankOrder.TP_CP_PP_DP
+    if pp_inner and par.ep > 1 and par.pp > 1 and etp * par.ep != par.tp * par.cp:
+        raise ConfigError(f"{par.ep} with etp = {etp} under rank_order tp-cp-pp-dp and pp = {par.pp}: "
+                          f"Megatron-Core needs etp*ep = tp*cp ({par.tp * par.cp}) in that order "
+                          "(the experts' data-parallel size equal to the dense one); use rank_order "
+                          "tp-cp-dp-pp or change ep/etp", key="parallelism.ep")
 
 
 def _check_expert_tp(scenario: Scenario) -> int:

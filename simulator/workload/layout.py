@@ -23,8 +23,11 @@ tensor parallelism ``etp``, default ``tp``): the stage's ``i``-th rank in the de
     i = etp_rank + etp (ep_rank + ep edp_rank)
 
 so an expert-parallel group is ``ep`` ranks ``etp`` apart, and with ``etp = tp`` the ``ep``
-consecutive data-and-context-parallel peers of a tensor-parallel rank; how the generator
-places them under ``tp-cp-ep-pp-dp`` is not modelled.
+consecutive data-and-context-parallel peers of a tensor-parallel rank. Under ``tp-cp-pp-dp``
+the generator's order is tp-ep-pp-dp, ``gpu = etp_rank + etp (ep_rank + ep (pp_rank + pp
+edp_rank))``; Megatron-Core accepts it with pipeline stages only when ``etp ep = tp cp``
+(:func:`simulator.config.checks._check_pp_inner_experts`), and then it is the formula above
+(an expert block is one replica's stage block), as it is with one stage.
 """
 
 from __future__ import annotations
