@@ -6,7 +6,8 @@ Three sources, in any mix:
   to the CSV; ``metric`` one of :data:`TRAINING_METRICS`, in SI units: seconds, tokens/s,
   FLOP/s per GPU);
 - a shipped validation set by name (:data:`SETS`: ``megatron_sc21``, ``torchtitan``,
-  ``nemo``, ``nccl``), optionally a subset ``NAME:even``, ``NAME:odd`` or ``NAME:ID,ID``;
+  ``nemo``, ``nccl`` and every step set of :mod:`simulator.validation.suite`, tokens/s per
+  GPU), optionally a subset ``NAME:even``, ``NAME:odd`` or ``NAME:ID,ID``;
   the rows and scenarios are those of :mod:`simulator.validation.suite`;
 - an nccl-tests log with the scenario of its cluster: one row per message size, metric
   ``busbw_Bps``. The measured bus bandwidth is recomputed from the log's out-of-place time,
@@ -32,7 +33,7 @@ from simulator.results import StepResult
 from simulator.units import format_bytes
 from simulator.validation import nccl_suite
 from simulator.validation.nccl_log import read_nccl_log
-from simulator.validation.suite import _nemo_tokens, _read_index, default_root
+from simulator.validation.suite import STEP_CSVS, _nemo_tokens, _read_index, default_root
 
 TRAINING_METRICS: dict[str, Callable[[StepResult], float]] = {
     "step_time_s": lambda r: r.step_time_s,
@@ -186,11 +187,18 @@ def _nccl(root: Path) -> list[Measurement]:
     return rows
 
 
+def _step_rows(name: str, csv_name: str) -> Callable[[Path], list[Measurement]]:
+    """A step set's rows (:data:`simulator.validation.suite.STEP_CSVS`): tokens/s per GPU."""
+    return lambda root: _indexed(root, name, csv_name, lambda row: row.measured)
+
+
 SETS: dict[str, Callable[[Path], list[Measurement]]] = {
     "megatron_sc21": _megatron,
-    "torchtitan": lambda root: _indexed(root, "torchtitan", "torchtitan_fsdp.csv",
-                                        lambda row: row.measured),
+    "torchtitan": _step_rows("torchtitan", "torchtitan_fsdp.csv"),
     "nemo": lambda root: _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens),
     "nccl": _nccl,
+    **{name: _step_rows(name, csv_name) for name, csv_name in STEP_CSVS.items()},
 }
-"""Validation sets usable as calibration rows, by the names ``clustersim validate`` uses."""
+"""Validation sets usable as calibration rows, by the names ``clustersim validate`` uses: SC21
+Table 1, torchtitan, NeMo 24.07, the nccl logs and every step set (tokens/s per GPU: BLOOM,
+MLPerf, DGX Cloud, llm-foundry, Primus, Megatron-Bridge B200... and Korthikanti et al.)."""
