@@ -31,9 +31,9 @@ from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
 from simulator.results import StepResult
 from simulator.units import format_bytes
-from simulator.validation import nccl_suite
+from simulator.validation import nccl_suite, suite
 from simulator.validation.nccl_log import read_nccl_log
-from simulator.validation.suite import STEP_CSVS, _nemo_tokens, _read_index, default_root
+from simulator.validation.suite import _nemo_tokens, _read_index, default_root
 
 TRAINING_METRICS: dict[str, Callable[[StepResult], float]] = {
     "step_time_s": lambda r: r.step_time_s,
@@ -188,7 +188,7 @@ def _nccl(root: Path) -> list[Measurement]:
 
 
 def _step_rows(name: str, csv_name: str) -> Callable[[Path], list[Measurement]]:
-    """A step set's rows (:data:`simulator.validation.suite.STEP_CSVS`): tokens/s per GPU."""
+    """A step set's rows (``ValidationSet.step_csv``): tokens/s per GPU."""
     return lambda root: _indexed(root, name, csv_name, lambda row: row.measured)
 
 
@@ -197,7 +197,7 @@ SETS: dict[str, Callable[[Path], list[Measurement]]] = {
     "torchtitan": _step_rows("torchtitan", "torchtitan_fsdp.csv"),
     "nemo": lambda root: _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens),
     "nccl": _nccl,
-    **{name: _step_rows(name, csv_name) for name, csv_name in STEP_CSVS.items()},
+    **{name: _step_rows(name, entry.step_csv) for name, entry in suite.SETS.items() if entry.step_csv},
 }
 """Validation sets usable as calibration rows, by the names ``clustersim validate`` uses: SC21
 Table 1, torchtitan, NeMo 24.07, the nccl logs and every step set (tokens/s per GPU: BLOOM,

@@ -108,6 +108,10 @@ class ValidationSet:
     run: Callable[[Path], pd.DataFrame]
     curves: bool = False
     """Whether its rows form weak-scaling curves (:mod:`simulator.validation.curves`)."""
+    step_csv: str | None = None
+    """A step set's CSV (``validation/<step_csv>``; :func:`_step_entry`): each row's
+    ``measured`` is tokens/s per GPU and ``validation/scenarios/<name>/index.csv`` maps it to
+    its scenario, which :mod:`simulator.calibrate.rows` reads to calibrate against it."""
 
 
 def default_root() -> Path:
@@ -303,15 +307,9 @@ def _step_set(name: str, csv_name: str | None = None):
 
 def _step_entry(name: str, title: str, csv_name: str | None = None, curves: bool = False) -> ValidationSet:
     """The entry of a :func:`_step_set` set ``name``: tokens/s per GPU, with its scaling
-    curves in the report when ``curves``; its CSV is recorded in :data:`STEP_CSVS`."""
-    STEP_CSVS[name] = csv_name or f"{name}_h100.csv"
-    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves)
-
-
-STEP_CSVS: dict[str, str] = {}
-"""The step sets' CSVs by set name (filled as :data:`SETS` is built): each row's ``measured``
-is tokens/s per GPU and ``validation/scenarios/<name>/index.csv`` maps it to its scenario, which
-is what :mod:`simulator.calibrate.rows` reads to calibrate against them."""
+    curves in the report when ``curves``."""
+    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves,
+                         step_csv=csv_name or f"{name}_h100.csv")
 
 
 def _curve_entry(name: str, title: str) -> ValidationSet:
