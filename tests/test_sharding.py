@@ -15,7 +15,7 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
-from simulator.workload.params import layer_parameters
+from simulator.workload.params import layer_parameters, layer_tensor_sizes
 
 
 def _fsdp(shard=None, stack="fsdp2", nodes=4, global_batch=None, **parallelism):
@@ -46,6 +46,24 @@ def test_a_unit_gathers_its_layer_in_the_gather_dtype_over_all_data_parallel_ran
     alone = collectives.sweep(Op.ALL_GATHER, None, Group(collectives.cluster, tuple(range(32))),
                               [nbytes]).time_s[0]
     assert unit_comm(scenario, stack, collectives, layout, 0).gather == pytest.approx(alone, rel=1e-12)
+
+
+def test_list_collectives_add_one_copy_per_rank_to_every_collective():
+    """DeepSpeed 2021's tensor-list collectives: each of a unit's per-parameter collectives
+    over r ranks gains r copies of n / r bytes, r t_k + 2 n / B (closed form against the
+    same profile without them); the gathers in the param dtype, the reduce-scatters too."""
+    scenario, collectives = _fsdp(stack="deepspeed-2021")
+    stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
+    assert stack.sharding.list_collectives and layout.dp == 32
+    plain = stack.model_copy(update={"sharding": stack.sharding.model_copy(update={"list_collectives": False})})
+    with_copies = unit_comm(scenario, stack, collectives, layout, 0)
+    without = unit_comm(scenario, plain, collectives, layout, 0)
+    gpu = collectives.cluster.hw.gpu
+    rate = gpu.hbm_bandwidth_Bps * gpu.compute.memory_bandwidth_fraction
+    tensors = layer_tensor_sizes(scenario.model, 1)
+    expected = sum(32 * gpu.compute.kernel_overhead_us * 1e-6 + 2 * 2.0 * n / rate for n in tensors)
+    assert with_copies.gather - without.gather == pytest.approx(expected, rel=1e-9)
+    assert with_copies.reduce - without.reduce == pytest.approx(expected, rel=1e-9)
 
 
 def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across():

@@ -181,6 +181,11 @@ class ShardingProfile(_Part):
     """The assembled gradient is divided by a pre-divide factor before the reduce-scatter, a
     separate elementwise kernel (FSDP1 ``_div_if_needed``; FSDP2 lets NCCL average fp32 and
     bf16 instead)."""
+    list_collectives: Flag = False
+    """Each gather and reduce-scatter goes through ``torch.distributed``'s tensor-list API:
+    PyTorch 1.x ``ProcessGroupNCCL`` copies the flat NCCL output back into each rank's tensor
+    (all-gather), or each rank's input into a flat buffer (reduce-scatter), one copy kernel per
+    rank on the collective's stream (DeepSpeed ZeRO-3 of 2021, one collective per parameter)."""
 
 
 class TensorParallelProfile(_Part):

@@ -32,6 +32,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import GatherUnit, GradCopyIn, StackProfile
 from simulator.cost.collective import CollectiveModel
+from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
@@ -99,6 +100,10 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
               + sum(edp.time(Op.ALL_GATHER, n * gather_bytes * split) for n in expert_sizes))
     reduce = (sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
               + sum(edp.time(Op.REDUCE_SCATTER, n * reduce_bytes * split) for n in expert_sizes))
+    if stack.sharding.list_collectives:
+        copies = _ListCopies(ComputeModel(collectives.cluster.hw.gpu, dtype), shard, layout.expert_dp)
+        gather += copies.seconds(sizes, expert_sizes, gather_bytes, split)
+        reduce += copies.seconds(sizes, expert_sizes, reduce_bytes, split)
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)
@@ -106,6 +111,30 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     first = layout.stage_shard_groups(stage, shard)[0]
     share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
     return UnitComm(gather, reduce, share)
+
+
+@dataclass(frozen=True)
+class _ListCopies:
+    """The per-rank copies of tensor-list collectives (``sharding.list_collectives``): a
+    collective over ``r`` ranks of ``n`` bytes (unsharded) runs ``r`` copy kernels of ``n / r``
+    bytes on its stream, ``r (t_k + 2 n / (r B))`` seconds with the kernel overhead ``t_k`` and
+    the sustained HBM rate ``B`` (:meth:`ComputeModel.memory_time`; PyTorch 1.x
+    ``ProcessGroupNCCL::allgather`` / ``reduce_scatter`` with tensor lists)."""
+
+    compute: ComputeModel
+    ranks: int
+    expert_ranks: int
+
+    def seconds(self, sizes, expert_sizes, bytes_per: float, split: float) -> float:
+        """Copy seconds of one unit's collectives: dense tensors over the shard group, experts
+        over their expert-data-parallel group (``split`` times an expert's share)."""
+        dense = sum(self._one(n * bytes_per, self.ranks) for n in sizes)
+        return dense + sum(self._one(n * bytes_per * split, self.expert_ranks) for n in expert_sizes)
+
+    def _one(self, nbytes: float, ranks: int) -> float:
+        if ranks <= 1 or nbytes <= 0:
+            return 0.0
+        return ranks * float(self.compute.memory_time(2.0 * nbytes / ranks))
 
 
 @dataclass(frozen=True)

@@ -446,6 +446,54 @@ the 1F1B bubble is 10.3% of the step and the last stage, which also holds the ou
 the loss, is 7.2% busier than the mean; the encoding's one model chunk per stage is Calculon's
 (Table 3 as transcribed); with two chunks, which the layout allows, the rows would read -4.0% and
 -3.2%. Not used for any constant.""",
+    "sc21_ptd": """\
+Measured: Narayanan et al., SC21 (arXiv:2104.04473), Table 2, the PTD-parallelism rows of GPT
+530B: tp 8 x pp 35 (model-parallel size 280) with micro batch 1 at a fixed batch of 2,240 on 560,
+1,120 and 2,240 A100 of NVIDIA's Selene, 171, 167 and 159 TFLOP/s per GPU in the paper's count
+(96 B s l h^2 (1 + s/6h + V/16lh) per step), i.e. 39.7, 38.8 and 36.9 tokens/s per GPU
+(`validation/sc21_ptd_a100.csv`); the table is transcribed in several independent notes
+(e.g. cli99/llm-analysis `examples/megatron-lm-2nd`). Added on 2026-11-28, scored once.
+
+Encoding: `validation/scenarios/sc21_ptd/`, Table 1's 530B row (`scenarios/sc21-530b.yaml`:
+3 model chunks per stage, full recompute, local DDP reducing after the flush, stack
+`megatron-lm-2021`) at dp 2, 4 and 8; Table 2 does not state the chunks per stage, so Table 1's
+setting is assumed.
+
+Result: within 4% at every point; from 560 to 2,240 GPUs the throughput per GPU falls 7.0%
+measured and 3.3% predicted (1,120 microbatches per replica down to 280: the bubble and the
+unoverlapped gradient all-reduce grow in share).""",
+    "sc21_zero3": """\
+Measured: the same Table 2's ZeRO-3 rows, DeepSpeed's ZeRO-3 of 2021 without model
+parallelism: GPT 175B at a batch of 1,536 on 384, 768 and 1,536 A100 (micro batch 4, 2, 1; 144,
+88 and 44 TFLOP/s per GPU) and GPT 530B on 640 (batch 2,560, micro batch 4: the model did not fit
+on 560), 1,120 and 2,240 A100 (batch 2,240, micro batch 2 and 1; 138, 98 and 48 TFLOP/s), i.e.
+one microbatch per GPU per step (`validation/sc21_zero3_a100.csv`). Added on 2026-11-28 as the
+check of the `deepspeed-2021` profile that issue 8 asked for, scored once.
+
+Encoding: `validation/scenarios/sc21_zero3/`: dp over every GPU, ZeRO-3, fp16, Megatron's
+unfused attention core, full recompute (assumed: the paper's FLOP count includes it and the
+activations would not fit without it), stack `deepspeed-2021` (one all-gather per parameter
+behind a device synchronisation, one bucket of prefetch, fp16 reduce-scatters per parameter).
+Read for this set and modelled (`sharding.list_collectives`): DeepSpeed 0.4 calls
+`torch.distributed.all_gather` and `reduce_scatter` with lists of world-size views, and PyTorch
+1.x's `ProcessGroupNCCL` copies the flat buffer to (or from) each rank's tensor, one copy kernel
+per rank per collective (`simulator/cost/sharding.py`, `_ListCopies`): the predicted step +1% at
+384 GPUs to +45% at 1,536 (MAPE 147.5% -> 116.9%, max 292% -> 241%).
+
+Result: **the widest miss in the library**, every row fast, by +36% (384 GPUs) to +241%
+(2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
+66.7 s for 175B; 255.5, 179.9, 183.7 s for 530B) while each GPU's compute halves: the time is
+set by the volume each GPU gathers and reduces per step (three passes over the fp16 weights),
+which the measured steps move at about 20 GB/s per GPU, near one HDR NIC's rate, where the
+model's NCCL rings over a server's eight NICs move it eight times faster and hide most of it
+behind compute. Candidates read in the code and not modelled: DeepSpeed's Python loops over
+the world size that build each collective's lists (`_allgather_param`,
+`_reduce_scatter_gradient`), a `torch.zeros` of every full parameter before its gather, and the
+per-submodule host synchronisations; none is priced by a sourced constant, so none is added.
+Until such a mechanism is found, `deepspeed-2021` predictions of ZeRO-3 beyond a few hundred GPUs
+are not to be trusted; the later `deepspeed` profile has not been checked against a ZeRO-3 run
+at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 83.6 GiB, 4.5% over
+the 80 GiB it ran in (the paper: it did not fit on 560).""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule

@@ -59,6 +59,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_selective``: Korthikanti et al. 2022's Megatron-LM runs of GPT 22B to 1T on 8 to 512
   A100 (Selene, data-parallel size 1), full recompute against sequence parallelism with selective
   recompute (validation/megatron_selective_a100.csv), tokens/s per GPU.
+- ``sc21_ptd`` and ``sc21_zero3``: SC21 Table 2, Megatron-LM's PTD-P 530B strong scaling on 560
+  to 2,240 A100 and DeepSpeed ZeRO-3 (2021) without model parallelism, GPT 175B and 530B on 384
+  to 2,240 A100 (validation/sc21_ptd_a100.csv, validation/sc21_zero3_a100.csv), tokens/s per
+  GPU from the table's TFLOP/s.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -531,6 +535,12 @@ SETS: dict[str, ValidationSet] = {
         "megatron_selective",
         "Korthikanti et al. 2022, Megatron-LM GPT 22B-1T on 8-512 A100: full vs selective recompute "
         "(arXiv:2205.05198)", "megatron_selective_a100.csv"),
+    "sc21_ptd": _step_entry(
+        "sc21_ptd", "SC21 Table 2: Megatron-LM PTD-P, GPT 530B on 560-2,240 A100 at a fixed batch "
+        "(arXiv:2104.04473)", "sc21_ptd_a100.csv"),
+    "sc21_zero3": _step_entry(
+        "sc21_zero3", "SC21 Table 2: DeepSpeed ZeRO-3 (2021) without model parallelism, GPT 175B and "
+        "530B on 384-2,240 A100 (arXiv:2104.04473)", "sc21_zero3_a100.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
