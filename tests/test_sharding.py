@@ -55,7 +55,8 @@ def test_list_collectives_add_one_copy_per_rank_to_every_collective():
     scenario, collectives = _fsdp(stack="deepspeed-2021")
     stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
     assert stack.sharding.list_collectives and layout.dp == 32
-    plain = stack.model_copy(update={"sharding": stack.sharding.model_copy(update={"list_collectives": False})})
+    sharding = stack.sharding.model_copy(update={"list_collectives": False})
+    plain = stack.model_copy(update={"sharding": sharding})
     with_copies = unit_comm(scenario, stack, collectives, layout, 0)
     without = unit_comm(scenario, plain, collectives, layout, 0)
     gpu = collectives.cluster.hw.gpu
