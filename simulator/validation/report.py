@@ -473,23 +473,28 @@ check of the `deepspeed-2021` profile that issue 8 asked for, scored once.
 Encoding: `validation/scenarios/sc21_zero3/`: dp over every GPU, ZeRO-3, fp16, Megatron's
 unfused attention core, full recompute (assumed: the paper's FLOP count includes it and the
 activations would not fit without it), stack `deepspeed-2021` (one all-gather per parameter
-behind a device synchronisation, one bucket of prefetch, fp16 reduce-scatters per parameter).
-Read for this set and modelled (`sharding.list_collectives`): DeepSpeed 0.4 calls
-`torch.distributed.all_gather` and `reduce_scatter` with lists of world-size views, and PyTorch
-1.x's `ProcessGroupNCCL` copies the flat buffer to (or from) each rank's tensor, one copy kernel
-per rank per collective (`simulator/cost/sharding.py`, `_ListCopies`): the predicted step +1% at
-384 GPUs to +45% at 1,536 (MAPE 147.5% -> 116.9%, max 292% -> 241%).
+behind a device synchronisation, fp16 reduce-scatters per parameter). Scored first at MAPE
+147.5%, max 292% (every row fast). The code was then read again for what the profile missed:
+DeepSpeed 0.4 calls `torch.distributed.all_gather` and `reduce_scatter` with lists of
+world-size views, and PyTorch 1.x's `ProcessGroupNCCL` copies the flat buffer to (or from)
+each rank's tensor, one copy kernel per rank per collective (`sharding.list_collectives`,
+`_ListCopies` in `simulator/cost/sharding.py`): 116.9% / 241%; and the prefetch the profile
+credited (one bucket ahead, hiding all but a pass's first gather) cannot hide the gathers:
+it is issued in the submodule's pre-forward hook before its compute, and `_allgather_param`
+synchronises the device before each gather, so all but the bucket's last gather finish
+first (`sharding.prefetch` 1 -> 0, docs/stacks.md): 51.5% / 99.0%.
 
-Result: **the widest miss in the library**, every row fast, by +36% (384 GPUs) to +241%
-(2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
+Result: **the widest miss in the library**, every row fast, by +17% (175B on 384 GPUs) to +99%
+(530B on 2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
 66.7 s for 175B; 255.5, 179.9, 183.7 s for 530B) while each GPU's compute halves: the time is
 set by the volume each GPU gathers and reduces per step (three passes over the fp16 weights),
 which the measured steps move at about 20 GB/s per GPU, near one HDR NIC's rate, where the
-model's NCCL rings over a server's eight NICs move it eight times faster and hide most of it
-behind compute. Candidates read in the code and not modelled: DeepSpeed's Python loops over
+model's NCCL rings over a server's eight NICs move it several times faster (now exposed, no
+longer hidden). Candidates read in the code and not modelled: DeepSpeed's Python loops over
 the world size that build each collective's lists (`_allgather_param`,
 `_reduce_scatter_gradient`), a `torch.zeros` of every full parameter before its gather, and the
-per-submodule host synchronisations; none is priced by a sourced constant, so none is added.
+host time of the per-parameter and per-submodule synchronisations; none is priced by a sourced
+constant, so none is added.
 Until such a mechanism is found, `deepspeed-2021` predictions of ZeRO-3 beyond a few hundred GPUs
 are not to be trusted; the later `deepspeed` profile has not been checked against a ZeRO-3 run
 at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 83.6 GiB, 4.5% over
