@@ -66,7 +66,7 @@ def _index(name: str) -> pd.DataFrame:
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
 OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05,
-               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05, "sc21_zero3/zero3-530b-640gpu": 0.05}
+               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")

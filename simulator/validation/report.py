@@ -497,8 +497,8 @@ host time of the per-parameter and per-submodule synchronisations; none is price
 constant, so none is added.
 Until such a mechanism is found, `deepspeed-2021` predictions of ZeRO-3 beyond a few hundred GPUs
 are not to be trusted; the later `deepspeed` profile has not been checked against a ZeRO-3 run
-at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 83.6 GiB, 4.5% over
-the 80 GiB it ran in (the paper: it did not fit on 560).""",
+at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
+with the prefetch of 1, over what it ran in; the paper: it did not fit on 560).""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
