@@ -60,7 +60,7 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     total = 2 * p * m * v
     ids, deps, kinds = graph_tasks(schedule, p, m, v)
     deps = np.where(deps < 0, total, deps)
-    level = swept_levels(list(ids), list(deps), total)
+    level = swept_levels(ids, deps, total)
     if level is None:
         level = _task_levels(ids.tolist(), deps.tolist(), total)
     if level is None:
@@ -73,43 +73,51 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
 
 SWEEPS = 16
 """Sweeps :func:`swept_levels` tries before leaving the levels to the walk (pipeline
-schedules settle in two or three)."""
+schedules settle in one or two)."""
 
 
-def swept_levels(ids: list[np.ndarray], deps: list[np.ndarray], total: int,
-                 sweeps: int = SWEEPS) -> np.ndarray | None:
+def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SWEEPS) -> np.ndarray | None:
     """Level of every task (index ``total``: none, level 0), as :func:`_task_levels`, by
-    sweeps over the stages, first to last and back, until nothing changes.
+    sweeps over the stages, first to last and back, until the levels solve the recurrence.
 
-    Given the levels ``D`` of its tasks' dependencies, a stage's ``k``-th task is at
-    ``max(level of task k-1, D[k]) + 1 = k + 1 + max over j <= k of (D[j] - j)``: a
-    cumulative maximum. Starting from 0 the levels only grow, and settle on the longest
-    paths, which are the levels; a stage's dependencies lie on its neighbours, so a few
-    sweeps suffice. None if ``sweeps`` sweeps do not settle them (or the orders deadlock).
+    ``ids`` and ``deps`` (shape (stages, tasks of a stage)) are each stage's tasks in
+    execution order and their dependencies. Given the levels ``D`` of its tasks'
+    dependencies, a stage's ``k``-th task is at ``max(level of task k-1, D[k]) + 1 = k + 1 +
+    max over j <= k of (D[j] - j)``: a cumulative maximum. Starting from 0 the levels only
+    grow and never pass the longest paths; a stage's dependencies lie on its neighbours, so
+    a few sweeps reach them. After each sweep every stage's cumulative maximum is checked at
+    once (:func:`_settled`): levels that solve the recurrence are the longest paths (its one
+    solution on an acyclic graph). None if ``sweeps`` sweeps do not settle them (or the
+    orders deadlock: no solution).
     """
-    sizes = [len(mine) for mine in ids]
-    ends = np.cumsum(sizes).tolist()
-    flat_ids = np.concatenate(ids)
-    position = np.full(total + 1, ends[-1])       # task id -> its place in stage order; none -> the 0
-    position[flat_ids] = np.arange(ends[-1])
-    flat = np.zeros(ends[-1] + 1, np.int64)       # levels in stage order, then the level 0 of none
-    rows = [flat[end - size:end] for size, end in zip(sizes, ends, strict=True)]
-    waits = [position[d] for d in deps]
-    counts = [np.arange(size) for size in sizes]
-    after = [count + 1 for count in counts]
-    order = [*range(len(ids)), *range(len(ids) - 1, -1, -1)]
+    p, n = ids.shape
+    position = np.full(total + 1, p * n)          # task id -> its place in stage order; none -> the 0
+    position[ids.ravel()] = np.arange(p * n)
+    flat = np.zeros(p * n + 1, np.int64)          # levels in stage order, then the level 0 of none
+    rows = flat[:-1].reshape(p, n)
+    waits = position[deps]
+    count = np.arange(n)
+    after = count + 1
+    order = [*range(p), *range(p - 1, -1, -1)]
     for _ in range(sweeps):
-        changed = False
         for i in order:
-            new = np.maximum.accumulate(flat[waits[i]] - counts[i]) + after[i]
-            if (new != rows[i]).any():
-                rows[i][:] = new
-                changed = True
-        if not changed:
+            mine = rows[i]
+            np.maximum.accumulate(flat.take(waits[i]) - count, out=mine)
+            mine += after
+        if _settled(flat, rows, waits, count):
             level = np.zeros(total + 1, np.int64)
-            level[flat_ids] = flat[:-1]
+            level[ids] = rows
             return level
     return None
+
+
+def _settled(flat: np.ndarray, rows: np.ndarray, waits: np.ndarray, count: np.ndarray) -> bool:
+    """Whether the levels ``rows`` (a view of ``flat``, stages by tasks) solve the recurrence
+    of :func:`swept_levels` on every stage at once (``waits``: each task's dependency's place
+    in ``flat``)."""
+    found = np.maximum.accumulate(flat.take(waits) - count, axis=1)
+    found += count + 1
+    return bool(np.array_equal(found, rows))
 
 
 def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> list[int] | None:
@@ -209,10 +217,11 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     steady = total - warmup
     k = np.arange(2 * total)[None, :]
     pair = k - warmup                       # position among the steady pairs
-    paired = (pair >= 0) & (pair < 2 * steady)
-    forward = np.where(k < warmup, 1, np.where(paired, 1 - pair % 2, 0))
-    index = np.where(k < warmup, k, np.where(paired, np.where(pair % 2 == 0, warmup + pair // 2, pair // 2),
-                                             k - warmup - steady))
+    half, odd = pair >> 1, pair & 1         # pair // 2, pair % 2 (both floor, as for negatives)
+    warm = pair < 0
+    paired = ~warm & (pair < 2 * steady)
+    forward = np.where(warm, 1, np.where(paired, 1 - odd, 0))
+    index = np.where(warm, k, np.where(paired, np.where(odd == 0, warmup + half, half), pair - steady))
     if not interleaved:
         return forward, index, np.zeros_like(index)
     group, within = np.divmod(index, p * v)
