@@ -46,7 +46,7 @@ from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
+from simulator.workload.memory import memory_parts, scenario_split, stage_memory_fields, stage_parameters
 from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
@@ -311,9 +311,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
     distinct, index = _stage_kinds(ctx, stack)
-    parts = []
-    for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
-        total, memory = _stage_memory(ctx, i, kind[0])
+    parts = []                          # stages alike in layers, ends and ZeRO-3 prices
+    for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
         doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
         values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
@@ -329,25 +328,40 @@ def _shape_key(ctx: Context) -> tuple:
     return ctx.shape.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel, ctx.compute.speedup
 
 
+def _kinds_memory(ctx: Context, distinct: list[tuple]) -> list[tuple[float, dict[str, float]]]:
+    """(total bytes, bytes by part) of one GPU of each of a layout's distinct stages
+    (:func:`_stage_kinds`: the first stage of each kind), memoised by the layout and micro
+    batch (one look-up for all its kinds)."""
+    par = ctx.scenario.parallelism
+    return memoised(ctx, ("kinds-memory", par, ctx.shape.micro_batch, ctx.microbatches),
+                    lambda: [_memory_of(ctx, i, kind[0], ctx.memo) for i, kind, _ in distinct])
+
+
 def _stage_memory(ctx: Context, stage: int, layers: int, memo: dict | None = None
                   ) -> tuple[float, dict[str, float]]:
     """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
-    (:func:`~simulator.workload.memory.stage_memory`), memoised by the stage's place in
-    ``memo`` (default: the context's)."""
-    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
-    kind = (layers, stage == 0, stage == last)
+    (:func:`_memory_of`), memoised by the stage's place in ``memo`` (default: the context's)."""
+    par = ctx.scenario.parallelism
     memo = ctx.memo if memo is None else memo
-    return remembered(memo, ("memory", par, ctx.shape.micro_batch, kind, ctx.microbatches, stage), lambda: (
-        _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, stage, layers,
-                                     ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
-                                     stack=scenario_stack(ctx.scenario), memo=memo))))
+    return remembered(memo, ("memory", par, ctx.shape.micro_batch, layers, ctx.microbatches, stage),
+                      lambda: _memory_of(ctx, stage, layers, memo))
 
 
-def _memory_figures(memory) -> tuple[float, dict[str, float]]:
-    """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
-    bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
-    parts = memory.as_dict()
-    return sum(parts.values()), parts      # memory.total
+def _memory_of(ctx: Context, stage: int, layers: int, memo: dict | None) -> tuple[float, dict[str, float]]:
+    """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
+    (:func:`~simulator.workload.memory.stage_memory_fields`; ``memo`` shares its parts)."""
+    sc, last = ctx.scenario, ctx.layout.pp - 1
+    return _memory_figures(stage_memory_fields(sc.model, sc.training, sc.parallelism, stage, layers,
+                                               ctx.layout.dp, stage == 0, stage == last, ctx.microbatches,
+                                               stack=scenario_stack(sc), memo=memo))
+
+
+def _memory_figures(fields: tuple) -> tuple[float, dict[str, float]]:
+    """A stage's memory (:class:`~simulator.workload.memory.MemoryBreakdown`'s fields,
+    :func:`~simulator.workload.memory.stage_memory_fields`) as (total bytes, bytes by part):
+    what its breakdown keeps (the dict is copied for each breakdown)."""
+    parts = memory_parts(fields)
+    return sum(parts.values()), parts      # MemoryBreakdown.total
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
