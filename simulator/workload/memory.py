@@ -210,16 +210,14 @@ class MemoryBreakdown:
                              self.cuda_context, self.nccl_buffers, self.fragmentation, self.what_if))
 
 
-MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "workspace", "cuda_context",
-                "nccl_buffers", "fragmentation")
-"""The parts every :class:`MemoryBreakdown` has, in its fields' order."""
-
-
 def memory_parts(fields: tuple) -> dict[str, float]:
     """A stage's memory by part name, bytes, from :class:`MemoryBreakdown`'s fields in order
-    (:func:`stage_memory_fields`: :data:`MEMORY_PARTS`, then the named extra parts)."""
-    parts = dict(zip(MEMORY_PARTS, fields[:-1], strict=True))
-    parts.update(fields[-1])
+    (:func:`stage_memory_fields`: weights to fragmentation, then the named extra parts)."""
+    weights, gradients, optimizer, activations, workspace, cuda, nccl, fragmentation, named = fields
+    parts = {"weights": weights, "gradients": gradients, "optimizer": optimizer,
+             "activations": activations, "workspace": workspace, "cuda_context": cuda,
+             "nccl_buffers": nccl, "fragmentation": fragmentation}
+    parts.update(named)
     return parts
 
 
