@@ -190,8 +190,7 @@ class Router:
         up, down = self._templates(s_loc, s_rail), self._templates(d_rail, d_loc)
         span = len(first)                                   # vertices: (switch, NIC) as one key
         keys, which = np.unique(switch * span + dst_nic, return_inverse=True)
-        walk = _Templates([_memo(self._switch_paths, divmod(key, span), self._switch_walk)
-                           for key in keys.tolist()], which.ravel())
+        walk = _Templates(self._switch_walks(*np.divmod(keys, span)), which.ravel())
         lengths = up.lengths + walk.lengths + down.lengths + 2
         starts = np.concatenate(([0], np.cumsum(lengths)))[:-1]
         out = np.empty(int(lengths.sum()), dtype=np.int64)
@@ -365,6 +364,43 @@ class Router:
             edges.append(self._switch_eid[(here, nxt)])
             here = nxt
         return tuple(edges)
+
+    def _switch_walks(self, firsts: np.ndarray, nics: np.ndarray) -> list[tuple[int, ...]]:
+        """:meth:`_switch_walk` of every (``firsts[i]``, ``nics[i]``), kept in the same cache;
+        those not kept yet are walked together, hop by hop: each walk's next switch is its
+        ECMP set's (:meth:`_next_hops`) entry ``key mod k``, ``key`` the destination NIC's
+        D-mod-K key divided by the sizes of the sets before (the same integers)."""
+        cache = self._switch_paths
+        pairs = list(zip(firsts.tolist(), nics.tolist(), strict=True))
+        missing = [pair for pair in pairs if pair not in cache]
+        if missing:
+            cache.update(zip(missing, self._walk_together(missing), strict=True))
+        return [cache[pair] for pair in pairs]
+
+    def _walk_together(self, pairs: list[tuple[int, int]]) -> list[tuple[int, ...]]:
+        """The switch walks of ``pairs`` (first switch, destination NIC), see
+        :meth:`_switch_walks`."""
+        here = np.array([first for first, _ in pairs], dtype=np.int64)
+        last = self._port_table[0][[nic for _, nic in pairs]]
+        key = np.array([self._nic_rank[nic] for _, nic in pairs], dtype=np.int64)
+        hops = []
+        while (moving := np.flatnonzero(here != last)).size:
+            sets, which = np.unique(np.stack([here[moving], last[moving]]), axis=1, return_inverse=True)
+            options = [self._next_hops(h, t) for h, t in sets.T.tolist()]
+            count = np.array([len(o) for o in options], dtype=np.int64)
+            table = np.full((len(options), int(count.max())), -1, dtype=np.int64)
+            for row, found in enumerate(options):
+                table[row, :len(found)] = found
+            which = which.ravel()
+            key[moving], pick = np.divmod(key[moving], count[which])
+            step = np.full(len(pairs), -1, dtype=np.int64)
+            after = table[which, pick]
+            step[moving] = [self._switch_eid[edge] for edge in zip(here[moving].tolist(), after.tolist(),
+                                                                     strict=True)]
+            here[moving] = after
+            hops.append(step)
+        columns = np.stack(hops, axis=1).tolist() if hops else [[] for _ in pairs]
+        return [tuple(e for e in row if e >= 0) for row in columns]
 
     def _fabric_ports(self) -> tuple[dict, dict]:
         """(NIC -> (its switch, up edge, down edge), (switch, switch) -> edge id)."""
