@@ -64,7 +64,9 @@ class StagedStep:
     breakdown (as the fields of its :class:`StageBreakdown` but the index, one dict shared
     by the stages of a kind; :meth:`breakdowns` makes the objects) and ZeRO-3 cost, and the
     clocks' inputs (per-stage forward and backward seconds of one microbatch, the
-    stage-to-stage send).
+    stage-to-stage send); ``kind_stages`` and ``kind_sharded``: the breakdowns and ZeRO-3
+    costs of the distinct kinds, in the order the stages first have them (maxima over the
+    stages are maxima over these: a repeated value never changes Python's ``max``).
 
     Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
     computed together (:mod:`simulator.engine.batch`)."""
@@ -74,6 +76,8 @@ class StagedStep:
     sharded: list[ShardingCost]
     forward: np.ndarray
     backward: np.ndarray
+    kind_stages: list[dict]
+    kind_sharded: list[ShardingCost]
     param_wait: float | None = None
     """The weight gathers' wait (:func:`param_gather_wait`) when already evaluated with other
     layouts (:mod:`simulator.engine.batch`)."""
@@ -116,10 +120,11 @@ def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup
     ``memo`` shares sub-results with other layouts of the same setup
     (:func:`~simulator.engine.context.memoised`)."""
     ctx = make_context(scenario, collectives, compute_speedup, memo)
-    stages, sharded = _stages(ctx)
-    forward = np.array([s["forward_s"] for s in stages])
-    backward = np.array([s["backward_s"] for s in stages])
-    return StagedStep(ctx, stages, sharded, forward, backward)
+    kinds, sharding, index = _stages(ctx)
+    forward = np.array([s["forward_s"] for s in kinds])[index]
+    backward = np.array([s["backward_s"] for s in kinds])[index]
+    return StagedStep(ctx, [kinds[j] for j in index], [sharding[j] for j in index], forward, backward,
+                      kinds, sharding)
 
 
 def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray,
@@ -140,7 +145,7 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
     step = pipe + dp_exposed + fixed
-    sharding = sharding_totals(ctx, staged.sharded)
+    sharding = sharding_totals(ctx, staged.kind_sharded)
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
@@ -297,9 +302,10 @@ def bottleneck(busy: np.ndarray) -> tuple[int, float]:
     return stage, float(busy[stage] / (np.add.reduce(busy) / busy.size) - 1.0)   # busy.mean()
 
 
-def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
-    """Per stage, its microbatch breakdown (the fields of its :class:`StageBreakdown` but
-    the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
+def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
+    """Per distinct stage kind, its microbatch breakdown (the fields of its
+    :class:`StageBreakdown` but the index) and its ZeRO-3 cost (zero without ZeRO-3), in the
+    order the stages first have them; and per stage the position of its kind."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
@@ -318,7 +324,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
         values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
         parts.append((_fields(kind[0], values, dict(memory), exposed, (*doc.split, amax)), sharding))
-    return [parts[j][0] for j in index], [parts[j][1] for j in index]
+    return [fields for fields, _ in parts], [sharding for _, sharding in parts], index
 
 
 def _shape_key(ctx: Context) -> tuple:
@@ -475,7 +481,8 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
 
 
 def sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:
-    """(communication seconds per step, exposed seconds per step) of the busiest stage."""
+    """(communication seconds per step, exposed seconds per step) of the busiest stage, given
+    the stages' ZeRO-3 costs (or their distinct kinds': the same maxima)."""
     if not sharded:
         return 0.0, 0.0
     comm = max(s.comm_per_step for s in sharded)
@@ -518,7 +525,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = flops(ctx, work)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
-    memory = max(s["memory_bytes"] for s in stages)
+    memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     first, m = stages[0], ctx.microbatches
     exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),

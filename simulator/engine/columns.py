@@ -132,13 +132,13 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     shares = stage_sm_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
     first_bucket = param_gather_wait(staged)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
-    comm, exposed = sharding_totals(ctx, staged.sharded)
+    comm, exposed = sharding_totals(ctx, staged.kind_sharded)
     numbers = (sync, tail, reduce, shares, first_bucket,
                fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
                first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"])
-    memory = max(s["memory_bytes"] for s in stages)
+    memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     return numbers, memory, ctx.compute.gpu.hbm_capacity_bytes
 
 
