@@ -65,9 +65,9 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
         level = _task_levels(ids.tolist(), deps.tolist(), total)
     if level is None:
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    before = np.concatenate([np.full((p, 1), total), ids[:, :-1]], axis=1)
-    flat = ids.ravel()
-    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kinds.ravel(),
+    before = np.concatenate([np.full((p, 1), total, ids.dtype), ids[:, :-1]], axis=1)
+    flat, kind = ids.ravel(), kinds.ravel().astype(np.int64)      # kinds index the tables: intp
+    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kind,
                    (ids[:, -1].tolist(), kinds[:, -1].tolist()), total)
 
 
@@ -180,6 +180,12 @@ def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
     return ids[stage], deps[stage], kinds[stage]
 
 
+def _task_int(p: int, m: int, v: int) -> type:
+    """The integer type of a graph's task ids, orders and kinds: int32 where its ``2 p m v``
+    task ids fit (half the memory of int64: a large graph's arrays stay in cache)."""
+    return np.int32 if 2 * p * m * v < 2**31 else np.int64
+
+
 def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(task ids, dependency ids or -1, duration kinds) of every stage's tasks in execution
     order, shape (stages, tasks of a stage): the graph of
@@ -187,7 +193,7 @@ def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray,
     ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and dependencies,
     module docstring there), built without a task object per task."""
     forward, microbatch, chunk = _orders(schedule, p, m, v)
-    stage = np.arange(p)[:, None]
+    stage = np.arange(p, dtype=_task_int(p, m, v))[:, None]
     task = microbatch * v + chunk                   # the id within its (stage, pass) block
     block = lambda i, f: (i * 2 + f) * (m * v)      # noqa: E731  (one column per stage)
     back = np.where(stage < p - 1, block(stage + 1, 0) + task,
@@ -203,11 +209,13 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     """(forward flag, microbatch, chunk) of every stage's tasks in execution order, shape
     (stages, tasks of a stage) (:func:`~simulator.workload.taskgraph.stage_order`): ``w``
     warm-up forwards, ``total - w`` forward-backward pairs, ``w`` cool-down backwards."""
+    integer = _task_int(p, m, v)
     if schedule == Schedule.GPIPE:
-        rows = (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
-                np.zeros(2 * m, np.int64))
+        count = np.arange(m, dtype=integer)
+        rows = (np.repeat(np.array([1, 0], integer), m), np.concatenate([count, count[::-1]]),
+                np.zeros(2 * m, integer))
         return tuple(np.tile(row, (p, 1)) for row in rows)
-    stage = np.arange(p)[:, None]
+    stage = np.arange(p, dtype=integer)[:, None]
     interleaved = schedule == Schedule.INTERLEAVED and v > 1
     total = m * v if interleaved else m
     if interleaved:
@@ -215,7 +223,7 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     else:
         warmup = np.minimum(p - stage - 1, m)
     steady = total - warmup
-    k = np.arange(2 * total)[None, :]
+    k = np.arange(2 * total, dtype=integer)[None, :]
     pair = k - warmup                       # position among the steady pairs
     half, odd = pair >> 1, pair & 1         # pair // 2, pair % 2 (both floor, as for negatives)
     warm = pair < 0
