@@ -13,7 +13,7 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -320,11 +320,11 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     parts = []                          # stages alike in layers, ends and ZeRO-3 prices
     for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
-        doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-        values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
+        forward, backward, split = _mean_work(ctx, attention, kind[0], values[0], values[1])
+        values, amax = (forward, backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, dict(memory), exposed, (*doc.split, amax)), sharding))
-    return [fields for fields, _ in parts], [sharding for _, sharding in parts], index
+        parts.append((_fields(kind[0], values, dict(memory), exposed, (*split, amax)), sharding))
+    return [kind_fields for kind_fields, _ in parts], [sharding for _, sharding in parts], index
 
 
 def _shape_key(ctx: Context) -> tuple:
@@ -362,11 +362,11 @@ def _memory_of(ctx: Context, stage: int, layers: int, memo: dict | None) -> tupl
                                                stack=scenario_stack(sc), memo=memo))
 
 
-def _memory_figures(fields: tuple) -> tuple[float, dict[str, float]]:
+def _memory_figures(values: tuple) -> tuple[float, dict[str, float]]:
     """A stage's memory (:class:`~simulator.workload.memory.MemoryBreakdown`'s fields,
     :func:`~simulator.workload.memory.stage_memory_fields`) as (total bytes, bytes by part):
     what its breakdown keeps (the dict is copied for each breakdown)."""
-    parts = memory_parts(fields)
+    parts = memory_parts(values)
     return sum(parts.values()), parts      # MemoryBreakdown.total
 
 
@@ -395,13 +395,32 @@ def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
     return distinct, index
 
 
-_BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
+_NO_SPLIT = (0.0, 0.0, 0.0, 0.0)
+
+
+def _mean_work(ctx: Context, attention: tuple[float, float] | None, layers: int, forward: float,
+               backward: float) -> tuple[float, float, tuple[float, float, float, float]]:
+    """(forward, backward, attention / per-token split) of a stage kind at the documents'
+    mean micro-batch (:func:`~simulator.engine.document_work.document_parts`); without
+    documents (``attention`` None) its own seconds and a zero split."""
+    if attention is None:
+        return forward, backward, _NO_SPLIT
+    doc = _document_parts(ctx, attention, layers, forward, backward)
+    return doc.forward, doc.backward, doc.split
 
 
 def _fields(layers: int, values: tuple, memory: dict, exposed: float, tail: tuple) -> dict:
-    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``);
-    ``tail``: the documents' attention / per-token split, then the amax all-reduce seconds."""
-    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *tail), strict=True))
+    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``), in
+    its fields' order; ``values``: (forward, backward, recompute, TP, CP, EP,
+    p2p seconds, memory bytes), ``tail``: the documents' attention / per-token split, then the
+    amax all-reduce seconds."""
+    forward, backward, recompute, tp, cp, ep, p2p, total = values
+    attention_f, attention_b, token_f, token_b, amax = tail
+    return {"layers": layers, "forward_s": forward, "backward_s": backward, "recompute_s": recompute,
+            "tp_comm_s": tp, "cp_comm_s": cp, "ep_comm_s": ep, "p2p_s": p2p, "memory_bytes": total,
+            "memory": memory, "zero3_exposed_s": exposed, "attention_forward_s": attention_f,
+            "attention_backward_s": attention_b, "per_token_forward_s": token_f,
+            "per_token_backward_s": token_b, "amax_comm_s": amax}
 
 
 def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None = None) -> StageBreakdown:
