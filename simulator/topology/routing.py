@@ -379,28 +379,35 @@ class Router:
 
     def _walk_together(self, pairs: list[tuple[int, int]]) -> list[tuple[int, ...]]:
         """The switch walks of ``pairs`` (first switch, destination NIC), see
-        :meth:`_switch_walks`."""
+        :meth:`_switch_walks`: per hop, each distinct (switch, target) ECMP set and each
+        distinct (switch, next switch) edge looked up once."""
         here = np.array([first for first, _ in pairs], dtype=np.int64)
         last = self._port_table[0][[nic for _, nic in pairs]]
         key = np.array([self._nic_rank[nic] for _, nic in pairs], dtype=np.int64)
+        span = len(self._port_table[0])                     # vertices: (switch, switch) as one code
         hops = []
         while (moving := np.flatnonzero(here != last)).size:
-            sets, which = np.unique(np.stack([here[moving], last[moving]]), axis=1, return_inverse=True)
-            options = [self._next_hops(h, t) for h, t in sets.T.tolist()]
-            count = np.array([len(o) for o in options], dtype=np.int64)
-            table = np.full((len(options), int(count.max())), -1, dtype=np.int64)
+            now = here[moving]
+            sets, which = np.unique(now * span + last[moving], return_inverse=True)
+            self._find_distances((sets % span).tolist())          # the targets' BFS in one call
+            options = [self._next_hops(*divmod(code, span)) for code in sets.tolist()]
+            table = np.full((len(options), max(len(o) for o in options)), -1, dtype=np.int64)
             for row, found in enumerate(options):
                 table[row, :len(found)] = found
             which = which.ravel()
-            key[moving], pick = np.divmod(key[moving], count[which])
-            step = np.full(len(pairs), -1, dtype=np.int64)
+            key[moving], pick = np.divmod(key[moving], np.array([len(o) for o in options])[which])
             after = table[which, pick]
-            step[moving] = [self._switch_eid[edge] for edge in zip(here[moving].tolist(), after.tolist(),
-                                                                     strict=True)]
+            edges, where = np.unique(now * span + after, return_inverse=True)
+            step = np.full(len(pairs), -1, dtype=np.int64)
+            step[moving] = np.array([self._switch_eid[divmod(code, span)] for code in edges.tolist()],
+                                    dtype=np.int64)[where.ravel()]
             here[moving] = after
             hops.append(step)
-        columns = np.stack(hops, axis=1).tolist() if hops else [[] for _ in pairs]
-        return [tuple(e for e in row if e >= 0) for row in columns]
+        if not hops:
+            return [() for _ in pairs]
+        walks = np.stack(hops, axis=1)                      # a walk's hops: a prefix of its row
+        return [tuple(row[:count]) for row, count in zip(walks.tolist(), (walks >= 0).sum(axis=1).tolist(),
+                                                         strict=True)]
 
     def _fabric_ports(self) -> tuple[dict, dict]:
         """(NIC -> (its switch, up edge, down edge), (switch, switch) -> edge id)."""
@@ -431,12 +438,21 @@ class Router:
         """Hop counts from every fabric switch to ``switch`` (BFS in scipy, cached per target)."""
         dist = self._dist.get(switch)
         if dist is None:
-            if self._adjacency is None:
-                self._adjacency = self._switch_adjacency()
-            dist = csgraph.shortest_path(self._adjacency, unweighted=True, directed=False,
-                                         indices=self._switch_index[switch])
-            self._dist[switch] = dist
+            self._find_distances([switch])
+            dist = self._dist[switch]
         return dist
+
+    def _find_distances(self, switches) -> None:
+        """:meth:`_distances_to` of every switch of ``switches`` not known yet, by one BFS call
+        from all of them (the same hop counts)."""
+        missing = [v for v in dict.fromkeys(switches) if v not in self._dist]
+        if not missing:
+            return
+        if self._adjacency is None:
+            self._adjacency = self._switch_adjacency()
+        found = csgraph.shortest_path(self._adjacency, unweighted=True, directed=False,
+                                      indices=[self._switch_index[v] for v in missing])
+        self._dist.update(zip(missing, found, strict=True))
 
     def _switch_adjacency(self) -> sp.csr_matrix:
         index = self._switch_index
