@@ -291,11 +291,9 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     x = np.asarray(p2p, float)
     rows = np.concatenate([f, b, x[:, None]], axis=1)
-    first: dict[bytes, int] = {}                     # row bytes -> first row with them
-    inverse = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    first, inverse = distinct_rows(rows)
     if len(first) < len(rows):                       # layouts alike, bit for bit, in every duration
-        p, distinct = f.shape[1], rows[list(first.values())]
-        inverse = np.searchsorted(list(first.values()), inverse)
+        p, distinct = f.shape[1], rows[first]
         finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
                                                 distinct[:, 2 * p])
         return finish[inverse], last_start[inverse]
@@ -312,6 +310,15 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
         walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady])
         finish[~steady], last_start[~steady] = walked
     return finish, last_start
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """(the first row of each distinct bit pattern of ``rows``, in order; per row, the position
+    of its pattern among them): rows alike bit for bit are evaluated once."""
+    first: dict[bytes, int] = {}                     # row bytes -> first row with them
+    found = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    positions = list(first.values())
+    return positions, np.searchsorted(positions, found)
 
 
 def _steady(schedule: Schedule, f: np.ndarray, b: np.ndarray, x: np.ndarray, step: np.ndarray,
