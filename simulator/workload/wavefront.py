@@ -60,7 +60,8 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     total = 2 * p * m * v
     ids, deps, kinds = graph_tasks(schedule, p, m, v)
     deps = np.where(deps < 0, total, deps)
-    level = swept_levels(ids, deps, total)
+    plain = schedule == Schedule.ONE_F_ONE_B or (schedule == Schedule.INTERLEAVED and v == 1)
+    level = swept_levels(ids, deps, total, start=one_f_one_b_levels(p, m) if plain else None)
     if level is None:
         level = _task_levels(ids.tolist(), deps.tolist(), total)
     if level is None:
@@ -76,7 +77,8 @@ SWEEPS = 16
 schedules settle in one or two)."""
 
 
-def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SWEEPS) -> np.ndarray | None:
+def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SWEEPS,
+                 start: np.ndarray | None = None) -> np.ndarray | None:
     """Level of every task (index ``total``: none, level 0), as :func:`_task_levels`, by
     sweeps over the stages, first to last and back, until the levels solve the recurrence.
 
@@ -88,7 +90,9 @@ def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SW
     a few sweeps reach them. After each sweep every stage's cumulative maximum is checked at
     once (:func:`_settled`): levels that solve the recurrence are the longest paths (its one
     solution on an acyclic graph). None if ``sweeps`` sweeps do not settle them (or the
-    orders deadlock: no solution).
+    orders deadlock: no solution). ``start``: levels to try first (shape of ``ids``, e.g.
+    :func:`one_f_one_b_levels`): taken when they solve the recurrence, else the sweeps start
+    from 0.
     """
     p, n = ids.shape
     position = np.full(total + 1, p * n)          # task id -> its place in stage order; none -> the 0
@@ -99,16 +103,42 @@ def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SW
     count = np.arange(n)
     after = count + 1
     order = [*range(p), *range(p - 1, -1, -1)]
+    if start is not None:
+        rows[:] = start
+        if _settled(flat, rows, waits, count):
+            return _placed(ids, rows, total)
+        rows[:] = 0
     for _ in range(sweeps):
         for i in order:
             mine = rows[i]
             np.maximum.accumulate(flat.take(waits[i]) - count, out=mine)
             mine += after
         if _settled(flat, rows, waits, count):
-            level = np.zeros(total + 1, np.int64)
-            level[ids] = rows
-            return level
+            return _placed(ids, rows, total)
     return None
+
+
+def _placed(ids: np.ndarray, rows: np.ndarray, total: int) -> np.ndarray:
+    """The levels ``rows`` of the tasks ``ids`` (stages by tasks) by task id (index ``total``:
+    none, level 0)."""
+    level = np.zeros(total + 1, np.int64)
+    level[ids] = rows
+    return level
+
+
+def one_f_one_b_levels(p: int, m: int) -> np.ndarray:
+    """Each stage's task levels in execution order, shape (p, 2m), of 1F1B with ``p`` stages
+    and ``m`` microbatches, in closed form: stage ``i`` runs ``w = min(p - i - 1, m)``
+    warm-up forwards at levels ``i + 1 .. i + w``; then, if ``w < m``, its first steady
+    forward at level ``p`` and the rest of its ``2 (m - w)`` steady tasks one level apart
+    from level ``2 p - i``; its ``w`` cool-down backwards two levels apart after the last.
+    (:func:`swept_levels` checks them: they are taken only where they solve the recurrence.)"""
+    stage, k = np.arange(p)[:, None], np.arange(2 * m)[None, :]
+    w = np.minimum(p - stage - 1, m)
+    cool = 2 * m - w                                 # the first cool-down backward
+    steady = 2 * p - stage + (k - w - 1)
+    return np.where(k < w, stage + 1 + k, np.where((k == w) & (w < m), p, np.where(
+        k < cool, steady, 2 * p - stage + (cool - w - 2) + 2 * (k - cool + 1))))
 
 
 def _settled(flat: np.ndarray, rows: np.ndarray, waits: np.ndarray, count: np.ndarray) -> bool:
