@@ -183,7 +183,8 @@ def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.n
     stage's last task and its kind."""
     order = np.argsort(_narrow(level), kind="stable")
     level = level[order]
-    renumber = np.full(total + 1, total)
+    renumber = np.empty(total + 1, np.int64)       # every task id is written (``task`` holds them all)
+    renumber[total] = total
     renumber[task[order]] = np.arange(total)
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(level)) + 1, [total]])
     sizes = np.diff(bounds)
