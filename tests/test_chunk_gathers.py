@@ -163,3 +163,29 @@ def test_given_plain_finish_gives_the_same_delay():
     walked = batch_gather_delay(forward, backward, 8, 3, p2p, gather)
     given = batch_gather_delay(forward, backward, 8, 3, p2p, gather, finish.max(axis=1))
     assert np.array_equal(walked, given) and walked.max() > 0
+
+
+def test_clocks_with_gathers_in_one_walk_are_the_two_walks():
+    """The search's one walk of the clocks and the gathers (rows without gathers as columns
+    whose gathers take 0 s; rows alike walked once) gives the plain clocks and the gathers'
+    delays of the two walks, bit for bit, with and without SM shares."""
+    from simulator.workload.chunk_gathers import batch_clocks_with_gathers, batch_gather_delay
+    from simulator.workload.wavefront import batch_stage_clocks
+
+    rng = np.random.default_rng(5)
+    for m, v in ((8, 3), (12, 2)):
+        forward, backward = rng.uniform(1, 3, (6, 4)), rng.uniform(2, 6, (6, 4))
+        forward[4], backward[4] = forward[1], backward[1]              # twins (ZeRO-1 and -2)
+        p2p = rng.uniform(0, 0.2, 6)
+        p2p[4] = p2p[1]
+        rows = [1, 2, 4, 5]
+        gather = rng.uniform(0, 8, (4, 4))
+        gather[2] = gather[0]
+        for share in (np.zeros((4, 4)), rng.uniform(0, 0.3, (4, 4))):
+            share[2] = share[0]
+            finish, last_start = batch_stage_clocks(Schedule.INTERLEAVED, forward, backward, m, v, p2p)
+            waits = batch_gather_delay(forward[rows], backward[rows], m, v, p2p[rows], gather,
+                                       finish[rows].max(axis=1), share)
+            got = batch_clocks_with_gathers(forward, backward, m, v, p2p, rows, gather, share)
+            assert np.array_equal(got[0], finish) and np.array_equal(got[1], last_start)
+            assert np.array_equal(got[2], waits) and waits.max() > 0

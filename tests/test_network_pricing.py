@@ -116,3 +116,19 @@ def test_routes_in_bulk_are_the_paths_one_by_one(fabric):
             indptr, edges = router.routes(src[keep], dst[keep])
             want = [router.path(int(s), int(d)) for s, d in zip(src[keep], dst[keep], strict=True)]
             assert [tuple(edges[a:b].tolist()) for a, b in zip(indptr[:-1], indptr[1:], strict=True)] == want
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+def test_switch_walks_together_are_the_walks_one_by_one(fabric):
+    """The fabric walks :meth:`Router.routes` takes hop by hop for all flows at once are
+    :meth:`Router._switch_walk`'s, walk by walk."""
+    from simulator.topology.graph import VertexKind
+    from simulator.topology.routing import Router
+
+    cluster = _model(fabric).cluster
+    router = Router(cluster)
+    ports = [v for v, kind in cluster.graph.nodes(data="kind") if kind in (VertexKind.GPU, VertexKind.NIC)]
+    src, dst = np.array(ports * len(ports)), np.repeat(ports, len(ports))
+    apart = src // cluster.layout.vertices != dst // cluster.layout.vertices
+    router.routes(src[apart], dst[apart])
+    assert all(router._switch_walk(first, nic) == walk for (first, nic), walk in router._switch_paths.items())

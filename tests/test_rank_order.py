@@ -122,3 +122,21 @@ def test_the_search_covers_both_orders_and_rows_equal_the_single_path(tmp_path):
     path = tmp_path / "pp-inner.yaml"
     path.write_text(yaml.safe_dump(data))
     assert run_scenario(path).tokens_per_s == pytest.approx(row["tokens_per_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize("shape", [*SHAPES, (2, 4, 8, 1, 1), (8, 2, 3, 2, 1)])
+@pytest.mark.parametrize("inner", [False, True])
+def test_groups_from_the_grid_are_gpu_by_gpu(shape, inner):
+    """The data-parallel, shard and embedding groups taken from the rank grid at once are
+    those of :meth:`Layout.gpu` rank by rank, in the same order, as Python integers."""
+    lay = Layout(*shape, pp_inner=inner)
+    for s in range(lay.pp):
+        dp_groups = lay.stage_dp_groups(s)
+        assert dp_groups == [lay.dp_group(s, t, c) for c in range(lay.cp) for t in range(lay.tp)]
+        assert all(type(g) is tuple and all(type(gpu) is int for gpu in g) for g in dp_groups)
+        assert lay.stage_shard_groups(s) == [tuple(lay.gpu(t, c, d, s) for d in range(lay.dp)
+                                                   for c in range(lay.cp)) for t in range(lay.tp)]
+    pairs = [(lay.gpu(t, c, d, 0), lay.gpu(t, c, d, lay.pp - 1))
+             for d in range(lay.dp) for c in range(lay.cp) for t in range(lay.tp)]
+    assert lay.embedding_groups() == pairs
+    assert all(type(a) is int and type(b) is int for a, b in lay.embedding_groups())

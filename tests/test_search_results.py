@@ -65,3 +65,16 @@ def test_stages_of_one_kind_do_not_share_their_memory():
     assert result.memory_per_gpu_bytes == max(s.memory_bytes for s in result.stages)
     second.memory["probe"] = 1.0
     assert "probe" not in third.memory
+
+
+def test_a_stage_kinds_fields_are_the_breakdowns_in_order():
+    """The engine's per-kind dict (written out for speed) holds every
+    :class:`StageBreakdown` field but the index, in the dataclass's order."""
+    from dataclasses import fields
+
+    from simulator.engine.analytical import _fields
+    from simulator.results import StageBreakdown
+
+    made = _fields(3, tuple(float(i) for i in range(8)), {}, 0.5, (0.1, 0.2, 0.3, 0.4, 0.6))
+    assert list(made) == [f.name for f in fields(StageBreakdown)][1:]
+    assert StageBreakdown(0, **made).amax_comm_s == 0.6

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simulator.config.scenario import Schedule
-from simulator.workload.wavefront import _task_levels, stage_tasks, swept_levels
+from simulator.workload.wavefront import _task_levels, graph_tasks, one_f_one_b_levels, swept_levels
 
 CASES = [(Schedule.GPIPE, p, m, 1) for p in (1, 2, 4) for m in (1, 3, 8)] + [
     (Schedule.ONE_F_ONE_B, p, m, 1) for p in (1, 2, 4, 8, 64) for m in (1, 2, 7, 16, 96)] + [
@@ -15,8 +15,8 @@ CASES = [(Schedule.GPIPE, p, m, 1) for p in (1, 2, 4) for m in (1, 3, 8)] + [
 
 def _graph(schedule, p, m, v):
     total = 2 * p * m * v
-    stages = [stage_tasks(schedule, p, m, v, i) for i in range(p)]
-    return [s[0] for s in stages], [np.where(s[1] < 0, total, s[1]) for s in stages], total
+    ids, deps, _ = graph_tasks(schedule, p, m, v)
+    return ids, np.where(deps < 0, total, deps), total
 
 
 @pytest.mark.parametrize(("schedule", "p", "m", "v"), CASES)
@@ -30,12 +30,35 @@ def test_swept_levels_are_the_walks(schedule, p, m, v):
 
 def test_a_deadlock_never_settles():
     """Two stages each waiting for the other's second task: no order exists."""
-    ids = [np.array([0, 1]), np.array([2, 3])]
-    deps = [np.array([4, 3]), np.array([4, 1])]
+    ids = np.array([[0, 1], [2, 3]])
+    deps = np.array([[4, 3], [4, 1]])
     assert _task_levels([i.tolist() for i in ids], [d.tolist() for d in deps], 4) is None
     assert swept_levels(ids, deps, 4) is None
 
 
 def test_too_few_sweeps_leave_it_to_the_walk():
-    ids, deps, total = _graph(Schedule.ONE_F_ONE_B, 8, 16, 1)
+    """Interleaved 1F1B settles in two sweeps, not one (1F1B in one)."""
+    ids, deps, total = _graph(Schedule.INTERLEAVED, 8, 16, 2)
     assert swept_levels(ids, deps, total, sweeps=1) is None
+    assert swept_levels(ids, deps, total, sweeps=2) is not None
+    ids, deps, total = _graph(Schedule.ONE_F_ONE_B, 8, 16, 1)
+    assert swept_levels(ids, deps, total, sweeps=1) is not None
+
+
+@pytest.mark.parametrize(("p", "m"), [(p, m) for p in (1, 2, 3, 4, 8, 64) for m in (1, 2, 3, 7, 16, 96)])
+def test_one_f_one_b_levels_in_closed_form_are_the_walks(p, m):
+    """1F1B's levels in closed form (warm-up, steady and cool-down runs) are the walk's, and
+    the sweeps take them as they are."""
+    ids, deps, total = _graph(Schedule.ONE_F_ONE_B, p, m, 1)
+    walked = _task_levels([i.tolist() for i in ids], [d.tolist() for d in deps], total)
+    assert one_f_one_b_levels(p, m).tolist() == np.asarray(walked)[ids].tolist()
+    assert swept_levels(ids, deps, total, sweeps=0, start=one_f_one_b_levels(p, m)).tolist() == walked
+
+
+def test_a_wrong_start_is_left_for_the_sweeps():
+    """Levels that do not solve the recurrence are not taken: the sweeps start from 0."""
+    ids, deps, total = _graph(Schedule.INTERLEAVED, 4, 8, 2)
+    walked = _task_levels([i.tolist() for i in ids], [d.tolist() for d in deps], total)
+    wrong = np.asarray(walked)[ids] + 1
+    assert swept_levels(ids, deps, total, start=wrong).tolist() == walked
+    assert swept_levels(ids, deps, total, sweeps=0, start=wrong) is None

@@ -35,7 +35,7 @@ class Group:
 
     @cached_property
     def vertices(self) -> list[int]:
-        return [int(v) for v in self.cluster.gpu_vertices(self.gpus)]
+        return self.cluster.gpu_vertices(self.gpus).tolist()
 
     @cached_property
     def by_server(self) -> list[list[int]]:

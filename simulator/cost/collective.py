@@ -133,7 +133,7 @@ class CollectiveModel:
         """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``, and the
         chosen ``"algorithm/protocol"`` (see :meth:`concurrent_terms`)."""
         best = self.concurrent_terms(op, groups, size_bytes, algorithm, key)
-        return (best.time(size_bytes).item(),
+        return (best.seconds(size_bytes),
                 f"{best.schedule.algorithm.value}/{best.protocol.value}")
 
     def concurrent_terms(self, op: Op, groups, size_bytes: float,

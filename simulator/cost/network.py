@@ -41,6 +41,10 @@ class CostTerms:
     def time(self, size_bytes) -> np.ndarray:
         return self.latency_s + self.seconds_per_byte * np.asarray(size_bytes, dtype=np.float64)
 
+    def seconds(self, size_bytes: float) -> float:
+        """:meth:`time` of one size, a Python float (the same floating-point operations)."""
+        return float(self.latency_s + self.seconds_per_byte * float(size_bytes))
+
 
 @dataclass(frozen=True)
 class _StepLoad:

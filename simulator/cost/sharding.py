@@ -151,7 +151,7 @@ class _Priced:
             return 0.0
         terms = self.collectives.concurrent_terms(op, self.groups, nbytes,
                                                   forced_algorithm(self.scenario, op), key=self.key)
-        return terms.time(nbytes).item()
+        return terms.seconds(nbytes)
 
 
 def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layers: float,

@@ -13,7 +13,7 @@ come from the one cost model (compute: :mod:`simulator.cost.compute`; network:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import scenario_split, stage_memory, stage_parameters
+from simulator.workload.memory import memory_parts, scenario_split, stage_memory_fields, stage_parameters
 from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
@@ -64,7 +64,9 @@ class StagedStep:
     breakdown (as the fields of its :class:`StageBreakdown` but the index, one dict shared
     by the stages of a kind; :meth:`breakdowns` makes the objects) and ZeRO-3 cost, and the
     clocks' inputs (per-stage forward and backward seconds of one microbatch, the
-    stage-to-stage send).
+    stage-to-stage send); ``kind_stages`` and ``kind_sharded``: the breakdowns and ZeRO-3
+    costs of the distinct kinds, in the order the stages first have them (maxima over the
+    stages are maxima over these: a repeated value never changes Python's ``max``).
 
     Layouts with the same :attr:`clock_key` share one task graph, so their clocks can be
     computed together (:mod:`simulator.engine.batch`)."""
@@ -74,6 +76,8 @@ class StagedStep:
     sharded: list[ShardingCost]
     forward: np.ndarray
     backward: np.ndarray
+    kind_stages: list[dict]
+    kind_sharded: list[ShardingCost]
     param_wait: float | None = None
     """The weight gathers' wait (:func:`param_gather_wait`) when already evaluated with other
     layouts (:mod:`simulator.engine.batch`)."""
@@ -116,10 +120,11 @@ def stage_step(scenario: Scenario, collectives: CollectiveModel, compute_speedup
     ``memo`` shares sub-results with other layouts of the same setup
     (:func:`~simulator.engine.context.memoised`)."""
     ctx = make_context(scenario, collectives, compute_speedup, memo)
-    stages, sharded = _stages(ctx)
-    forward = np.array([s["forward_s"] for s in stages])
-    backward = np.array([s["backward_s"] for s in stages])
-    return StagedStep(ctx, stages, sharded, forward, backward)
+    kinds, sharding, index = _stages(ctx)
+    forward = np.array([s["forward_s"] for s in kinds])[index]
+    backward = np.array([s["backward_s"] for s in kinds])[index]
+    return StagedStep(ctx, [kinds[j] for j in index], [sharding[j] for j in index], forward, backward,
+                      kinds, sharding)
 
 
 def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray,
@@ -140,7 +145,7 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
     step = pipe + dp_exposed + fixed
-    sharding = sharding_totals(ctx, staged.sharded)
+    sharding = sharding_totals(ctx, staged.kind_sharded)
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
@@ -297,9 +302,10 @@ def bottleneck(busy: np.ndarray) -> tuple[int, float]:
     return stage, float(busy[stage] / (np.add.reduce(busy) / busy.size) - 1.0)   # busy.mean()
 
 
-def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
-    """Per stage, its microbatch breakdown (the fields of its :class:`StageBreakdown` but
-    the index; one dict per stage kind) and its ZeRO-3 cost (zero without ZeRO-3)."""
+def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
+    """Per distinct stage kind, its microbatch breakdown (the fields of its
+    :class:`StageBreakdown` but the index) and its ZeRO-3 cost (zero without ZeRO-3), in the
+    order the stages first have them; and per stage the position of its kind."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
     layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
@@ -311,15 +317,14 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost]]:
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
     distinct, index = _stage_kinds(ctx, stack)
-    parts = []
-    for i, kind, unit in distinct:      # stages alike in layers, ends and ZeRO-3 prices
-        total, memory = _stage_memory(ctx, i, kind[0])
+    parts = []                          # stages alike in layers, ends and ZeRO-3 prices
+    for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
         values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
-        doc = _document_parts(ctx, attention, kind[0], values[0], values[1])
-        values, amax = (doc.forward, doc.backward, *values[2:-1], p2p, total), values[-1]
+        forward, backward, split = _mean_work(ctx, attention, kind[0], values[0], values[1])
+        values, amax = (forward, backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, dict(memory), exposed, (*doc.split, amax)), sharding))
-    return [parts[j][0] for j in index], [parts[j][1] for j in index]
+        parts.append((_fields(kind[0], values, dict(memory), exposed, (*split, amax)), sharding))
+    return [kind_fields for kind_fields, _ in parts], [sharding for _, sharding in parts], index
 
 
 def _shape_key(ctx: Context) -> tuple:
@@ -329,25 +334,40 @@ def _shape_key(ctx: Context) -> tuple:
     return ctx.shape.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel, ctx.compute.speedup
 
 
+def _kinds_memory(ctx: Context, distinct: list[tuple]) -> list[tuple[float, dict[str, float]]]:
+    """(total bytes, bytes by part) of one GPU of each of a layout's distinct stages
+    (:func:`_stage_kinds`: the first stage of each kind), memoised by the layout and micro
+    batch (one look-up for all its kinds)."""
+    par = ctx.scenario.parallelism
+    return memoised(ctx, ("kinds-memory", par, ctx.shape.micro_batch, ctx.microbatches),
+                    lambda: [_memory_of(ctx, i, kind[0], ctx.memo) for i, kind, _ in distinct])
+
+
 def _stage_memory(ctx: Context, stage: int, layers: int, memo: dict | None = None
                   ) -> tuple[float, dict[str, float]]:
     """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
-    (:func:`~simulator.workload.memory.stage_memory`), memoised by the stage's place in
-    ``memo`` (default: the context's)."""
-    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
-    kind = (layers, stage == 0, stage == last)
+    (:func:`_memory_of`), memoised by the stage's place in ``memo`` (default: the context's)."""
+    par = ctx.scenario.parallelism
     memo = ctx.memo if memo is None else memo
-    return remembered(memo, ("memory", par, ctx.shape.micro_batch, kind, ctx.microbatches, stage), lambda: (
-        _memory_figures(stage_memory(ctx.scenario.model, ctx.scenario.training, par, stage, layers,
-                                     ctx.layout.dp, kind[1], kind[2], ctx.microbatches,
-                                     stack=scenario_stack(ctx.scenario), memo=memo))))
+    return remembered(memo, ("memory", par, ctx.shape.micro_batch, layers, ctx.microbatches, stage),
+                      lambda: _memory_of(ctx, stage, layers, memo))
 
 
-def _memory_figures(memory) -> tuple[float, dict[str, float]]:
-    """A stage's memory (:class:`~simulator.workload.memory.StageMemory`) as (total bytes,
-    bytes by part): what its breakdown keeps (the dict is copied for each breakdown)."""
-    parts = memory.as_dict()
-    return sum(parts.values()), parts      # memory.total
+def _memory_of(ctx: Context, stage: int, layers: int, memo: dict | None) -> tuple[float, dict[str, float]]:
+    """(total bytes, bytes by part) of one GPU of ``stage`` holding ``layers`` layers
+    (:func:`~simulator.workload.memory.stage_memory_fields`; ``memo`` shares its parts)."""
+    sc, last = ctx.scenario, ctx.layout.pp - 1
+    return _memory_figures(stage_memory_fields(sc.model, sc.training, sc.parallelism, stage, layers,
+                                               ctx.layout.dp, stage == 0, stage == last, ctx.microbatches,
+                                               stack=scenario_stack(sc), memo=memo))
+
+
+def _memory_figures(values: tuple) -> tuple[float, dict[str, float]]:
+    """A stage's memory (:class:`~simulator.workload.memory.MemoryBreakdown`'s fields,
+    :func:`~simulator.workload.memory.stage_memory_fields`) as (total bytes, bytes by part):
+    what its breakdown keeps (the dict is copied for each breakdown)."""
+    parts = memory_parts(values)
+    return sum(parts.values()), parts      # MemoryBreakdown.total
 
 
 def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
@@ -375,13 +395,32 @@ def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
     return distinct, index
 
 
-_BREAKDOWN_FIELDS = tuple(f.name for f in fields(StageBreakdown))
+_NO_SPLIT = (0.0, 0.0, 0.0, 0.0)
+
+
+def _mean_work(ctx: Context, attention: tuple[float, float] | None, layers: int, forward: float,
+               backward: float) -> tuple[float, float, tuple[float, float, float, float]]:
+    """(forward, backward, attention / per-token split) of a stage kind at the documents'
+    mean micro-batch (:func:`~simulator.engine.document_work.document_parts`); without
+    documents (``attention`` None) its own seconds and a zero split."""
+    if attention is None:
+        return forward, backward, _NO_SPLIT
+    doc = _document_parts(ctx, attention, layers, forward, backward)
+    return doc.forward, doc.backward, doc.split
 
 
 def _fields(layers: int, values: tuple, memory: dict, exposed: float, tail: tuple) -> dict:
-    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``);
-    ``tail``: the documents' attention / per-token split, then the amax all-reduce seconds."""
-    return dict(zip(_BREAKDOWN_FIELDS[1:], (layers, *values, memory, exposed, *tail), strict=True))
+    """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``), in
+    its fields' order; ``values``: (forward, backward, recompute, TP, CP, EP,
+    p2p seconds, memory bytes), ``tail``: the documents' attention / per-token split, then the
+    amax all-reduce seconds."""
+    forward, backward, recompute, tp, cp, ep, p2p, total = values
+    attention_f, attention_b, token_f, token_b, amax = tail
+    return {"layers": layers, "forward_s": forward, "backward_s": backward, "recompute_s": recompute,
+            "tp_comm_s": tp, "cp_comm_s": cp, "ep_comm_s": ep, "p2p_s": p2p, "memory_bytes": total,
+            "memory": memory, "zero3_exposed_s": exposed, "attention_forward_s": attention_f,
+            "attention_backward_s": attention_b, "per_token_forward_s": token_f,
+            "per_token_backward_s": token_b, "amax_comm_s": amax}
 
 
 def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None = None) -> StageBreakdown:
@@ -461,7 +500,8 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
 
 
 def sharding_totals(ctx: Context, sharded: list[ShardingCost]) -> tuple[float, float]:
-    """(communication seconds per step, exposed seconds per step) of the busiest stage."""
+    """(communication seconds per step, exposed seconds per step) of the busiest stage, given
+    the stages' ZeRO-3 costs (or their distinct kinds': the same maxima)."""
     if not sharded:
         return 0.0, 0.0
     comm = max(s.comm_per_step for s in sharded)
@@ -504,7 +544,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
     model_flops, hardware_flops = flops(ctx, work)
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
-    memory = max(s["memory_bytes"] for s in stages)
+    memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     first, m = stages[0], ctx.microbatches
     exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),

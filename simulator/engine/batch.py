@@ -25,7 +25,8 @@ from simulator.engine.analytical import StagedStep, complete_step, stage_step
 from simulator.engine.gradient_sync import chunk_gather_seconds, stage_sm_shares
 from simulator.errors import ClusterSimError
 from simulator.results import StepResult
-from simulator.workload.chunk_gathers import batch_gather_delay
+from simulator.workload.chunk_gathers import batch_clocks_with_gathers, batch_gather_delay
+from simulator.workload.taskgraph import EXACT_MICROBATCHES
 from simulator.workload.wavefront import batch_stage_clocks
 
 
@@ -99,30 +100,36 @@ def _clocked(out: list) -> Iterator[tuple[list[StagedStep], list[int], np.ndarra
         if isinstance(item, StagedStep):
             groups[item.clock_key].append(i)
     for (schedule, _, m, v), members in groups.items():
-        staged = [out[i] for i in members]
-        finish, last_start = batch_stage_clocks(
-            schedule, np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
-            m, v, np.array([s.p2p for s in staged]))
-        yield _with_param_waits(staged, m, v, finish), members, finish, last_start
+        staged, finish, last_start = _graph_clocks(schedule, m, v, [out[i] for i in members])
+        yield staged, members, finish, last_start
 
 
-def _with_param_waits(staged: list[StagedStep], m: int, v: int, finish: np.ndarray) -> list[StagedStep]:
-    """``staged`` with the chunk-ahead weight gathers' waits of those that have them
-    evaluated together (:func:`simulator.workload.chunk_gathers.batch_gather_delay`, given
-    their clocks' ``finish`` so that the graph without the gathers is not walked again)."""
+def _graph_clocks(schedule, m: int, v: int, staged: list[StagedStep]
+                  ) -> tuple[list[StagedStep], np.ndarray, np.ndarray]:
+    """(``staged`` with the chunk-ahead weight gathers' waits of those that have them, the
+    clocks' finish and start of the last task) of steps that share one task graph: the
+    clocks and the gathers walked together where the graph is exact
+    (:func:`~simulator.workload.chunk_gathers.batch_clocks_with_gathers`), else the gathers
+    given the clocks' finish (:func:`~simulator.workload.chunk_gathers.batch_gather_delay`)."""
+    forward, backward = np.array([s.forward for s in staged]), np.array([s.backward for s in staged])
+    p2p = np.array([s.p2p for s in staged])
     gathers = [chunk_gather_seconds(s.ctx) for s in staged]
     rows = [i for i, g in enumerate(gathers) if g is not None]
     if not rows:
-        return staged
-    waits = batch_gather_delay(np.array([staged[i].forward for i in rows]),
-                               np.array([staged[i].backward for i in rows]), m, v,
-                               np.array([staged[i].p2p for i in rows]), np.array([gathers[i] for i in rows]),
-                               finish[rows].max(axis=1),
-                               np.array([stage_sm_shares(staged[i].ctx) for i in rows]))
+        return staged, *batch_stage_clocks(schedule, forward, backward, m, v, p2p)
+    shares = np.array([stage_sm_shares(staged[i].ctx) for i in rows])
+    gathered = np.array([gathers[i] for i in rows])
+    if m <= EXACT_MICROBATCHES:
+        finish, last_start, waits = batch_clocks_with_gathers(forward, backward, m, v, p2p, rows, gathered,
+                                                              shares)
+    else:
+        finish, last_start = batch_stage_clocks(schedule, forward, backward, m, v, p2p)
+        waits = batch_gather_delay(forward[rows], backward[rows], m, v, p2p[rows], gathered,
+                                   finish[rows].max(axis=1), shares)
     out = list(staged)
     for i, wait in zip(rows, waits.tolist(), strict=True):
         out[i] = replace(out[i], param_wait=wait)
-    return out
+    return out, finish, last_start
 
 
 def _completed(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, breakdowns: bool

@@ -12,6 +12,7 @@ itself: the same result, or the same error naming what is wrong.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -131,13 +132,13 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     shares = stage_sm_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
     first_bucket = param_gather_wait(staged)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
-    comm, exposed = sharding_totals(ctx, staged.sharded)
+    comm, exposed = sharding_totals(ctx, staged.kind_sharded)
     numbers = (sync, tail, reduce, shares, first_bucket,
                fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
                first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"])
-    memory = max(s["memory_bytes"] for s in stages)
+    memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     return numbers, memory, ctx.compute.gpu.hbm_capacity_bytes
 
 
@@ -188,22 +189,23 @@ def _plausible(cols: dict, busiest: np.ndarray) -> np.ndarray:
 def _headlines(cols: dict, x: _Inputs, ok: np.ndarray) -> list[dict | None]:
     """One headline dict per step (Python floats, in :data:`HEADLINE`'s names), None where
     ``ok`` is false or the memory figures are not finite and non-negative."""
-    floats = {name: cols[name].tolist() for name in _FLOAT_COLUMNS}
-    exposed = [cols["exposed"][d].tolist() for d in _DIMENSIONS]
+    floats = zip(*(cols[name].tolist() for name in _FLOAT_COLUMNS), strict=True)     # row by row
+    exposed = zip(*(cols["exposed"][d].tolist() for d in _DIMENSIONS), strict=True)
     out: list[dict | None] = []
-    for i, good in enumerate(ok.tolist()):
-        memory, capacity = x.memory[i], x.capacity[i]
+    steps = zip(ok.tolist(), x.memory, x.capacity, floats, exposed, strict=True)
+    for good, memory, capacity, values, by_dimension in steps:
         if not (good and _non_negative(memory) and _non_negative(capacity)):
             out.append(None)
             continue
-        row = {name: values[i] for name, values in floats.items()}
+        row = dict(zip(_FLOAT_COLUMNS, values, strict=True))
         row.update(memory_per_gpu_bytes=memory, fits_in_memory=memory <= capacity,
                    microbatches=x.m, memory_capacity_bytes=capacity,
-                   exposed_by_dimension=dict(zip(_DIMENSIONS, (e[i] for e in exposed), strict=True)))
+                   exposed_by_dimension=dict(zip(_DIMENSIONS, by_dimension, strict=True)))
         out.append(row)
     return out
 
 
 def _non_negative(value) -> bool:
-    """The invariants' test of a byte count: a finite number >= 0."""
-    return isinstance(value, (int, float)) and np.isfinite(value) and value >= 0
+    """The invariants' test of a byte count: a finite number >= 0 (``math.isfinite``, as
+    :mod:`simulator.results.invariants`)."""
+    return isinstance(value, (int, float)) and math.isfinite(value) and value >= 0

@@ -214,7 +214,7 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
     if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
         return compressed_tails(ctx, syncs, bucket)
-    return [sum(c.terms.time(min(bucket, c.size_bytes)).item() for c in stage
+    return [sum(c.terms.seconds(min(bucket, c.size_bytes)) for c in stage
                 if c.op != Op.ALL_GATHER)
             for stage in syncs]
 
@@ -250,7 +250,7 @@ def _embedding_sync(ctx: Context) -> float:
     algorithm = forced_algorithm(sc, Op.ALL_REDUCE) or Algorithm.RING
     terms = ctx.collectives.concurrent_terms(Op.ALL_REDUCE, layout.embedding_groups, nbytes, algorithm,
                                              key=("embedding", layout))
-    return terms.time(nbytes).item()
+    return terms.seconds(nbytes)
 
 
 def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
@@ -305,7 +305,7 @@ def _gathered_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
 
 def _gather_seconds(ctx: Context, stage: int, expert: bool, nbytes: float) -> float:
     """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`)."""
-    return _gather_terms(ctx, stage, expert, nbytes).time(nbytes).item()
+    return _gather_terms(ctx, stage, expert, nbytes).seconds(nbytes)
 
 
 def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
@@ -351,7 +351,7 @@ def _rest_gathers(ctx: Context) -> np.ndarray:
     out = []
     for stage, ((_, dense), *experts) in enumerate(_gathered_parts(ctx)):
         terms = _gather_terms(ctx, stage, False, dense)
-        rest = max(0.0, terms.time(dense).item() - terms.time(min(bucket, dense)).item())
+        rest = max(0.0, terms.seconds(dense) - terms.seconds(min(bucket, dense)))
         out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes) for _, nbytes in experts))
     return np.array(out)
 

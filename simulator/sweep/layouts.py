@@ -133,10 +133,11 @@ def with_layout(scenario: Scenario, layout: dict, sections: dict | None = None) 
 
 
 def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,
-                  layouts: Iterable[dict], memo: dict | None = None) -> list[dict]:
-    """One row per layout (validated axis values): the layout, ``status`` ("ok" or why the
-    scenario's rules refuse it), and for valid layouts :data:`SEARCH_METRICS` and the
-    exposed communication per dimension (``exposed_tp_s`` ...).
+                  layouts: Iterable[dict], memo: dict | None = None, head: dict | None = None) -> list[dict]:
+    """One row per layout (validated axis values): ``head`` (keys every row starts with, e.g.
+    the search point), the layout, ``status`` ("ok" or why the scenario's rules refuse it),
+    and for valid layouts :data:`SEARCH_METRICS` and the exposed communication per dimension
+    (``exposed_tp_s`` ...).
 
     The valid layouts are evaluated together (:func:`~simulator.engine.batch.simulate_steps`);
     each row is exactly what :func:`~simulator.engine.analytical.simulate_step` gives for
@@ -144,8 +145,9 @@ def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: Co
     layouts of ``scenario`` for later calls with it (:func:`~simulator.engine.batch.simulate_steps`).
     """
     rows, valid, variants, sections = [], [], [], {}
+    head = head or {}
     for layout in layouts:
-        row = dict(layout)
+        row = {**head, **layout}
         try:
             variant = with_layout(scenario, layout, sections)
             check_scenario(variant, hardware)
@@ -168,7 +170,12 @@ def _fill(row: dict, result: dict | ClusterSimError) -> None:
         return
     row["status"] = "ok"
     row.update({name: result[name] for name in SEARCH_METRICS})
-    row.update({f"exposed_{d}_s": s for d, s in result["exposed_by_dimension"].items()})
+    exposed = result["exposed_by_dimension"]
+    row.update({_EXPOSED_NAMES.get(d) or f"exposed_{d}_s": s for d, s in exposed.items()})
+
+
+_EXPOSED_NAMES = {d: f"exposed_{d}_s" for d in ("tp", "pp", "dp", "cp", "ep")}
+"""The row names of the exposed communication per dimension (a headline's five)."""
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "etp", "micro_batch", "schedule", "virtual_stages",

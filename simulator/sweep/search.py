@@ -250,8 +250,8 @@ def evaluate_task(task: Task, cache: SessionCache | None = None) -> list[dict[st
 def _evaluate_task(task: Task, cache: SessionCache) -> list[dict[str, Any]]:
     """:func:`evaluate_task`, with the collector as it is."""
     session, memo = cache.get(task.scenario, task.library)
-    rows = evaluate_rows(task.scenario, session.hardware, session.collectives, task.layouts, memo)
-    return [{"point": task.point, **row} for row in rows]
+    return evaluate_rows(task.scenario, session.hardware, session.collectives, task.layouts, memo,
+                         {"point": task.point})
 
 
 def run_local(tasks: list[Task], progress: Callable[[int, int], None] | None = None,

@@ -190,8 +190,7 @@ class Router:
         up, down = self._templates(s_loc, s_rail), self._templates(d_rail, d_loc)
         span = len(first)                                   # vertices: (switch, NIC) as one key
         keys, which = np.unique(switch * span + dst_nic, return_inverse=True)
-        walk = _Templates([_memo(self._switch_paths, divmod(key, span), self._switch_walk)
-                           for key in keys.tolist()], which.ravel())
+        walk = _Templates(self._switch_walks(*np.divmod(keys, span)), which.ravel())
         lengths = up.lengths + walk.lengths + down.lengths + 2
         starts = np.concatenate(([0], np.cumsum(lengths)))[:-1]
         out = np.empty(int(lengths.sum()), dtype=np.int64)
@@ -366,6 +365,50 @@ class Router:
             here = nxt
         return tuple(edges)
 
+    def _switch_walks(self, firsts: np.ndarray, nics: np.ndarray) -> list[tuple[int, ...]]:
+        """:meth:`_switch_walk` of every (``firsts[i]``, ``nics[i]``), kept in the same cache;
+        those not kept yet are walked together, hop by hop: each walk's next switch is its
+        ECMP set's (:meth:`_next_hops`) entry ``key mod k``, ``key`` the destination NIC's
+        D-mod-K key divided by the sizes of the sets before (the same integers)."""
+        cache = self._switch_paths
+        pairs = list(zip(firsts.tolist(), nics.tolist(), strict=True))
+        missing = [pair for pair in pairs if pair not in cache]
+        if missing:
+            cache.update(zip(missing, self._walk_together(missing), strict=True))
+        return [cache[pair] for pair in pairs]
+
+    def _walk_together(self, pairs: list[tuple[int, int]]) -> list[tuple[int, ...]]:
+        """The switch walks of ``pairs`` (first switch, destination NIC), see
+        :meth:`_switch_walks`: per hop, each distinct (switch, target) ECMP set and each
+        distinct (switch, next switch) edge looked up once."""
+        here = np.array([first for first, _ in pairs], dtype=np.int64)
+        last = self._port_table[0][[nic for _, nic in pairs]]
+        key = np.array([self._nic_rank[nic] for _, nic in pairs], dtype=np.int64)
+        span = len(self._port_table[0])                     # vertices: (switch, switch) as one code
+        hops = []
+        while (moving := np.flatnonzero(here != last)).size:
+            now = here[moving]
+            sets, which = np.unique(now * span + last[moving], return_inverse=True)
+            self._find_distances((sets % span).tolist())          # the targets' BFS in one call
+            options = [self._next_hops(*divmod(code, span)) for code in sets.tolist()]
+            table = np.full((len(options), max(len(o) for o in options)), -1, dtype=np.int64)
+            for row, found in enumerate(options):
+                table[row, :len(found)] = found
+            which = which.ravel()
+            key[moving], pick = np.divmod(key[moving], np.array([len(o) for o in options])[which])
+            after = table[which, pick]
+            edges, where = np.unique(now * span + after, return_inverse=True)
+            step = np.full(len(pairs), -1, dtype=np.int64)
+            step[moving] = np.array([self._switch_eid[divmod(code, span)] for code in edges.tolist()],
+                                    dtype=np.int64)[where.ravel()]
+            here[moving] = after
+            hops.append(step)
+        if not hops:
+            return [() for _ in pairs]
+        walks = np.stack(hops, axis=1)                      # a walk's hops: a prefix of its row
+        return [tuple(row[:count]) for row, count in zip(walks.tolist(), (walks >= 0).sum(axis=1).tolist(),
+                                                         strict=True)]
+
     def _fabric_ports(self) -> tuple[dict, dict]:
         """(NIC -> (its switch, up edge, down edge), (switch, switch) -> edge id)."""
         graph, switches = self._graph, self._switches
@@ -395,12 +438,21 @@ class Router:
         """Hop counts from every fabric switch to ``switch`` (BFS in scipy, cached per target)."""
         dist = self._dist.get(switch)
         if dist is None:
-            if self._adjacency is None:
-                self._adjacency = self._switch_adjacency()
-            dist = csgraph.shortest_path(self._adjacency, unweighted=True, directed=False,
-                                         indices=self._switch_index[switch])
-            self._dist[switch] = dist
+            self._find_distances([switch])
+            dist = self._dist[switch]
         return dist
+
+    def _find_distances(self, switches) -> None:
+        """:meth:`_distances_to` of every switch of ``switches`` not known yet, by one BFS call
+        from all of them (the same hop counts)."""
+        missing = [v for v in dict.fromkeys(switches) if v not in self._dist]
+        if not missing:
+            return
+        if self._adjacency is None:
+            self._adjacency = self._switch_adjacency()
+        found = csgraph.shortest_path(self._adjacency, unweighted=True, directed=False,
+                                      indices=[self._switch_index[v] for v in missing])
+        self._dist.update(zip(missing, found, strict=True))
 
     def _switch_adjacency(self) -> sp.csr_matrix:
         index = self._switch_index

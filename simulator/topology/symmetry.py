@@ -54,8 +54,10 @@ def _intact(cluster: Cluster) -> bool:
     """Whether every edge built is still in the graph and every switch port has one bandwidth."""
     if cluster.graph.number_of_edges() != len(cluster.bandwidth_Bps):
         return False
-    switches = {v for v, kind in cluster.graph.nodes(data="kind") if kind in _SWITCHES}
-    ports = [eid for u, v, eid in cluster.graph.edges(data="eid") if u in switches or v in switches]
+    graph = cluster.graph
+    switches = [v for v, kind in graph.nodes(data="kind") if kind in _SWITCHES]
+    ports = [eid for edges in (graph.out_edges(switches, data="eid"), graph.in_edges(switches, data="eid"))
+             for _, _, eid in edges]       # every edge at a switch (those between two switches twice)
     return bool(ports) and bool(np.all(cluster.bandwidth_Bps[ports] == cluster.bandwidth_Bps[ports[0]]))
 
 

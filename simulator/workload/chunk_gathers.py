@@ -38,7 +38,7 @@ import numpy as np
 
 from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
-from simulator.workload.wavefront import relax_levels, wavefront
+from simulator.workload.wavefront import distinct_rows, relax_levels, wavefront
 
 MAX_SHARE = 1.0 - 1e-12
 """The largest SM share a gather is taken to hold: 1 (every SM) as a limit, so that
@@ -102,6 +102,36 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
     return np.maximum(0.0, both[:n].max(axis=1) - both[n:].max(axis=1))
 
 
+def batch_clocks_with_gathers(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
+                              rows: list[int], gather: np.ndarray, share: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The clocks of ``n`` interleaved pipelines (per row and stage, finish and start of the
+    last task: :func:`~simulator.workload.wavefront.batch_exact_clocks`') and the chunk-ahead
+    gathers' delay of the rows ``rows`` (:func:`batch_gather_delay`, per stage ``gather``
+    seconds and SM ``share``), in one walk of the graph (``m`` at most
+    :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES`).
+
+    Every row is walked without gathers as a column whose gathers take 0 s and hold no SMs:
+    its waits change nothing (a chunk's gathers are launched on its stage by a task that
+    starts before the chunk's first forward there, so ``max(start, ready)`` is the start)
+    and its slowdowns add exactly 0, so its clocks are the plain recurrence's, bit for bit.
+    Rows alike (:func:`~simulator.workload.wavefront.distinct_rows`) are walked once.
+    """
+    p = forward.shape[1]
+    plain, plain_of = distinct_rows(np.concatenate([forward, backward, p2p[:, None]], axis=1))
+    picked = np.asarray(rows)
+    slow, slow_of = distinct_rows(np.concatenate([forward[picked], backward[picked], p2p[picked, None],
+                                                  gather, share], axis=1))
+    columns, k = np.concatenate([plain, picked[slow]]), len(plain)
+    none = np.zeros((k, p))
+    gathers, shares = np.concatenate([none, gather[slow]]), np.concatenate([none, share[slow]])
+    finish, last_start = _batch_walk(forward[columns], backward[columns], m, v, p2p[columns], gathers,
+                                     shares, slice(k, None))
+    finish_all, last_all = finish[:k][plain_of], last_start[:k][plain_of]
+    waits = np.maximum(0.0, finish[k:][slow_of].max(axis=1) - finish_all[picked].max(axis=1))
+    return finish_all, last_all, waits
+
+
 def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
                   gather: np.ndarray, share: np.ndarray | None = None) -> np.ndarray:
     """Per row and stage, the finish time (s) of the interleaved task graph whose chunk
@@ -109,6 +139,14 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
     :func:`simulator.workload.wavefront.batch_exact_clocks` with each stage's gather chain
     updated at the levels holding its launches and its waits (:func:`gathered_finish`), and
     with ``share``, each task slowed by the gather running beside it."""
+    return _batch_walk(forward, backward, m, v, p2p, gather, share)[0]
+
+
+def _batch_walk(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
+                gather: np.ndarray, share: np.ndarray | None = None, watched: slice = slice(None)
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`_batch_finish`, the start of each stage's last task): the slowdowns are
+    evaluated while a gather of the ``watched`` rows runs (the others' hold no SMs)."""
     f, b = forward / v, backward / v
     n, p = f.shape
     x = p2p.reshape(n, 1)
@@ -120,7 +158,7 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
     ready[:, 0], ready[:, 1] = g, 2.0 * g
     done = np.zeros((graph.tasks + 1, n))
     durations = table.take(graph.kinds, axis=0)
-    slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy())
+    slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy(), watched)
     last_point = max(points, default=-1)                # no launch nor wait after this level
     for level, (start, stop, size, sources) in enumerate(graph.levels):
         if slowed is None and level > last_point:       # the rest: the graph's plain recurrence
@@ -142,7 +180,8 @@ def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p
         now += durations[start:stop]
         if extra is not None:
             now += extra
-    return done[graph.last_task].T
+    finish = done[graph.last_task].T
+    return finish, finish - table[graph.last_kind].T
 
 
 class _Slowed:
@@ -150,18 +189,19 @@ class _Slowed:
     :func:`batch_gather_delay`'s ``share``): per stage, when its gathers end (``busy``)."""
 
     def __init__(self, f: np.ndarray, b: np.ndarray, share: np.ndarray, kinds: np.ndarray,
-                 busy: np.ndarray):
+                 busy: np.ndarray, watched: slice = slice(None)):
         n, p = f.shape
         self.compute = np.stack([b, b, f, f], axis=2).reshape(n, 4 * p).T    # (4p, n) by kind
         self.share = np.minimum(share.T, MAX_SHARE)                           # (p, n) by stage
         self.kinds = kinds
         self.busy = busy                                 # (p, n)
-        self.until = float(busy.max(initial=0.0))        # the last gather's end, any stage
+        self.watched = watched                           # the rows whose gathers hold SMs
+        self.until = float(busy[:, watched].max(initial=0.0))   # the last gather's end, any stage
 
     def launched(self, stage: int, ready: np.ndarray) -> None:
         """A gather of ``stage`` is launched, to end at ``ready`` (per row)."""
         self.busy[stage] = ready
-        self.until = max(self.until, float(ready.max()))
+        self.until = max(self.until, float(ready[self.watched].max(initial=0.0)))
 
     def extra(self, start: int, stop: int, begin: np.ndarray) -> np.ndarray | None:
         """Seconds the level's tasks (``start:stop``, begun at ``begin``) lose:
@@ -169,7 +209,7 @@ class _Slowed:
         once every gather has ended (most of the graph). Once None after the last launch,
         None for every later level: a level's earliest start is no earlier than the one
         before's (each task waits for a task of the level before; durations >= 0)."""
-        if self.until <= float(begin.min()):
+        if self.until <= float(begin[:, self.watched].min(initial=np.inf)):
             return None
         kinds = self.kinds[start:stop]                   # the level's tasks' (only these)
         stage = kinds // 4

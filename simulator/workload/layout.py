@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -157,8 +159,10 @@ class Layout:
         return [group for stage in range(self.pp) for group in self.stage_dp_groups(stage)]
 
     def stage_dp_groups(self, stage: int) -> list[tuple[int, ...]]:
-        """The data-parallel groups of one stage (one per tensor- and context-parallel rank)."""
-        return [self.dp_group(stage, t, c) for c in range(self.cp) for t in range(self.tp)]
+        """The data-parallel groups of one stage (one per tensor- and context-parallel rank, tp
+        fastest): :meth:`dp_group` of each, the grid's GPUs taken at once (:meth:`_grid`)."""
+        grid = self._grid(stage)                        # (tp, cp, dp)
+        return list(map(tuple, grid.transpose(1, 0, 2).reshape(-1, self.dp).tolist()))
 
     def stage_shard_groups(self, stage: int, shard: int | None = None) -> list[tuple[int, ...]]:
         """Groups that ZeRO-3/FSDP shards parameters over on ``stage``: the data- and
@@ -174,14 +178,22 @@ class Layout:
         return [tuple(r[i::shard]) for r in self._shard_ranks(stage) for i in range(shard)]
 
     def _shard_ranks(self, stage: int) -> list[list[int]]:
-        return [[self.gpu(t, c, r, stage) for r in range(self.dp) for c in range(self.cp)]
-                for t in range(self.tp)]
+        """Per tensor-parallel rank, the stage's data- and context-parallel ranks (cp fastest)."""
+        return self._grid(stage).transpose(0, 2, 1).reshape(self.tp, -1).tolist()
+
+    def _grid(self, stage: int) -> np.ndarray:
+        """The GPUs of ``stage`` by (tp rank, cp rank, dp rank): :meth:`gpu` of every rank at
+        once (int64, the same integers)."""
+        return np.asarray(self.gpu(np.arange(self.tp)[:, None, None], np.arange(self.cp)[None, :, None],
+                                   np.arange(self.dp)[None, None, :], stage), dtype=np.int64)
 
     def embedding_groups(self) -> list[tuple[int, int]]:
         """The embedding groups: each GPU of the first stage with the GPU at the same tensor,
         context and data-parallel position on the last (Megatron's ``embedding_group``)."""
-        return [(self.gpu(t, c, d, 0), self.gpu(t, c, d, self.pp - 1))
-                for d in range(self.dp) for c in range(self.cp) for t in range(self.tp)]
+        order = (2, 1, 0)                               # dp, cp, tp (tp fastest)
+        first = self._grid(0).transpose(order).ravel().tolist()
+        last = self._grid(self.pp - 1).transpose(order).ravel().tolist()
+        return list(zip(first, last, strict=True))
 
     def pp_pair(self, stage: int) -> tuple[int, int]:
         """(sender, receiver) GPUs between stage ``stage`` and ``stage + 1`` (replica 0)."""

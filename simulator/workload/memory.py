@@ -206,10 +206,19 @@ class MemoryBreakdown:
 
     def as_dict(self) -> dict[str, float]:
         """The parts by name (``total`` excluded), bytes."""
-        return {"weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
-                "activations": self.activations, "workspace": self.workspace,
-                "cuda_context": self.cuda_context, "nccl_buffers": self.nccl_buffers,
-                "fragmentation": self.fragmentation, **dict(self.what_if)}
+        return memory_parts((self.weights, self.gradients, self.optimizer, self.activations, self.workspace,
+                             self.cuda_context, self.nccl_buffers, self.fragmentation, self.what_if))
+
+
+def memory_parts(fields: tuple) -> dict[str, float]:
+    """A stage's memory by part name, bytes, from :class:`MemoryBreakdown`'s fields in order
+    (:func:`stage_memory_fields`: weights to fragmentation, then the named extra parts)."""
+    weights, gradients, optimizer, activations, workspace, cuda, nccl, fragmentation, named = fields
+    parts = {"weights": weights, "gradients": gradients, "optimizer": optimizer,
+             "activations": activations, "workspace": workspace, "cuda_context": cuda,
+             "nccl_buffers": nccl, "fragmentation": fragmentation}
+    parts.update(named)
+    return parts
 
 
 def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
@@ -330,6 +339,17 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
     (:func:`_activation_parts`) and the model state (:func:`_state_parts`) with other
     layouts of the same setup: the same numbers, computed once.
     """
+    return MemoryBreakdown(*stage_memory_fields(model, training, parallelism, stage, layers_on_stage, dp,
+                                                first, last, microbatches, runtime, stack, memo))
+
+
+def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig,
+                        stage: int, layers_on_stage: int, dp: int, first: bool, last: bool,
+                        microbatches: int | None = None, runtime: bool = True,
+                        stack: StackProfile | None = None, memo: dict | None = None) -> tuple:
+    """:func:`stage_memory`'s :class:`MemoryBreakdown` fields in order, without the object
+    (:func:`memory_parts` names them): what a search keeps of each stage kind.
+    """
     par = parallelism
     if microbatches is None:
         microbatches = training.global_batch // (training.micro_batch * dp)
@@ -354,7 +374,7 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
         pipe = (("pipeline_buffers", peak.buffers),)
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
-    return MemoryBreakdown(weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
+    return (weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
 
 
 def _activation_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,

@@ -60,56 +60,94 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     total = 2 * p * m * v
     ids, deps, kinds = graph_tasks(schedule, p, m, v)
     deps = np.where(deps < 0, total, deps)
-    level = swept_levels(list(ids), list(deps), total)
+    plain = schedule == Schedule.ONE_F_ONE_B or (schedule == Schedule.INTERLEAVED and v == 1)
+    level = swept_levels(ids, deps, total, start=one_f_one_b_levels(p, m) if plain else None)
     if level is None:
         level = _task_levels(ids.tolist(), deps.tolist(), total)
     if level is None:
         raise RuntimeError(f"{schedule.value} order deadlocks with p={p}, m={m}, v={v}")
-    before = np.concatenate([np.full((p, 1), total), ids[:, :-1]], axis=1)
-    flat = ids.ravel()
-    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kinds.ravel(),
+    before = np.concatenate([np.full((p, 1), total, ids.dtype), ids[:, :-1]], axis=1)
+    flat, kind = ids.ravel(), kinds.ravel().astype(np.int64)      # kinds index the tables: intp
+    return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kind,
                    (ids[:, -1].tolist(), kinds[:, -1].tolist()), total)
 
 
 SWEEPS = 16
 """Sweeps :func:`swept_levels` tries before leaving the levels to the walk (pipeline
-schedules settle in two or three)."""
+schedules settle in one or two)."""
 
 
-def swept_levels(ids: list[np.ndarray], deps: list[np.ndarray], total: int,
-                 sweeps: int = SWEEPS) -> np.ndarray | None:
+def swept_levels(ids: np.ndarray, deps: np.ndarray, total: int, sweeps: int = SWEEPS,
+                 start: np.ndarray | None = None) -> np.ndarray | None:
     """Level of every task (index ``total``: none, level 0), as :func:`_task_levels`, by
-    sweeps over the stages, first to last and back, until nothing changes.
+    sweeps over the stages, first to last and back, until the levels solve the recurrence.
 
-    Given the levels ``D`` of its tasks' dependencies, a stage's ``k``-th task is at
-    ``max(level of task k-1, D[k]) + 1 = k + 1 + max over j <= k of (D[j] - j)``: a
-    cumulative maximum. Starting from 0 the levels only grow, and settle on the longest
-    paths, which are the levels; a stage's dependencies lie on its neighbours, so a few
-    sweeps suffice. None if ``sweeps`` sweeps do not settle them (or the orders deadlock).
+    ``ids`` and ``deps`` (shape (stages, tasks of a stage)) are each stage's tasks in
+    execution order and their dependencies. Given the levels ``D`` of its tasks'
+    dependencies, a stage's ``k``-th task is at ``max(level of task k-1, D[k]) + 1 = k + 1 +
+    max over j <= k of (D[j] - j)``: a cumulative maximum. Starting from 0 the levels only
+    grow and never pass the longest paths; a stage's dependencies lie on its neighbours, so
+    a few sweeps reach them. After each sweep every stage's cumulative maximum is checked at
+    once (:func:`_settled`): levels that solve the recurrence are the longest paths (its one
+    solution on an acyclic graph). None if ``sweeps`` sweeps do not settle them (or the
+    orders deadlock: no solution). ``start``: levels to try first (shape of ``ids``, e.g.
+    :func:`one_f_one_b_levels`): taken when they solve the recurrence, else the sweeps start
+    from 0.
     """
-    sizes = [len(mine) for mine in ids]
-    ends = np.cumsum(sizes).tolist()
-    flat_ids = np.concatenate(ids)
-    position = np.full(total + 1, ends[-1])       # task id -> its place in stage order; none -> the 0
-    position[flat_ids] = np.arange(ends[-1])
-    flat = np.zeros(ends[-1] + 1, np.int64)       # levels in stage order, then the level 0 of none
-    rows = [flat[end - size:end] for size, end in zip(sizes, ends, strict=True)]
-    waits = [position[d] for d in deps]
-    counts = [np.arange(size) for size in sizes]
-    after = [count + 1 for count in counts]
-    order = [*range(len(ids)), *range(len(ids) - 1, -1, -1)]
+    p, n = ids.shape
+    position = np.full(total + 1, p * n)          # task id -> its place in stage order; none -> the 0
+    position[ids.ravel()] = np.arange(p * n)
+    flat = np.zeros(p * n + 1, np.int64)          # levels in stage order, then the level 0 of none
+    rows = flat[:-1].reshape(p, n)
+    waits = position[deps]
+    count = np.arange(n)
+    after = count + 1
+    order = [*range(p), *range(p - 1, -1, -1)]
+    if start is not None:
+        rows[:] = start
+        if _settled(flat, rows, waits, count):
+            return _placed(ids, rows, total)
+        rows[:] = 0
     for _ in range(sweeps):
-        changed = False
         for i in order:
-            new = np.maximum.accumulate(flat[waits[i]] - counts[i]) + after[i]
-            if (new != rows[i]).any():
-                rows[i][:] = new
-                changed = True
-        if not changed:
-            level = np.zeros(total + 1, np.int64)
-            level[flat_ids] = flat[:-1]
-            return level
+            mine = rows[i]
+            np.maximum.accumulate(flat.take(waits[i]) - count, out=mine)
+            mine += after
+        if _settled(flat, rows, waits, count):
+            return _placed(ids, rows, total)
     return None
+
+
+def _placed(ids: np.ndarray, rows: np.ndarray, total: int) -> np.ndarray:
+    """The levels ``rows`` of the tasks ``ids`` (stages by tasks) by task id (index ``total``:
+    none, level 0)."""
+    level = np.zeros(total + 1, np.int64)
+    level[ids] = rows
+    return level
+
+
+def one_f_one_b_levels(p: int, m: int) -> np.ndarray:
+    """Each stage's task levels in execution order, shape (p, 2m), of 1F1B with ``p`` stages
+    and ``m`` microbatches, in closed form: stage ``i`` runs ``w = min(p - i - 1, m)``
+    warm-up forwards at levels ``i + 1 .. i + w``; then, if ``w < m``, its first steady
+    forward at level ``p`` and the rest of its ``2 (m - w)`` steady tasks one level apart
+    from level ``2 p - i``; its ``w`` cool-down backwards two levels apart after the last.
+    (:func:`swept_levels` checks them: they are taken only where they solve the recurrence.)"""
+    stage, k = np.arange(p)[:, None], np.arange(2 * m)[None, :]
+    w = np.minimum(p - stage - 1, m)
+    cool = 2 * m - w                                 # the first cool-down backward
+    steady = 2 * p - stage + (k - w - 1)
+    return np.where(k < w, stage + 1 + k, np.where((k == w) & (w < m), p, np.where(
+        k < cool, steady, 2 * p - stage + (cool - w - 2) + 2 * (k - cool + 1))))
+
+
+def _settled(flat: np.ndarray, rows: np.ndarray, waits: np.ndarray, count: np.ndarray) -> bool:
+    """Whether the levels ``rows`` (a view of ``flat``, stages by tasks) solve the recurrence
+    of :func:`swept_levels` on every stage at once (``waits``: each task's dependency's place
+    in ``flat``)."""
+    found = np.maximum.accumulate(flat.take(waits) - count, axis=1)
+    found += count + 1
+    return bool(np.array_equal(found, rows))
 
 
 def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> list[int] | None:
@@ -145,7 +183,8 @@ def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.n
     stage's last task and its kind."""
     order = np.argsort(_narrow(level), kind="stable")
     level = level[order]
-    renumber = np.full(total + 1, total)
+    renumber = np.empty(total + 1, np.int64)       # every task id is written (``task`` holds them all)
+    renumber[total] = total
     renumber[task[order]] = np.arange(total)
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(level)) + 1, [total]])
     sizes = np.diff(bounds)
@@ -172,6 +211,12 @@ def stage_tasks(schedule: Schedule, p: int, m: int, v: int, stage: int
     return ids[stage], deps[stage], kinds[stage]
 
 
+def _task_int(p: int, m: int, v: int) -> type:
+    """The integer type of a graph's task ids, orders and kinds: int32 where its ``2 p m v``
+    task ids fit (half the memory of int64: a large graph's arrays stay in cache)."""
+    return np.int32 if 2 * p * m * v < 2**31 else np.int64
+
+
 def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(task ids, dependency ids or -1, duration kinds) of every stage's tasks in execution
     order, shape (stages, tasks of a stage): the graph of
@@ -179,7 +224,7 @@ def graph_tasks(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray,
     ``((stage * 2 + forward) * m + microbatch) * v + chunk``, same orders and dependencies,
     module docstring there), built without a task object per task."""
     forward, microbatch, chunk = _orders(schedule, p, m, v)
-    stage = np.arange(p)[:, None]
+    stage = np.arange(p, dtype=_task_int(p, m, v))[:, None]
     task = microbatch * v + chunk                   # the id within its (stage, pass) block
     block = lambda i, f: (i * 2 + f) * (m * v)      # noqa: E731  (one column per stage)
     back = np.where(stage < p - 1, block(stage + 1, 0) + task,
@@ -195,11 +240,13 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     """(forward flag, microbatch, chunk) of every stage's tasks in execution order, shape
     (stages, tasks of a stage) (:func:`~simulator.workload.taskgraph.stage_order`): ``w``
     warm-up forwards, ``total - w`` forward-backward pairs, ``w`` cool-down backwards."""
+    integer = _task_int(p, m, v)
     if schedule == Schedule.GPIPE:
-        rows = (np.repeat([1, 0], m), np.concatenate([np.arange(m), np.arange(m)[::-1]]),
-                np.zeros(2 * m, np.int64))
+        count = np.arange(m, dtype=integer)
+        rows = (np.repeat(np.array([1, 0], integer), m), np.concatenate([count, count[::-1]]),
+                np.zeros(2 * m, integer))
         return tuple(np.tile(row, (p, 1)) for row in rows)
-    stage = np.arange(p)[:, None]
+    stage = np.arange(p, dtype=integer)[:, None]
     interleaved = schedule == Schedule.INTERLEAVED and v > 1
     total = m * v if interleaved else m
     if interleaved:
@@ -207,12 +254,13 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     else:
         warmup = np.minimum(p - stage - 1, m)
     steady = total - warmup
-    k = np.arange(2 * total)[None, :]
+    k = np.arange(2 * total, dtype=integer)[None, :]
     pair = k - warmup                       # position among the steady pairs
-    paired = (pair >= 0) & (pair < 2 * steady)
-    forward = np.where(k < warmup, 1, np.where(paired, 1 - pair % 2, 0))
-    index = np.where(k < warmup, k, np.where(paired, np.where(pair % 2 == 0, warmup + pair // 2, pair // 2),
-                                             k - warmup - steady))
+    half, odd = pair >> 1, pair & 1         # pair // 2, pair % 2 (both floor, as for negatives)
+    warm = pair < 0
+    paired = ~warm & (pair < 2 * steady)
+    forward = np.where(warm, 1, np.where(paired, 1 - odd, 0))
+    index = np.where(warm, k, np.where(paired, np.where(odd == 0, warmup + half, half), pair - steady))
     if not interleaved:
         return forward, index, np.zeros_like(index)
     group, within = np.divmod(index, p * v)
@@ -274,11 +322,9 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     x = np.asarray(p2p, float)
     rows = np.concatenate([f, b, x[:, None]], axis=1)
-    first: dict[bytes, int] = {}                     # row bytes -> first row with them
-    inverse = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    first, inverse = distinct_rows(rows)
     if len(first) < len(rows):                       # layouts alike, bit for bit, in every duration
-        p, distinct = f.shape[1], rows[list(first.values())]
-        inverse = np.searchsorted(list(first.values()), inverse)
+        p, distinct = f.shape[1], rows[first]
         finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
                                                 distinct[:, 2 * p])
         return finish[inverse], last_start[inverse]
@@ -295,6 +341,15 @@ def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
         walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady])
         finish[~steady], last_start[~steady] = walked
     return finish, last_start
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """(the first row of each distinct bit pattern of ``rows``, in order; per row, the position
+    of its pattern among them): rows alike bit for bit are evaluated once."""
+    first: dict[bytes, int] = {}                     # row bytes -> first row with them
+    found = [first.setdefault(row.tobytes(), i) for i, row in enumerate(rows)]
+    positions = list(first.values())
+    return positions, np.searchsorted(positions, found)
 
 
 def _steady(schedule: Schedule, f: np.ndarray, b: np.ndarray, x: np.ndarray, step: np.ndarray,
