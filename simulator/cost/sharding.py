@@ -7,7 +7,9 @@ its forward, again before its backward when ``reshard_after_forward`` freed it (
 more for the recompute when ``regather_for_recompute``), and its gradients are
 reduce-scattered after its backward (Rajbhandari et al. 2020, ZeRO sec. 5.3; Zhao et al.
 2023, "PyTorch FSDP", VLDB, sec. 3.3-3.4). The gather runs in ``param_gather_dtype``, the
-reduction in ``grad_reduce_dtype``.
+reduction in ``grad_reduce_dtype``. With ``list_collectives`` (tensor-list collectives of
+PyTorch 1.x, DeepSpeed ZeRO-3 of 2021) each collective also runs one copy kernel per rank
+(:class:`_ListCopies`).
 
 Overlap follows the stack's ``prefetch`` depth. With ``prefetch: 0`` every collective waits
 for the device and compute waits for it (DeepSpeed ZeRO-3 of 2021): ``L c`` exposed per
