@@ -305,10 +305,11 @@ def relax_levels(done: np.ndarray, durations: np.ndarray, levels) -> None:
     layouts) level after level, ``done = max(done[predecessor], done[dependency]) +
     duration`` for the tasks of ``levels`` (:class:`Wavefront`'s, or the last of them:
     their sources are then already done); ``durations`` (tasks, layouts) in level order."""
+    take, maximum = done.take, np.maximum          # bound once: thousands of levels
     for start, stop, size, sources in levels:
-        waited = done.take(sources, axis=0)
+        waited = take(sources, axis=0)
         now = done[start:stop]
-        np.maximum(waited[:size], waited[size:], out=now)
+        maximum(waited[:size], waited[size:], out=now)
         now += durations[start:stop]
 
 
