@@ -44,13 +44,7 @@ def memoised(ctx: Context, key: tuple, compute: Callable[[], T]) -> T:
     layout fields the value depends on; without a memo the value is computed every time.
     Values are shared, never modified.
     """
-    memo = ctx.memo                 # remembered's look-up, one call less (tens of thousands)
-    if memo is None:
-        return compute()
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = compute()
-    return found
+    return remembered(ctx.memo, key, compute)
 
 
 def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: float = 1.0,
