@@ -79,7 +79,7 @@ class StagedStep:
     kind_stages: list[dict]
     kind_sharded: list[ShardingCost]
     param_wait: float | None = None
-    """The weight gathers' wait (:func:`param_gather_wait`) when already evaluated with other
+    """The weight gathers' wait (:func:`gather_wait`) when already evaluated with other
     layouts (:mod:`simulator.engine.batch`)."""
 
     @property
@@ -165,7 +165,7 @@ def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarra
     slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged), shares)
     start = gradient_sync_start(ctx.scenario, finish, last_start)
     synced = float(synced_clocks(start, finish, sync, tail, slow).max())
-    wait, gathers = _gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
+    wait, gathers = gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
     sms = gathers + _chunk_gather_sm_seconds(staged, wait)
     if slow.any():      # the reductions' end with the slowdowns less without
         plain = float(np.maximum(start + sync, finish + tail).max())
@@ -208,15 +208,11 @@ def last_backward_seconds(staged: StagedStep) -> np.ndarray:
     return staged.backward / staged.ctx.scenario.parallelism.virtual_stages
 
 
-def param_gather_wait(staged: StagedStep) -> float:
+def gather_wait(staged: StagedStep) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer
-    (:func:`simulator.engine.gradient_sync.param_gather_exposed`), plus what those beside
-    the forwards take from them (:func:`simulator.engine.dp_overlap_sms.gather_slowdown`)."""
-    return _gather_wait(staged) + gather_slowdown(staged.ctx, staged.forward)
-
-
-def _gather_wait(staged: StagedStep) -> float:
-    """Seconds the step waits for its weight gathers (the batch's figure where it has one)."""
+    (:func:`simulator.engine.gradient_sync.param_gather_exposed`; the batch's figure where it
+    has one); what those beside the forwards take from them is
+    :func:`simulator.engine.dp_overlap_sms.gather_slowdown`."""
     if staged.param_wait is not None:
         return staged.param_wait
     return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
