@@ -20,7 +20,7 @@ import numpy as np
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
-from simulator.cost.amax_reduction import amax_reduction_seconds
+from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
@@ -460,10 +460,15 @@ def _gradient_kernels(ctx: Context, layers: int, first: bool, last: bool) -> flo
     return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, layers, first, last))
 
 
+_NO_AMAX = (0.0, 0.0)
+
+
 def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:
     """(forward, backward) seconds per microbatch of a stage's fp8 amax all-reduces: one per
     model chunk and pass (:mod:`simulator.cost.amax_reduction`; the stages' groups are
     translates of stage 0's)."""
+    if not amax_reduced(ctx.scenario, stack):
+        return _NO_AMAX                 # the prices' (0, 0) times the chunks, without a look-up
     chunks = ctx.scenario.parallelism.virtual_stages or 1
     one = memoised(ctx, ("amax", ctx.layout, chunks, layers), lambda: amax_reduction_seconds(
         ctx.scenario, stack, ctx.collectives, ctx.layout, layers / chunks))
