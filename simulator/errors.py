@@ -34,8 +34,9 @@ class ConfigError(ClusterSimError):
         self.key = key
         super().__init__(self.render())
 
-    def render(self) -> str:
-        parts = [p for p in (self.source, self.key) if p]
+    def render(self, with_source: bool = True) -> str:
+        """``source: key: message`` (those known); without ``with_source``, ``key: message``."""
+        parts = [p for p in (self.source if with_source else None, self.key) if p]
         return ": ".join([*parts, self.message])
 
     def with_source(self, source: str) -> ConfigError:

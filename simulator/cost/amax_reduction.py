@@ -40,6 +40,13 @@ def amax_group(layout: Layout, mode: AmaxReduction, stage: int = 0) -> tuple[int
     return tuple(layout.gpu(t, c, d, stage) for d in dps for c in range(layout.cp) for t in range(layout.tp))
 
 
+def amax_reduced(scenario: Scenario, stack: StackProfile) -> bool:
+    """Whether the step all-reduces fp8 amax histories at all: fp8 delayed scaling with the
+    stack's ``kernels.fp8_amax_reduction`` other than ``none``."""
+    return (scenario.training.dtype == Dtype.FP8 and stack.kernels.fp8_scaling == Fp8Scaling.DELAYED
+            and stack.kernels.fp8_amax_reduction != AmaxReduction.NONE)
+
+
 def amax_reduction_seconds(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
                            layout: Layout, layers_per_chunk: float) -> tuple[float, float]:
     """(forward, backward) seconds of one model chunk's amax all-reduces per microbatch.
@@ -48,11 +55,9 @@ def amax_reduction_seconds(scenario: Scenario, stack: StackProfile, collectives:
     priced by the collective model; 0 without fp8 delayed scaling, with the stack's
     ``kernels.fp8_amax_reduction`` ``none``, or on a group of one GPU.
     """
-    mode = stack.kernels.fp8_amax_reduction
-    if (scenario.training.dtype != Dtype.FP8 or stack.kernels.fp8_scaling != Fp8Scaling.DELAYED
-            or mode == AmaxReduction.NONE):
+    if not amax_reduced(scenario, stack):
         return 0.0, 0.0
-    group = amax_group(layout, mode)
+    group = amax_group(layout, stack.kernels.fp8_amax_reduction)
     if len(group) == 1:
         return 0.0, 0.0
     tensors = GEMMS_PER_LAYER * max(layers_per_chunk, 1.0)

@@ -64,6 +64,7 @@ class NetworkCostModel:
         self.protocols: ProtocolTable = cluster.hw.protocols
         self._inv_bw = 1.0 / cluster.bandwidth_Bps
         self._priced: dict[tuple, list[tuple[Protocol, float, float]]] = {}
+        self._hops: dict[tuple[str, Protocol], np.ndarray] = {}
 
     def terms(self, schedule: Schedule) -> list[CostTerms]:
         """Cost terms for every protocol the schedule's algorithm supports; priced once per
@@ -113,13 +114,20 @@ class NetworkCostModel:
     def _step_latency(self, load: _StepLoad, family: str, proto: Protocol) -> float:
         if load.flow_class.size == 0:
             return 0.0
-        hop = np.zeros(len(HW_CLASS_CODE))
-        for cls, code in HW_CLASS_CODE.items():
-            hop[code] = self._hop_latency(cls, family, proto)
-        per_flow = hop[load.flow_class] + load.flow_wire_s
+        per_flow = self._hop_table(family, proto)[load.flow_class] + load.flow_wire_s
         if load.ring_like:
             return float(np.average(per_flow, weights=load.flow_frac))
         return float(np.max(per_flow))
+
+    def _hop_table(self, family: str, proto: Protocol) -> np.ndarray:
+        """Per NCCL hardware class code, its hop latency (s) for ``family`` and ``proto``;
+        made once per pair."""
+        hop = self._hops.get((family, proto))
+        if hop is None:
+            hop = self._hops[family, proto] = np.zeros(len(HW_CLASS_CODE))
+            for cls, code in HW_CLASS_CODE.items():
+                hop[code] = self._hop_latency(cls, family, proto)
+        return hop
 
     def _hop_latency(self, cls: HwClass, family: str, proto: Protocol) -> float:
         override = self.cluster.hw.nic_link.protocol_latency_us

@@ -20,7 +20,7 @@ import numpy as np
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
-from simulator.cost.amax_reduction import amax_reduction_seconds
+from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs, layer_cost
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
@@ -79,7 +79,7 @@ class StagedStep:
     kind_stages: list[dict]
     kind_sharded: list[ShardingCost]
     param_wait: float | None = None
-    """The weight gathers' wait (:func:`param_gather_wait`) when already evaluated with other
+    """The weight gathers' wait (:func:`gather_wait`) when already evaluated with other
     layouts (:mod:`simulator.engine.batch`)."""
 
     @property
@@ -165,7 +165,7 @@ def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarra
     slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged), shares)
     start = gradient_sync_start(ctx.scenario, finish, last_start)
     synced = float(synced_clocks(start, finish, sync, tail, slow).max())
-    wait, gathers = _gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
+    wait, gathers = gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
     sms = gathers + _chunk_gather_sm_seconds(staged, wait)
     if slow.any():      # the reductions' end with the slowdowns less without
         plain = float(np.maximum(start + sync, finish + tail).max())
@@ -208,15 +208,11 @@ def last_backward_seconds(staged: StagedStep) -> np.ndarray:
     return staged.backward / staged.ctx.scenario.parallelism.virtual_stages
 
 
-def param_gather_wait(staged: StagedStep) -> float:
+def gather_wait(staged: StagedStep) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer
-    (:func:`simulator.engine.gradient_sync.param_gather_exposed`), plus what those beside
-    the forwards take from them (:func:`simulator.engine.dp_overlap_sms.gather_slowdown`)."""
-    return _gather_wait(staged) + gather_slowdown(staged.ctx, staged.forward)
-
-
-def _gather_wait(staged: StagedStep) -> float:
-    """Seconds the step waits for its weight gathers (the batch's figure where it has one)."""
+    (:func:`simulator.engine.gradient_sync.param_gather_exposed`; the batch's figure where it
+    has one); what those beside the forwards take from them is
+    :func:`simulator.engine.dp_overlap_sms.gather_slowdown`."""
     if staged.param_wait is not None:
         return staged.param_wait
     return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
@@ -464,10 +460,15 @@ def _gradient_kernels(ctx: Context, layers: int, first: bool, last: bool) -> flo
     return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, layers, first, last))
 
 
+_NO_AMAX = (0.0, 0.0)
+
+
 def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:
     """(forward, backward) seconds per microbatch of a stage's fp8 amax all-reduces: one per
     model chunk and pass (:mod:`simulator.cost.amax_reduction`; the stages' groups are
     translates of stage 0's)."""
+    if not amax_reduced(ctx.scenario, stack):
+        return _NO_AMAX                 # the prices' (0, 0) times the chunks, without a look-up
     chunks = ctx.scenario.parallelism.virtual_stages or 1
     one = memoised(ctx, ("amax", ctx.layout, chunks, layers), lambda: amax_reduction_seconds(
         ctx.scenario, stack, ctx.collectives, ctx.layout, layers / chunks))

@@ -23,12 +23,18 @@ from simulator.engine.analytical import (
     StagedStep,
     fixed_seconds,
     flops,
+    gather_wait,
     gradient_sync_parts,
-    param_gather_wait,
     send_counts,
     sharding_totals,
 )
-from simulator.engine.dp_overlap_sms import reduction_overlaps, slowdowns, synced_clocks
+from simulator.engine.dp_overlap_sms import (
+    gather_slowdown_inputs,
+    gather_slowdowns,
+    reduction_overlaps,
+    slowdowns,
+    synced_clocks,
+)
 from simulator.engine.gradient_sync import stage_sm_shares
 from simulator.results.invariants import _SLACK as SLACK
 
@@ -70,7 +76,7 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
     return _headlines(cols, inputs, ok)
 
 
-_NUMBERS = ("sync", "tail", "reduce", "shares", "first_bucket", "fixed",
+_NUMBERS = ("sync", "tail", "reduce", "shares", "wait", "gathers", "gather_shares", "fixed",
             "model_flops", "hardware_flops", "peak", "tokens", "gpus", "overlap", "tp", "cp", "ep",
             "sharding_comm", "sharding_exposed", "amax")
 """The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
@@ -79,8 +85,9 @@ _NUMBERS = ("sync", "tail", "reduce", "shares", "first_bucket", "fixed",
 @dataclass(frozen=True)
 class _Inputs:
     """What the columns need of each step (arrays over the steps; ``sync``, ``tail``,
-    ``reduce`` and ``shares`` (steps, stages)), and what all share: microbatches ``m``,
-    stages ``pp``, virtual stages ``v`` and each stage's sends per step."""
+    ``reduce``, ``shares``, ``gathers`` and ``gather_shares`` (steps, stages)), and what all
+    share: microbatches ``m``, stages ``pp``, virtual stages ``v`` and each stage's sends per
+    step."""
 
     m: int
     pp: int
@@ -95,7 +102,9 @@ class _Inputs:
     tail: np.ndarray
     reduce: np.ndarray
     shares: np.ndarray
-    first_bucket: np.ndarray
+    wait: np.ndarray
+    gathers: np.ndarray
+    gather_shares: np.ndarray
     fixed: np.ndarray
     model_flops: np.ndarray
     hardware_flops: np.ndarray
@@ -130,10 +139,10 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     sync, tail, reduce = gradient_sync_parts(ctx)
     # zero shares where the reduction runs beside nothing: its slowdown is then exactly 0
     shares = stage_sm_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
-    first_bucket = param_gather_wait(staged)
+    wait, (gathers, gather_shares) = gather_wait(staged), gather_slowdown_inputs(ctx)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
     comm, exposed = sharding_totals(ctx, staged.kind_sharded)
-    numbers = (sync, tail, reduce, shares, first_bucket,
+    numbers = (sync, tail, reduce, shares, wait, gathers, gather_shares,
                fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
@@ -153,7 +162,8 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     start = np.where(x.overlap[:, None], last_start, finish)
     last_backward = x.backward / x.v
     synced = synced_clocks(start, finish, x.sync, x.tail, slowdowns(last_backward, x.reduce, x.shares))
-    dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + x.first_bucket
+    first_bucket = x.wait + gather_slowdowns(x.forward, x.gathers, x.gather_shares)
+    dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + first_bucket
     step = pipe + dp_exposed + x.fixed
     dp_total = 0 + dp_exposed + x.sharding_exposed
     exposed = {"tp": m * x.tp, "pp": 2 * x.p2p * (m + x.pp - 1), "dp": dp_total + m * x.amax,

@@ -92,3 +92,22 @@ def gather_slowdown(ctx: Context, first_forward: np.ndarray, shares: np.ndarray 
     if gathers is None:
         return 0.0
     return float(slowdowns(first_forward, gathers, stage_sm_shares(ctx) if shares is None else shares).sum())
+
+
+def gather_slowdown_inputs(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """Per stage, (seconds of the weight all-gathers beside the first forwards, NCCL's SM
+    share meanwhile) as :func:`gather_slowdown` reads them; zeros without such gathers
+    (their slowdowns are then exactly 0: ``C + 0 min(0, C) - C``)."""
+    gathers = rest_gather_seconds(ctx)
+    if gathers is None:
+        zeros = np.zeros(ctx.layout.pp)
+        return zeros, zeros
+    return gathers, stage_sm_shares(ctx)
+
+
+def gather_slowdowns(first_forward: np.ndarray, gathers: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """:func:`gather_slowdown` of many steps at once (arrays (steps, stages), from
+    :func:`gather_slowdown_inputs`): the same operations, each row summed as its stages'
+    array is."""
+    return slowdowns(first_forward, gathers, shares).sum(axis=1)
+

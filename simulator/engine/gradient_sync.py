@@ -273,10 +273,10 @@ def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
     them a chunk ahead (``param_gather_launch: chunk``, interleaved schedule with ``pp > 1``
     and virtual stages, ZeRO 1-2 with ``overlap_param_gather``); None elsewhere."""
     par = ctx.scenario.parallelism
-    launch = scenario_stack(ctx.scenario).data_parallel.param_gather_launch
-    if not (_overlaps_param_gather(ctx) and launch == ParamGatherLaunch.CHUNK
-            and par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1 and par.pp > 1):
-        return None
+    if not (par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1 and par.pp > 1
+            and _overlaps_param_gather(ctx)
+            and scenario_stack(ctx.scenario).data_parallel.param_gather_launch == ParamGatherLaunch.CHUNK):
+        return None                 # the layout's fields first: most layouts stop there
     return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage),
                     lambda: _chunk_gather_seconds(ctx))
 

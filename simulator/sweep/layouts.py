@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 
 from simulator.config.checks import check_scenario
+from simulator.config.copies import updated
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
@@ -82,7 +83,7 @@ def _headline(row: dict, result: StepResult | ClusterSimError) -> None:
 def _reason(exc: ClusterSimError) -> str:
     """The error as ``key: message``, without the (unchanged) scenario file."""
     if isinstance(exc, ConfigError):
-        return ConfigError(exc.message, None, exc.key).render()
+        return exc.render(with_source=False)
     return str(exc)
 
 
@@ -122,14 +123,14 @@ def with_layout(scenario: Scenario, layout: dict, sections: dict | None = None) 
     par.setdefault("dp", None)
     key = ("parallelism", *par.items())
     if key not in made:
-        made[key] = scenario.parallelism.model_copy(update=par)
+        made[key] = updated(scenario.parallelism, par)
     update = {"parallelism": made[key]}
     if "micro_batch" in layout:
         mb = layout["micro_batch"]
         if ("training", mb) not in made:
-            made["training", mb] = scenario.training.model_copy(update={"micro_batch": mb})
+            made["training", mb] = updated(scenario.training, {"micro_batch": mb})
         update["training"] = made["training", mb]
-    return scenario.model_copy(update=update)
+    return updated(scenario, update)
 
 
 def evaluate_rows(scenario: Scenario, hardware: ResolvedCluster, collectives: CollectiveModel,

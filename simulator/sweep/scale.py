@@ -277,7 +277,7 @@ def _result_fields(result: StepResult) -> dict[str, Any]:
 def _reason(exc: ConfigError | InfeasibleError) -> str:
     """The error without the (synthetic) source: ``key: message``."""
     if isinstance(exc, ConfigError):
-        return ConfigError(exc.message, None, exc.key).render()
+        return exc.render(with_source=False)
     return str(exc)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
-from simulator.workload.wavefront import distinct_rows, relax_levels, wavefront
+from simulator.workload.wavefront import distinct_rows, duration_rows, relax_levels, wavefront
 
 MAX_SHARE = 1.0 - 1e-12
 """The largest SM share a gather is taken to hold: 1 (every SM) as a limit, so that
@@ -156,28 +156,27 @@ def _batch_walk(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: 
     g = gather.T                                        # (p, n)
     ready = np.zeros((p, v, n))
     ready[:, 0], ready[:, 1] = g, 2.0 * g
-    done = np.zeros((graph.tasks + 1, n))
-    durations = table.take(graph.kinds, axis=0)
+    done = duration_rows(table, graph)                  # durations, made finish times level by level
     slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy(), watched)
     last_point = max(points, default=-1)                # no launch nor wait after this level
     for level, (start, stop, size, sources) in enumerate(graph.levels):
         if slowed is None and level > last_point:       # the rest: the graph's plain recurrence
-            relax_levels(done, durations, graph.levels[level:])
+            relax_levels(done, graph.levels[level:])
             break
         waited = done.take(sources, axis=0)
-        now = done[start:stop]
-        np.maximum(waited[:size], waited[size:], out=now)
+        begin = np.maximum(waited[:size], waited[size:])
         for row, stage, chunk in points.get(level, ()):
             if chunk > 0:                               # launch chunk c after chunk c - 1's gather
-                ready[stage, chunk] = np.maximum(now[row], ready[stage, chunk - 1]) + g[stage]
+                ready[stage, chunk] = np.maximum(begin[row], ready[stage, chunk - 1]) + g[stage]
                 if slowed is not None:
                     slowed.launched(stage, ready[stage, chunk])
             else:                                       # the chunk's first forward waits for it
-                np.maximum(now[row], ready[stage, -chunk], out=now[row])
-        extra = None if slowed is None else slowed.extra(start, stop, now)
+                np.maximum(begin[row], ready[stage, -chunk], out=begin[row])
+        extra = None if slowed is None else slowed.extra(start, stop, begin)
         if extra is None and level >= last_point:
             slowed = None                               # settled (:meth:`_Slowed.extra`)
-        now += durations[start:stop]
+        now = done[start:stop]
+        now += begin                                    # duration + start: the same sum
         if extra is not None:
             now += extra
     finish = done[graph.last_task].T

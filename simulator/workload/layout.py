@@ -49,6 +49,15 @@ class Layout:
     etp: int | None = None
     """Expert tensor parallelism (None: ``tp``; module docstring)."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.tp, self.pp, self.dp, self.cp, self.ep, self.pp_inner,
+                                                self.etp)))
+
+    def __hash__(self) -> int:
+        """The fields' hash, computed once: a layout is in the key of most memo look-ups of a
+        search (tens of thousands)."""
+        return self._hash
+
     @property
     def gpus(self) -> int:
         return self.tp * self.pp * self.dp * self.cp

@@ -294,22 +294,32 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     x = np.asarray(p2p, float).reshape(n, 1)
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
-    done = np.zeros((graph.tasks + 1, n))
-    relax_levels(done, table.take(graph.kinds, axis=0), graph.levels)
+    done = duration_rows(table, graph)
+    relax_levels(done, graph.levels)
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
 
 
-def relax_levels(done: np.ndarray, durations: np.ndarray, levels) -> None:
-    """Fill ``done`` (rows: tasks in level order, then the none row of zeros; columns:
-    layouts) level after level, ``done = max(done[predecessor], done[dependency]) +
-    duration`` for the tasks of ``levels`` (:class:`Wavefront`'s, or the last of them:
-    their sources are then already done); ``durations`` (tasks, layouts) in level order."""
+def duration_rows(table: np.ndarray, graph: Wavefront) -> np.ndarray:
+    """What :func:`relax_levels` fills: each task's duration (the row of ``table``, kinds by
+    layouts, of its kind) in level order, then the none row of zeros."""
+    done = np.empty((graph.tasks + 1, table.shape[1]))
+    table.take(graph.kinds, axis=0, out=done[:graph.tasks], mode="clip")   # valid indices: unbuffered
+    done[graph.tasks] = 0.0
+    return done
+
+
+def relax_levels(done: np.ndarray, levels) -> None:
+    """Make the rows of ``levels`` (:class:`Wavefront`'s, or the last of them: their sources
+    are then already done) of ``done`` (rows: tasks in level order, then the none row of
+    zeros; columns: layouts), which hold their tasks' durations (:func:`duration_rows`),
+    their finish times, level after level: ``duration + max(done[predecessor],
+    done[dependency])`` (a task's sources lie on earlier levels, done by then)."""
+    take, maximum = done.take, np.maximum          # bound once: thousands of levels
     for start, stop, size, sources in levels:
-        waited = done.take(sources, axis=0)
+        waited = take(sources, axis=0)
         now = done[start:stop]
-        np.maximum(waited[:size], waited[size:], out=now)
-        now += durations[start:stop]
+        now += maximum(waited[:size], waited[size:])
 
 
 def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
