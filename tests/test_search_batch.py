@@ -145,3 +145,19 @@ def test_headlines_are_the_fields_of_the_results_bit_for_bit(text, flags):
         assert list(head["exposed_by_dimension"].items()) == list(result.exposed_by_dimension.items())
         assert all(type(a) is type(b) for a, b in zip(head["exposed_by_dimension"].values(),
                                                        result.exposed_by_dimension.values(), strict=True))
+
+
+def test_the_shard_size_axis_reaches_the_scenario():
+    """A search row with ``shard_size`` (hybrid sharding) is the scenario with that shard
+    size, not plain ZeRO-3 (the axis once fell out of the layout's parallelism keys)."""
+    scenario, session, grid = _grid(DENSE, DENSE_AXES)
+    pick = {"tp": 1, "pp": 2, "micro_batch": 1, "schedule": "1f1b", "virtual_stages": 1,
+            "recompute": "none", "zero_stage": 3, "sequence_parallel": False}
+    rows = {r["shard_size"]: r for r in evaluate_rows(scenario, session.hardware, session.collectives,
+                                                      [g for g in grid if pick.items() <= g.items()])}
+    assert set(rows) == {None, 4} and rows[4]["status"] == rows[None]["status"] == "ok"
+    text = DENSE.replace("parallelism: {tp: 2, pp: 2}",
+                         "parallelism: {tp: 1, pp: 2, zero_stage: 3, shard_size: 4}")
+    hybrid = simulate_step(scenario_from_text(text), session.collectives)
+    assert rows[4]["step_time_s"] == pytest.approx(hybrid.step_time_s, rel=1e-12)
+    assert rows[4]["step_time_s"] != pytest.approx(rows[None]["step_time_s"], rel=1e-6)

@@ -32,7 +32,7 @@ from simulator.engine.batch import simulate_headlines, simulate_steps
 from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
-PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "schedule",
+PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "etp", "shard_size", "sequence_parallel", "schedule",
                     "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce", "rank_order"}
 TRAINING_KEYS = {"micro_batch", "global_batch"}
 
