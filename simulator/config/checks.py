@@ -6,7 +6,7 @@ from math import prod
 
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
-from simulator.config.scenario import RankOrder, Scenario, Schedule, TopologyKind
+from simulator.config.scenario import ParallelismConfig, RankOrder, Scenario, Schedule, TopologyKind
 from simulator.config.stack import CpRing, StackProfile
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
@@ -198,7 +198,7 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
     _check_ulysses_heads(scenario)
 
 
-def _check_pp_inner_experts(par, etp: int) -> None:
+def _check_pp_inner_experts(par: ParallelismConfig, etp: int) -> None:
     """Under ``rank_order: tp-cp-pp-dp`` with pipeline stages, Megatron-Core's expert rank
     generator (order tp-ep-pp-dp) needs the experts' data-parallel size to equal the dense one,
     ``etp ep = tp cp`` (``initialize_model_parallel``'s assertion "When not using pp-last rank

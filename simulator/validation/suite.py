@@ -301,19 +301,19 @@ def _nemo_more(root: Path) -> pd.DataFrame:
                                                f"step {result.step_time_s:.2f} s{_fit_note(result)}")
 
 
-def _step_set(name: str, csv_name: str | None = None):
+def _step_set(name: str, csv_name: str):
     """The runner of a set compared as tokens/s per GPU with the measured step beside the
-    predicted one (``validation/<name>_h100.csv`` unless ``csv_name``): the DGX Cloud recipes'
-    and llm-foundry's curves, the MLPerf result logs' training blocks, BLOOM's logged step."""
-    return lambda root: _indexed(root, name, csv_name or f"{name}_h100.csv",
-                                 lambda row: float(row.measured), _step_notes)
+    predicted one (``validation/<csv_name>``): the DGX Cloud recipes' and llm-foundry's
+    curves, the MLPerf result logs' training blocks, BLOOM's logged step."""
+    return lambda root: _indexed(root, name, csv_name, lambda row: float(row.measured), _step_notes)
 
 
 def _step_entry(name: str, title: str, csv_name: str | None = None, curves: bool = False) -> ValidationSet:
-    """The entry of a :func:`_step_set` set ``name``: tokens/s per GPU, with its scaling
-    curves in the report when ``curves``."""
-    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves,
-                         step_csv=csv_name or f"{name}_h100.csv")
+    """The entry of a :func:`_step_set` set ``name`` (its CSV ``validation/<name>_h100.csv``
+    unless ``csv_name``): tokens/s per GPU, with its scaling curves in the report when
+    ``curves``."""
+    csv_name = csv_name or f"{name}_h100.csv"
+    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves, step_csv=csv_name)
 
 
 def _curve_entry(name: str, title: str) -> ValidationSet:
