@@ -514,8 +514,8 @@ NVFP4 config beside the FP8 one and their logs do not say which ran), the rows w
 not in the submission (University of Florida's 2-, 4-, 16- and 32-server 8B rows, Nebius's two-
 and four-server B200 rows), the one-server B200 rows of Dell, Lenovo, Nebius and Supermicro (steps
 of 0.44-0.46 s, with Oracle's NVFP4 run at 0.453 s rather than the FP8 runs at 0.544-0.548 s; their
-logs do not print the recipe), and the AMD MI350X/MI355X rows (no library GPU). Added on 2026-11-28 as an out-of-sample
-check and scored once; nothing was changed for it.
+logs do not print the recipe), and the AMD MI350X/MI355X rows (no library GPU). Added on
+2026-11-28 as an out-of-sample check and scored once; nothing was changed for it.
 
 Encoding: `validation/scenarios/mlperf_v51_llama31/`, from each submission's config scripts,
 `conf/custom.yaml` and userbuffers file: stack `megatron-core` with bf16 gradient reduction
