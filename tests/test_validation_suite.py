@@ -316,11 +316,12 @@ ACHIEVED = {
     "llm_foundry": (0.100, 0.233),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     "torchtitan_memory": (0.092, 0.255),
-    # tokens/s per GPU, 9 rows (MLPerf Training v5.1 Llama 3.1: 8B on 8-64 B200 and 64-128 H100
+    # tokens/s per GPU, 13 rows (MLPerf Training v5.1 Llama 3.1: 8B on 8-256 B200 and 64-128 H100
     # over Ethernet, 405B on 256-448 B200 and 512-1,024 H200), out of sample, scored once on
-    # 2026-11-28: 15.7% / 50.6%, NOT met (H200 405B -2.5%/-2.7%; B200 405B +17%, as the other
-    # Blackwell 405B sets; the multi-server 8B rows +11% to +51%, Cisco's tp 2 row the widest).
-    "mlperf_v51_llama31": (0.157, 0.506),
+    # 2026-11-28: 15.7% / 50.6% over the first 9 rows, 17.9% / 50.6% with University of Florida's
+    # 8B curve, NOT met (H200 405B -2.5%/-2.7%; B200 405B +17%, as the other Blackwell 405B sets;
+    # the multi-server 8B rows +10% to +51%, Cisco's tp 2 row the widest).
+    "mlperf_v51_llama31": (0.179, 0.506),
 }
 
 
@@ -438,6 +439,19 @@ def test_mlperf_v51_h200_405b_level_and_scaling(frame):
     assert predicted == pytest.approx(measured, rel=0.01)
 
 
+def test_mlperf_v51_b200_8b_curve_is_a_known_miss(frame):
+    """University of Florida's MLPerf v5.1 Llama 3.1 8B at cp 2 and one microbatch of 4,096 tokens
+    per GPU per step on 32 to 256 B200 (10 runs per point, within 1% of each other): the step
+    grows 17.3% measured and under 2% predicted. Bucket-by-bucket NCCL latency reproduces the
+    growth but makes SHARP-reduced MLPerf GPT-3 at 10K GPUs 25% slow (docs/validation.md), so it
+    is not applied; guarded in one direction so that a fix or a regression shows."""
+    curves = scaling_curves(frame[frame["set"] == "mlperf_v51_llama31"]).set_index("curve")
+    curve = curves.loc["llama31-8b-b200-cp2-fp8"]
+    assert (curve["first"], curve["last"]) == (32, 256)
+    assert curve["measured"] == pytest.approx(0.173, abs=0.002)
+    assert 0.0 <= curve["predicted"] < 0.02
+
+
 def test_llama3_scaling_from_8k_to_16k_gpus(frame):
     """The Llama 3 paper's 405B step from 8,192 to 16,384 H100 at a fixed 16M-token batch
     (Table 4: 430 -> 400 TFLOP/s per GPU, ratio 0.930): the predicted ratio is within 2% of
@@ -476,7 +490,7 @@ def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
     no larger than measured (+1 point for rounding) and at most 8 points smaller (the 340B FP8
     curve, +10.5% measured against +2.6%, is the widest gap: docs/validation.md). A guard on the
     known miss: it fails if a change makes the curves steeper than measured or flatter still."""
-    dgx = curves[~curves.index.str.startswith("mpt-")]
+    dgx = curves[curves["first_scenario"].str.contains("/dgxc_")]
     assert len(dgx) == 13
     gap = dgx["measured"] - dgx["predicted"]
     assert (gap > -0.01).all(), gap

@@ -83,13 +83,23 @@ def jittered_step(path: Path, sigma: float, seed: int = 0) -> float:
 
 def jitter_growth(curves: pd.DataFrame, root: Path, sigmas: list[float]) -> pd.DataFrame:
     """Each curve's step growth from its first point to its last with each jitter of
-    ``sigmas`` (one column per sigma, in order)."""
+    ``sigmas`` (one column per sigma, in order), as the scored growth is: the throughput per
+    GPU at the first point over that at the last, minus 1 (the step's growth on a weak-scaling
+    curve, where each GPU's tokens per step stay the same)."""
     rows = []
     for c in curves.itertuples():
         first = jittered_steps(root / c.first_scenario, sigmas)
         last = jittered_steps(root / c.last_scenario, sigmas)
-        rows.append([b / a - 1.0 for a, b in zip(first, last, strict=True)])
+        per_gpu = _tokens_per_gpu(root / c.first_scenario) / _tokens_per_gpu(root / c.last_scenario)
+        rows.append([b / a * per_gpu - 1.0 for a, b in zip(first, last, strict=True)])
     return pd.DataFrame(rows, index=curves.index, columns=range(len(sigmas)), dtype=float)
+
+
+def _tokens_per_gpu(path: Path) -> float:
+    """Tokens one GPU's share of a step is: global batch x sequence / GPUs."""
+    session = open_scenario(path)
+    training, model = session.scenario.training, session.scenario.model
+    return training.global_batch * model.seq_len / session.hardware.gpus
 
 
 def curves_table(rows: pd.DataFrame, root: Path) -> str:

@@ -548,7 +548,7 @@ SETS: dict[str, ValidationSet] = {
     "mlperf_v51_llama31": _step_entry(
         "mlperf_v51_llama31",
         "MLPerf Training v5.1 Llama 3.1 8B and 405B on 8-1,024 B200, H100 and H200 "
-        "(mlcommons/training_results_v5.1 @ 441d65f4)", "mlperf_v51_llama31.csv"),
+        "(mlcommons/training_results_v5.1 @ 441d65f4)", "mlperf_v51_llama31.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
