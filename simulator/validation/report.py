@@ -547,9 +547,11 @@ GPUs rising to +39.9% on 256: measured, the step grows 17.3% from 32 to 256 GPUs
 gathers bucket by bucket (about 60 buckets of 134M parameters here), so every bucket's NCCL call
 pays the ring's latency, which at 256 ranks is about 0.8 ms in the model; priced per bucket, the
 curve reads +17.7% predicted. But the same pricing makes NVIDIA's MLPerf GPT-3 at 10,752 and
-11,616 H100 25% slow (ring latency of 4 ms at 448-484 ranks, 71 buckets), where those runs
-reduce over IB SHARP (not modelled) and now read within 3.5%; so it is not applied, and the 8B
-curve stays a miss. On H100 over Cisco's Ethernet +15.3% at tp 1 and **+50.6% at tp 2**: halving
+11,616 H100 25% slow (ring latency of 4 ms at 448-484 ranks, 71 buckets), which now read
+within 3.5%: their configs ask NCCL for IB SHARP (`NCCL_SHARP_GROUP_SIZE_THRESH 2`), whose
+in-network reduction is not modelled; the University of Florida config sets the same variable
+and whether its fabric ran SHARP is not stated. So it is not applied, and the 8B curve stays a
+miss. On H100 over Cisco's Ethernet +15.3% at tp 1 and **+50.6% at tp 2**: halving
 each GPU's work with tp 2 made the measured step 0.67x as long, the predicted 0.52x; these short
 steps run without CUDA graphs, with a DDP bucket per tensor, and whatever costs them the rest is
 not published as a number, so nothing is added.""",
