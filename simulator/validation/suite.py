@@ -63,8 +63,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   to 2,240 A100 and DeepSpeed ZeRO-3 (2021) without model parallelism, GPT 175B and 530B on 384
   to 2,240 A100 (validation/sc21_ptd_a100.csv, validation/sc21_zero3_a100.csv), tokens/s per
   GPU from the table's TFLOP/s.
-- ``mlperf_v51_llama31``: MLPerf Training v5.1 (NeMo, FP8): Llama 3.1 8B on 8 to 64 B200 (three
-  submitters) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1 405B on 256 and 448 B200
+- ``mlperf_v51_llama31``: MLPerf Training v5.1 (NeMo, FP8): Llama 3.1 8B on 8 to 256 B200 (four
+  submitters), 72 and 512 GB200 (NVIDIA) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1
+  405B on 256 and 448 B200
   (University of Florida) and 512 and 1,024 H200 (Nebius) (validation/mlperf_v51_llama31.csv),
   tokens/s per GPU from the logged step times.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
@@ -547,7 +548,7 @@ SETS: dict[str, ValidationSet] = {
         "530B on 384-2,240 A100 (arXiv:2104.04473)", "sc21_zero3_a100.csv"),
     "mlperf_v51_llama31": _step_entry(
         "mlperf_v51_llama31",
-        "MLPerf Training v5.1 Llama 3.1 8B and 405B on 8-1,024 B200, H100 and H200 "
+        "MLPerf Training v5.1 Llama 3.1 8B and 405B on 8-1,024 B200, GB200, H100 and H200 "
         "(mlcommons/training_results_v5.1 @ 441d65f4)", "mlperf_v51_llama31.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
