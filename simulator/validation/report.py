@@ -564,7 +564,7 @@ on 1,024-4,096 tokens per GPU, where every GEMM takes tens of microseconds and t
 thousands of small kernels (fp8 casts and transposes, userbuffers chunks, the cp ring's per-step
 kernels). Across the set's 8B rows the error follows the work per kernel: +4% at 16K tokens per
 GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +51% to +57% with tp 2. The model
-prices a layer's pass as about 30 kernels, each with a fixed 2 us (an estimate), where
+prices a layer's forward and backward as about 30 kernels, each with a fixed 2 us (an estimate), where
 TransformerEngine's FP8 layer launches several times as many; the real count and per-kernel
 cost have no published figure at this granularity, so nothing is added.""",
     "stragglers": """\
