@@ -503,70 +503,68 @@ with the prefetch of 1, over what it ran in; the paper: it did not fit on 560)."
 Measured: MLPerf Training v5.1 (mlcommons/training_results_v5.1 at 441d65f4, closed division,
 published 2025-11), the Llama 3.1 submissions whose logs and configs fix the run: Llama 3.1 8B in
 FP8 with current per-tensor scaling on B200, University of Florida's curves (micro batch 2 on 8
-and 16 GPUs; cp 2 at one microbatch per step on 32 to 256 GPUs), Dell's 16 and the 64-GPU cp 2
-row of Oracle, Verda and University of Florida (one row: their steps agree within 0.7%); NVIDIA's
-8B on 72 GB200 (one NVL72 rack) and 512 (8 racks, tp 2 x cp 4), FP8 (its implementation has no
-FP4 config of those shapes); Llama 3.1 8B in FP8 with delayed scaling on 64 and 128 H100 over
-Ethernet (Cisco, NeMo 25.01); Llama
-3.1 405B on 256 and 448 B200 (University of Florida, NeMo 25.09) and on 512 and 1,024 H200
-(Nebius, NeMo 25.01, a fixed global batch). The step is the median over a submission's logged
-runs (3 or 10) of each run's median `train_step_time` (one step's time) after its first 10
-logged steps (`validation/mlperf_v51_llama31.csv`); compared as tokens/s per GPU. University of
-Florida ran its configs on more or fewer servers than their file names say (the logged global
-batch gives the count). Left out: every row run in
-NVFP4 (Oracle's one-server B200 row prints `fp4: true`; NVIDIA's GB200 and GB300 rows have an
-NVFP4 config beside the FP8 one and their logs do not say which ran), Nebius's two- and
-four-server B200 rows (no config of that batch), the one-server B200 rows of Dell, Lenovo,
-Nebius and Supermicro (steps of 0.44-0.46 s, with Oracle's NVFP4 run at 0.453 s rather than the
-FP8 runs at 0.544-0.548 s; their logs do not print the recipe), NVIDIA's 8-GPU GB200 row (only
-an FP4 config) and every GB300 row, and the AMD MI350X/MI355X rows (no library GPU). Added on
-2026-11-28 as an out-of-sample check and scored once (the first nine rows, then the University
-of Florida curve's four and NVIDIA's two GB200 rows the same day); nothing was changed for it.
+and 16 GPUs; cp 2 at one microbatch per step on 32 to 256 GPUs), Dell's 16 and the 64-GPU cp 2 row
+of Oracle, Verda and University of Florida (one row: their steps agree within 0.7%); NVIDIA's 8B
+on 72 GB200 (one NVL72 rack) and 512 (8 racks, tp 2 x cp 4), FP8 (its implementation has no FP4
+config of those shapes); Llama 3.1 8B in FP8 with delayed scaling on 64 and 128 H100 over Ethernet
+(Cisco, NeMo 25.01); Llama 3.1 405B on 256 and 448 B200 (University of Florida, NeMo 25.09) and on
+512 and 1,024 H200 (Nebius, NeMo 25.01, a fixed global batch). The step is the median over a
+submission's logged runs (3 or 10) of each run's median `train_step_time` (one step's time) after
+its first 10 logged steps (`validation/mlperf_v51_llama31.csv`); compared as tokens/s per GPU.
+University of Florida ran its configs on more or fewer servers than their file names say (the
+logged global batch gives the count). Left out: every row run in NVFP4 (Oracle's one-server B200
+row prints `fp4: true`; NVIDIA's GB200 405B rows have an NVFP4 config beside the FP8 one and
+their logs do not say which ran), Nebius's two- and four-server B200 rows (no config of that
+batch), the one-server B200 rows of Dell, Lenovo, Nebius and Supermicro (steps of 0.44-0.46 s,
+with Oracle's NVFP4 run at 0.453 s rather than the FP8 runs at 0.544-0.548 s; their logs do not
+print the recipe), NVIDIA's 8-GPU GB200 row (only an FP4 config) and every GB300 row, and the AMD
+MI350X/MI355X rows (no library GPU). Added on 2026-11-28 as an out-of-sample check and scored once
+(the first nine rows, then the University of Florida curve's four and NVIDIA's two GB200 rows the
+same day); nothing was changed for it.
 
 Encoding: `validation/scenarios/mlperf_v51_llama31/`, from each submission's config scripts,
 `conf/custom.yaml` and userbuffers file: stack `megatron-core` with bf16 gradient reduction
-(`grad_reduce_in_fp32=False`), fp8 weight gathers, the recipes' cross entropy (TE's on the B200
-8B rows, Megatron-Core's fused native kernel elsewhere), FP8 current scaling where
-`FP8_RECIPE` is tensorwise (`kernels.fp8_scaling: dynamic`), each row's userbuffers methods and
-SM margins, `TP_PP_DP_MAPPING` as `rank_order: tp-cp-pp-dp` (the B200 405B rows). Networks not
-stated are non-blocking NDR fat-trees; Cisco's Ethernet as RoCE 400G. Not expressible:
-full-iteration CUDA graphs (the B200 rows), DDP buckets of one tensor (Cisco's 64 and Nebius's
-200 parameters), IB SHARP, the NCCL CTA limits, the LayerNorm SM margins.
+(`grad_reduce_in_fp32=False`), fp8 weight gathers, the recipes' cross entropy (TE's on the B200 8B
+rows, Megatron-Core's fused native kernel elsewhere), FP8 current scaling where `FP8_RECIPE` is
+tensorwise (`kernels.fp8_scaling: dynamic`), each row's userbuffers methods and SM margins,
+`TP_PP_DP_MAPPING` as `rank_order: tp-cp-pp-dp` (the B200 405B and GB200 rows). Networks not stated are
+non-blocking NDR fat-trees; Cisco's Ethernet as RoCE 400G. Not expressible: full-iteration CUDA
+graphs (the B200 rows), DDP buckets of one tensor (Cisco's 64 and Nebius's 200 parameters), IB
+SHARP, the NCCL CTA limits, the LayerNorm SM margins.
 
-Result: MAPE 20.2%, max 57.2%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6%
-with the University of Florida curve). The H200 405B
-rows read -2.5% and -2.7%, and the loss of throughput per GPU from 512 to 1,024 GPUs is 1.4%
-measured, 1.7% predicted: the layout of the H100 v5.0 set at tp 4 on the larger-memory GPU is
-right. The B200 405B rows read +16.6% and +17.7%, the Blackwell 405B level error already seen in
-the Megatron-Bridge B200 row (+11%) and the v5.0 GB200 set (+10-16%): three independent
-B200/GB200 sources agree that the model's Blackwell 405B step is 10-18% short, while the same
-layout on H200 is right and the one-server B200 8B row reads +4.2%; what the 405B layout exposes
-on Blackwell and not on Hopper (its userbuffers GEMM chunks, the cp ring, the pipeline sends at
-Blackwell's compute rate, a lower sustained clock under long dense FP8 GEMMs) is not identified.
-The 8B rows grow fast with the servers at the same work per GPU: on B200 +4.2% on one server,
-+9.9% / +11.2% on two (University of Florida / Dell: both measured 6-7% slower than one server,
-predicted 0.2%), and at one microbatch of 4,096 tokens per GPU (0.19-0.22 s steps) +19.6% on 32
-GPUs rising to +39.9% on 256: measured, the step grows 17.3% from 32 to 256 GPUs (most of it from
-128 to 256), predicted 0.3%. One mechanism reproduces that curve: Megatron-Core reduces and
-gathers bucket by bucket (about 60 buckets of 134M parameters here), so every bucket's NCCL call
-pays the ring's latency, which at 256 ranks is about 0.8 ms in the model; priced per bucket, the
-curve reads +17.7% predicted. But the same pricing makes NVIDIA's MLPerf GPT-3 at 10,752 and
-11,616 H100 25% slow (ring latency of 4 ms at 448-484 ranks, 71 buckets), which now read
-within 3.5%: their configs ask NCCL for IB SHARP (`NCCL_SHARP_GROUP_SIZE_THRESH 2`), whose
-in-network reduction is not modelled; the University of Florida config sets the same variable
-and whether its fabric ran SHARP is not stated. So it is not applied, and the 8B curve stays a
-miss. On H100 over Cisco's Ethernet +15.3% at tp 1 and **+50.6% at tp 2**: halving
-each GPU's work with tp 2 made the measured step 0.67x as long, the predicted 0.52x. NVIDIA's
-GB200 rows read +12.6% on one NVL72 rack (cp 2, 4,096 tokens per GPU) and **+57.2%** on 512 GPUs
-with tp 2 x cp 4 (0.089 s measured, 0.057 s predicted): the two tp 2 rows, one eager on H100 and
-one CUDA-graphed on GB200, miss alike, so host dispatch is not the cause. Both run an 8B layer
-on 1,024-4,096 tokens per GPU, where every GEMM takes tens of microseconds and the step is
-thousands of small kernels (fp8 casts and transposes, userbuffers chunks, the cp ring's per-step
-kernels). Across the set's 8B rows the error follows the work per kernel: +4% at 16K tokens per
-GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +51% to +57% with tp 2. The model
-prices a layer's forward and backward as about 30 kernels, each with a fixed 2 us (an estimate), where
-TransformerEngine's FP8 layer launches several times as many; the real count and per-kernel
-cost have no published figure at this granularity, so nothing is added.""",
+Result: MAPE 20.2%, max 57.2%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
+the University of Florida curve). The H200 405B rows read -2.5% and -2.7%, and the loss of
+throughput per GPU from 512 to 1,024 GPUs is 1.4% measured, 1.7% predicted: the layout of the H100
+v5.0 set at tp 4 on the larger-memory GPU is right. The B200 405B rows read +16.6% and +17.7%, the
+Blackwell 405B level error already seen in the Megatron-Bridge B200 row (+11%) and the v5.0 GB200
+set (+10-16%): three independent B200/GB200 sources agree that the model's Blackwell 405B step is
+10-18% short, while the same layout on H200 is right and the one-server B200 8B row reads +4.2%;
+what the 405B layout exposes on Blackwell and not on Hopper (its userbuffers GEMM chunks, the cp
+ring, the pipeline sends at Blackwell's compute rate, a lower sustained clock under long dense FP8
+GEMMs) is not identified. The 8B rows grow fast with the servers at the same work per GPU: on B200
++4.2% on one server, +9.9% / +11.2% on two (University of Florida / Dell: both measured 6-7%
+slower than one server, predicted 0.2%), and at one microbatch of 4,096 tokens per GPU (0.19-0.22
+s steps) +19.6% on 32 GPUs rising to +39.9% on 256: measured, the step grows 17.3% from 32 to 256
+GPUs (most of it from 128 to 256), predicted 0.3%. One mechanism reproduces that curve:
+Megatron-Core reduces and gathers bucket by bucket (about 60 buckets of 134M parameters here), so
+every bucket's NCCL call pays the ring's latency, which at 256 ranks is about 0.8 ms in the model;
+priced per bucket, the curve reads +17.7% predicted. But the same pricing makes NVIDIA's MLPerf
+GPT-3 at 10,752 and 11,616 H100 25% slow (ring latency of 4 ms at 448-484 ranks, 71 buckets),
+which now read within 3.5%: their configs ask NCCL for IB SHARP (`NCCL_SHARP_GROUP_SIZE_THRESH
+2`), whose in-network reduction is not modelled; the University of Florida config sets the same
+variable and whether its fabric ran SHARP is not stated. So it is not applied, and the 8B curve
+stays a miss. On H100 over Cisco's Ethernet +15.3% at tp 1 and **+50.6% at tp 2**: halving each
+GPU's work with tp 2 made the measured step 0.67x as long, the predicted 0.52x. NVIDIA's GB200
+rows read +12.6% on one NVL72 rack (cp 2, 4,096 tokens per GPU) and **+57.2%** on 512 GPUs with tp
+2 x cp 4 (0.089 s measured, 0.057 s predicted): the two tp 2 rows, one eager on H100 and one
+CUDA-graphed on GB200, miss alike, so host dispatch is not the cause. Both run an 8B layer on
+1,024-4,096 tokens per GPU, where every GEMM takes tens of microseconds and the step is thousands
+of small kernels (fp8 casts and transposes, userbuffers chunks, the cp ring's per-step kernels).
+Across the set's 8B rows the error follows the work per kernel: +4% at 16K tokens per GPU per
+microbatch on one server, +13% to +22% at 4K (cp 2), +51% to +57% with tp 2. The model prices a
+layer's forward and backward as about 30 kernels, each with a fixed 2 us (an estimate), where
+TransformerEngine's FP8 layer launches several times as many; the real count and per-kernel cost
+have no published figure at this granularity, so nothing is added.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
