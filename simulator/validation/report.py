@@ -541,7 +541,13 @@ set (+10-16%): three independent B200/GB200 sources agree that the model's Black
 10-18% short, while the same layout on H200 is right and the one-server B200 8B row reads +4.2%;
 what the 405B layout exposes on Blackwell and not on Hopper (its userbuffers GEMM chunks, the cp
 ring, the pipeline sends at Blackwell's compute rate, a lower sustained clock under long dense FP8
-GEMMs) is not identified. The 8B rows grow fast with the servers at the same work per GPU: on B200
+GEMMs) is not identified. The software moves by as much: NVIDIA's own Megatron-Bridge tables
+(docs/performance-summary-archive.md @ 067f987df) show the same layouts 9-12% faster a few
+releases later (Llama 3.1 405B on 1,024 H100 from 292 tokens/s per GPU in 25.11 to 328 in
+26.04.01; on 256 GB200 at tp 4 x pp 16 x v 4 without cp from 793 in 26.02 to 864 in 26.04.01), and
+that GB200 row reads +4% in a quick encoding (the v5.0 GB200 scenario with its layout, not
+scored): the Blackwell 405B gap of the 2025 runs is of the size of the software's own drift, which
+no scenario key carries. The 8B rows grow fast with the servers at the same work per GPU: on B200
 +4.2% on one server, +9.9% / +11.2% on two (University of Florida / Dell: both measured 6-7%
 slower than one server, predicted 0.2%), and at one microbatch of 4,096 tokens per GPU (0.19-0.22
 s steps) +19.6% on 32 GPUs rising to +39.9% on 256: measured, the step grows 17.3% from 32 to 256
