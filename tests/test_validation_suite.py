@@ -45,7 +45,8 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "mlperf_llama31_405b_gb200": "mlperf_llama31_405b_gb200.csv",
                  "megatron_selective": "megatron_selective_a100.csv",
                  "sc21_ptd": "sc21_ptd_a100.csv", "sc21_zero3": "sc21_zero3_a100.csv",
-                 "mlperf_v51_llama31": "mlperf_v51_llama31.csv"}
+                 "mlperf_v51_llama31": "mlperf_v51_llama31.csv",
+                 "megatron_bridge_2604": "megatron_bridge_2604.csv"}
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*/*.yaml"))
 MARGIN = 0.02
 
@@ -67,7 +68,8 @@ def _index(name: str) -> pd.DataFrame:
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
 OVER_MEMORY = {"nemo_more/nemotron-340b-128gpu-fp8": 0.05, "llama3_paper/llama3-405b-8192gpu": 0.05,
-               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05}
+               "dgxc_nemotron/nemotron4-340b-128gpu-fp8": 0.05,
+               "megatron_bridge_2604/llama31-405b-256gpu-gb200-fp8cs": 0.12}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -323,6 +325,10 @@ ACHIEVED = {
     # 405B -2.5%/-2.7%; B200 405B +17%, as the other Blackwell 405B sets; the multi-server 8B rows
     # +10% to +57%, the two tp 2 rows the widest).
     "mlperf_v51_llama31": (0.202, 0.572),
+    # tokens/s per GPU, 3 rows (Megatron-Bridge 26.04.01: Llama 3 70B on 64 H100, Llama 3.1 405B on
+    # 1,024 H100 and 256 GB200 without cp), out of sample, scored once on 2026-11-28: 5.3% / 9.4%,
+    # met (the 405B rows -1.1% and +5.5%, the 70B row -9.4%).
+    "megatron_bridge_2604": (0.053, 0.094),
 }
 
 

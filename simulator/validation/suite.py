@@ -67,6 +67,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   submitters), 72 and 512 GB200 (NVIDIA) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1
   405B on 256 and 448 B200 (University of Florida) and 512 and 1,024 H200 (Nebius)
   (validation/mlperf_v51_llama31.csv), tokens/s per GPU from the logged step times.
+- ``megatron_bridge_2604``: Megatron-Bridge's 26.04.01 tables (the performance archive): Llama 3 70B
+  on 64 H100, Llama 3.1 405B on 1,024 H100 and on 256 GB200 without context parallelism, FP8
+  current scaling (validation/megatron_bridge_2604.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -549,6 +552,10 @@ SETS: dict[str, ValidationSet] = {
         "mlperf_v51_llama31",
         "MLPerf Training v5.1 Llama 3.1 8B and 405B on 8-1,024 B200, GB200, H100 and H200 "
         "(mlcommons/training_results_v5.1 @ 441d65f4)", "mlperf_v51_llama31.csv", curves=True),
+    "megatron_bridge_2604": _step_entry(
+        "megatron_bridge_2604",
+        "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on H100 and GB200 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_2604.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
