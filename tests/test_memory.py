@@ -58,6 +58,28 @@ def test_swiglu_inner_is_three_f_wide():
     assert activation_bytes_per_layer(swiglu, B, 1, False, Recompute.SELECTIVE) == gelu + 2 * 4 * H * S * B
 
 
+def test_fp8_linear_inputs_keep_one_byte():
+    """TransformerEngine keeps each linear input's fp8 cast for the weight gradient: the QKV and
+    fc1 inputs (h each, split by t under SP) and the fc2 input (f = 4h, split by t) drop from 2
+    bytes to 1, and the proj layer adds a 1-byte copy of the attention output (h / t) that the
+    attention keeps in 2 bytes: (2h + 4h - h) s b / t fewer bytes with SP, GPT-3 shape."""
+    bf16 = activation_bytes_per_layer(GPT3, B, T, True, Recompute.SELECTIVE)
+    fp8 = activation_bytes_per_layer(GPT3, B, T, True, Recompute.SELECTIVE, fp8_inputs=True)
+    assert bf16 - fp8 == pytest.approx(5 * SBH / T, rel=1e-12)
+    assert fp8 == pytest.approx(29 * SBH / T, rel=1e-12)      # 34 - 5 bytes per s b h / t
+
+
+def test_fp8_saved_inputs_follow_the_stack_and_the_dtype():
+    """Only a stack whose layers save fp8 inputs (``kernels.fp8_saved_inputs``: the TE-based
+    megatron-core and nemo profiles) under fp8 training gets the smaller activations."""
+    from simulator.config.library import HardwareLibrary
+    library = HardwareLibrary()
+    assert library.stack("megatron-core").kernels.fp8_saved_inputs
+    assert library.stack("nemo").kernels.fp8_saved_inputs
+    assert not library.stack("torchtitan").kernels.fp8_saved_inputs
+    assert not library.stack("megatron-lm-2021").kernels.fp8_saved_inputs
+
+
 def test_recompute_is_monotone():
     full, selective, none = (activation_bytes_per_layer(GPT3, B, T, True, r)
                              for r in (Recompute.FULL, Recompute.SELECTIVE, Recompute.NONE))

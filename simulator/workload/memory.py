@@ -70,7 +70,8 @@ MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 
 LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]; stacks: loss.logit_bytes
 
 def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
-                               recompute: Recompute, cp: int = 1, dtype_bytes: int = 2) -> float:
+                               recompute: Recompute, cp: int = 1, dtype_bytes: int = 2,
+                               fp8_inputs: bool = False) -> float:
     """Activation bytes one transformer layer keeps for backward, per micro-batch and GPU.
 
     [K22] Table 2, with ``s = seq_len / cp``:
@@ -95,6 +96,16 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     not masks. Dropout masks are kept for every model (an upper bound for dropout-free Llama training).
     With the GPT shape (``f = 4h``, GELU, ``k = a``) the published formulas hold exactly.
 
+    With ``fp8_inputs`` (fp8 training under TransformerEngine, the stack's
+    ``kernels.fp8_saved_inputs``) each linear layer keeps for its weight gradient the fp8
+    copy of its input that it cast, one byte per element: the QKV and fc1 inputs (``h``
+    each, replicated) and the fc2 input (``f``) drop to one byte, and the attention output,
+    which the fused attention keeps in 2 bytes for its own backward, gains the proj layer's
+    1-byte copy (``q_width``). TransformerEngine ``_Linear.forward`` (v1.x: ``saved_inputmat``
+    / ``inputmat_t`` are the fp8 cast when fp8 is on and the wgrad is not overridden; v2.x:
+    ``saved_inputmat = inputmat``, the quantized input with its row-wise data dropped, or
+    kept for the sequence-parallel all-gather), ``transformer_engine/pytorch/module/linear.py``.
+
     The ``5 a s^2 b`` attention core (softmax output, its dropout mask and
     output) is what ``selective`` drops: it is recomputed, or never stored by
     flash-style fused attention. Under context parallelism each rank keeps
@@ -114,6 +125,8 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         Context-parallel size; the local sequence is ``seq_len / cp``.
     dtype_bytes : int, optional
         Bytes per stored activation element; [K22] assumes 2.
+    fp8_inputs : bool, optional
+        Linear inputs kept as their 1-byte fp8 copies (above).
 
     Returns
     -------
@@ -125,6 +138,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     if recompute == Recompute.FULL:
         return dtype_bytes * s * micro_batch * model.hidden / sp_div
     replicated, sharded = _per_token_bytes(model, dtype_bytes)
+    if fp8_inputs:
+        replicated -= (dtype_bytes - 1) * 2 * model.hidden           # QKV and fc1 inputs
+        sharded += model.q_width - (dtype_bytes - 1) * model.ffn_hidden * model.top_k * model.expert_load
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
     if recompute == Recompute.NONE:
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
@@ -386,9 +402,12 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     (last stage, else 0): ``activations = (kept layers + ends) in_flight + logits``."""
     act_bytes = 4 if training.dtype == Dtype.FP32 else 2
 
+    fp8_inputs = (training.dtype == Dtype.FP8 and stack is not None
+                  and stack.kernels.fp8_saved_inputs)
+
     def per_layer(recompute: Recompute) -> float:
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
-                                          recompute, par.cp, act_bytes)
+                                          recompute, par.cp, act_bytes, fp8_inputs)
 
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
     head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)
