@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simulator.config.hardware import Dtype
+from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig, Recompute, Schedule, TrainingConfig
 from simulator.workload.memory import (
     activation_bytes_per_layer,
@@ -69,10 +70,9 @@ def test_fp8_linear_inputs_keep_one_byte():
     assert fp8 == pytest.approx(29 * SBH / T, rel=1e-12)      # 34 - 5 bytes per s b h / t
 
 
-def test_fp8_saved_inputs_follow_the_stack_and_the_dtype():
-    """Only a stack whose layers save fp8 inputs (``kernels.fp8_saved_inputs``: the TE-based
-    megatron-core and nemo profiles) under fp8 training gets the smaller activations."""
-    from simulator.config.library import HardwareLibrary
+def test_fp8_saved_inputs_are_the_transformer_engine_profiles():
+    """``kernels.fp8_saved_inputs`` is set by the TE-based megatron-core and nemo profiles only
+    (torchtitan's float8 and the pre-fp8 stacks keep 2-byte inputs)."""
     library = HardwareLibrary()
     assert library.stack("megatron-core").kernels.fp8_saved_inputs
     assert library.stack("nemo").kernels.fp8_saved_inputs

@@ -66,7 +66,11 @@ def jittered_steps(path: Path, sigmas: list[float], seed: int = 0) -> list[float
     """Mean step (s) of the scenario at ``path`` over :data:`JITTER_STEPS` steps with lognormal
     jitter of each ``sigmas`` per worker and step (discrete-event engine, contention off); the
     scenario and its cluster are built once."""
-    session = open_scenario(path)
+    return _session_steps(open_scenario(path), sigmas, seed)
+
+
+def _session_steps(session, sigmas: list[float], seed: int = 0) -> list[float]:
+    """:func:`jittered_steps` of an open scenario ``session``."""
     out = []
     for sigma in sigmas:
         noise = NoiseConfig(straggler=StragglerConfig(distribution=NoiseDistribution.LOGNORMAL, sigma=sigma))
@@ -88,16 +92,15 @@ def jitter_growth(curves: pd.DataFrame, root: Path, sigmas: list[float]) -> pd.D
     curve, where each GPU's tokens per step stay the same)."""
     rows = []
     for c in curves.itertuples():
-        first = jittered_steps(root / c.first_scenario, sigmas)
-        last = jittered_steps(root / c.last_scenario, sigmas)
-        per_gpu = _tokens_per_gpu(root / c.first_scenario) / _tokens_per_gpu(root / c.last_scenario)
-        rows.append([b / a * per_gpu - 1.0 for a, b in zip(first, last, strict=True)])
+        first, last = open_scenario(root / c.first_scenario), open_scenario(root / c.last_scenario)
+        per_gpu = _tokens_per_gpu(first) / _tokens_per_gpu(last)
+        rows.append([b / a * per_gpu - 1.0 for a, b in zip(_session_steps(first, sigmas),
+                                                            _session_steps(last, sigmas), strict=True)])
     return pd.DataFrame(rows, index=curves.index, columns=range(len(sigmas)), dtype=float)
 
 
-def _tokens_per_gpu(path: Path) -> float:
-    """Tokens one GPU's share of a step is: global batch x sequence / GPUs."""
-    session = open_scenario(path)
+def _tokens_per_gpu(session) -> float:
+    """Tokens one GPU's share of a step is in an open scenario: global batch x sequence / GPUs."""
     training, model = session.scenario.training, session.scenario.model
     return training.global_batch * model.seq_len / session.hardware.gpus
 
