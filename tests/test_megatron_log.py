@@ -329,3 +329,18 @@ def test_expert_tensor_parallel_size_reaches_the_draft(etp, tp, expected):
                  "expert_tensor_parallel_size": etp}
     parallelism = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["parallelism"]
     assert parallelism.get("etp") == expected
+
+
+@pytest.mark.parametrize(("bucket", "fp32", "megabytes"), [(None, None, None), (40_000_000, None, 160.0),
+                                                           (134_217_728, False, 268.435456)])
+def test_ddp_bucket_size_reaches_the_drafts_bucket(bucket, fp32, megabytes):
+    """``ddp_bucket_size`` (parameters) becomes ``data_parallel.bucket_MB`` in the reduce dtype
+    (fp32 unless ``grad_reduce_in_fp32`` is off), a stated size the loader uses as given;
+    unset, the profile's default bucket of max(40M, 1M x dp cp) parameters stays."""
+    log = read_megatron_log(LOG)
+    arguments = {**log.arguments, "ddp_bucket_size": bucket}
+    if fp32 is not None:
+        arguments["grad_reduce_in_fp32"] = fp32
+    stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
+    assert stack.get("data_parallel", {}).get("bucket_MB") == (
+        pytest.approx(megabytes) if megabytes is not None else None)

@@ -14,7 +14,7 @@ from simulator.config.library import HardwareLibrary
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.resolved import ResolvedCluster, resolve_cluster
 from simulator.config.scenario import Scenario
-from simulator.config.stack import DEFAULT_STACK, StackProfile, merged_profile
+from simulator.config.stack import DEFAULT_STACK, StackProfile, merged_profile, stated_bucket
 from simulator.config.yaml_io import (
     did_you_mean,
     parse_yaml_mapping,
@@ -90,7 +90,8 @@ def _with_stack(data: dict[str, Any], source: str, library: HardwareLibrary) -> 
         base = library.stack_data(wanted)
     except ConfigError as exc:
         raise ConfigError(exc.message, exc.source or source, exc.key or key) from None
-    profile = validate_model(StackProfile, merged_profile(base, overrides), source, "training.stack.")
+    merged = merged_profile(base, stated_bucket(overrides))
+    profile = validate_model(StackProfile, merged, source, "training.stack.")
     return {**data, "training": {**training, "stack": profile}}
 
 

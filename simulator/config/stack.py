@@ -119,6 +119,15 @@ class ParamGatherLaunch(StrEnum):
     CHUNK = "chunk"      # interleaved: a whole model chunk ahead (align_param_gather)
 
 
+class ReduceCalls(StrEnum):
+    """How an overlapped ZeRO 0-2 gradient reduction (and its weight all-gather) goes out to
+    NCCL: each call pays the collective's latency (see simulator.engine.dp_calls)."""
+
+    BUCKET = "bucket"    # one call per bucket, back to back (PyTorch DDP, DeepSpeed ZeRO-1/2)
+    CHUNK = "chunk"      # Megatron-Core: buckets only on the first pipeline rank's first chunk
+    LAYER = "layer"      # Apex DistributedFusedAdam under NeMo: one NCCL group per layer
+
+
 class GradAccumulation(StrEnum):
     """How gradients are summed over a step's microbatches (ZeRO 0-2)."""
 
@@ -149,6 +158,14 @@ class DataParallelProfile(_Part):
     """With ``overlap_param_gather`` under the interleaved schedule: ``chunk`` launches each
     model chunk's gather one chunk ahead and its first forward waits for all of it;
     ``bucket`` lets only the step's first bucket wait."""
+    reduce_calls: ReduceCalls = ReduceCalls.BUCKET
+    """With ``overlap_grad_reduce``: the NCCL calls the reduction goes out in, each paying the
+    collective's latency (:mod:`simulator.engine.dp_calls`)."""
+    bucket_params_per_rank: Annotated[float, Field(ge=0.0, le=1e12, allow_inf_nan=False)] = 0.0
+    """A bucket holds at least this many parameters per data-parallel (x context-parallel)
+    rank: Megatron-Core's default bucket of ``max(40M, 1M x dp cp)`` parameters, so that each
+    rank's share of a bucket stays bandwidth-bound. 0 when the run states its bucket size (a
+    scenario that overrides ``bucket_MB`` and not this field gets 0)."""
     sharded_reduce: ShardedReduce = ShardedReduce.REDUCE_SCATTER
     """ZeRO 1-2: the gradient collective before the sharded optimizer step (then every rank
     all-gathers the updated weights)."""
@@ -348,6 +365,16 @@ class StackProfile(_Part):
     @property
     def step_overhead_s(self) -> float:
         return self.step_overhead_ms * 1e-3
+
+
+def stated_bucket(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Stack ``overrides`` in which a stated ``data_parallel.bucket_MB`` is the run's bucket
+    size, used as given (Megatron-Core's ``--ddp-bucket-size``): the base profile's per-rank
+    floor (``bucket_params_per_rank``) is dropped unless the overrides state one too."""
+    stated = overrides.get("data_parallel")
+    if isinstance(stated, dict) and "bucket_MB" in stated and "bucket_params_per_rank" not in stated:
+        return {**overrides, "data_parallel": {**stated, "bucket_params_per_rank": 0.0}}
+    return overrides
 
 
 def merged_profile(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

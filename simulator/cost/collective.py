@@ -68,17 +68,27 @@ class CollectiveSweep:
 @dataclass(frozen=True)
 class PricedCollective:
     """One collective on ``size_bytes`` per rank and the cost terms chosen for it;
-    ``expert``: run by the stage's expert-data-parallel groups, not its data-parallel ones."""
+    ``expert``: run by the stage's expert-data-parallel groups, not its data-parallel ones;
+    ``launches``: the separate NCCL calls the bytes go out in (one per gradient bucket where
+    the runtime reduces bucket by bucket), each paying the latency."""
 
     op: Op
     size_bytes: float
     terms: CostTerms
     expert: bool = False
+    launches: int = 1
 
     @property
     def time_s(self) -> float:
-        """``a + b n`` (s) of the chosen terms."""
-        return self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
+        """``k a + b n`` (s) of the chosen terms over the ``k`` launches."""
+        return self.launches * self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
+
+    @property
+    def launched_terms(self) -> CostTerms:
+        """The terms with the latency of every launch (what a replay of the whole waits)."""
+        if self.launches == 1:
+            return self.terms
+        return replace(self.terms, latency_s=self.launches * self.terms.latency_s)
 
 
 def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule | None:

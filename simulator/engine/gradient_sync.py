@@ -55,6 +55,7 @@ from simulator.cost.forced import forced_algorithm
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
 from simulator.engine.context import Context, memoised
+from simulator.engine.dp_calls import bucket_bytes, calls_per_chunk, reduce_calls
 from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
 from simulator.topology.multisite import split_by_site
 from simulator.workload.chunk_gathers import gather_delay
@@ -76,16 +77,19 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
         alike = ctx.collectives.canonical_stage(layout, stage)    # priced on its groups
         reduce = list(compressed[stage].plan.collectives) if compressed else None
         out.append([collective for expert, params in parts
-                    for collective in _part_collectives(ctx, stage, alike, expert,
-                                                        _end_of_step_ops(ctx, params * grad,
-                                                                         params * weight, reduce))])
+                    for collective in _part_collectives(
+                        ctx, stage, alike, expert,
+                        _end_of_step_ops(ctx, params * grad, params * weight, reduce),
+                        1 if compressed else reduce_calls(ctx, stage, params, grad))])
     return out
 
 
 def _part_collectives(ctx: Context, stage: int, alike: int, expert: bool,
-                      ops: list[tuple[Op, float]]) -> list[PricedCollective]:
+                      ops: list[tuple[Op, float]], buckets: int = 1) -> list[PricedCollective]:
     """``ops`` priced on the stage's data-parallel groups (or, with ``expert``, its
-    expert-data-parallel groups), on the canonical stage ``alike``'s groups."""
+    expert-data-parallel groups), on the canonical stage ``alike``'s groups; the reduction
+    goes out in ``buckets`` calls (:func:`~simulator.engine.dp_calls.reduce_calls`), a trailing
+    weight gather in one."""
     layout, sites = ctx.layout, ctx.scenario.cluster.sites
     key, groups = ("dp-stage", layout, alike), _stage_groups(layout, alike)
     if expert:
@@ -93,9 +97,12 @@ def _part_collectives(ctx: Context, stage: int, alike: int, expert: bool,
     elif sites is not None:       # the reduction inside each site; the WAN part: local_sgd
         key, groups = ("dp-site", layout, stage, sites.count), _site_groups(layout, stage, sites.count)
     price = ctx.collectives.concurrent_terms
-    return [PricedCollective(op, n, price(op, groups, n, forced_algorithm(ctx.scenario, op), key=key),
-                             expert)
-            for op, n in ops]
+    out = []
+    for op, n in ops:
+        calls = 1 if op == Op.ALL_GATHER else buckets
+        terms = price(op, groups, n / calls, forced_algorithm(ctx.scenario, op), key=key)
+        out.append(PricedCollective(op, n, terms, expert, calls))
+    return out
 
 
 def expert_sync_apart(ctx: Context) -> bool:
@@ -211,7 +218,7 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
         return sync_seconds(syncs)
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
-    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    bucket = bucket_bytes(ctx, _element_bytes(ctx)[0])
     if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
         return compressed_tails(ctx, syncs, bucket)
     return [sum(c.terms.seconds(min(bucket, c.size_bytes)) for c in stage
@@ -290,9 +297,13 @@ def _overlaps_param_gather(ctx: Context) -> bool:
 
 def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
     """Per stage, seconds of one model chunk's weight all-gather (the stage's weights over its
-    ``v`` chunks) on the stage's data-parallel groups (the experts' on theirs)."""
+    ``v`` chunks, each chunk its share of the stage's calls: :mod:`simulator.engine.dp_calls`) on the stage's
+    data-parallel groups (the experts' on theirs)."""
     v = ctx.scenario.parallelism.virtual_stages
-    return np.array([sum(_gather_seconds(ctx, stage, expert, nbytes / v) for expert, nbytes in parts)
+    grad, weight = _element_bytes(ctx)
+    return np.array([sum(_gather_seconds(ctx, stage, expert, nbytes / v,
+                                         calls_per_chunk(ctx, stage, nbytes / weight, grad))
+                         for expert, nbytes in parts)
                      for stage, parts in enumerate(_gathered_parts(ctx))])
 
 
@@ -303,9 +314,10 @@ def _gathered_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
     return [[(expert, params * weight) for expert, params in parts] for parts in _synchronised_parts(ctx)]
 
 
-def _gather_seconds(ctx: Context, stage: int, expert: bool, nbytes: float) -> float:
-    """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`)."""
-    return _gather_terms(ctx, stage, expert, nbytes).seconds(nbytes)
+def _gather_seconds(ctx: Context, stage: int, expert: bool, nbytes: float, launches: int = 1) -> float:
+    """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`) in ``launches`` calls."""
+    terms = _gather_terms(ctx, stage, expert, nbytes / launches)
+    return terms.seconds(nbytes) + (launches - 1) * terms.latency_s
 
 
 def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
@@ -321,13 +333,20 @@ def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
                                             forced_algorithm(ctx.scenario, Op.ALL_GATHER), key=key)
 
 
+def _gather_bucket_bytes(ctx: Context) -> float:
+    """Weight bytes of one bucket: a bucket holds the same parameters for the gather as for
+    the reduction (:func:`~simulator.engine.dp_calls.bucket_bytes`, in the gather dtype)."""
+    grad, weight = _element_bytes(ctx)
+    return bucket_bytes(ctx, grad) / grad * weight
+
+
 def first_param_bucket_time(ctx: Context) -> float:
     """Seconds the next step's forward waits for its first weight bucket (ZeRO 1-2 with
     ``overlap_param_gather``; 0 otherwise), the slowest stage's: a bucket of the dense
     weights, which the forward meets first."""
     if not _overlaps_param_gather(ctx):
         return 0.0
-    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    bucket = _gather_bucket_bytes(ctx)
     return max(_gather_seconds(ctx, stage, False, min(bucket, parts[0][1]))
                for stage, parts in enumerate(_gathered_parts(ctx)))
 
@@ -346,13 +365,18 @@ def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
 
 def _rest_gathers(ctx: Context) -> np.ndarray:
     """Per stage, seconds of its weight all-gather after the first (dense) bucket: the dense
-    gather but that bucket, and the experts' whole gather."""
-    bucket = scenario_stack(ctx.scenario).data_parallel.bucket_bytes
+    gather but that bucket, and the experts' whole gather, each bucket a call of its own
+    (:func:`~simulator.engine.dp_calls.reduce_calls`)."""
+    bucket = _gather_bucket_bytes(ctx)
+    grad, weight = _element_bytes(ctx)
     out = []
     for stage, ((_, dense), *experts) in enumerate(_gathered_parts(ctx)):
-        terms = _gather_terms(ctx, stage, False, dense)
-        rest = max(0.0, terms.seconds(dense) - terms.seconds(min(bucket, dense)))
-        out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes) for _, nbytes in experts))
+        calls = reduce_calls(ctx, stage, dense / weight, grad)
+        rest = max(0.0, _gather_seconds(ctx, stage, False, dense, calls)
+                   - _gather_seconds(ctx, stage, False, min(bucket, dense)))
+        out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes,
+                                              reduce_calls(ctx, stage, nbytes / weight, grad))
+                              for _, nbytes in experts))
     return np.array(out)
 
 

@@ -216,6 +216,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       reduced in the parameter dtype (``data_parallel.grad_reduce_dtype: param``);
     - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8``;
     - ``align_param_gather`` false: ``data_parallel.param_gather_launch: bucket``;
+    - ``ddp_bucket_size`` set: ``data_parallel.bucket_MB``, those parameters in the reduce dtype
+      (fp32 unless the log turns fp32 reduction off), used as given (no per-rank floor);
     - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``;
     - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
       mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
@@ -238,6 +240,9 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
     if args.get("align_param_gather") is False:
         fields.setdefault("data_parallel", {})["param_gather_launch"] = "bucket"
+    bucket = args.get("ddp_bucket_size")
+    if isinstance(bucket, int) and not isinstance(bucket, bool) and bucket > 0:
+        fields.setdefault("data_parallel", {})["bucket_MB"] = bucket * (2 if fp32_grads is False else 4) / 1e6
     recipe = str(args.get("fp8_recipe") or "").lower()
     if args.get("fp8") and recipe == "tensorwise":
         fields.setdefault("kernels", {})["fp8_scaling"] = "dynamic"

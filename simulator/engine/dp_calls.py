@@ -1,0 +1,103 @@
+"""How many NCCL calls a stage's overlapped data-parallel reduction (and weight gather) goes
+out in, and the bucket size that sets it.
+
+A collective call pays the algorithm's latency once: a ring over ``p`` ranks waits for
+``p - 1`` dependent hops, so at hundreds of ranks a call costs about a millisecond before its
+bytes count (NVIDIA/nccl ``src/graph/tuning.cc``: ``(nsteps - nInterSteps) intraLat +
+nInterSteps interLat``). Runtimes that reduce gradients as the backward produces them split
+the reduction into many calls, so the latency is paid per call (``data_parallel.reduce_calls``):
+
+- ``bucket``: one call per bucket of ``B`` bytes, ``ceil(P g / B)``, back to back on one
+  stream (PyTorch DDP's ``Reducer``, one all-reduce per bucket; DeepSpeed ZeRO-1/2, one
+  reduction per IPG bucket of ``reduce_bucket_size``).
+- ``chunk``: Megatron-Core's ``DistributedDataParallel`` buckets only the first pipeline rank's
+  first model chunk; every other chunk is one bucket ("Turn off bucketing if we are on a
+  pipeline stage that is not the first ... or for model chunks after the first",
+  ``megatron/core/distributed/distributed_data_parallel.py`` and ``training.py``
+  ``per_chunk_bucket_sizes``), and each bucket group of one bucket is its own call
+  (``param_and_grad_buffer.py`` ``partition_buckets``, ``start_grad_sync``): stage 0 makes
+  ``ceil(P g / v B) + v - 1`` calls, the others ``v``.
+- ``layer``: Apex ``DistributedFusedAdam`` as NeMo drives it puts each transformer layer's
+  parameters (each model chunk's, with virtual stages) in their own buckets
+  (``megatron_gpt_model.py`` ``configure_optimizers``, ``init_params_bucket``) and
+  reduce-scatters the filled buckets of one launch inside one ``_coalescing_manager`` group
+  (``_start_bucket_grad_sync``); NCCL spreads a group's collectives over its channels by
+  traffic (``src/enqueue.cc`` ``scheduleCollTasksToPlan``), so they run side by side and the
+  group pays one latency: one call per layer of the stage (per chunk with virtual stages).
+
+Megatron-Core sizes its default bucket for this: ``max(40M, 1M x dp cp)`` parameters, "to
+ensure that chunks used in NCCL ring-reduce implementations are large enough to remain
+bandwidth-bound rather than latency-bound" (``resolve_ddp_bucket_size``, ``training.py``):
+``data_parallel.bucket_params_per_rank`` (1M in the megatron-core profile).
+Without ``overlap_grad_reduce`` the whole buffer is one call.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulator.config.loader import scenario_stack
+from simulator.config.stack import ReduceCalls
+from simulator.engine.context import Context
+from simulator.workload.params import layer_tensor_sizes
+from simulator.workload.stage_layers import scenario_split
+
+
+def bucket_bytes(ctx: Context, grad_bytes: float) -> float:
+    """Bytes of one gradient bucket, ``max(bucket_MB, n_r x dp x cp x g)`` with ``n_r`` the
+    profile's ``bucket_params_per_rank`` and ``g`` the reduce dtype's bytes (B)."""
+    data_parallel = scenario_stack(ctx.scenario).data_parallel
+    ranks = ctx.layout.dp * ctx.layout.cp
+    return max(data_parallel.bucket_bytes, data_parallel.bucket_params_per_rank * ranks * grad_bytes)
+
+
+def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float) -> int:
+    """NCCL calls that reduce ``params`` parameters of ``stage`` (module docstring), >= 1."""
+    if not ctx.scenario.parallelism.overlap_grad_reduce or params <= 0:
+        return 1
+    how = scenario_stack(ctx.scenario).data_parallel.reduce_calls
+    chunks = ctx.scenario.parallelism.virtual_stages
+    if how == ReduceCalls.LAYER:
+        layers = scenario_split(ctx.scenario.model, ctx.scenario.parallelism)[stage]
+        return chunks if chunks > 1 else max(1, layers)
+    if how == ReduceCalls.BUCKET:
+        return _buckets(ctx, stage, params, grad_bytes, 1)
+    if stage > 0:
+        return chunks
+    return _buckets(ctx, stage, params / chunks, grad_bytes, chunks) + chunks - 1
+
+
+def _buckets(ctx: Context, stage: int, params: float, grad_bytes: float, chunks: int) -> int:
+    """Buckets of ``params`` parameters as the runtimes fill them: tensors in turn, a bucket
+    closed once it holds ``B / g`` parameters (PyTorch ``compute_bucket_assignment_by_size``,
+    Megatron-Core ``_ParamAndGradBuffer``), so a tensor larger than a bucket is a bucket of its
+    own. The tensors: one model chunk's layers (:func:`_chunk_tensors`), >= 1."""
+    limit = bucket_bytes(ctx, grad_bytes) / grad_bytes
+    count, filled = 0, 0.0
+    for size in _chunk_tensors(ctx, stage, params, chunks):
+        filled += size
+        if filled >= limit:
+            count, filled = count + 1, 0.0
+    return max(1, count + (filled > 0))
+
+
+def _chunk_tensors(ctx: Context, stage: int, params: float, chunks: int) -> list[float]:
+    """Elements one rank holds of each parameter tensor of ``params``: its layers' tensors
+    (:func:`~simulator.workload.params.layer_tensor_sizes`, split over tensor parallelism) for
+    the stage's layers over ``chunks``, and what is left of ``params`` (embeddings, output
+    layer) as one tensor; scaled to ``params`` where the layers alone exceed it."""
+    model, par = ctx.scenario.model, ctx.scenario.parallelism
+    layers = max(1, round(scenario_split(model, par)[stage] / chunks))
+    per_layer = [size / ctx.layout.tp for size in layer_tensor_sizes(model)]
+    tensors = per_layer * layers
+    rest = params - sum(tensors)
+    if rest < 0:
+        return [size * params / sum(tensors) for size in tensors]
+    return tensors + [rest] if rest > 0 else tensors
+
+
+def calls_per_chunk(ctx: Context, stage: int, params: float, grad_bytes: float) -> int:
+    """Calls of one model chunk's share of ``stage``'s ``params`` (its ``v`` chunks share the
+    stage's calls), >= 1."""
+    chunks = ctx.scenario.parallelism.virtual_stages
+    return max(1, math.ceil(reduce_calls(ctx, stage, params, grad_bytes) / chunks))
