@@ -1,7 +1,7 @@
 """The NCCL calls an overlapped data-parallel reduction goes out in, each paying the
 collective's latency (simulator/engine/dp_calls.py): per bucket (PyTorch DDP, DeepSpeed),
 Megatron-Core's buckets on the first pipeline rank's first chunk only, Apex's one group per
-layer (NeMo); and Megatron-Core's bucket of ``max(40M, 1M x dp cp)`` parameters."""
+layer (NeMo); and Megatron-Core's bucket of ``max(40M, 1M x dp)`` parameters."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _stage_params(ctx, stage):
 
 
 def test_megatron_core_bucket_grows_with_the_data_parallel_ranks():
-    """megatron-core: B = max(160 MB, 1M x dp cp x g); at dp 64 with fp32 gradients 256 MB,
+    """megatron-core: B = max(160 MB, 1M x dp x g); at dp 64 with fp32 gradients 256 MB,
     at dp 16 the profile's 160 MB; a stated bucket_MB is used as given."""
     assert bucket_bytes(_ctx("megatron-core", dp=64), 4.0) == pytest.approx(1e6 * 64 * 4.0)
     small = _ctx("megatron-core", dp=16, nodes=2)

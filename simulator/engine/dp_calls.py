@@ -25,10 +25,13 @@ the reduction into many calls, so the latency is paid per call (``data_parallel.
   traffic (``src/enqueue.cc`` ``scheduleCollTasksToPlan``), so they run side by side and the
   group pays one latency: one call per layer of the stage (per chunk with virtual stages).
 
-Megatron-Core sizes its default bucket for this: ``max(40M, 1M x dp cp)`` parameters, "to
+Megatron-Core sizes its default bucket for this: ``max(40M, 1M x dp)`` parameters, "to
 ensure that chunks used in NCCL ring-reduce implementations are large enough to remain
-bandwidth-bound rather than latency-bound" (``resolve_ddp_bucket_size``, ``training.py``):
-``data_parallel.bucket_params_per_rank`` (1M in the megatron-core profile).
+bandwidth-bound rather than latency-bound" (``distributed_data_parallel.py``, core_v0.9.0 to
+core_v0.15.0: ``get_data_parallel_world_size()``, without context parallelism; Megatron-LM's
+main branch of 2026 counts the context-parallel ranks too, ``training.py``
+``resolve_ddp_bucket_size``): ``data_parallel.bucket_params_per_rank`` (1M in the
+megatron-core profile).
 Without ``overlap_grad_reduce`` the whole buffer is one call.
 """
 
@@ -44,11 +47,10 @@ from simulator.workload.stage_layers import scenario_split
 
 
 def bucket_bytes(ctx: Context, grad_bytes: float) -> float:
-    """Bytes of one gradient bucket, ``max(bucket_MB, n_r x dp x cp x g)`` with ``n_r`` the
+    """Bytes of one gradient bucket, ``max(bucket_MB, n_r x dp x g)`` with ``n_r`` the
     profile's ``bucket_params_per_rank`` and ``g`` the reduce dtype's bytes (B)."""
     data_parallel = scenario_stack(ctx.scenario).data_parallel
-    ranks = ctx.layout.dp * ctx.layout.cp
-    return max(data_parallel.bucket_bytes, data_parallel.bucket_params_per_rank * ranks * grad_bytes)
+    return max(data_parallel.bucket_bytes, data_parallel.bucket_params_per_rank * ctx.layout.dp * grad_bytes)
 
 
 def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float) -> int:
