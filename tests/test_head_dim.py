@@ -51,6 +51,13 @@ def test_qwen3_moe_counts():
     assert model.layers * layer_parameters(model) == pytest.approx(29.9e9, abs=0.05e9)
 
 
+def test_qwen3_235b_counts():
+    """Qwen3 235B-A22B (the model card: 235B parameters, 22B activated, each to the unit)."""
+    model = ModelConfig(**MODEL_PRESETS["qwen3-235b-a22b"])
+    assert parameter_count(model) == pytest.approx(235e9, abs=0.5e9)
+    assert active_parameter_count(model) == pytest.approx(22e9, abs=0.5e9)
+
+
 def test_default_is_hidden_over_heads_and_changes_nothing():
     """Without ``head_dim`` the widths are ``hidden`` and ``kv_heads * hidden / heads``; giving
     that same value explicitly gives the same counts and the same kernels."""

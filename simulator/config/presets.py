@@ -20,6 +20,9 @@ Sources
   parameter counts match the model cards (4.0B / 32.8B / 30.5B with 3.3B active;
   ``tests/test_head_dim.py``); sequence 4,096, the length of the
   Qwen3 Technical Report's general and reasoning pre-training stages (arXiv:2505.09388).
+  Qwen3 235B-A22B likewise (Qwen/Qwen3-235B-A22B ``config.json``: 94 layers, hidden 4096, 64
+  heads, 4 key-value heads, head_dim 128, moe_intermediate_size 1536, 128 experts, 8 per token,
+  vocabulary 151936, untied embeddings; 235B parameters with 22B active, the model card).
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ MODEL_PRESETS = MappingProxyType({
                   "tied_embeddings": False},
     "qwen3-30b-a3b": {**_QWEN3, "layers": 48, "hidden": 2048, "heads": 32, "kv_heads": 4,
                       "ffn_hidden": 768, "experts": 128, "top_k": 8, "tied_embeddings": False},
+    "qwen3-235b-a22b": {**_QWEN3, "layers": 94, "hidden": 4096, "heads": 64, "kv_heads": 4,
+                        "ffn_hidden": 1536, "experts": 128, "top_k": 8, "tied_embeddings": False},
     "mixtral-8x7b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
         "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,

@@ -70,6 +70,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_bridge_2604``: Megatron-Bridge's 26.04.01 tables (the performance archive): Llama 3 70B
   on 64 H100, Llama 3.1 405B on 1,024 H100 and on 256 GB200 without context parallelism, FP8
   current scaling (validation/megatron_bridge_2604.csv), tokens/s per GPU.
+- ``megatron_bridge_2604_moe``: the same tables' mixtures of experts on H100: Qwen3 30B-A3B on 16
+  and Qwen3 235B-A22B on 256 GPUs, FP8 current scaling (validation/megatron_bridge_2604_moe.csv),
+  tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -556,6 +559,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_2604",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on H100 and GB200 "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_2604.csv"),
+    "megatron_bridge_2604_moe": _step_entry(
+        "megatron_bridge_2604_moe",
+        "Megatron-Bridge 26.04.01 performance tables, Qwen3 30B-A3B and 235B-A22B (MoE) on 16 and 256 "
+        "H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_2604_moe.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
