@@ -163,9 +163,9 @@ class DataParallelProfile(_Part):
     collective's latency (:mod:`simulator.engine.dp_calls`)."""
     bucket_params_per_rank: Annotated[float, Field(ge=0.0, le=1e12, allow_inf_nan=False)] = 0.0
     """A bucket holds at least this many parameters per data-parallel rank: Megatron-Core's
-    default bucket of ``max(40M, 1M x dp)`` parameters, so that each
-    rank's share of a bucket stays bandwidth-bound. 0 when the run states its bucket size (a
-    scenario that overrides ``bucket_MB`` and not this field gets 0)."""
+    default bucket of ``max(40M, 1M x dp)`` parameters, so that each rank's share of a bucket
+    stays bandwidth-bound. 0 when the run states its bucket size (a scenario that overrides
+    ``bucket_MB`` and not this field gets 0)."""
     sharded_reduce: ShardedReduce = ShardedReduce.REDUCE_SCATTER
     """ZeRO 1-2: the gradient collective before the sharded optimizer step (then every rank
     all-gathers the updated weights)."""

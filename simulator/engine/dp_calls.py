@@ -7,16 +7,18 @@ bytes count (NVIDIA/nccl ``src/graph/tuning.cc``: ``(nsteps - nInterSteps) intra
 nInterSteps interLat``). Runtimes that reduce gradients as the backward produces them split
 the reduction into many calls, so the latency is paid per call (``data_parallel.reduce_calls``):
 
-- ``bucket``: one call per bucket of ``B`` bytes, ``ceil(P g / B)``, back to back on one
-  stream (PyTorch DDP's ``Reducer``, one all-reduce per bucket; DeepSpeed ZeRO-1/2, one
-  reduction per IPG bucket of ``reduce_bucket_size``).
+- ``bucket``: one call per bucket, back to back on one stream (PyTorch DDP's ``Reducer``, one
+  all-reduce per bucket; DeepSpeed ZeRO-1/2, one reduction per IPG bucket of
+  ``reduce_bucket_size``). A bucket takes whole tensors until it holds ``B / g`` parameters, so
+  ``P`` parameters make at most ``ceil(P g / B)`` buckets and at least one per tensor larger
+  than a bucket (:func:`_buckets`).
 - ``chunk``: Megatron-Core's ``DistributedDataParallel`` buckets only the first pipeline rank's
   first model chunk; every other chunk is one bucket ("Turn off bucketing if we are on a
   pipeline stage that is not the first ... or for model chunks after the first",
   ``megatron/core/distributed/distributed_data_parallel.py`` and ``training.py``
   ``per_chunk_bucket_sizes``), and each bucket group of one bucket is its own call
-  (``param_and_grad_buffer.py`` ``partition_buckets``, ``start_grad_sync``): stage 0 makes
-  ``ceil(P g / v B) + v - 1`` calls, the others ``v``.
+  (``param_and_grad_buffer.py`` ``partition_buckets``, ``start_grad_sync``): stage 0 makes its
+  first chunk's buckets plus ``v - 1`` calls, the others ``v``.
 - ``layer``: Apex ``DistributedFusedAdam`` as NeMo drives it puts each transformer layer's
   parameters (each model chunk's, with virtual stages) in their own buckets
   (``megatron_gpt_model.py`` ``configure_optimizers``, ``init_params_bucket``) and
