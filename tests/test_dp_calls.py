@@ -15,7 +15,7 @@ from simulator.config.loader import scenario_stack
 from simulator.cost import CollectiveModel
 from simulator.engine.analytical import stage_step
 from simulator.engine.dp_calls import bucket_bytes, reduce_calls
-from simulator.engine.gradient_sync import all_gradient_collectives
+from simulator.engine.gradient_sync import all_gradient_collectives, last_bucket_times
 from simulator.topology import build_cluster
 from simulator.workload.memory import stage_parameters
 
@@ -101,3 +101,18 @@ def test_each_call_pays_the_latency_once():
     assert reduce.time_s == pytest.approx(reduce.launches * terms.latency_s
                                           + terms.seconds_per_byte * reduce.size_bytes, rel=1e-12)
     assert reduce.launched_terms.latency_s == pytest.approx(reduce.launches * terms.latency_s)
+
+
+def test_bucketing_off_makes_a_chunk_one_bucket():
+    """``param_gather_with_optimizer`` (Megatron-Core's overlap_param_gather_with_optimizer_step
+    turns bucketing off): one call per model chunk on every stage, and the exposed tail is the
+    last chunk's whole reduction, 1 / v of the stage's (here v 2, so half of it)."""
+    ctx = _ctx({"base": "megatron-core", "data_parallel": {"param_gather_with_optimizer": True}},
+               pp=2, v=2, dp=32)
+    assert reduce_calls(ctx, 0, _stage_params(ctx, 0), 4.0) == 2
+    assert reduce_calls(ctx, 1, _stage_params(ctx, 1), 4.0) == 2
+    syncs = all_gradient_collectives(ctx)
+    tails = last_bucket_times(ctx, syncs)
+    for stage, tail in zip(syncs, tails, strict=True):
+        (reduce,) = [c for c in stage if c.op == Op.REDUCE_SCATTER]
+        assert tail == pytest.approx(reduce.terms.seconds(reduce.size_bytes / 2), rel=1e-12)

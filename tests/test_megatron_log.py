@@ -344,3 +344,13 @@ def test_ddp_bucket_size_reaches_the_drafts_bucket(bucket, fp32, megabytes):
     stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
     assert stack.get("data_parallel", {}).get("bucket_MB") == (
         pytest.approx(megabytes) if megabytes is not None else None)
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_param_gather_with_optimizer_step_reaches_the_draft(flag):
+    """``overlap_param_gather_with_optimizer_step`` turns Megatron-Core's bucketing off: the
+    draft says so (``data_parallel.param_gather_with_optimizer``), and only when it is set."""
+    log = read_megatron_log(LOG)
+    arguments = {**log.arguments, "overlap_param_gather_with_optimizer_step": flag}
+    stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
+    assert stack.get("data_parallel", {}).get("param_gather_with_optimizer", False) is flag

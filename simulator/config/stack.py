@@ -158,6 +158,10 @@ class DataParallelProfile(_Part):
     """With ``overlap_param_gather`` under the interleaved schedule: ``chunk`` launches each
     model chunk's gather one chunk ahead and its first forward waits for all of it;
     ``bucket`` lets only the step's first bucket wait."""
+    param_gather_with_optimizer: Flag = False
+    """Megatron-Core's ``overlap_param_gather_with_optimizer_step``: bucketing is turned off, so
+    each model chunk is one bucket, reduced when the chunk's backward ends and gathered after
+    the optimizer step (:mod:`simulator.engine.dp_calls`)."""
     reduce_calls: ReduceCalls = ReduceCalls.BUCKET
     """With ``overlap_grad_reduce``: the NCCL calls the reduction goes out in, each paying the
     collective's latency (:mod:`simulator.engine.dp_calls`)."""

@@ -34,7 +34,13 @@ core_v0.15.0: ``get_data_parallel_world_size()``, without context parallelism; M
 main branch of 2026 counts the context-parallel ranks too, ``training.py``
 ``resolve_ddp_bucket_size``): ``data_parallel.bucket_params_per_rank`` (1M in the
 megatron-core profile).
-Without ``overlap_grad_reduce`` the whole buffer is one call.
+Without ``overlap_grad_reduce`` the whole buffer is one call, and with
+``overlap_param_gather_with_optimizer_step`` (``data_parallel.param_gather_with_optimizer``)
+Megatron-Core turns bucketing off: each model chunk is one bucket (Megatron-LM ``training.py``
+``disable_bucketing=(model_chunk_idx > 0) or args.overlap_param_gather_with_optimizer_step``
+from core_v0.10.0; NeMo 2 ``nemo/lightning/megatron_parallel.py`` likewise since 8fe4ef99f9,
+2024-10), so its reduction starts when the chunk's backward ends and the first chunk's weights
+are gathered after the optimizer step.
 """
 
 from __future__ import annotations
@@ -50,8 +56,11 @@ from simulator.workload.stage_layers import scenario_split
 
 def bucket_bytes(ctx: Context, grad_bytes: float) -> float:
     """Bytes of one gradient bucket, ``max(bucket_MB, n_r x dp x g)`` with ``n_r`` the
-    profile's ``bucket_params_per_rank`` and ``g`` the reduce dtype's bytes (B)."""
+    profile's ``bucket_params_per_rank`` and ``g`` the reduce dtype's bytes (B); infinite with
+    ``param_gather_with_optimizer`` (one bucket per model chunk)."""
     data_parallel = scenario_stack(ctx.scenario).data_parallel
+    if data_parallel.param_gather_with_optimizer:
+        return math.inf                          # bucketing off: a chunk is one bucket
     return max(data_parallel.bucket_bytes, data_parallel.bucket_params_per_rank * ctx.layout.dp * grad_bytes)
 
 

@@ -210,7 +210,8 @@ def overlapped_reduce_seconds(syncs: list[list[PricedCollective]]) -> list[float
 
 def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list[float]:
     """Per stage, seconds of the reduction of its last gradient bucket (0 without overlap):
-    the part of the reduction that cannot hide behind the backward. ``syncs`` are the
+    the part of the reduction that cannot hide behind the backward; a bucket holds at most one
+    model chunk (``1 / v`` of the stage: with bucketing off, the last chunk). ``syncs`` are the
     stages' collectives from :func:`all_gradient_collectives`. Under a pipeline runtime that
     reduce-scatters sharded gradients after the last backward, the whole reduction
     (:func:`simulator.engine.pipeline_fsdp.deferred_reduce_collectives`)."""
@@ -221,7 +222,8 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     bucket = bucket_bytes(ctx, _element_bytes(ctx)[0])
     if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
         return compressed_tails(ctx, syncs, bucket)
-    return [sum(c.terms.seconds(min(bucket, c.size_bytes)) for c in stage
+    chunks = ctx.scenario.parallelism.virtual_stages
+    return [sum(c.terms.seconds(min(bucket, c.size_bytes / chunks)) for c in stage
                 if c.op != Op.ALL_GATHER)
             for stage in syncs]
 

@@ -218,6 +218,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     - ``align_param_gather`` false: ``data_parallel.param_gather_launch: bucket``;
     - ``ddp_bucket_size`` set: ``data_parallel.bucket_MB``, those parameters in the reduce dtype
       (fp32 unless the log turns fp32 reduction off), used as given (no per-rank floor);
+    - ``overlap_param_gather_with_optimizer_step``: ``data_parallel.param_gather_with_optimizer:
+      true`` (bucketing off, one bucket per model chunk);
     - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``;
     - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
       mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
@@ -240,6 +242,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
     if args.get("align_param_gather") is False:
         fields.setdefault("data_parallel", {})["param_gather_launch"] = "bucket"
+    if args.get("overlap_param_gather_with_optimizer_step"):
+        fields.setdefault("data_parallel", {})["param_gather_with_optimizer"] = True
     bucket = args.get("ddp_bucket_size")
     if isinstance(bucket, int) and not isinstance(bucket, bool) and bucket > 0:
         fields.setdefault("data_parallel", {})["bucket_MB"] = bucket * (2 if fp32_grads is False else 4) / 1e6

@@ -530,12 +530,16 @@ Encoding: `validation/scenarios/mlperf_v51_llama31/`, from each submission's con
 rows, Megatron-Core's fused native kernel elsewhere), FP8 current scaling where `FP8_RECIPE` is
 tensorwise (`kernels.fp8_scaling: dynamic`), each row's userbuffers methods and SM margins,
 `TP_PP_DP_MAPPING` as `rank_order: tp-cp-pp-dp` (the B200 405B and GB200 rows). Networks not stated are
-non-blocking NDR fat-trees; Cisco's Ethernet as RoCE 400G. Not expressible: full-iteration CUDA
-graphs (the B200 rows), DDP buckets of one tensor (Cisco's 64 and Nebius's 200 parameters), IB
-SHARP, the NCCL CTA limits, the LayerNorm SM margins.
+non-blocking NDR fat-trees; Cisco's Ethernet as RoCE 400G. Cisco's and Nebius's configs set
+`OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP`, with which NeMo 2 turns Megatron-Core's bucketing off
+(`data_parallel.param_gather_with_optimizer: true`, encoded on 2026-11-28 once expressible; their
+DDP buckets of one tensor, 64 and 200 parameters, are then moot); the other submissions' configs
+reset it to False. Not expressible: full-iteration CUDA graphs (the B200 rows), IB SHARP, the NCCL
+CTA limits, the LayerNorm SM margins.
 
-Result: MAPE 20.2%, max 61.4%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
-the University of Florida curve, 20.2% / 57.2% with NVIDIA's GB200 rows as first scored). The H200
+Result: MAPE 18.1%, max 61.4%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
+the University of Florida curve, 20.2% / 57.2% with NVIDIA's GB200 rows as first scored; 20.2% /
+61.4% before Cisco's and Nebius's bucketing was encoded, below). The H200
 405B rows read -2.5% and -2.8%, and the loss of throughput per GPU from 512 to 1,024 GPUs is 1.4%
 measured, 1.7% predicted: the layout of the H100 v5.0 set at tp 4 on the larger-memory GPU is right.
 The B200 405B rows read +16.6% and +17.7%, the Blackwell 405B level error already seen in the
@@ -563,8 +567,11 @@ and read +17.7%, but NCCL picks the protocol per call, and that trial made NVIDI
 10,752 and 11,616 H100 25% slow; the same runs read -1.2% with the per-call choice and Apex's
 grouped calls (an earlier version of this text blamed IB SHARP for the difference; their configs
 leave SHARP off). What the University of Florida runs lose from 128 to 256 GPUs is not identified.
-On H100 over Cisco's Ethernet +14.8% at tp 1 and **+50.2% at tp 2**: halving each GPU's work with tp
-2 made the measured step 0.67x as long, the predicted 0.51x. NVIDIA's GB200 rows read +13.1% on one
+On H100 over Cisco's Ethernet +5.4% at tp 1 and **+27.3% at tp 2** (+14.8% and +50.4% until the
+runs' `OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP` was encoded, 2026-11-28: with bucketing off the whole
+model's reduce-scatter starts after the backward and its gather after the optimizer step, both
+exposed, 56 and 58 ms a step): halving each GPU's work with tp 2 made the measured step 0.67x as
+long, the predicted 0.56x. NVIDIA's GB200 rows read +13.1% on one
 NVL72 rack (cp 2, 4,096 tokens per GPU) and **+61.4%** on 512 GPUs with tp 2 x cp 4 (0.089 s
 measured, 0.055 s predicted; +57.2% until the first weight bucket the forward waits for was priced
 in fp8 bytes, 768 MB of its 768M parameters, not the 1.5 GB of their bf16 gradients, 2026-11-28):
@@ -572,7 +579,7 @@ the two tp 2 rows, one eager on H100 and one CUDA-graphed on GB200, miss alike, 
 not the cause. Both run an 8B layer on 1,024-4,096 tokens per GPU, where every GEMM takes tens of
 microseconds and the step is thousands of small kernels (fp8 casts and transposes, userbuffers
 chunks, the cp ring's per-step kernels). Across the set's 8B rows the error follows the work per
-kernel: +4% at 16K tokens per GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +50% to
+kernel: +4% at 16K tokens per GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +27% to
 +61% with tp 2. The model prices a layer's forward and backward as about 30 kernels, each with a
 fixed 2 us (an estimate), where TransformerEngine's FP8 layer launches several times as many; the
 real count and per-kernel cost have no published figure at this granularity, so nothing is added.""",
@@ -1020,18 +1027,20 @@ gathers (`FP8_PARAMS`) as `data_parallel.param_gather_dtype: fp8` (encoded on 20
 expressible); gradients reduced in bf16, as the submissions' `pretrain.py` sets
 (`grad_reduce_in_fp32=False` in the DDP config and the mixed precision;
 `data_parallel.grad_reduce_dtype: bf16`, encoded on 2026-11-26 while the GB200 set was read; the
-set had used the profile's fp32). Not expressible: the parameter gather overlapped with the
-optimizer step (with which Megatron-Core also turns bucketing off), the deferred embedding
-weight gradient, the DDP bucket of 200 parameters (one bucket per parameter tensor). IB SHARP
+set had used the profile's fp32); `OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP` True, with which NeMo 2
+turns bucketing off (`data_parallel.param_gather_with_optimizer: true`, encoded on 2026-11-28 once
+expressible; the DDP bucket of 200 parameters is then moot). Not expressible: the deferred
+embedding weight gradient. IB SHARP
 is off: `conf/custom.yaml`'s `model.sharp` reads `SHARP`, default False, which no config sets.
 
-Result: every row within 4% (-0.7%, 0.0%, +1.3%, +1.4%, +3.7%; +1.5% and +4.0% before each
-data-parallel NCCL call paid the ring's latency, 2026-11-28, `simulator/engine/dp_calls.py`). Until
+Result: every row within 4% (-0.7%, 0.0%, +1.3%, +1.4%, +3.8%; +1.5% and +4.0% before each
+data-parallel NCCL call paid the ring's latency, 2026-11-28, `simulator/engine/dp_calls.py`, and
++3.7% on 8,192 GPUs before `OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP` was encoded the same day). Until
 the bf16 reduction was encoded the rows read -1.1% to -0.6% and the curve's shape matched exactly
 (first scored -1.0%, -1.6%, -0.5%, -0.6%, -0.7%; -1.1%, -1.7%, -0.6%, -0.7%, -1.0% with the weight
 gathers a chunk ahead in fp8): the fp32 reduction's extra exposure had stood in for a loss the model
 does not otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 0.877 measured and
-0.916 predicted; the measured steps split into 0.19 s per microbatch (the model within 1%) and a
+0.917 predicted; the measured steps split into 0.19 s per microbatch (the model within 1%) and a
 fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0 with
 fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8%
 on Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
