@@ -168,3 +168,15 @@ def test_expert_all_to_all_connects_every_peer():
     training = TrainingConfig(global_batch=8)
     memory = stage_memory(model, training, ParallelismConfig(dp=8, ep=8), 0, 8, 8, True, True)
     assert memory.nccl_buffers == (2 + 7) * NCCL_BUFFER_BYTES * NCCL_CHANNELS   # dp ring + ep peers
+
+
+def test_uneven_layers_name_megatrons_embedding_and_loss_accounting(tmp_path):
+    """94 layers over pp 8 x v 4 (Qwen3 235B in Megatron-Bridge): refused as layers alone, accepted
+    when the embedding and the loss count as layers (96 slots over 32 chunks); the warning says so.
+    23 layers over pp 2 x v 5 have no such way out, and the warning does not offer one."""
+    path = _write(tmp_path, model={"preset": "megatron-1.7b", "layers": 94},
+                  parallelism={"pp": 8, "dp": 1, "schedule": "interleaved-1f1b", "virtual_stages": 4})
+    assert any("96 slots divide over 32 chunks" in w for w in run_scenario(path).warnings)
+    other = _write(tmp_path, model={"preset": "megatron-1.7b", "layers": 23},
+                   parallelism={"pp": 2, "dp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 5})
+    assert not any("slots divide" in w for w in run_scenario(other).warnings)

@@ -114,7 +114,7 @@ def layout_warnings(scenario: Scenario) -> list[str]:
     if par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1:
         if layers % par.pp:
             found.append(f"model.layers {layers} do not divide over pp {par.pp} stages: Megatron-LM "
-                         f"refuses interleaving then {where}")
+                         f"refuses interleaving then {where}{_slots_note(layers, par)}")
         elif (layers // par.pp) % par.virtual_stages:
             found.append(f"parallelism.virtual_stages {par.virtual_stages} does not divide the "
                          f"{layers // par.pp} layers per stage: Megatron-LM refuses this layout "
@@ -124,6 +124,20 @@ def layout_warnings(scenario: Scenario) -> list[str]:
                      "refuses this unless --decoder-first/last-pipeline-num-layers set the uneven "
                      f"stages {where}")
     return found
+
+
+def _slots_note(layers: int, par) -> str:
+    """How Megatron-LM accepts ``layers`` anyway: ``--account-for-embedding-in-pipeline-split``
+    and ``--account-for-loss-in-pipeline-split`` count the embedding and the loss as layers
+    (``num_layers += 1`` each before the divisibility checks), and clustersim's own split puts
+    one layer fewer in the first and the last chunk, as that accounting does."""
+    slots = layers + 2
+    if slots % (par.pp * par.virtual_stages):
+        return ""
+    return (f", unless --account-for-embedding-in-pipeline-split and "
+            f"--account-for-loss-in-pipeline-split count the embedding and the loss as layers "
+            f"({slots} slots divide over {par.pp * par.virtual_stages} chunks; clustersim's split "
+            f"matches that)")
 
 
 def _megatron_family(scenario: Scenario) -> bool:
