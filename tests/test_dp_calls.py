@@ -116,3 +116,25 @@ def test_bucketing_off_makes_a_chunk_one_bucket():
     for stage, tail in zip(syncs, tails, strict=True):
         (reduce,) = [c for c in stage if c.op == Op.REDUCE_SCATTER]
         assert tail == pytest.approx(reduce.terms.seconds(reduce.size_bytes / 2), rel=1e-12)
+
+
+def test_a_shared_memo_keeps_the_calls_of_each_layout():
+    """Layouts that share a memo (a sweep) but differ in overlap_grad_reduce or virtual stages
+    get the weight gathers of their own call counts: the same as each priced alone."""
+    from simulator.engine.gradient_sync import chunk_gather_seconds, rest_gather_seconds
+
+    def gathers(memo, **kwargs):
+        ctx = _ctx({"base": "megatron-core", "data_parallel": {"param_gather_launch": "bucket"}},
+                   layers=32, **kwargs)
+        ctx = stage_step(ctx.scenario, ctx.collectives, memo=memo).ctx
+        return rest_gather_seconds(ctx), chunk_gather_seconds(ctx)
+
+    variants = [dict(dp=64, overlap=True), dict(dp=64, overlap=False),
+                dict(pp=2, v=2, dp=32, overlap=True), dict(pp=2, dp=32, overlap=True)]
+    shared = {}
+    for kwargs in variants:
+        rest, chunk = gathers(shared, **kwargs)
+        alone_rest, alone_chunk = gathers(None, **kwargs)
+        assert (rest is None) == (alone_rest is None) and (chunk is None) == (alone_chunk is None)
+        if rest is not None:
+            assert list(rest) == list(alone_rest)

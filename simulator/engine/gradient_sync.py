@@ -286,7 +286,8 @@ def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
             and _overlaps_param_gather(ctx)
             and scenario_stack(ctx.scenario).data_parallel.param_gather_launch == ParamGatherLaunch.CHUNK):
         return None                 # the layout's fields first: most layouts stop there
-    return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage),
+    return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage,
+                          par.overlap_grad_reduce),          # the calls: dp_calls.reduce_calls
                     lambda: _chunk_gather_seconds(ctx))
 
 
@@ -317,9 +318,10 @@ def _gathered_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
 
 
 def _gather_seconds(ctx: Context, stage: int, expert: bool, nbytes: float, launches: int = 1) -> float:
-    """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`) in ``launches`` calls."""
+    """Seconds of an all-gather of ``nbytes`` (:func:`_gather_terms`, chosen for one call's
+    bytes) in ``launches`` calls (:attr:`~simulator.cost.collective.PricedCollective.time_s`)."""
     terms = _gather_terms(ctx, stage, expert, nbytes / launches)
-    return terms.seconds(nbytes) + (launches - 1) * terms.latency_s
+    return PricedCollective(Op.ALL_GATHER, nbytes, terms, expert, launches).time_s
 
 
 def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
@@ -362,7 +364,8 @@ def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
     if not _overlaps_param_gather(ctx) or chunk_gather_seconds(ctx) is not None:
         return None
     par = ctx.scenario.parallelism
-    return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage), lambda: _rest_gathers(ctx))
+    return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage, par.virtual_stages,
+                          par.overlap_grad_reduce), lambda: _rest_gathers(ctx))   # + dp_calls' inputs
 
 
 def _rest_gathers(ctx: Context) -> np.ndarray:
