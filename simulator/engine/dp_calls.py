@@ -46,8 +46,10 @@ are gathered after the optimizer step.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from simulator.config.loader import scenario_stack
+from simulator.config.scenario import ModelConfig
 from simulator.config.stack import ReduceCalls
 from simulator.engine.context import Context
 from simulator.workload.params import layer_tensor_sizes
@@ -81,28 +83,34 @@ def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float) -> 
 
 
 def _buckets(ctx: Context, stage: int, params: float, grad_bytes: float, chunks: int) -> int:
+    """Buckets of ``params`` parameters of one model chunk of ``stage`` (:func:`_filled_buckets`
+    of its layers' tensors, split over tensor parallelism), >= 1."""
+    model, par = ctx.scenario.model, ctx.scenario.parallelism
+    layers = max(1, round(scenario_split(model, par)[stage] / chunks))
+    return _filled_buckets(model, ctx.layout.tp, layers, params, bucket_bytes(ctx, grad_bytes) / grad_bytes)
+
+
+@lru_cache(maxsize=4096)
+def _filled_buckets(model: ModelConfig, tp: int, layers: int, params: float, limit: float) -> int:
     """Buckets of ``params`` parameters as the runtimes fill them: tensors in turn, a bucket
-    closed once it holds ``B / g`` parameters (PyTorch ``compute_bucket_assignment_by_size``,
-    Megatron-Core ``_ParamAndGradBuffer``), so a tensor larger than a bucket is a bucket of its
-    own. The tensors: one model chunk's layers (:func:`_chunk_tensors`), >= 1."""
-    limit = bucket_bytes(ctx, grad_bytes) / grad_bytes
+    closed once it holds ``limit`` (``B / g``) parameters (PyTorch
+    ``compute_bucket_assignment_by_size``, Megatron-Core ``_ParamAndGradBuffer``), so a tensor
+    larger than a bucket is a bucket of its own (:func:`_chunk_tensors`); >= 1. Pure, so cached
+    (a sweep and repeated evaluations ask for the same few)."""
     count, filled = 0, 0.0
-    for size in _chunk_tensors(ctx, stage, params, chunks):
+    for size in _chunk_tensors(model, tp, layers, params):
         filled += size
         if filled >= limit:
             count, filled = count + 1, 0.0
     return max(1, count + (filled > 0))
 
 
-def _chunk_tensors(ctx: Context, stage: int, params: float, chunks: int) -> list[float]:
-    """Elements one rank holds of each parameter tensor of ``params``: its layers' tensors
-    (:func:`~simulator.workload.params.layer_tensor_sizes`, split over tensor parallelism) for
-    the stage's layers over ``chunks``, and what is left of ``params`` (embeddings, output
-    layer) as one tensor; scaled to ``params`` where the layers alone exceed it."""
-    model, par = ctx.scenario.model, ctx.scenario.parallelism
-    layers = max(1, round(scenario_split(model, par)[stage] / chunks))
-    per_layer = [size / ctx.layout.tp for size in layer_tensor_sizes(model)]
-    tensors = per_layer * layers
+def _chunk_tensors(model: ModelConfig, tp: int, layers: int, params: float) -> list[float]:
+    """Elements one rank holds of each parameter tensor of ``params``: ``layers`` layers'
+    tensors (:func:`~simulator.workload.params.layer_tensor_sizes` over ``tp``) and what is left
+    of ``params`` (embeddings, output layer) as one tensor; scaled to ``params`` where the layers
+    alone exceed it."""
+    tensors = [size / tp for size in layer_tensor_sizes(model)] * layers
     rest = params - sum(tensors)
     if rest < 0:
         return [size * params / sum(tensors) for size in tensors]

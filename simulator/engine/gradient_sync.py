@@ -377,8 +377,9 @@ def _rest_gathers(ctx: Context) -> np.ndarray:
     out = []
     for stage, ((_, dense), *experts) in enumerate(_gathered_parts(ctx)):
         calls = reduce_calls(ctx, stage, dense / weight, grad)
-        rest = max(0.0, _gather_seconds(ctx, stage, False, dense, calls)
-                   - _gather_seconds(ctx, stage, False, min(bucket, dense)))
+        terms = _gather_terms(ctx, stage, False, dense / calls)     # one call's; the first bucket's
+        whole = PricedCollective(Op.ALL_GATHER, dense, terms, False, calls).time_s
+        rest = max(0.0, whole - terms.seconds(min(bucket, dense)))
         out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes,
                                               reduce_calls(ctx, stage, nbytes / weight, grad))
                               for _, nbytes in experts))
