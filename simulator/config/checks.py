@@ -6,7 +6,14 @@ from math import prod
 
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
-from simulator.config.scenario import ParallelismConfig, RankOrder, Scenario, Schedule, TopologyKind
+from simulator.config.scenario import (
+    ParallelismConfig,
+    RankOrder,
+    Recompute,
+    Scenario,
+    Schedule,
+    TopologyKind,
+)
 from simulator.config.stack import CpRing, StackProfile
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
@@ -196,6 +203,7 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
                           "divisor of cp)", key="parallelism.ep")
     _check_pp_inner_experts(par, etp)
     _check_ulysses_heads(scenario)
+    _check_a2a_overlap(scenario)
 
 
 def _check_pp_inner_experts(par: ParallelismConfig, etp: int) -> None:
@@ -238,6 +246,26 @@ def _check_ulysses_heads(scenario: Scenario) -> None:
                 f"rank (tp {par.tp}): the stack's DeepSpeed-Ulysses context parallelism "
                 "(context_parallel.ring: ulysses) scatters heads over the cp group; choose cp dividing "
                 f"{local:g} or a ring-attention stack", key="parallelism.cp")
+
+
+def _check_a2a_overlap(scenario: Scenario) -> None:
+    """Megatron-Core refuses ``overlap_moe_expert_parallel_comm`` without expert parallelism,
+    with pipelining but no virtual stages, and with full recompute (core_v0.15.0
+    ``megatron/core/transformer/transformer_config.py`` ``__post_init__``)."""
+    par, stack = scenario.parallelism, scenario.training.stack
+    if not isinstance(stack, StackProfile) or not stack.expert_parallel.a2a_overlap:
+        return
+    key = "training.stack.expert_parallel.a2a_overlap"
+    if par.ep == 1 or scenario.model.experts == 1:
+        raise ConfigError("overlapping the expert all-to-alls needs a mixture of experts with "
+                          "parallelism.ep > 1; set it false", key=key)
+    if par.pp > 1 and par.schedule != Schedule.INTERLEAVED:
+        raise ConfigError(f"with pp {par.pp} the expert all-to-all overlap runs only in the interleaved "
+                          "schedule (Megatron-Core asserts virtual_pipeline_model_parallel_size); set "
+                          "parallelism.schedule: interleaved-1f1b or a2a_overlap false", key=key)
+    if par.recompute == Recompute.FULL:
+        raise ConfigError("Megatron-Core refuses the expert all-to-all overlap with full recompute; "
+                          "set parallelism.recompute to none or selective, or a2a_overlap false", key=key)
 
 
 def _check_shard_size(par, dp: int) -> None:

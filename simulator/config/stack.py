@@ -348,6 +348,19 @@ class ContextParallelProfile(_Part):
     exchanged_heads: CpHeads = CpHeads.KV
 
 
+class ExpertParallelProfile(_Part):
+    """How the stack schedules a mixture of experts' all-to-alls (see
+    simulator.cost.ep_overlap)."""
+
+    a2a_overlap: Flag = False
+    """One microbatch's dispatch and combine all-to-alls run on a communication stream under
+    another microbatch's attention and expert compute (Megatron-Core
+    ``overlap_moe_expert_parallel_comm``: the combined 1F1B schedule); false: in line."""
+    delay_wgrad: Flag = False
+    """Under ``a2a_overlap``, the weight-gradient GEMMs run after the layer's data-gradient
+    all-to-all is issued (Megatron-Core ``delay_wgrad_compute``)."""
+
+
 class StackProfile(_Part):
     """One training stack (see the module docstring and docs/stacks.md)."""
 
@@ -362,6 +375,7 @@ class StackProfile(_Part):
     recompute: RecomputeProfile = RecomputeProfile()
     loss: LossProfile = LossProfile()
     context_parallel: ContextParallelProfile = ContextParallelProfile()
+    expert_parallel: ExpertParallelProfile = ExpertParallelProfile()
     pipeline: PipelineProfile = PipelineProfile()
     step_overhead_ms: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0
     sources: dict[str, str] = Field(default_factory=dict)

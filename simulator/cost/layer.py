@@ -16,14 +16,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from simulator.collectives import Group
 from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
+from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_share
 from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
+from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
@@ -32,6 +35,7 @@ from simulator.workload.transformer import (
     Kernels,
     LayerShape,
     embedding_forward,
+    expert_block,
     layer_forward,
     logits_backward,
     logits_forward,
@@ -164,8 +168,9 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
                                 linears.chunk_excess)
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
-    ep = _ep_comm(shape, collectives, layout)
-    return LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, ep, tp_re)
+    cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)
+    ep = _ep_comm(scenario, stack, shape, compute, collectives, layout, (cost, linears, casts))
+    return replace(cost, ep=ep)
 
 
 def _fuses_pairs(stack: StackProfile, layout: Layout) -> bool:
@@ -256,14 +261,55 @@ def _cp_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     return cp_seconds(cp_cost(scenario, stack, shape, collectives, layout), compute)
 
 
-def _ep_comm(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:
+def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+             collectives: CollectiveModel, layout: Layout, priced: tuple) -> float:
     """Dispatch and combine all-to-alls of top_k token copies, forward and backward, and the
     tensor-parallel gather and reduce-scatter of the dispatched tokens around them (once
-    each per pass) when the all-to-alls carry sequence shards."""
+    each per pass) when the all-to-alls carry sequence shards: in line, or what another
+    microbatch's compute leaves exposed under ``expert_parallel.a2a_overlap``
+    (:mod:`simulator.cost.ep_overlap`; ``priced``: the layer's cost so far, its linears'
+    seconds and its fp8 casts)."""
     found = ep_collective(shape, collectives, layout)
     if found is None:
         return 0.0
-    return 4 * found.time_s + 2 * sum(c.time_s for c in ep_tp_collectives(shape, collectives, layout))
+    around = [c.time_s for c in ep_tp_collectives(shape, collectives, layout)] or [0.0, 0.0]
+    dispatch, combine = found.time_s + around[0], found.time_s + around[1]
+    if not stack.expert_parallel.a2a_overlap:
+        return 2 * (dispatch + combine)
+    nodes = _layer_nodes(shape, compute, priced, dispatch, combine)
+    par = scenario.parallelism
+    chunk = max(1, round(scenario.model.layers / (par.pp * par.virtual_stages)))
+    share = nccl_sm_share(Group(collectives.cluster, layout.expert_group()))
+    microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp)
+    return exposed_seconds(nodes, chunk, stack.expert_parallel.delay_wgrad, share,
+                           lone_pass_share(scenario, microbatches))
+
+
+def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispatch: float,
+                 combine: float) -> LayerNodes:
+    """The layer's nodes of Megatron-Core's combined 1F1B schedule (:mod:`simulator.cost.ep_overlap`):
+    the expert block priced as the layer prices it (:func:`~simulator.workload.transformer.expert_block`,
+    its share of the fp8 casts by its linears' seconds), the attention block the rest of each
+    pass (tensor- and context-parallel time, recompute and casts included)."""
+    cost, linears, casts = priced
+    block = expert_block(shape, shape.model.expert_load)
+    fwd, bwd = block.experts, block.experts.backward()
+    fwd_g, bwd_g = _gemm_times(compute, fwd), _gemm_times(compute, bwd)
+    rows = len(fwd.gemms)
+    share_f = float(linears.forward[2:].sum() / linears.forward.sum())
+    share_b = float((linears.dgrad[2:].sum() + linears.wgrad[2:].sum())
+                    / (linears.dgrad.sum() + linears.wgrad.sum()))
+    expert_f = _total(compute, fwd, fwd_g) + share_f * casts[0]
+    expert_d = float(bwd_g[:rows].sum() + compute.memory_time(bwd.memory_bytes).sum()) + share_b * casts[1]
+    expert_w = float(bwd_g[rows:].sum())
+    tail_f = float(compute.memory_time(block.combine_tail).sum())
+    tail_b = 2 * tail_f                       # Kernels.backward: each memory kernel twice
+    attention_w = float(linears.wgrad[0] + linears.wgrad[1])
+    forward = cost.forward + cost.tp_forward + cost.cp
+    backward = cost.backward + cost.tp_backward + cost.cp + cost.recompute + cost.tp_recompute
+    return LayerNodes(max(forward - expert_f - tail_f, 0.0), expert_f, expert_d, expert_w,
+                      max(backward - expert_d - expert_w - attention_w - tail_b, 0.0), attention_w,
+                      dispatch, combine, tail_f, tail_b)
 
 
 def head_costs(shape: LayerShape, compute: ComputeModel) -> tuple[float, float, float]:

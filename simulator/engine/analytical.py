@@ -304,7 +304,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     order the stages first have them; and per stage the position of its kind."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     mb, sp = ctx.shape.micro_batch, par.sequence_parallel
-    layer = memoised(ctx, ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches), lambda: layer_cost(
+    key = ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches, par.virtual_stages)
+    layer = memoised(ctx, key, lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
     embed, logits_f, logits_b = memoised(ctx, ("heads", *_shape_key(ctx)),
                                          lambda: head_costs(ctx.shape, ctx.compute))

@@ -10,7 +10,8 @@ in each pass as priced) and, with
 experts, a dispatch and a combine all-to-all per pass (Lepikhin et al. 2020, GShard);
 full recompute repeats the forward's tensor-parallel collectives before the backward.
 Collectives the stack overlaps with GEMMs (the backward input-gradient all-reduce or
-reduce-scatter with ``overlap_dgrad_comm``; all of them with ``comm_overlap``) are not
+reduce-scatter with ``overlap_dgrad_comm``; all of them with ``comm_overlap``; the expert
+all-to-alls with ``expert_parallel.a2a_overlap``, :mod:`simulator.cost.ep_overlap`) are not
 replayed: their exposed remainder stays in the compute segments, as priced.
 Inside a server they ride NVLink, which carries no other traffic, and keep the cost
 model's duration. Across servers they share NICs and uplinks with the other groups of the
@@ -69,7 +70,8 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
         kinds += [InLayerKind("cp", c.collective, *_per_pass_counts(c.per_pass * layers))
                   for c in cp.collectives]
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
-    if ep is not None and spans(lay.expert_group(0, stage)):
+    overlapped = scenario_stack(ctx.scenario).expert_parallel.a2a_overlap
+    if ep is not None and spans(lay.expert_group(0, stage)) and not overlapped:
         kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))
     return [k for k in kinds if k.forward or k.backward]
 

@@ -226,7 +226,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
       fp8 weight transpose cache: ``sharding.grad_reduce_dtype: param``,
       ``reduce_every_microbatch: true``, ``kernels.fp8_weight_cast: per_forward``;
-    - ``moe_permute_fusion`` (a mixture of experts): ``kernels.moe_permute_fusion: true``;
+    - a mixture of experts: ``moe_permute_fusion``, ``overlap_moe_expert_parallel_comm`` and
+      ``delay_wgrad_compute`` (:func:`_moe_fields`);
     - ``gradient_accumulation_fusion`` false: the DDP hook adds each microbatch's gradient
       into the fp32 main gradient, ``data_parallel.grad_accumulation: add``;
     - the cross entropy, always written (the profile's is the fused one its recipes run):
@@ -254,14 +255,31 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
     if args.get("gradient_accumulation_fusion") is False:
         fields.setdefault("data_parallel", {})["grad_accumulation"] = "add"
-    if args.get("moe_permute_fusion") and _size(args, "num_experts") > 1:
-        fields.setdefault("kernels", {})["moe_permute_fusion"] = True
+    if _size(args, "num_experts") > 1:
+        _moe_fields(args, fields, extra)
     fields["loss"] = {"kernel": _loss_kernel(args)}
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):
             fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
     return {"base": STACK, **fields}
+
+
+def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: list[str]) -> None:
+    """A mixture of experts' stack fields: ``moe_permute_fusion`` -> ``kernels.moe_permute_fusion:
+    true``; ``overlap_moe_expert_parallel_comm`` -> ``expert_parallel.a2a_overlap: true`` and
+    ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; DeepEP or HybridEP
+    dispatch (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``) is noted as not modelled."""
+    if args.get("moe_permute_fusion"):
+        fields.setdefault("kernels", {})["moe_permute_fusion"] = True
+    if args.get("overlap_moe_expert_parallel_comm"):
+        fields.setdefault("expert_parallel", {})["a2a_overlap"] = True
+        if args.get("delay_wgrad_compute"):
+            fields["expert_parallel"]["delay_wgrad"] = True
+    flex = args.get("moe_token_dispatcher_type") == "flex"
+    backend = args.get("moe_flex_dispatcher_backend") if flex else None
+    if args.get("moe_enable_deepep") or backend:
+        extra.append(f"the {backend or 'deepep'} token dispatcher (priced as the alltoall dispatcher)")
 
 
 def _loss_kernel(args: dict[str, Any]) -> str:

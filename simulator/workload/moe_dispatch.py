@@ -62,24 +62,34 @@ def router_bytes(local_tokens: float, experts: int) -> list[float]:
 
 def permutation_bytes(local_copy: float, received_copy: float, top_k: int, local_experts: float,
                       fused: bool) -> list[float]:
-    """Bytes of each permutation kernel of one forward (module docstring).
+    """Bytes of each permutation kernel of one forward (module docstring), in the order
+    permute, un-permute, sorts (:func:`permutation_parts`).
 
     ``local_copy``: bytes of one copy of the local tokens' hidden states ``x``;
     ``received_copy``: bytes of the received (gathered) token rows ``R h`` at the busiest
     rank; ``top_k``: ``k``; ``local_experts``: experts per expert-parallel rank (the sorts
     run only above one); ``fused``: TransformerEngine's fused permutation kernels.
     """
+    permute, unpermute, sorts = permutation_parts(local_copy, received_copy, top_k, local_experts, fused)
+    return permute + unpermute + sorts
+
+
+def permutation_parts(local_copy: float, received_copy: float, top_k: int, local_experts: float,
+                      fused: bool) -> tuple[list[float], list[float], list[float]]:
+    """Bytes of the permutation kernels of one forward by where Megatron-Core runs them
+    (arguments as :func:`permutation_bytes`): the dispatch's permute (before the
+    all-to-all), the combine's un-permute (after it) and the two sorts of the received rows
+    around the experts (``dispatch_postprocess`` / ``combine_preprocess``)."""
     k = float(top_k)
     if fused:
-        kernels = [(1.0 + k) * local_copy, (k + 1.0) * local_copy]
+        permute, unpermute = [(1.0 + k) * local_copy], [(k + 1.0) * local_copy]
     else:
-        kernels = [2.0 * k * local_copy,                 # index_select
-                   2.0 * k * local_copy,                 # times the probabilities
-                   local_copy,                           # zeros
-                   (k + 2.0) * local_copy]               # scatter_add_
-    if local_experts > 1:
-        kernels += [2.0 * received_copy, 2.0 * received_copy]
-    return kernels
+        permute = [2.0 * k * local_copy]                  # index_select
+        unpermute = [2.0 * k * local_copy,                # times the probabilities
+                     local_copy,                          # zeros
+                     (k + 2.0) * local_copy]              # scatter_add_
+    sorts = [2.0 * received_copy, 2.0 * received_copy] if local_experts > 1 else []
+    return permute, unpermute, sorts
 
 
 def moe_layer_bytes(local_tokens: float, tokens: float, hidden: int, experts: int, top_k: int,

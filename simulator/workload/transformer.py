@@ -37,7 +37,7 @@ import numpy as np
 from simulator.config.scenario import Mlp, ModelConfig
 from simulator.config.stack import LossKernel
 from simulator.workload.loss_kernels import LOSS_TRAFFIC
-from simulator.workload.moe_dispatch import moe_layer_bytes, router_gemm
+from simulator.workload.moe_dispatch import moe_layer_bytes, permutation_parts, router_gemm
 
 
 class Attention(StrEnum):
@@ -232,17 +232,16 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     llama = mdl.mlp == Mlp.SWIGLU
     sp_tokens = _local_tokens(shape)
     act = sp_tokens * mdl.hidden * nb
-    ffn = _ffn_elements(shape) * nb * max(mdl.top_k, 1) * expert_load
     qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
-    fused_activation = shape.fused if shape.fused_activation is None else shape.fused_activation
-    activation = ((3.0 if llama else 2.0) if fused_activation else (5.0 if llama else 4.0)) * ffn
+    activation = _activation_bytes(shape, expert_load)
+    residual = _residual_bytes(shape)
     if shape.fused:
-        norm, residual = 2.0, (3.0 if llama else 3.5)
-        kernels = [norm * act, norm * act, residual * act, residual * act, activation]
+        norm = 2.0
+        kernels = [norm * act, norm * act, residual, residual, activation]
         kernels += [2.0 * qk] if llama else []
     else:
-        norm, residual = (18.0, 3.0) if llama else (2.0, 7.5)
-        kernels = [norm * act, norm * act, residual * act, residual * act, activation, 2.0 * act]
+        norm = 18.0 if llama else 2.0
+        kernels = [norm * act, norm * act, residual, residual, activation, 2.0 * act]
         kernels += [10.0 * qk] if llama else []
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
@@ -251,6 +250,48 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
         kernels += list(moe_layer_bytes(sp_tokens, shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
                                         shape.ep, nb, expert_load, shape.moe_permute_fused))
     return np.array(kernels, dtype=np.float64)
+
+
+def _activation_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
+    """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`)."""
+    llama = shape.model.mlp == Mlp.SWIGLU
+    ffn = _ffn_elements(shape) * shape.dtype_bytes * max(shape.model.top_k, 1) * expert_load
+    fused = shape.fused if shape.fused_activation is None else shape.fused_activation
+    return ((3.0 if llama else 2.0) if fused else (5.0 if llama else 4.0)) * ffn
+
+
+def _residual_bytes(shape: LayerShape) -> float:
+    """Bytes of one residual add (bias+dropout+add) kernel (module table of :func:`_memory_bytes`)."""
+    llama = shape.model.mlp == Mlp.SWIGLU
+    per_act = (3.0 if llama else 3.5) if shape.fused else (3.0 if llama else 7.5)
+    return per_act * _local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
+
+
+@dataclass(frozen=True)
+class ExpertBlock:
+    """The part of a mixture-of-experts layer that Megatron-Core's combined 1F1B schedule runs
+    apart from the attention block (``fine_grained_callables.py``, core_v0.15): ``experts``,
+    the expert computation node (``routed_experts_compute``: the received rows sorted by
+    expert, the expert GEMMs and activation, the rows sorted back), and ``combine_tail``, the
+    bytes of the memory-bound kernels its combine node runs after the all-to-all on the
+    communication stream (the un-permutation and the MLP's residual add)."""
+
+    experts: Kernels
+    combine_tail: np.ndarray
+
+
+def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
+    """:class:`ExpertBlock` of a mixture-of-experts layer's forward, priced as
+    :func:`layer_forward` prices the same kernels (the busiest rank's ``expert_load``)."""
+    mdl, nb = shape.model, shape.dtype_bytes
+    local_copy = _local_tokens(shape) * mdl.hidden * nb
+    received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
+    _, unpermute, sorts = permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep,
+                                            shape.moe_permute_fused)
+    gemms = np.array(_mlp_gemms(shape, expert_load), dtype=np.float64)
+    experts = Kernels(gemms, np.array([_activation_bytes(shape, expert_load), *sorts]),
+                      np.ones(len(gemms), bool))
+    return ExpertBlock(experts, np.array([*unpermute, _residual_bytes(shape)]))
 
 
 def _ffn_elements(shape: LayerShape) -> float:
