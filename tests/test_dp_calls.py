@@ -13,7 +13,7 @@ from simulator.collectives import Op
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
 from simulator.config.loader import scenario_stack
 from simulator.cost import CollectiveModel
-from simulator.engine.analytical import stage_step
+from simulator.engine.analytical import _stage_clocks, complete_step, stage_step
 from simulator.engine.dp_calls import bucket_bytes, reduce_calls
 from simulator.engine.gradient_sync import all_gradient_collectives, last_bucket_times
 from simulator.topology import build_cluster
@@ -138,3 +138,23 @@ def test_a_shared_memo_keeps_the_calls_of_each_layout():
         assert (rest is None) == (alone_rest is None) and (chunk is None) == (alone_chunk is None)
         if rest is not None:
             assert list(rest) == list(alone_rest)
+
+
+def test_a_shared_memo_keeps_each_stage_split():
+    """Layouts that share a memo but move layers between the first and last stages
+    (``first_stage_layers`` / ``last_stage_layers``) get the gradient synchronisation and
+    weight gathers of their own split: every figure as priced alone."""
+    base = _ctx({"base": "megatron-core", "data_parallel": {"param_gather_launch": "bucket"}},
+                pp=2, dp=32, layers=32)
+
+    def step(memo, first):
+        par = base.scenario.parallelism.model_copy(update={"first_stage_layers": first,
+                                                           "last_stage_layers": 32 - first})
+        scenario = base.scenario.model_copy(update={"parallelism": par})
+        staged = stage_step(scenario, base.collectives, memo=memo)
+        finish, last_start = _stage_clocks(staged.ctx, staged.forward, staged.backward, staged.p2p)
+        return complete_step(staged, finish, last_start).to_json_dict()
+
+    shared = {}
+    for first in (16, 12, 20):
+        assert step(shared, first) == step(None, first)

@@ -242,7 +242,8 @@ def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
 def _dp_key(ctx: Context) -> tuple:
     """The layout fields the data-parallel synchronisation and the optimizer depend on."""
     par = ctx.scenario.parallelism
-    return ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce
+    return (ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce,
+            par.first_stage_layers, par.last_stage_layers)
 
 
 def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -287,7 +287,8 @@ def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
             and scenario_stack(ctx.scenario).data_parallel.param_gather_launch == ParamGatherLaunch.CHUNK):
         return None                 # the layout's fields first: most layouts stop there
     return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage,
-                          par.overlap_grad_reduce),          # the calls: dp_calls.reduce_calls
+                          par.overlap_grad_reduce,           # the calls: dp_calls.reduce_calls
+                          par.first_stage_layers, par.last_stage_layers),
                     lambda: _chunk_gather_seconds(ctx))
 
 
@@ -365,7 +366,8 @@ def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
         return None
     par = ctx.scenario.parallelism
     return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage, par.virtual_stages,
-                          par.overlap_grad_reduce), lambda: _rest_gathers(ctx))   # + dp_calls' inputs
+                          par.overlap_grad_reduce, par.first_stage_layers, par.last_stage_layers),
+                    lambda: _rest_gathers(ctx))                                  # + dp_calls' inputs
 
 
 def _rest_gathers(ctx: Context) -> np.ndarray:
