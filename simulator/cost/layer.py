@@ -170,7 +170,7 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)
     ep = _ep_comm(scenario, stack, shape, compute, collectives, layout, (cost, linears, casts))
-    return replace(cost, ep=ep)
+    return replace(cost, ep=ep) if ep else cost
 
 
 def _fuses_pairs(stack: StackProfile, layout: Layout) -> bool:
