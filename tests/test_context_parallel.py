@@ -122,21 +122,32 @@ def test_p2p_ring_exchanges_and_merges():
 def _excess(ctx, cost) -> float:
     step_f = ctx.compute.attention_time(cost.step_flops[0], False, cost.step_shape)
     step_b = ctx.compute.attention_time(cost.step_flops[1], True, cost.step_shape)
-    return sum(c.forward * max(0.0, c.collective.time_s - step_f)
-               + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
+    f = cost.sm_share
+
+    def beside(step, x):
+        slowed = step + f * min(x, step / (1 - f))
+        return max(slowed, x) - step
+    return sum(c.forward * beside(step_f, c.collective.time_s)
+               + c.backward * beside(step_b, c.collective.time_s) for c in cost.overlapped)
 
 
-def test_p2p_exposes_only_what_outlasts_a_step():
-    """cp_seconds = half of (sum of count x max(0, t_exchange - t_step) + merge time): zero
-    excess for 32k tokens over NVLink (a step's attention outlasts its exchange), some for
-    4k tokens on a ring of 16 across two servers."""
+def test_p2p_exposes_what_outlasts_a_step_and_the_sms_it_holds():
+    """cp_seconds = half of (sum of count x (max(a', x) - a) + merge time), a' the step's
+    attention a slowed by the exchange's NCCL kernels holding a share f of the SMs while it
+    runs (a + f min(x, a / (1 - f))): for 32k tokens over NVLink only the slowed share (the
+    step outlasts its exchange: the excess is f x per exchange), more for 4k tokens on a ring
+    of 16 across two servers. Inside one NVSwitch server f = 16 / 132 (NCCL's 16 channels)."""
     excesses = []
     for seq, nodes, cp in ((32768, 1, 4), (4096, 2, 16)):
         ctx, cost = _p2p(cp=cp, nodes=nodes, seq=seq)
         merges = float(ctx.compute.memory_time(cost.merge_forward_bytes + cost.merge_backward_bytes))
         excesses.append(_excess(ctx, cost))
         assert cp_seconds(cost, ctx.compute) == pytest.approx((excesses[-1] + merges) / 2, rel=1e-12)
-    assert excesses[0] == 0.0 < excesses[1]
+    ctx, cost = _p2p(cp=4, nodes=1, seq=32768)
+    assert cost.sm_share == pytest.approx(16 / 132)
+    shifted = sum((c.forward + c.backward) * cost.sm_share * c.collective.time_s for c in cost.overlapped)
+    assert excesses[0] == pytest.approx(shifted, rel=1e-12)
+    assert 0.0 < excesses[0] < excesses[1]
 
 
 def test_ulysses_all_to_alls_and_copies():

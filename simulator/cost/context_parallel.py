@@ -95,13 +95,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.collectives import Op
+from simulator.collectives import Group, Op
 from simulator.config.scenario import Recompute, Scenario
 from simulator.config.stack import CpHeads, CpRing, SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel, PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
+from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import FLASH_BACKWARD_RATIO, AttentionShape, LayerShape, layer_forward
 
@@ -142,6 +143,9 @@ class CpCost:
     replayed: bool = True
     """Whether the discrete-event engine replays ``collectives`` as flows when the cp group
     spans servers (else their time stays in the layer's)."""
+    sm_share: float = 0.0
+    """Share of the SMs an overlapped exchange's NCCL kernels hold while it runs beside its
+    step's attention (:func:`simulator.cost.nccl_sms.nccl_sm_share` of the cp group)."""
 
 
 def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, float]:
@@ -212,7 +216,8 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     return CpCost((), forward, backward + rerun * forward,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, FLASH_BACKWARD_RATIO * attention), kernels.attention_shape)
+                  (attention, FLASH_BACKWARD_RATIO * attention), kernels.attention_shape,
+                  sm_share=nccl_sm_share(Group(collectives.cluster, layout.cp_group())))
 
 
 def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
@@ -262,13 +267,22 @@ def cp_seconds(cost: CpCost | None, compute: ComputeModel) -> float:
 
 
 def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
-    """Seconds the overlapped exchanges of both passes outlast their steps' attention."""
+    """Seconds the overlapped exchanges of both passes add to their steps' attention: a step
+    ``a`` beside an exchange ``x`` whose NCCL kernels hold a share ``f`` of the SMs ends at
+    ``max(a', x)``, ``a'`` = ``a + f min(x, a / (1 - f))``
+    (:func:`simulator.cost.nccl_sms.overlap_slowed`; ``max(0, x - a)`` with ``f`` = 0)."""
     if not cost.overlapped:
         return 0.0
     step_f = compute.attention_time(cost.step_flops[0], False, cost.step_shape)
     step_b = compute.attention_time(cost.step_flops[1], True, cost.step_shape)
-    return sum(c.forward * max(0.0, c.collective.time_s - step_f)
-               + c.backward * max(0.0, c.collective.time_s - step_b) for c in cost.overlapped)
+    return sum(c.forward * _beside(step_f, c.collective.time_s, cost.sm_share)
+               + c.backward * _beside(step_b, c.collective.time_s, cost.sm_share)
+               for c in cost.overlapped)
+
+
+def _beside(step: float, exchange: float, sm_share: float) -> float:
+    """Seconds an exchange of ``exchange`` s adds to a step of ``step`` s it runs beside."""
+    return max(float(overlap_slowed(step, exchange, sm_share)), exchange) - step
 
 
 def _cp_collective(op: Op, nbytes: float, name: str, collectives: CollectiveModel,

@@ -537,9 +537,10 @@ DDP buckets of one tensor, 64 and 200 parameters, are then moot); the other subm
 reset it to False. Not expressible: full-iteration CUDA graphs (the B200 rows), IB SHARP, the NCCL
 CTA limits, the LayerNorm SM margins.
 
-Result: MAPE 18.1%, max 61.4%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
+Result: MAPE 17.9%, max 60.0%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
 the University of Florida curve, 20.2% / 57.2% with NVIDIA's GB200 rows as first scored; 20.2% /
-61.4% before Cisco's and Nebius's bucketing was encoded, below). The H200
+61.4% before Cisco's and Nebius's bucketing was encoded, below; 18.1% / 61.4% before the cp ring's
+exchanges held their NCCL kernels' SMs beside the attention, 2026-11-28). The H200
 405B rows read -2.5% and -2.8%, and the loss of throughput per GPU from 512 to 1,024 GPUs is 1.4%
 measured, 1.7% predicted: the layout of the H100 v5.0 set at tp 4 on the larger-memory GPU is right.
 The B200 405B rows read +16.6% and +17.7%, the Blackwell 405B level error already seen in the
@@ -556,7 +557,7 @@ reads +5.5% against 26.04.01 (+15% against 26.02's figure): the Blackwell 405B g
 is of the size of the software's own drift, which no scenario key carries. The 8B rows grow fast
 with the servers at the same work per GPU: on B200 +4.2% on one server, +9.8% / +11.1% on two
 (University of Florida / Dell: both measured 6-7% slower than one server, predicted 0.2%), and at
-one microbatch of 4,096 tokens per GPU (0.19-0.22 s steps) +19.6% on 32 GPUs rising to +37.0% on
+one microbatch of 4,096 tokens per GPU (0.19-0.22 s steps) +19.4% on 32 GPUs rising to +36.8% on
 256: measured, the step grows 17.3% from 32 to 256 GPUs (most of it from 128 to 256), predicted
 2.4%. Megatron-Core reduces and gathers bucket by bucket, one NCCL call per bucket, and each call
 pays the ring's latency; priced so since 2026-11-28 (`simulator/engine/dp_calls.py`: 48
@@ -571,10 +572,11 @@ On H100 over Cisco's Ethernet +5.4% at tp 1 and **+27.3% at tp 2** (+14.8% and +
 runs' `OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP` was encoded, 2026-11-28: with bucketing off the whole
 model's reduce-scatter starts after the backward and its gather after the optimizer step, both
 exposed, 56 and 58 ms a step): halving each GPU's work with tp 2 made the measured step 0.67x as
-long, the predicted 0.56x. NVIDIA's GB200 rows read +13.1% on one
-NVL72 rack (cp 2, 4,096 tokens per GPU) and **+61.4%** on 512 GPUs with tp 2 x cp 4 (0.089 s
-measured, 0.055 s predicted; +57.2% until the first weight bucket the forward waits for was priced
-in fp8 bytes, 768 MB of its 768M parameters, not the 1.5 GB of their bf16 gradients, 2026-11-28):
+long, the predicted 0.56x. NVIDIA's GB200 rows read +12.8% on one
+NVL72 rack (cp 2, 4,096 tokens per GPU) and **+60.0%** on 512 GPUs with tp 2 x cp 4 (0.089 s
+measured, 0.056 s predicted; +61.4% before the cp exchanges' SMs, +57.2% until the first
+weight bucket the forward waits for was priced in fp8 bytes, 768 MB of its 768M parameters, not
+the 1.5 GB of their bf16 gradients, 2026-11-28):
 the two tp 2 rows, one eager on H100 and one CUDA-graphed on GB200, miss alike, so host dispatch is
 not the cause. Both run an 8B layer on 1,024-4,096 tokens per GPU, where every GEMM takes tens of
 microseconds and the step is thousands of small kernels (fp8 casts and transposes, userbuffers
@@ -737,8 +739,8 @@ Result: the 8K scaling is right and the level is not. Measured 16K/8K ratio 0.93
 0.924 (the bubble grows from 5.1% to 9.9% as the microbatches per step halve); both 8K rows
 are predicted 14-15% fast. A level error shared by both rows points at what they share and the
 model lacks: Meta's software and network (the oversubscribed pod uplinks that data-parallel
-traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 128K row reads +28.9%, where
-attention is most of the work, as in the NeMo long-sequence set (+18-23% from 128K on): the
+traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 128K row reads +28.7%, where
+attention is most of the work, as in the NeMo long-sequence set (+17-22% from 128K on): the
 library's attention rate is optimistic for 2024 long-sequence training. With attention counted
 at half (causal) it would read -7.9%. The 8K-GPU row's predicted memory, 82.1 GiB with 32
 microbatches of interleaved 1F1B in flight, does not fit the 80 GiB the run had; the paper's
@@ -763,7 +765,8 @@ stages (that config's defaults; NVIDIA's long-context GPT configs of the same mo
 without activation checkpointing too).
 
 Known miss: every row is predicted high, by 5-9% at 4K-16K (dense work; the NeMo 24.07 8B row
-reads +8% the same way) rising to 18-23% from 128K on (20-26% with the estimated cuDNN
+reads +7% the same way) rising to 17-22% from 128K on (18-23% before the ring's exchanges held
+their NCCL kernels' SMs beside each step's attention, 2026-11-28; 20-26% with the estimated cuDNN
 backward, 16-21% before the attention rate depended on the sequence length; from 32K per rank
 it is now a little above the 8K rate, as FlashAttention-2's and cuDNN's benchmarks have it),
 where the attention core is over 80% of
@@ -780,8 +783,10 @@ a setting the table does not state (activation recompute of the attention core w
 forward, 29% of its cost) are candidates; none is published, so none is modelled. The count
 is not the cause either: with causal-half attention FLOPs the measured rows would imply an
 attention rate above the best kernel's. The ring's exchanges are hidden behind each step's
-attention at every row (their exposed part is under 3% of the step); with the
-first cp model, which priced them as in-line all-gathers, the 512K and 1M rows read -32%.""",
+attention at every row (their exposed part is under 3% of the step, most of it now the
+attention slowed by the exchange's NCCL kernels, which hold 16 of the 132 SMs inside a server,
+`simulator/cost/nccl_sms.py`); with the first cp model, which priced them as in-line
+all-gathers, the 512K and 1M rows read -32%.""",
     "megatron_bridge": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
 "25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
