@@ -250,3 +250,22 @@ def test_te_defaults_by_version():
     assert (nemo.userbuffers, nemo.rs_splits, nemo.rs_sm_margin) == (True, (4, 4), (0, 0))
     assert (core.userbuffers, core.rs_splits, core.rs_sm_margin) == (True, (4, 4), (16, 16))
     assert library.stack("torchtitan").tensor_parallel.userbuffers is False
+
+
+def test_dgrad_overlap_slows_the_weight_gradient_by_the_sms_nccl_holds():
+    """Megatron-Core's async input-gradient reduce-scatter (``overlap_dgrad_comm``) runs beside
+    the QKV and fc1 weight-gradient GEMMs: per site the in-line backward collectives, less that
+    one, plus max(w + f min(c, w / (1 - f)), c) - w, f the NCCL kernels' SM share (16 CTAs of
+    the H100's 132 inside one NVSwitch server)."""
+    ctx, stack, _ = _layer(_scenario(overlap_dgrad_comm=True))
+    found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
+    share = 16 / 132
+    site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp, nccl_share=share)
+    comm = site.backward[-1].time_s
+    wgrads = (3 * comm, comm / 2)                 # one GEMM outlasting the collective, one not
+    _, backward = tp_exposed(stack, site, ctx.layout.tp, None, wgrads)
+    rest = site.in_line(True) - comm
+    want = (rest + share * comm) + (rest + comm - comm / 2)
+    assert backward == pytest.approx(want, rel=1e-12)
+    _, unshared = tp_exposed(stack, _site(ctx, stack), ctx.layout.tp, None, wgrads)
+    assert unshared == pytest.approx(2 * rest + comm - comm / 2, rel=1e-12)

@@ -282,7 +282,7 @@ def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
 
 def _beside(step: float, exchange: float, sm_share: float) -> float:
     """Seconds an exchange of ``exchange`` s adds to a step of ``step`` s it runs beside."""
-    return max(float(overlap_slowed(step, exchange, sm_share)), exchange) - step
+    return float(max(overlap_slowed(step, exchange, sm_share), exchange) - step)
 
 
 def _cp_collective(op: Op, nbytes: float, name: str, collectives: CollectiveModel,

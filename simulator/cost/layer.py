@@ -161,8 +161,8 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     linears = replace(kernels.linears, site_count=count)
     if _fuses_pairs(stack, layout):
         linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, kernels.backward, layout.tp))
-    site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout),
-                   shape.micro_batch, layout.tp, row_input_bytes(shape), count)
+    site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout), shape.micro_batch,
+                   layout.tp, row_input_bytes(shape), count, _tp_nccl_share(collectives, layout))
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
                                 (linears.wgrad[0], linears.wgrad[2])[:count], linears.pairs,
                                 linears.chunk_excess)
@@ -171,6 +171,11 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)
     ep = _ep_comm(scenario, stack, shape, compute, collectives, layout, (cost, linears, casts))
     return replace(cost, ep=ep) if ep else cost
+
+
+def _tp_nccl_share(collectives: CollectiveModel, layout: Layout) -> float:
+    """Share of the SMs a tensor-parallel collective's NCCL kernels hold (0 without tp)."""
+    return nccl_sm_share(Group(collectives.cluster, layout.tp_group())) if layout.tp > 1 else 0.0
 
 
 def _fuses_pairs(stack: StackProfile, layout: Layout) -> bool:

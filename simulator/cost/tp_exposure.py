@@ -10,7 +10,8 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
 - in line (Megatron-LM 2021, plain DTensor TP): all exposed;
 - ``overlap_dgrad_comm`` (Megatron-Core's ``LinearWithGradAccumulationAndAsyncCommunication``):
   the backward input-gradient collective of QKV and fc1 runs while their weight-gradient
-  GEMMs do, exposed ``max(0, c - wgrad)``;
+  GEMMs do, its NCCL kernels holding a share ``f`` of the SMs (``nccl_share``): exposed
+  ``max(w + f min(c, w / (1 - f)), c) - w`` for the GEMM's ``w`` (``max(0, c - w)`` at ``f`` = 0);
 - ``comm_overlap`` (TransformerEngine userbuffers, PyTorch async TP): a collective cut into
   ``t`` chunks pipelined with its GEMM's chunks is exposed
   ``(t-1) max(c/(t-1), g/t) + g/t - g`` for comm ``c`` and GEMM ``g`` (Wang et al., ASPLOS
@@ -79,6 +80,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.stack import StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.compute import ComputeModel
+from simulator.cost.nccl_sms import overlap_slowed
 
 FP8_GATHER_SCALE = 0.5
 """Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
@@ -106,6 +108,9 @@ class TpSite:
     (``fused_gather_major``)."""
     sm_count: int = 0
     """SMs of the GPU (for ``rs_sm_margin``)."""
+    nccl_share: float = 0.0
+    """Share of the SMs the group's NCCL kernels hold while a collective runs beside a GEMM
+    (``overlap_dgrad_comm``; :func:`simulator.cost.nccl_sms.nccl_sm_share`)."""
     count: int = 2
     """How many such sites the layer has: attention and MLP, or only attention in a mixture
     of experts whose dispatcher gathers over the group
@@ -141,10 +146,12 @@ class TpSite:
 
 def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
             micro_batch: int, tp_degree: int,
-            row_inputs: tuple[float, float] = (0.0, 0.0), count: int = 2) -> TpSite:
+            row_inputs: tuple[float, float] = (0.0, 0.0), count: int = 2,
+            nccl_share: float = 0.0) -> TpSite:
     """The site of ``found`` (one site's collectives, bf16 sized) under ``stack``, of which
     the layer has ``count``; ``row_inputs`` are the bytes of proj's and fc2's inputs
-    (``fused_gather_major``; only the first ``count`` sites')."""
+    (``fused_gather_major``; only the first ``count`` sites'); ``nccl_share`` the share of
+    the SMs the group's NCCL kernels hold (:attr:`TpSite.nccl_share`)."""
     tp = stack.tensor_parallel
     fp8 = compute.dtype == Dtype.FP8
     forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather)
@@ -164,7 +171,7 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
     return TpSite(forward, backward, copy_s(forward), copy_s(backward), sum_s,
                   tp.comm_overlap_input_grad, stage_s(forward), stage_s(backward),
                   _flatten_s(stack, compute, found, micro_batch, row_inputs[:count]), compute.gpu.sm_count,
-                  count)
+                  nccl_share, count)
 
 
 def _flatten_s(stack: StackProfile, compute: ComputeModel, found: list[PricedCollective],
@@ -220,8 +227,15 @@ def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
     if not profile.overlap_dgrad_comm:
         return forward, backward
     dgrad_comm = site.backward[-1].time_s       # the all-reduce, or the reduce-scatter
-    return forward, sum(site.in_line(True) - dgrad_comm + max(0.0, dgrad_comm - w)
+    return forward, sum(site.in_line(True) - dgrad_comm + _beside_wgrad(w, dgrad_comm, site.nccl_share)
                         for w in wgrads[:site.count])
+
+
+def _beside_wgrad(wgrad: float, comm: float, sm_share: float) -> float:
+    """Seconds a collective of ``comm`` s adds to the weight-gradient GEMM of ``wgrad`` s it
+    runs beside, its NCCL kernels holding a share ``f`` of the SMs: ``max(w', c) - w`` with
+    ``w' = w + f min(c, w / (1 - f))`` (:func:`simulator.cost.nccl_sms.overlap_slowed`)."""
+    return float(max(overlap_slowed(wgrad, comm, sm_share), comm) - wgrad)
 
 
 def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[float, float]:

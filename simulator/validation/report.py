@@ -441,13 +441,15 @@ input-gradient all-reduce, or with sequence parallelism the reduce-scatter, runs
 beside the weight-gradient GEMM in `LinearWithGradAccumulationAndAsyncCommunication`; without it
 the rows read 1-3% slower).
 
-Result: every row within 8.3%; the full-recompute rows 3.5-8.3% slow, the selective rows -7.3%
-to +3.5%. The speed-up of selective recompute with sequence parallelism is predicted 1.34-1.38x
-against 1.29-1.32x measured. The 1T rows are the slowest (-8.3%, -7.3%): with 2 layers per stage
+Result: every row within 8.6%; the full-recompute rows 4.2-8.6% slow, the selective rows -7.5%
+to +2.9% (3.5-8.3% and -7.3% to +3.5% before the overlapped input-gradient collective's NCCL
+kernels held their share of the SMs beside the weight-gradient GEMM, 2026-11-28). The speed-up of
+selective recompute with sequence parallelism is predicted 1.34-1.38x
+against 1.29-1.32x measured. The 1T rows are the slowest (-8.6%, -7.5%): with 2 layers per stage
 the 1F1B bubble is 10.3% of the step and the last stage, which also holds the output layer and
 the loss, is 7.2% busier than the mean; the encoding's one model chunk per stage is Calculon's
-(Table 3 as transcribed); with two chunks, which the layout allows, the rows would read -4.0% and
--3.2%. Not used for any constant.""",
+(Table 3 as transcribed); with two chunks, which the layout allows, the rows would read about -4%
+and -3%. Not used for any constant.""",
     "sc21_ptd": """\
 Measured: Narayanan et al., SC21 (arXiv:2104.04473), Table 2, the PTD-parallelism rows of GPT
 530B: tp 8 x pp 35 (model-parallel size 280) with micro batch 1 at a fixed batch of 2,240 on 560,
@@ -737,9 +739,9 @@ TransformerEngine's `all_gather` cp (`context_parallel.ring: all_gather`). Grand
 
 Result: the 8K scaling is right and the level is not. Measured 16K/8K ratio 0.930, predicted
 0.924 (the bubble grows from 5.1% to 9.9% as the microbatches per step halve); both 8K rows
-are predicted 14-15% fast. A level error shared by both rows points at what they share and the
+are predicted 13-14% fast. A level error shared by both rows points at what they share and the
 model lacks: Meta's software and network (the oversubscribed pod uplinks that data-parallel
-traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 128K row reads +28.7%, where
+traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 128K row reads +28.5%, where
 attention is most of the work, as in the NeMo long-sequence set (+17-22% from 128K on): the
 library's attention rate is optimistic for 2024 long-sequence training. With attention counted
 at half (causal) it would read -7.9%. The 8K-GPU row's predicted memory, 82.1 GiB with 32
