@@ -109,3 +109,11 @@ def test_megatron_cores_rules_are_user_errors(tmp_path, capsys, parallelism, wor
     err = capsys.readouterr().err
     assert "training.stack.expert_parallel.a2a_overlap" in err and words in err
     assert "Traceback" not in err
+
+
+def test_delaying_the_weight_gradients_lets_the_dispatch_backward_start_earlier():
+    """``delay_wgrad_compute``: the dispatch backward waits for the expert data gradient only,
+    and the next layer's combine backward for the attention data gradient; without it both
+    wait for the weight gradients too, so a chunk with long weight gradients takes longer."""
+    nodes = LayerNodes(1.0, 1.0, 1.0, 3.0, 1.0, 3.0, 2.0, 2.0, 0.0, 0.0)
+    assert paired_chunk_seconds(nodes, 3, False, 0.0) > paired_chunk_seconds(nodes, 3, True, 0.0)

@@ -100,11 +100,13 @@ def _pair_nodes(nodes: LayerNodes, delay_wgrad: bool, base: int, previous: int |
     the pair's first node; ``previous``: the previous pair's first node index (None for the
     first pair). Node order: 0 combine_bwd, 1 attention fwd, 2 expert dgrad, 3 dispatch fwd,
     4 expert wgrad, 5 dispatch bwd, 6 expert fwd, 7 combine fwd, 8 attention dgrad,
-    9 attention wgrad."""
+    9 attention wgrad; without ``delay_wgrad`` a weight gradient is part of its backward node,
+    so the dispatch backward and the next layer's combine backward also wait for it."""
     prev = () if previous is None else (previous,)
     expert_done = base + 4 if not delay_wgrad else base + 2
+    attention_done = 8 if delay_wgrad else 9      # the event the next layer's backward waits for
     return [
-        _Node(COMMUNICATION, nodes.tail_backward + nodes.combine, tuple(p + 8 for p in prev)),
+        _Node(COMMUNICATION, nodes.tail_backward + nodes.combine, tuple(p + attention_done for p in prev)),
         _Node(COMPUTE, nodes.attention_forward, tuple(p + 7 for p in prev)),
         _Node(COMPUTE, nodes.expert_dgrad, (base,)),
         _Node(COMMUNICATION, nodes.dispatch, (base + 1,)),
