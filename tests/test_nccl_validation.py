@@ -61,3 +61,12 @@ def test_every_log_has_a_scenario():
     logs = {p.stem for p in FOLDER.glob("*.txt")}
     scenarios = {p.stem for p in (FOLDER / "scenarios").glob("*.yaml")}
     assert logs == scenarios
+
+
+def test_nccl_algo_does_not_bind_an_all_to_all():
+    """NCCL_ALGO chooses among collective algorithms; an all-to-all runs as point-to-point
+    sends (``ncclAlltoAll`` -> per-peer send/recv tasks, NVIDIA/nccl src/enqueue.cc), so the
+    nccl#2169 log's NCCL_ALGO=Ring leaves it priced as direct transfers, not refused."""
+    table = replay(FOLDER)
+    row = table[table["log"] == "h100x4_1node_alltoall_nccl-2169"].iloc[0]
+    assert row["algorithm"] == "direct"

@@ -17,7 +17,8 @@ def compare_log(log: NcclLog, model: CollectiveModel, op: Op | None = None,
 
     The group is the whole cluster (nccl-tests' MPI_COMM_WORLD). The operation
     is ``op`` or the one the log names; the algorithm is ``algorithm``, else
-    the one the log forced with NCCL_ALGO, else auto.
+    the one the log forced with NCCL_ALGO (collectives only: NCCL runs all-to-all and
+    send/recv as point-to-point transfers, which NCCL_ALGO does not select), else auto.
 
     Returns
     -------
@@ -26,7 +27,7 @@ def compare_log(log: NcclLog, model: CollectiveModel, op: Op | None = None,
     busbw_error (relative), algorithm, protocol.
     """
     op = op or _log_op(log)
-    algorithm = algorithm or _log_algorithm(log)
+    algorithm = algorithm or _log_algorithm(log, op)
     group = whole_cluster(model.cluster)
     if log.nranks is not None and log.nranks != group.size:
         raise UsageError(f"{log.source}: the log ran on {log.nranks} ranks but the cluster has "
@@ -57,8 +58,14 @@ def _log_op(log: NcclLog) -> Op:
     return Op(log.op)
 
 
-def _log_algorithm(log: NcclLog) -> Algorithm | None:
-    if log.algorithm is None:
+POINT_TO_POINT = (Op.ALL_TO_ALL, Op.SENDRECV)
+"""Operations NCCL runs as point-to-point sends and receives, outside NCCL_ALGO's choice of
+collective algorithm: ``ncclAlltoAll`` appends one ``ncclFuncSend`` and one ``ncclFuncRecv``
+task per peer (NVIDIA/nccl ``src/enqueue.cc``), as nccl-tests' grouped ncclSend/ncclRecv do."""
+
+
+def _log_algorithm(log: NcclLog, op: Op) -> Algorithm | None:
+    if log.algorithm is None or op in POINT_TO_POINT:
         return None
     try:
         return Algorithm(log.algorithm)

@@ -1340,6 +1340,10 @@ NCCL_LOGS = {
         "maintainer's \"~24 GB/s per NIC\"), NCCL_ALGO=RING"),
     "h100pcie_x2_nvlink_bridge_allreduce_nccl-1161": (
         "NVIDIA/nccl#1161", "2 x H100 PCIe + NVLink bridges"),
+    "h100x4_1node_alltoall_nccl-2169": (
+        "NVIDIA/nccl#2169", "4 x H100 SXM of one NVSwitch server, alltoall (NCCL 2.30.4; added "
+        "2026-11-28, scored once: the first all-to-all log, the expert-parallel pricing inside a "
+        "server; one row, 500 MiB)"),
     "h100x8_1node_nvls_allreduce_8G_nccl-tests-347": (
         "NVIDIA/nccl-tests#347", "8 x H100 SXM NVSwitch, NVLS (its efficiency 0.84 comes from a "
         "maintainer statement in nccl-tests#212, ~480 GB/s busbw: consistent, not independent)"),
