@@ -24,6 +24,7 @@ FACTS = {
     "h100x8_1node_allreduce": (32, 8, 16 * 2**30, 13.67, "all_reduce", None, None, 159.151),
     "h20": (10, 4, 2048, 12.49, "all_reduce", None, None, None),
     "mi300x": (31, 8, 8 * 2**30, 19.28, "all_reduce", 8, None, 110.464),
+    "h100x4": (1, 524288000, 524288000, 1174.14, "all_to_all", 4, "ring", None),
 }
 
 
@@ -33,7 +34,7 @@ def load(prefix):
 
 
 def test_every_log_has_facts():
-    assert len(ALL_LOGS) == len(FACTS) == 8
+    assert len(ALL_LOGS) == len(FACTS) == 9
 
 
 @pytest.mark.parametrize("prefix", FACTS)
