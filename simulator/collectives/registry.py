@@ -10,7 +10,7 @@ from simulator.collectives.halving_doubling import halving_doubling_schedule
 from simulator.collectives.hierarchical import hierarchical_schedule
 from simulator.collectives.nvls import nvls_schedule
 from simulator.collectives.ring import ring_schedule
-from simulator.collectives.schedule import Algorithm, Op, Schedule
+from simulator.collectives.schedule import POINT_TO_POINT, Algorithm, Op, Schedule
 from simulator.collectives.torus import torus_schedule
 from simulator.collectives.tree import tree_schedule
 from simulator.errors import InfeasibleError
@@ -65,7 +65,7 @@ def candidate_schedules(op: Op, group: Group) -> list[Schedule]:
     """
     schedules = []
     for algorithm, (_, ops) in ALGORITHMS.items():
-        native = algorithm in AUTO_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+        native = algorithm in AUTO_ALGORITHMS or op in POINT_TO_POINT
         if op not in ops or not native:
             continue
         try:

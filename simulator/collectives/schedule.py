@@ -27,6 +27,12 @@ class Op(StrEnum):
     SENDRECV = "sendrecv"
 
 
+POINT_TO_POINT = frozenset({Op.ALL_TO_ALL, Op.SENDRECV})
+"""Operations NCCL runs as point-to-point sends and receives, outside its choice of collective
+algorithm (NCCL_ALGO): ``ncclAlltoAll`` appends one ``ncclFuncSend`` and one ``ncclFuncRecv``
+task per peer (NVIDIA/nccl ``src/enqueue.cc``), as nccl-tests' grouped ncclSend/ncclRecv do."""
+
+
 class Algorithm(StrEnum):
     RING = "ring"
     TREE = "tree"

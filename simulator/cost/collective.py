@@ -27,6 +27,7 @@ from simulator.collectives import (
 from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules, shift_schedule
 from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.collectives.ring import SAME_RING_STEPS
+from simulator.collectives.schedule import POINT_TO_POINT
 from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology import symmetry
@@ -183,7 +184,7 @@ class CollectiveModel:
         candidates = [algorithm] if algorithm else list(ALGORITHMS)
         terms = []
         for algo in candidates:
-            native = algo in AUTO_ALGORITHMS or op in (Op.ALL_TO_ALL, Op.SENDRECV)
+            native = algo in AUTO_ALGORITHMS or op in POINT_TO_POINT
             if algorithm is None and not native:
                 continue
             merged = self._merged(op, algo, groups)

@@ -102,7 +102,7 @@ from simulator.cost.collective import CollectiveModel, PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
-from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
+from simulator.cost.nccl_sms import excess_beside, nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import FLASH_BACKWARD_RATIO, AttentionShape, LayerShape, layer_forward
 
@@ -270,19 +270,14 @@ def _overlapped_excess(cost: CpCost, compute: ComputeModel) -> float:
     """Seconds the overlapped exchanges of both passes add to their steps' attention: a step
     ``a`` beside an exchange ``x`` whose NCCL kernels hold a share ``f`` of the SMs ends at
     ``max(a', x)``, ``a'`` = ``a + f min(x, a / (1 - f))``
-    (:func:`simulator.cost.nccl_sms.overlap_slowed`; ``max(0, x - a)`` with ``f`` = 0)."""
+    (:func:`simulator.cost.nccl_sms.excess_beside`; ``max(0, x - a)`` with ``f`` = 0)."""
     if not cost.overlapped:
         return 0.0
     step_f = compute.attention_time(cost.step_flops[0], False, cost.step_shape)
     step_b = compute.attention_time(cost.step_flops[1], True, cost.step_shape)
-    return sum(c.forward * _beside(step_f, c.collective.time_s, cost.sm_share)
-               + c.backward * _beside(step_b, c.collective.time_s, cost.sm_share)
+    return sum(c.forward * excess_beside(step_f, c.collective.time_s, cost.sm_share)
+               + c.backward * excess_beside(step_b, c.collective.time_s, cost.sm_share)
                for c in cost.overlapped)
-
-
-def _beside(step: float, exchange: float, sm_share: float) -> float:
-    """Seconds an exchange of ``exchange`` s adds to a step of ``step`` s it runs beside."""
-    return float(max(overlap_slowed(step, exchange, sm_share), exchange) - step)
 
 
 def _cp_collective(op: Op, nbytes: float, name: str, collectives: CollectiveModel,

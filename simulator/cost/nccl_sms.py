@@ -75,3 +75,10 @@ def overlap_slowed(compute, comm, sm_share):
     :func:`simulator.cost.sharding._pass_exposed`."""
     share = np.minimum(sm_share, MAX_SHARE)
     return compute + share * np.minimum(comm, compute / (1.0 - share))
+
+
+def excess_beside(compute: float, comm: float, sm_share: float) -> float:
+    """Seconds a collective of ``comm`` s adds to a compute kernel of ``compute`` s it runs
+    beside, holding a share ``f`` of the SMs: ``max(C', c) - C`` with ``C'`` =
+    :func:`overlap_slowed` (``max(0, c - C)`` at ``f`` = 0)."""
+    return float(max(overlap_slowed(compute, comm, sm_share), comm) - compute)

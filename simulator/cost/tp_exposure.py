@@ -80,7 +80,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.stack import StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.compute import ComputeModel
-from simulator.cost.nccl_sms import overlap_slowed
+from simulator.cost.nccl_sms import excess_beside
 
 FP8_GATHER_SCALE = 0.5
 """Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
@@ -227,15 +227,8 @@ def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,
     if not profile.overlap_dgrad_comm:
         return forward, backward
     dgrad_comm = site.backward[-1].time_s       # the all-reduce, or the reduce-scatter
-    return forward, sum(site.in_line(True) - dgrad_comm + _beside_wgrad(w, dgrad_comm, site.nccl_share)
+    return forward, sum(site.in_line(True) - dgrad_comm + excess_beside(w, dgrad_comm, site.nccl_share)
                         for w in wgrads[:site.count])
-
-
-def _beside_wgrad(wgrad: float, comm: float, sm_share: float) -> float:
-    """Seconds a collective of ``comm`` s adds to the weight-gradient GEMM of ``wgrad`` s it
-    runs beside, its NCCL kernels holding a share ``f`` of the SMs: ``max(w', c) - w`` with
-    ``w' = w + f min(c, w / (1 - f))`` (:func:`simulator.cost.nccl_sms.overlap_slowed`)."""
-    return float(max(overlap_slowed(wgrad, comm, sm_share), comm) - wgrad)
 
 
 def _overlapped(input_grad: bool, site: TpSite, tp: int, sites_gemm) -> tuple[float, float]:

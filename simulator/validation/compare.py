@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.collectives import Algorithm, Op, whole_cluster
+from simulator.collectives.schedule import POINT_TO_POINT
 from simulator.cost import CollectiveModel
 from simulator.errors import UsageError
 from simulator.validation.nccl_log import NcclLog
@@ -56,12 +57,6 @@ def _log_op(log: NcclLog) -> Op:
     if log.op is None:
         raise UsageError(f"{log.source}: cannot tell which collective the log measured; pass --op")
     return Op(log.op)
-
-
-POINT_TO_POINT = (Op.ALL_TO_ALL, Op.SENDRECV)
-"""Operations NCCL runs as point-to-point sends and receives, outside NCCL_ALGO's choice of
-collective algorithm: ``ncclAlltoAll`` appends one ``ncclFuncSend`` and one ``ncclFuncRecv``
-task per peer (NVIDIA/nccl ``src/enqueue.cc``), as nccl-tests' grouped ncclSend/ncclRecv do."""
 
 
 def _log_algorithm(log: NcclLog, op: Op) -> Algorithm | None:
