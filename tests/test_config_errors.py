@@ -199,6 +199,18 @@ CASES: list[tuple[str, Any, str | None, str]] = [
      "required key is missing"),
     ("inline-node-unknown-gpu", mutate(("cluster.node", {**INLINE_NODE, "gpu": "h100-sxmm"})),
      "cluster.node.gpu", "unknown gpu 'h100-sxmm' (did you mean 'h100-sxm'?)"),
+    # number formats the GPU cannot run
+    ("fp8-on-ampere", mutate(("training.dtype", "fp8")), "training.dtype",
+     "the a100-sxm-80gb has no fp8 tensor cores"),
+    ("mxfp8-on-hopper", mutate(("cluster.node", "dgx-h100"), ("training.dtype", "fp8"),
+                               ("training.stack", {"base": "megatron-core",
+                                                   "kernels": {"fp8_scaling": "mxfp8"}})),
+     "training.stack.kernels.fp8_scaling", "MXFP8 needs block-scaled tensor cores (Blackwell or later)"),
+    ("mxfp8-fp8-weight-gather", mutate(("cluster.node", "dgx-b200"), ("training.dtype", "fp8"),
+                                       ("training.stack", {"base": "megatron-core",
+                                                           "kernels": {"fp8_scaling": "mxfp8"},
+                                                           "data_parallel": {"param_gather_dtype": "fp8"}})),
+     "training.stack.kernels.fp8_scaling", "set training.stack.data_parallel.param_gather_dtype: bf16"),
     # missing keys
     ("missing-cluster", {k: v for k, v in BASE.items() if k != "cluster"}, "cluster",
      "required key is missing"),

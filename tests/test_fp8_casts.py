@@ -78,3 +78,32 @@ def test_cached_cast_never_costs_more_and_vanishes_with_many_microbatches():
     uncached = [forward_cast("deepspeed", gb) for gb in (8, 64)]
     assert uncached[0] == cached[0]                       # one microbatch: one cast either way
     assert uncached[1] == uncached[0] > cached[1] > cached[2] > 0.0
+
+
+def _b200(stack):
+    data = {"name": "mx", "cluster": {"node": "dgx-b200", "nodes": 1},
+            "model": {"preset": "llama3-8b", "seq_len": 4096},
+            "training": {"global_batch": 64, "micro_batch": 1, "dtype": "fp8", "stack": stack},
+            "parallelism": {"dp": 8}}
+    return scenario_from_mapping(data, "mx.yaml")
+
+
+def test_mxfp8_weight_cast_writes_two_copies_and_their_block_scales():
+    """MXFP8: no amax pass, a row-wise and a column-wise copy (1 B each) and one E8M0 byte per 32
+    elements for each: W (4 + 2/32) / m per microbatch under Megatron-Core's per-step cache."""
+    scenario = _b200({"base": "megatron-core", "kernels": {"fp8_scaling": "mxfp8"}})
+    layout = make_context(scenario, session_from_scenario(scenario).collectives).layout
+    fwd, bwd = weight_cast_bytes(scenario, scenario_stack(scenario), layout, WEIGHTS)
+    assert (fwd, bwd) == (WEIGHTS * (FP8_CAST_BYTES + 2.0 / 32) / 8, 0.0)
+
+
+def test_mxfp8_casts_cost_less_than_current_scaling_and_more_than_delayed():
+    """Per microbatch the casts of a layer's operands move 4 B (delayed), 4 1/16 B (MXFP8) and
+    6 B (current scaling, the amax pass) per element: the times keep that order."""
+    times = {}
+    for scaling in ("delayed", "mxfp8", "dynamic"):
+        scenario = _b200({"base": "megatron-core", "kernels": {"fp8_scaling": scaling}})
+        ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+        fwd = layer_forward(ctx.shape)
+        times[scaling] = sum(fp8_cast_times(scenario, scenario_stack(scenario), ctx.compute, fwd, ctx.layout))
+    assert times["delayed"] < times["mxfp8"] < times["dynamic"]

@@ -368,3 +368,17 @@ def test_param_gather_with_optimizer_step_reaches_the_draft(flag):
     arguments = {**log.arguments, "overlap_param_gather_with_optimizer_step": flag}
     stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
     assert stack.get("data_parallel", {}).get("param_gather_with_optimizer", False) is flag
+
+
+@pytest.mark.parametrize(("recipe", "scaling", "gather"), [
+    ("tensorwise", "dynamic", "fp8"), ("mxfp8", "mxfp8", None), ("delayed", None, "fp8")])
+def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):
+    """``fp8_recipe`` tensorwise and mxfp8 set ``kernels.fp8_scaling``; ``fp8_param_gather``
+    becomes an fp8 weight gather except under MXFP8, whose weights Megatron-Core gathers in the
+    gradient buffer's dtype (core_v0.15 ``reuse_grad_buf_for_mxfp8_param_ag``)."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_llama2-7b_8x8-mi325x.log.gz")
+    log = replace(log, arguments={**log.arguments, "fp8": "e4m3", "fp8_recipe": recipe,
+                                  "fp8_param_gather": True})
+    stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
+    assert stack.get("kernels", {}).get("fp8_scaling") == scaling
+    assert stack.get("data_parallel", {}).get("param_gather_dtype") == gather

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
+from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import (
@@ -14,7 +15,7 @@ from simulator.config.scenario import (
     Schedule,
     TopologyKind,
 )
-from simulator.config.stack import CpRing, StackProfile
+from simulator.config.stack import CpRing, Fp8Scaling, ReduceDtype, StackProfile
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
@@ -27,6 +28,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     if scenario.model is None or scenario.training is None:
         return
     _check_model(scenario)
+    _check_fp8(scenario, cluster.gpu)
     dp = data_parallel_size(scenario, cluster.gpus)
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
@@ -167,6 +169,34 @@ def _check_model(scenario: Scenario) -> None:
     if model.expert_load != 1.0 and model.experts == 1:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")
+
+
+def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
+    """fp8 training needs fp8 tensor cores (TransformerEngine asserts compute capability 8.9 or
+    later; torchao's float8 likewise), and MXFP8 block-scaled ones (Blackwell): a GPU whose spec
+    lists no fp8 peak, or no ``mx_block_scaling``, cannot run them. An MXFP8 weight all-gather is
+    not the modelled fp8 gather (the local shard cast with a per-tensor scale, then gathered):
+    Megatron-Core gathers MXFP8 weights in the gradient buffer's dtype and quantizes each after
+    the gather (core_v0.15 ``reuse_grad_buf_for_mxfp8_param_ag``)."""
+    if scenario.training.dtype != Dtype.FP8:
+        return
+    if Dtype.FP8 not in gpu.peak_dense_tflops:
+        raise ConfigError(f"the {gpu.name} has no fp8 tensor cores (its spec lists no fp8 peak: "
+                          "fp8 training needs Hopper, Ada, Blackwell or an MI300-class GPU); set "
+                          "training.dtype: bf16", key="training.dtype")
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile) or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
+        return
+    key = "training.stack.kernels.fp8_scaling"
+    if not gpu.mx_block_scaling:
+        raise ConfigError(f"MXFP8 needs block-scaled tensor cores (Blackwell or later), which the "
+                          f"{gpu.name} lacks; use dynamic (per-tensor current scaling) or delayed",
+                          key=key)
+    for part in ("data_parallel", "sharding"):
+        if getattr(stack, part).param_gather_dtype == ReduceDtype.FP8:
+            raise ConfigError(f"MXFP8 weights are all-gathered in 16 bit and quantized after the "
+                              f"gather (Megatron-Core reuse_grad_buf_for_mxfp8_param_ag); set "
+                              f"training.stack.{part}.param_gather_dtype: bf16", key=key)
 
 
 def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:

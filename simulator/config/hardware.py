@@ -148,6 +148,10 @@ class GpuSpec(_Spec):
     """Sustained tensor-core clock under the part's power limit over the boost clock its
     peaks are quoted at; scales compute-bound kernels (GEMMs, attention), not HBM traffic.
     None: the part sustains the clock its peaks assume (1.0)."""
+    mx_block_scaling: bool = False
+    """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
+    elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's
+    ``MXFP8BlockScaling`` recipe (``kernels.fp8_scaling: mxfp8``) needs it."""
 
     @property
     def clock_fraction(self) -> float:

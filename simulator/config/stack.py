@@ -62,6 +62,7 @@ class GradCopyIn(StrEnum):
 class Fp8Scaling(StrEnum):
     DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
+    MXFP8 = "mxfp8"          # one E8M0 scale per 32 elements, set in the cast kernel (Blackwell)
 
 
 class Fp8WeightCast(StrEnum):

@@ -214,13 +214,15 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
 
     - ``grad_reduce_in_fp32`` / ``accumulate_allreduce_grads_in_fp32`` false: gradients
       reduced in the parameter dtype (``data_parallel.grad_reduce_dtype: param``);
-    - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8``;
+    - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8`` (not with MXFP8, whose
+      weights Megatron-Core gathers in the gradient buffer's dtype and quantizes after);
     - ``align_param_gather`` false: ``data_parallel.param_gather_launch: bucket``;
     - ``ddp_bucket_size`` set: ``data_parallel.bucket_MB``, those parameters in the reduce dtype
       (fp32 unless the log turns fp32 reduction off), used as given (no per-rank floor);
     - ``overlap_param_gather_with_optimizer_step``: ``data_parallel.param_gather_with_optimizer:
       true`` (bucketing off, one bucket per model chunk);
-    - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``;
+    - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``; mxfp8:
+      ``kernels.fp8_scaling: mxfp8``; blockwise is noted as not modelled;
     - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
       mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
       FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
@@ -239,7 +241,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     fp32_grads = args.get("grad_reduce_in_fp32", args.get("accumulate_allreduce_grads_in_fp32"))
     if fp32_grads is False:
         fields.setdefault("data_parallel", {})["grad_reduce_dtype"] = "param"
-    if args.get("fp8_param_gather"):
+    recipe = str(args.get("fp8_recipe") or "").lower()
+    if args.get("fp8_param_gather") and recipe != "mxfp8":
         fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
     if args.get("align_param_gather") is False:
         fields.setdefault("data_parallel", {})["param_gather_launch"] = "bucket"
@@ -248,11 +251,12 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     bucket = args.get("ddp_bucket_size")
     if isinstance(bucket, int) and not isinstance(bucket, bool) and bucket > 0:
         fields.setdefault("data_parallel", {})["bucket_MB"] = bucket * (2 if fp32_grads is False else 4) / 1e6
-    recipe = str(args.get("fp8_recipe") or "").lower()
-    if args.get("fp8") and recipe == "tensorwise":
-        fields.setdefault("kernels", {})["fp8_scaling"] = "dynamic"
-    elif args.get("fp8") and recipe in ("mxfp8", "blockwise"):
-        extra.append(f"fp8_recipe {recipe} (block scaling is not modelled; priced as tensor scaling)")
+    scaling = {"tensorwise": "dynamic", "mxfp8": "mxfp8"}.get(recipe)
+    if args.get("fp8") and scaling:
+        fields.setdefault("kernels", {})["fp8_scaling"] = scaling
+    elif args.get("fp8") and recipe == "blockwise":
+        extra.append("fp8_recipe blockwise (128 x 128 block scaling is not modelled; "
+                     "priced as tensor scaling)")
     if args.get("gradient_accumulation_fusion") is False:
         fields.setdefault("data_parallel", {})["grad_accumulation"] = "add"
     if _size(args, "num_experts") > 1:
