@@ -166,6 +166,9 @@ def _check_model(scenario: Scenario) -> None:
     if model.top_k > model.experts:
         raise ConfigError(f"{model.top_k} is more than model.experts ({model.experts})",
                           key="model.top_k")
+    if model.shared_expert_ffn and model.experts == 1:
+        raise ConfigError(f"{model.shared_expert_ffn} applies to a mixture of experts only (model.experts "
+                          "is 1); remove it or set model.experts", key="model.shared_expert_ffn")
     if model.expert_load != 1.0 and model.experts == 1:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")

@@ -23,6 +23,15 @@ Sources
   Qwen3 235B-A22B likewise (Qwen/Qwen3-235B-A22B ``config.json``: 94 layers, hidden 4096, 64
   heads, 4 key-value heads, head_dim 128, moe_intermediate_size 1536, 128 experts, 8 per token,
   vocabulary 151936, untied embeddings; 235B parameters with 22B active, the model card).
+- Qwen1.5-MoE-A2.7B and Qwen2-57B-A14B, mixtures of experts with shared experts: the released
+  configs (Qwen/Qwen1.5-MoE-A2.7B: 24 layers, hidden 2048, 16 heads (multi-head), 60 experts of
+  moe_intermediate_size 1408 with 4 per token, shared_expert_intermediate_size 5632;
+  Qwen/Qwen2-57B-A14B: 28 layers, hidden 3584, 28 heads, 4 key-value heads, 64 experts of 2560
+  with 8 per token, shared_expert_intermediate_size 20480; both vocabulary 151936, untied
+  embeddings, every layer MoE), whose counts match the published totals (14.3B with 2.7B
+  activated, the Qwen1.5-MoE release post; 57B with 14B activated, the Qwen2 Technical Report,
+  arXiv:2407.10671, Table 1; ``tests/test_shared_experts.py``). The q/k/v biases and the shared
+  expert's one-output gate (``h + 1`` per layer) are not counted. Sequence 4,096.
 """
 
 from __future__ import annotations
@@ -64,6 +73,12 @@ MODEL_PRESETS = MappingProxyType({
                       "ffn_hidden": 768, "experts": 128, "top_k": 8, "tied_embeddings": False},
     "qwen3-235b-a22b": {**_QWEN3, "layers": 94, "hidden": 4096, "heads": 64, "kv_heads": 4,
                         "ffn_hidden": 1536, "experts": 128, "top_k": 8, "tied_embeddings": False},
+    "qwen1.5-moe-a2.7b": {"mlp": "swiglu", "seq_len": 4096, "vocab": 151936, "layers": 24, "hidden": 2048,
+                          "heads": 16, "ffn_hidden": 1408, "experts": 60, "top_k": 4,
+                          "shared_expert_ffn": 5632, "tied_embeddings": False},
+    "qwen2-57b-a14b": {"mlp": "swiglu", "seq_len": 4096, "vocab": 151936, "layers": 28, "hidden": 3584,
+                       "heads": 28, "kv_heads": 4, "ffn_hidden": 2560, "experts": 64, "top_k": 8,
+                       "shared_expert_ffn": 20480, "tied_embeddings": False},
     "mixtral-8x7b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
         "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,

@@ -58,6 +58,9 @@ MEANINGS = {
     "model.expert_load": "tokens routed to the busiest expert-parallel rank over the mean, >= 1 "
                          "(1: balanced); scales that rank's expert GEMMs, expert activations and "
                          "all-to-all",
+    "model.shared_expert_ffn": "width of the shared experts' MLP, run by every token of a MoE layer "
+                               "beside its `top_k` routed experts (0: none; Megatron-Core "
+                               "`moe_shared_expert_intermediate_size`); split over tp like a dense MLP",
     "training.global_batch": "sequences per optimizer step",
     "training.micro_batch": "sequences per microbatch",
     "training.dtype": "training precision (`tf32` is refused: a math mode, not a training dtype); "

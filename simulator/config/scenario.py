@@ -115,6 +115,12 @@ class ModelConfig(_Section):
     capacity (1); a dropless one computes what the router sends (Megatron-Core logs tokens
     per expert); Wang et al. 2024 (arXiv:2408.15664) track the same quantity as "MaxVio", the
     busiest expert's load over the mean minus 1. No value is assumed here."""
+    shared_expert_ffn: Annotated[int, Strict(), Field(ge=0, le=10_000_000)] = 0
+    """Width of the shared experts' MLP, which every token of a mixture-of-experts layer runs
+    beside the routed ``top_k`` (0: none). Megatron-Core's ``moe_shared_expert_intermediate_size``
+    (all shared experts as one MLP: DeepSeek's ``n_shared_experts * moe_intermediate_size``,
+    Qwen2-MoE's ``shared_expert_intermediate_size``); split over ``tp`` like a dense MLP, its
+    weights replicated across expert-parallel ranks."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""

@@ -114,8 +114,11 @@ def tp_site_count(shape: LayerShape, layout: Layout) -> int:
     (:func:`ep_tp_collectives`): its MLP block receives the sequence shard and runs no
     collective of its own (Megatron-Core ``MoELayer.forward``: router, ``token_permutation``,
     experts, ``token_unpermutation``; the experts' linears are ``is_expert`` and communicate
-    nothing; core_v0.10.0 ``megatron/core/transformer/moe/moe_layer.py``)."""
-    return 1 if _dispatches_shards(shape, layout) else 2
+    nothing; core_v0.10.0 ``megatron/core/transformer/moe/moe_layer.py``). Shared experts
+    (``model.shared_expert_ffn``) restore the MLP's site: ``SharedExpertMLP`` is an ``MLP``
+    whose linears gather and scatter the sequence as a dense layer's (core_v0.15
+    ``moe/shared_experts.py``)."""
+    return 1 if _dispatches_shards(shape, layout) and not shape.model.shared_expert_ffn else 2
 
 
 def _dispatches_shards(shape: LayerShape, layout: Layout) -> bool:

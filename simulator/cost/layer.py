@@ -200,10 +200,12 @@ def _chunked_linears(compute: ComputeModel, fwd: Kernels, bwd: Kernels,
 
 
 def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
-    """Bytes of the row-parallel linears' inputs (proj, fc2) per microbatch on one GPU."""
+    """Bytes of the row-parallel linears' inputs (proj, fc2) per microbatch on one GPU; a
+    mixture of experts' MLP site is its shared experts' (:func:`~simulator.cost.in_layer.tp_site_count`)."""
     mdl, t = shape.model, shape.tp
     per_token = shape.tokens * shape.dtype_bytes / t
-    return per_token * mdl.heads * shape.head_dim, per_token * mdl.ffn_hidden
+    width = mdl.shared_expert_ffn if mdl.experts > 1 else mdl.ffn_hidden
+    return per_token * mdl.heads * shape.head_dim, per_token * width
 
 
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,

@@ -1,7 +1,8 @@
 """FLOPs of one training step, counted as Narayanan et al. (SC21) count them.
 
 Model FLOPs: forward + backward = 3 x forward GEMM FLOPs of every layer and the
-logits, full (non-causal) attention; for GPT this is 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+logits, full (non-causal) attention (a mixture of experts: ``top_k`` experts' MLPs and the
+shared experts' per token); for GPT this is 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core.
 """
@@ -11,7 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulator.config.scenario import Recompute, Scenario
-from simulator.workload.transformer import Attention, LayerShape, layer_forward, logits_forward
+from simulator.workload.transformer import (
+    Attention,
+    LayerShape,
+    layer_forward,
+    logits_forward,
+    shared_expert_flops,
+)
 
 
 def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
@@ -22,13 +29,13 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     ``E[a]`` (``sum l_i^2`` per sequence), every other FLOP by ``E[t]``.
     """
     mdl, training = scenario.model, scenario.training
-    shape = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
-    shape = replace(shape, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else shape
+    full = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
+    shape = replace(full, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else full
     layer = layer_forward(shape)
     per_layer = layer.flops
     if mdl.experts > 1:
         mlp = per_layer - _attention_block_flops(shape)
-        per_layer = _attention_block_flops(shape) + mdl.top_k * mlp
+        per_layer = _attention_block_flops(shape) + mdl.top_k * mlp + shared_expert_flops(full)
     logits = logits_forward(shape).flops
     model = 3 * (mdl.layers * per_layer + logits)
     recompute = scenario.parallelism.recompute

@@ -12,6 +12,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``vocab_size``
 ``swiglu``                                                 ``model.mlp: swiglu`` (else gelu)
 ``num_experts``, ``moe_router_topk``                       ``model.experts``, ``top_k``
+``moe_ffn_hidden_size``                                    ``model.ffn_hidden`` (MoE: the experts' width)
+``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
 ``global_batch_size``, ``micro_batch_size``                ``training.global_batch``, ``micro_batch``
 ``fp8`` (any format) / ``bf16`` / ``fp16``                 ``training.dtype`` fp8/bf16/fp16 (else fp32)
 ``attention_backend`` unfused/local                        ``training.attention: unfused`` (else flash)
@@ -159,13 +161,29 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
         model["tied_embeddings"] = not args["untie_embeddings_and_output_weights"]
     experts = args.get("num_experts")
     if isinstance(experts, int) and experts > 1:
-        model["experts"] = experts
-        model["top_k"] = int(args.get("moe_router_topk") or 1)
-        if isinstance(args.get("moe_ffn_hidden_size"), int):
-            extra.append(f"moe_ffn_hidden_size {args['moe_ffn_hidden_size']} (experts use "
-                         "model.ffn_hidden)")
+        model.update(_moe_shape(args, experts, extra))
     _note_shape_extras(args, extra)
     return model
+
+
+def _moe_shape(args: dict[str, Any], experts: int, extra: list[str]) -> dict[str, int]:
+    """A mixture of experts' model keys: ``num_experts``, ``moe_router_topk``; the experts'
+    width ``moe_ffn_hidden_size`` as ``model.ffn_hidden`` (every layer is priced as MoE:
+    Megatron-Core's ``moe_layer_freq`` 1, its default; another value is noted as not
+    modelled); ``moe_shared_expert_intermediate_size`` as ``model.shared_expert_ffn``
+    (``moe_shared_expert_overlap`` noted as not modelled)."""
+    shape = {"experts": experts, "top_k": int(args.get("moe_router_topk") or 1)}
+    if isinstance(args.get("moe_ffn_hidden_size"), int):
+        shape["ffn_hidden"] = args["moe_ffn_hidden_size"]
+    shared = args.get("moe_shared_expert_intermediate_size")
+    if isinstance(shared, int) and shared > 0:
+        shape["shared_expert_ffn"] = shared
+    if args.get("moe_layer_freq", 1) != 1:
+        extra.append(f"moe_layer_freq {args['moe_layer_freq']} (dense layers between the MoE ones: "
+                     "every layer priced as MoE)")
+    if args.get("moe_shared_expert_overlap"):
+        extra.append("moe_shared_expert_overlap (the shared experts beside the dispatcher: in line)")
+    return shape
 
 
 def _vocab(log: MegatronLog, notes: list[str]) -> dict[str, int]:
@@ -198,7 +216,7 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
         training["dtype"] = "fp8"
         recipe = args.get("fp8_recipe")
         extra.append(f"fp8 format {args['fp8']}" + (f", {recipe} scaling" if recipe else "")
-                     + " (the scenario has dtype fp8 only)")
+                     + " (the format is not modelled; the scaling as kernels.fp8_scaling where it is)")
     else:
         training["dtype"] = "bf16" if args.get("bf16") else "fp16" if args.get("fp16") else "fp32"
     backend = str(args.get("attention_backend", "auto")).lower().split(".")[-1]

@@ -100,7 +100,7 @@ def names_table(names: dict[str, list[str]]) -> Table:
 
 
 PRESET_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "d_head", "ffn_hidden", "mlp", "seq_len",
-                  "vocab", "experts", "top_k")
+                  "vocab", "experts", "top_k", "shared_expert_ffn")
 
 
 def preset_records() -> list[dict]:
@@ -123,9 +123,10 @@ def preset_records() -> list[dict]:
 def presets_table(records: list[dict]) -> Table:
     """One row per model preset: its shape and parameter count."""
     table = Table(title="model presets (model.preset)")
-    table.add_column("preset")
+    table.add_column("preset", no_wrap=True)
     for key in PRESET_COLUMNS:
-        table.add_column(key, justify="left" if key == "mlp" else "right")
+        table.add_column(key.replace("_expert", "").replace("_", " "),
+                         justify="left" if key == "mlp" else "right")
     table.add_column("params", justify="right")
     for r in records:
         params = f"{r['parameters'] / 1e9:.1f} B"

@@ -7,7 +7,8 @@ with hidden ``h``, FFN width ``f``, KV width ``k d`` and vocabulary ``V``:
 - GPT: QKV ``h x (h + 2 k d)/t``, attention output ``h/t x h``, fc1 ``h x f/t``, fc2 ``f/t x h``;
 - Llama: wq ``h x h/t``, wk and wv ``h x k d/t``, wo ``h/t x h``, w1 and w3 ``h x f/t``,
   w2 ``f/t x h``;
-- MoE: each of the GPU's ``E / ep`` experts holds the MLP matrices, over ``etp``;
+- MoE: each of the GPU's ``E / ep`` experts holds the MLP matrices, over ``etp``; the shared
+  experts' MLP (width ``f_s``) is one more MLP over ``t``;
 - the word embedding ``V/t x h`` on the first stage, the output layer on the last
   (as :func:`simulator.workload.memory.stage_parameters` counts them).
 
@@ -28,13 +29,15 @@ def layer_matrices(model: ModelConfig, tp: int, ep: int, etp: int | None = None
     q, kv = model.q_width, model.kv_width
     experts = model.experts / ep if model.experts > 1 else 1
     ft = f / (etp or tp) if model.experts > 1 else f / tp
+    fs = model.shared_expert_ffn / tp
+    up = 1 if model.mlp == Mlp.GELU else 2
     if model.mlp == Mlp.GELU:
         attention = [(h, (q + 2 * kv) / tp, 1), (q / tp, h, 1)]
-        mlp = [(h, ft, experts), (ft, h, experts)]
     else:
         attention = [(h, q / tp, 1), (h, kv / tp, 2), (q / tp, h, 1)]
-        mlp = [(h, ft, 2 * experts), (ft, h, experts)]
-    return attention + mlp
+    mlp = [(h, ft, up * experts), (ft, h, experts)]
+    shared = [(h, fs, up), (fs, h, 1)] if fs else []
+    return attention + mlp + shared
 
 
 def stage_matrices(model: ModelConfig, par: ParallelismConfig, layers: int, first: bool,

@@ -140,7 +140,7 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     replicated, sharded = _per_token_bytes(model, dtype_bytes)
     if fp8_inputs:
         replicated -= (dtype_bytes - 1) * 2 * model.hidden           # QKV and fc1 inputs
-        sharded += model.q_width - (dtype_bytes - 1) * model.ffn_hidden * model.top_k * model.expert_load
+        sharded += model.q_width - (dtype_bytes - 1) * _fc2_inputs(model)
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
     if recompute == Recompute.NONE:
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
@@ -150,10 +150,16 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
 def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float]:
     """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
     h = model.hidden
-    inner = (2 if model.mlp == Mlp.GELU else 3) * model.ffn_hidden * model.top_k * model.expert_load
+    inner = (2 if model.mlp == Mlp.GELU else 3) * _fc2_inputs(model)
     replicated = dtype_bytes * 4 * h + MASK_BYTES * 2 * h
     sharded = dtype_bytes * (2 * model.q_width + 2 * model.kv_width + inner)   # Q, context; K, V
     return replicated, sharded
+
+
+def _fc2_inputs(model: ModelConfig) -> float:
+    """MLP inner elements per token (the fc2 inputs): ``top_k f`` of the routed experts (times
+    ``expert_load`` on the busiest rank) plus the shared experts' ``f_s``."""
+    return model.ffn_hidden * model.top_k * model.expert_load + model.shared_expert_ffn
 
 
 def _attention_core_bytes(model: ModelConfig, micro_batch: int, cp: int, dtype_bytes: int) -> float:

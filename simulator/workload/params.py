@@ -2,7 +2,9 @@
 
 Per layer, with hidden h, FFN width f, a heads of dimension d (``model.head_dim``, h/a by
 default) and k kv heads: attention ``h*a*d (Q) + 2*h*k*d (K, V) + a*d*h (out)``; MLP ``2 h f`` (GELU) or
-``3 h f`` (SwiGLU), times the expert count for MoE plus an ``h * E`` router.
+``3 h f`` (SwiGLU), times the expert count for MoE plus an ``h * E`` router and the shared
+experts' MLP of width ``f_s`` (``model.shared_expert_ffn``: ``2 h f_s`` or ``3 h f_s``, no biases,
+as Megatron-Core's ``SharedExpertMLP`` asserts).
 GPT-style models add biases and two LayerNorms (``13 h`` per layer in all) and
 learned positions ``s h``; Llama-style models use two RMSNorms (``2 h``) and an
 untied output layer (``V h``). For GPT this equals Narayanan et al. (SC21) eq.:
@@ -26,7 +28,7 @@ def layer_parameters(model: ModelConfig) -> int:
         mlp += f + h                           # the two MLP biases
     norms = 4 * h if gelu else 2 * h
     router = h * model.experts if model.experts > 1 else 0
-    return attention + model.experts * mlp + norms + router
+    return attention + model.experts * mlp + norms + router + sum(shared_expert_tensor_sizes(model))
 
 
 def embedding_parameters(model: ModelConfig) -> int:
@@ -79,7 +81,17 @@ def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[i
         attention = [h * q, h * kv, h * kv, q * h]
         norms = [h, h]
     router = [h * model.experts] if model.experts > 1 else []
-    return attention + mlp_tensor_sizes(model, experts) + norms + router
+    return attention + mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) + norms + router
+
+
+def shared_expert_tensor_sizes(model: ModelConfig) -> list[int]:
+    """Elements of the shared experts' weight tensors (fc1 and fc2; SwiGLU's fc1 as two), none
+    without ``model.shared_expert_ffn``. They are the layer's, not an expert's: every
+    expert-parallel rank holds them and they reduce over the whole data-parallel group."""
+    h, f = model.hidden, model.shared_expert_ffn
+    if not f:
+        return []
+    return [h * f, f * h] if model.mlp == Mlp.GELU else [h * f, h * f, f * h]
 
 
 def mlp_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int]:

@@ -40,7 +40,8 @@ def op_sac_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequen
     sp_div = tp if sequence_parallel else 1
     reduce_scatter_out = h / tp if sequence_parallel and tp > 1 else 0.0
     per_token = dtype_bytes * (h / sp_div + q / tp + model.kv_width / tp
-                               + model.ffn_hidden * model.top_k / tp + h + reduce_scatter_out + q / tp)
+                               + (model.ffn_hidden * model.top_k + model.shared_expert_ffn) / tp + h
+                               + reduce_scatter_out + q / tp)
     per_token += LSE_BYTES * model.heads / tp
     return per_token * model.seq_len / cp * micro_batch
 

@@ -12,6 +12,8 @@ context    (s, d, s_kv) x b a/t
 proj       (b s, h, a d / t)              row-parallel
 fc1        (b s, f/t [2f/t SwiGLU], h)    per expert group for MoE
 fc2        (b s, h, f/t)
+shared     (b s, f_s/t [2f_s/t], h) and   MoE with shared experts (width f_s): a
+           (b s, h, f_s/t)                dense MLP over t beside the routed experts
 =========  =============================  ========================================
 
 Backward runs two GEMMs per forward GEMM (data and weight gradients), so twice
@@ -173,10 +175,28 @@ def _gemms(shape: LayerShape,
     if shape.attention == Attention.UNFUSED:
         core = [(shape.seq, kv_seq, d, shape.micro_batch * heads),
                 (shape.seq, d, kv_seq, shape.micro_batch * heads)]
-    mlp = _mlp_gemms(shape, expert_load)
+    mlp = _shared_gemms(shape) + _mlp_gemms(shape, expert_load)
     router = [router_gemm(_local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
     return ([qkv, *core, proj, *router, *mlp],
             [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * len(mlp))
+
+
+def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
+    """The shared experts' fc1 and fc2 (``model.shared_expert_ffn``), a dense MLP over ``t``
+    on the whole microbatch (Megatron-Core ``SharedExpertMLP``, an ``MLP`` whose linears
+    gather and scatter the sequence as a dense layer's do); none without shared experts. They
+    come first among the layer's MLP GEMMs, so its MLP tensor-parallel site is theirs."""
+    mdl = shape.model
+    width = mdl.shared_expert_ffn / shape.tp if mdl.experts > 1 else 0.0
+    if not width:
+        return []
+    up = (2 if mdl.mlp == Mlp.SWIGLU else 1) * width
+    return [(shape.tokens, up, mdl.hidden, 1), (shape.tokens, mdl.hidden, width, 1)]
+
+
+def shared_expert_flops(shape: LayerShape) -> float:
+    """Forward FLOPs of the shared experts' two GEMMs, ``2 b s (2|3) h f_s / t`` (0 without)."""
+    return float(sum(2.0 * m * n * k * batch for m, n, k, batch in _shared_gemms(shape)))
 
 
 def _local_tokens(shape: LayerShape) -> float:
@@ -249,15 +269,33 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     if mdl.experts > 1:
         kernels += list(moe_layer_bytes(sp_tokens, shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
                                         shape.ep, nb, expert_load, shape.moe_permute_fused))
-    return np.array(kernels, dtype=np.float64)
+    return np.array(kernels + _shared_bytes(shape), dtype=np.float64)
+
+
+def _shared_bytes(shape: LayerShape) -> list[float]:
+    """The shared experts' memory-bound kernels: their activation (as the dense MLP's, over
+    ``b s f_s / t``) and the add of their output to the routed experts' (read 2, write 1 act);
+    none without shared experts."""
+    width = shape.model.shared_expert_ffn if shape.model.experts > 1 else 0
+    if not width:
+        return []
+    nb = shape.dtype_bytes
+    inner = shape.tokens * width / shape.tp * nb
+    return [_activation_kind_bytes(shape) * inner, 3.0 * _local_tokens(shape) * shape.model.hidden * nb]
 
 
 def _activation_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
     """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`)."""
-    llama = shape.model.mlp == Mlp.SWIGLU
     ffn = _ffn_elements(shape) * shape.dtype_bytes * max(shape.model.top_k, 1) * expert_load
+    return _activation_kind_bytes(shape) * ffn
+
+
+def _activation_kind_bytes(shape: LayerShape) -> float:
+    """Bytes the MLP activation moves per inner element (module table of :func:`_memory_bytes`):
+    fused GELU 2, SwiGLU 3; eager 4, 5."""
+    llama = shape.model.mlp == Mlp.SWIGLU
     fused = shape.fused if shape.fused_activation is None else shape.fused_activation
-    return ((3.0 if llama else 2.0) if fused else (5.0 if llama else 4.0)) * ffn
+    return (3.0 if llama else 2.0) if fused else (5.0 if llama else 4.0)
 
 
 def _residual_bytes(shape: LayerShape) -> float:
@@ -272,9 +310,11 @@ class ExpertBlock:
     """The part of a mixture-of-experts layer that Megatron-Core's combined 1F1B schedule runs
     apart from the attention block (``fine_grained_callables.py``, core_v0.15): ``experts``,
     the expert computation node (``routed_experts_compute``: the received rows sorted by
-    expert, the expert GEMMs and activation, the rows sorted back), and ``combine_tail``, the
-    bytes of the memory-bound kernels its combine node runs after the all-to-all on the
-    communication stream (the un-permutation and the MLP's residual add)."""
+    expert, the expert GEMMs and activation, the rows sorted back; and the shared experts,
+    which ``submodule_moe_forward`` computes there too), and ``combine_tail``, the bytes of the
+    memory-bound kernels its combine node runs after the all-to-all on the communication
+    stream (the un-permutation, the add of the shared experts' output and the MLP's residual
+    add)."""
 
     experts: Kernels
     combine_tail: np.ndarray
@@ -288,10 +328,11 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
     _, unpermute, sorts = permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep,
                                             shape.moe_permute_fused)
-    gemms = np.array(_mlp_gemms(shape, expert_load), dtype=np.float64)
-    experts = Kernels(gemms, np.array([_activation_bytes(shape, expert_load), *sorts]),
+    gemms = np.array(_shared_gemms(shape) + _mlp_gemms(shape, expert_load), dtype=np.float64)
+    shared = _shared_bytes(shape)
+    experts = Kernels(gemms, np.array([_activation_bytes(shape, expert_load), *sorts, *shared[:1]]),
                       np.ones(len(gemms), bool))
-    return ExpertBlock(experts, np.array([*unpermute, _residual_bytes(shape)]))
+    return ExpertBlock(experts, np.array([*unpermute, *shared[1:], _residual_bytes(shape)]))
 
 
 def _ffn_elements(shape: LayerShape) -> float:
