@@ -12,6 +12,7 @@ from simulator.cost.fp8_casts import (
     FP8_CAST_BYTES,
     GATHER_CAST_BYTES,
     TRANSPOSE_BYTES,
+    cast_shard,
     fp8_cast_times,
     step_microbatches,
     weight_cast_bytes,
@@ -107,3 +108,19 @@ def test_mxfp8_casts_cost_less_than_current_scaling_and_more_than_delayed():
         fwd = layer_forward(ctx.shape)
         times[scaling] = sum(fp8_cast_times(scenario, scenario_stack(scenario), ctx.compute, fwd, ctx.layout))
     assert times["delayed"] < times["mxfp8"] < times["dynamic"]
+
+
+@pytest.mark.parametrize(("shared", "expected"), [(0, [0.5, 1, 1, 1]), (2048, [0.5, 1, 0.5, 1, 1, 1])])
+def test_fp8_all_gather_casts_the_shard_of_the_gathered_inputs_only(shared, expected):
+    """With the fp8 all-gather of sequence shards, the column-parallel linears fed by the
+    tensor-parallel gather (QKV; a shared experts' fc1) cast 1/t of their input; the routed
+    experts' fc1 takes the dispatcher's 16-bit gather and casts it all."""
+    data = {"name": "moe", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "qwen3-30b-a3b", "layers": 4, "shared_expert_ffn": shared},
+            "training": {"global_batch": 8, "dtype": "fp8",
+                         "stack": {"base": "torchtitan", "tensor_parallel": {"fp8_all_gather": True}}},
+            "parallelism": {"tp": 2, "ep": 4, "sequence_parallel": True}}
+    scenario = scenario_from_mapping(data, "moe.yaml")
+    ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+    linears = int(layer_forward(ctx.shape).linear_mask.sum())
+    assert cast_shard(scenario, scenario_stack(scenario), ctx.layout, linears).tolist() == expected

@@ -64,14 +64,19 @@ MX_SCALE_BYTES = 2.0 / MX_BLOCK
 row-wise and the column-wise copy."""
 
 
-def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout) -> np.ndarray:
-    """Fraction of each linear's (QKV, proj, fc1, fc2) input that is cast to fp8 on this GPU:
-    ``1/t`` for the column-parallel QKV and fc1 when the stack casts the sequence shard
-    before an fp8 all-gather (``tensor_parallel.fp8_all_gather`` with sequence parallelism),
-    else 1."""
-    if not (stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel):
-        return np.ones(4)
-    return np.array([1.0 / layout.tp, 1.0, 1.0 / layout.tp, 1.0])
+def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout, linears: int = 4) -> np.ndarray:
+    """Fraction of each of the layer's ``linears`` inputs (QKV, proj, then the MLP's: fc1 and
+    fc2, a mixture of experts' shared experts' first, :func:`~simulator.workload.transformer.layer_forward`)
+    that is cast to fp8 on this GPU: ``1/t`` for the column-parallel linears fed by the
+    tensor-parallel all-gather (QKV, and fc1 of a dense or shared-expert MLP) when the stack casts
+    the sequence shard before an fp8 all-gather (``tensor_parallel.fp8_all_gather`` with
+    sequence parallelism), else 1. A routed expert's input comes from the dispatcher, gathered
+    in 16 bit."""
+    shard = np.ones(linears)
+    if stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel:
+        model = scenario.model
+        shard[[0, 2] if model.experts == 1 or model.shared_expert_ffn else [0]] = 1.0 / layout.tp
+    return shard
 
 
 def cast_bytes_per_element(stack: StackProfile) -> float:
@@ -117,7 +122,7 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     m, n, k, batch = g[:, 0], g[:, 1], g[:, 2], g[:, 3]     # batch: a GPU's local experts
     per_element = cast_bytes_per_element(stack)
     weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k * batch).sum()))
-    inputs = per_element * m * cast_shard(scenario, stack, layout) * k * batch
+    inputs = per_element * m * cast_shard(scenario, stack, layout, len(g)) * k * batch
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
     backward = _kernels_time(compute, np.append(per_element * (m * n * batch), weight_bwd))
     return forward, backward
