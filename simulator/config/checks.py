@@ -156,7 +156,8 @@ def _unique(items: list, section: str, field: str, what: str) -> None:
 
 def _check_model(scenario: Scenario) -> None:
     model = scenario.model
-    if model.hidden % model.heads and model.head_dim is None:
+    _check_mla(model)
+    if model.hidden % model.heads and model.head_dim is None and model.mla is None:
         raise ConfigError(f"{model.heads} does not divide model.hidden ({model.hidden}); give "
                           "model.head_dim if the model's heads are not hidden / heads wide",
                           key="model.heads")
@@ -172,6 +173,18 @@ def _check_model(scenario: Scenario) -> None:
     if model.expert_load != 1.0 and model.experts == 1:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")
+
+
+def _check_mla(model) -> None:
+    """Latent attention sets its own head widths and has one key/value head per query head."""
+    if model.mla is None:
+        return
+    if model.head_dim is not None:
+        raise ConfigError("model.mla sets the head widths (qk_head_dim, qk_rope_head_dim, v_head_dim); "
+                          "remove model.head_dim", key="model.head_dim")
+    if model.kv_heads != model.heads:
+        raise ConfigError(f"{model.kv_heads}: latent attention has one key/value head per query head "
+                          f"({model.heads}); remove model.kv_heads", key="model.kv_heads")
 
 
 def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:

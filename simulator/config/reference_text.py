@@ -58,6 +58,13 @@ MEANINGS = {
     "model.expert_load": "tokens routed to the busiest expert-parallel rank over the mean, >= 1 "
                          "(1: balanced); scales that rank's expert GEMMs, expert activations and "
                          "all-to-all",
+    "model.mla.q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3, Kimi K2): rank of the query "
+                             "latent (0: queries projected from the hidden state directly); `model.mla` "
+                             "replaces `head_dim` and `kv_heads` (one key/value head per query head)",
+    "model.mla.kv_lora_rank": "rank of the key/value latent",
+    "model.mla.qk_head_dim": "query/key head width without position (DeepSeek `qk_nope_head_dim`)",
+    "model.mla.qk_rope_head_dim": "rotary part of each query/key head (one rotary key shared by all heads)",
+    "model.mla.v_head_dim": "value head width (the attention output is `heads * v_head_dim`)",
     "model.shared_expert_ffn": "width of the shared experts' MLP, run by every token of a MoE layer "
                                "beside its `top_k` routed experts (0: none; Megatron-Core "
                                "`moe_shared_expert_intermediate_size`); split over tp like a dense MLP",

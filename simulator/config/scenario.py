@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
+from simulator.config.mla import MlaConfig
 from simulator.config.multisite import SitesConfig
 from simulator.config.parameter_server import ParameterServerConfig, SyncMode
 from simulator.config.stack import DEFAULT_STACK, StackProfile
@@ -115,6 +116,10 @@ class ModelConfig(_Section):
     capacity (1); a dropless one computes what the router sends (Megatron-Core logs tokens
     per expert); Wang et al. 2024 (arXiv:2408.15664) track the same quantity as "MaxVio", the
     busiest expert's load over the mean minus 1. No value is assumed here."""
+    mla: MlaConfig | None = None
+    """Multi-head latent attention (:mod:`simulator.config.mla`): the query and key heads are
+    ``qk_head_dim + qk_rope_head_dim`` wide, the value heads ``v_head_dim``, one key/value head
+    per query head; ``head_dim`` and a smaller ``kv_heads`` do not apply."""
     shared_expert_ffn: Annotated[int, Strict(), Field(ge=0, le=10_000_000)] = 0
     """Width of the shared experts' MLP, which every token of a mixture-of-experts layer runs
     beside the routed ``top_k`` (0: none). Megatron-Core's ``moe_shared_expert_intermediate_size``
@@ -137,18 +142,36 @@ class ModelConfig(_Section):
 
     @property
     def d_head(self) -> int:
-        """Width of one attention head: ``head_dim`` if given, else ``hidden // heads``."""
+        """Width of one query or key head: ``head_dim`` if given, else ``hidden // heads``;
+        with ``mla`` its ``qk_head_dim + qk_rope_head_dim``."""
+        if self.mla is not None:
+            return self.mla.qk_dim
         return self.head_dim if self.head_dim is not None else self.hidden // self.heads
 
     @property
+    def d_value(self) -> int:
+        """Width of one value head: ``d_head``, or ``mla.v_head_dim``."""
+        return self.mla.v_head_dim if self.mla is not None else self.d_head
+
+    @property
     def q_width(self) -> int:
-        """Query (and attention output) width, ``heads * d_head`` elements per token."""
+        """Query width, ``heads * d_head`` elements per token."""
         return self.heads * self.d_head
 
     @property
     def kv_width(self) -> int:
-        """Key (or value) width, ``kv_heads * d_head`` elements per token."""
+        """Key width, ``kv_heads * d_head`` elements per token."""
         return self.kv_heads * self.d_head
+
+    @property
+    def v_width(self) -> int:
+        """Value width, ``kv_heads * d_value`` elements per token."""
+        return self.kv_heads * self.d_value
+
+    @property
+    def context_width(self) -> int:
+        """Attention output width (the input of its output projection), ``heads * d_value``."""
+        return self.heads * self.d_value
 
 
 class AttentionKernel(StrEnum):

@@ -151,10 +151,11 @@ class CpCost:
 def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, float]:
     """(E_q, E_kv): elements of this GPU's local Q-shaped and exchanged K-shaped tensors,
     ``b (a/t) (s/cp) d`` and ``b (a_kv/t) (s/cp) d`` (``a_kv = a`` when the stack repeats
-    the K/V heads before attention)."""
+    the K/V heads before attention). With latent attention ``d`` is the mean of the query/key
+    and value head widths, ``(d_qk + d_v) / 2``, so that K and V together are right."""
     mdl = shape.model
     heads = mdl.heads if stack.context_parallel.exchanged_heads == CpHeads.ALL else mdl.kv_heads
-    per_head = shape.tokens * shape.head_dim / shape.tp
+    per_head = shape.tokens * (mdl.d_head + mdl.d_value) / 2 / shape.tp
     return mdl.heads * per_head, heads * per_head
 
 

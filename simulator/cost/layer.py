@@ -205,7 +205,7 @@ def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
     mdl, t = shape.model, shape.tp
     per_token = shape.tokens * shape.dtype_bytes / t
     width = mdl.shared_expert_ffn if mdl.experts > 1 else mdl.ffn_hidden
-    return per_token * mdl.heads * shape.head_dim, per_token * width
+    return per_token * mdl.context_width, per_token * width
 
 
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
@@ -256,7 +256,7 @@ def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:
     mdl, t, d = shape.model, shape.tp, shape.head_dim
     tokens = shape.tokens
     gemms = np.array([(tokens, mdl.kv_heads * d / t, mdl.hidden, 1),
-                      (tokens, mdl.hidden, mdl.heads * d / t, 1),
+                      (tokens, mdl.hidden, mdl.context_width / t, 1),
                       (tokens, mdl.ffn_hidden / t, mdl.hidden, 1)], dtype=np.float64)
     return Kernels(gemms, layer.memory_bytes, np.ones(3, bool))
 
@@ -303,8 +303,9 @@ def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispat
     fwd, bwd = block.experts, block.experts.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd), _gemm_times(compute, bwd)
     rows = len(fwd.gemms)
-    share_f = float(linears.forward[2:].sum() / linears.forward.sum())
-    share_b = float((linears.dgrad[2:].sum() + linears.wgrad[2:].sum())
+    mlp = slice(2, 2 + rows)              # the MLP's linears follow QKV and proj (layer_forward)
+    share_f = float(linears.forward[mlp].sum() / linears.forward.sum())
+    share_b = float((linears.dgrad[mlp].sum() + linears.wgrad[mlp].sum())
                     / (linears.dgrad.sum() + linears.wgrad.sum()))
     expert_f = _total(compute, fwd, fwd_g) + share_f * casts[0]
     expert_d = float(bwd_g[:rows].sum() + compute.memory_time(bwd.memory_bytes).sum()) + share_b * casts[1]

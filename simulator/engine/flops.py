@@ -17,6 +17,7 @@ from simulator.workload.transformer import (
     LayerShape,
     layer_forward,
     logits_forward,
+    mlp_forward_flops,
     shared_expert_flops,
 )
 
@@ -34,8 +35,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     layer = layer_forward(shape)
     per_layer = layer.flops
     if mdl.experts > 1:
-        mlp = per_layer - _attention_block_flops(shape)
-        per_layer = _attention_block_flops(shape) + mdl.top_k * mlp + shared_expert_flops(full)
+        per_layer += (mdl.top_k - 1) * mlp_forward_flops(shape) + shared_expert_flops(full)
     logits = logits_forward(shape).flops
     model = 3 * (mdl.layers * per_layer + logits)
     recompute = scenario.parallelism.recompute
@@ -54,8 +54,3 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
-
-
-def _attention_block_flops(shape: LayerShape) -> float:
-    g = layer_forward(shape).gemms[:4]
-    return float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())

@@ -11,6 +11,7 @@ Mapping (Megatron argument -> scenario key):
 padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``vocab_size``
 ``swiglu``                                                 ``model.mlp: swiglu`` (else gelu)
+``multi_latent_attention`` with its ranks and head widths   ``model.mla``
 ``num_experts``, ``moe_router_topk``                       ``model.experts``, ``top_k``
 ``moe_ffn_hidden_size``                                    ``model.ffn_hidden`` (MoE: the experts' width)
 ``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
@@ -143,10 +144,13 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
     model: dict[str, Any] = {"layers": _required(log, "num_layers"),
                              "hidden": _required(log, "hidden_size"),
                              "heads": _required(log, "num_attention_heads")}
-    if args.get("group_query_attention") and isinstance(args.get("num_query_groups"), int):
+    mla = _mla_shape(args)
+    if mla:
+        model["mla"] = mla
+    elif args.get("group_query_attention") and isinstance(args.get("num_query_groups"), int):
         model["kv_heads"] = args["num_query_groups"]
     channels = args.get("kv_channels")
-    if isinstance(channels, int) and channels * model["heads"] != model["hidden"]:
+    if not mla and isinstance(channels, int) and channels * model["heads"] != model["hidden"]:
         model["head_dim"] = channels
     if isinstance(args.get("ffn_hidden_size"), int):
         model["ffn_hidden"] = args["ffn_hidden_size"]
@@ -164,6 +168,21 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
         model.update(_moe_shape(args, experts, extra))
     _note_shape_extras(args, extra)
     return model
+
+
+def _mla_shape(args: dict[str, Any]) -> dict[str, int]:
+    """``multi_latent_attention``: ``model.mla`` from ``q_lora_rank`` (None: 0),
+    ``kv_lora_rank``, ``qk_head_dim``, ``qk_pos_emb_head_dim`` and ``v_head_dim``; empty
+    otherwise or when a rank or width is not logged."""
+    if not args.get("multi_latent_attention"):
+        return {}
+    keys = {"kv_lora_rank": "kv_lora_rank", "qk_head_dim": "qk_head_dim",
+            "qk_rope_head_dim": "qk_pos_emb_head_dim", "v_head_dim": "v_head_dim"}
+    shape = {ours: args.get(theirs) for ours, theirs in keys.items()}
+    if not all(isinstance(v, int) and v >= 0 for v in shape.values()):
+        return {}
+    rank = args.get("q_lora_rank")
+    return {"q_lora_rank": rank if isinstance(rank, int) else 0, **shape}
 
 
 def _moe_shape(args: dict[str, Any], experts: int, extra: list[str]) -> dict[str, int]:

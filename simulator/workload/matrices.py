@@ -31,13 +31,26 @@ def layer_matrices(model: ModelConfig, tp: int, ep: int, etp: int | None = None
     ft = f / (etp or tp) if model.experts > 1 else f / tp
     fs = model.shared_expert_ffn / tp
     up = 1 if model.mlp == Mlp.GELU else 2
-    if model.mlp == Mlp.GELU:
+    if model.mla is not None:
+        attention = _latent_matrices(model, tp)
+    elif model.mlp == Mlp.GELU:
         attention = [(h, (q + 2 * kv) / tp, 1), (q / tp, h, 1)]
     else:
         attention = [(h, q / tp, 1), (h, kv / tp, 2), (q / tp, h, 1)]
     mlp = [(h, ft, up * experts), (ft, h, experts)]
     shared = [(h, fs, up), (fs, h, 1)] if fs else []
     return attention + mlp + shared
+
+
+def _latent_matrices(model: ModelConfig, tp: int) -> list[tuple[float, float, float]]:
+    """Latent attention's matrices on one GPU: the down projections whole (Megatron-Core
+    ``duplicated``), the up projections and the output projection over ``tp``."""
+    mla, h, a = model.mla, model.hidden, model.heads
+    q = ([(h, mla.q_lora_rank, 1), (mla.q_lora_rank, a * mla.qk_dim / tp, 1)] if mla.q_lora_rank
+         else [(h, a * mla.qk_dim / tp, 1)])
+    kv = [(h, mla.kv_lora_rank + mla.qk_rope_head_dim, 1),
+          (mla.kv_lora_rank, a * (mla.qk_head_dim + mla.v_head_dim) / tp, 1)]
+    return q + kv + [(model.context_width / tp, h, 1)]
 
 
 def stage_matrices(model: ModelConfig, par: ParallelismConfig, layers: int, first: bool,

@@ -88,7 +88,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     ``10 h`` not split by TP (QKV input 2h, MLP input 2h, two norm inputs 4h,
     two 1-byte dropout masks 2h) and ``24 h`` split by TP (Q 2h, K and V 4h,
     attention-output-projection input 2h, MLP inner 16h). It is generalised as
-    K and V of width ``k h / a`` (GQA); MLP inner ``2 f`` elements for GELU (its
+    K and V of width ``k h / a`` (GQA), or with latent attention Q and K of ``a d_qk``, V and the
+    output-projection input of ``a d_v`` and the latents (``r_q + r_kv + d_r``, twice, not split
+    by TP); MLP inner ``2 f`` elements for GELU (its
     input and fc2 input) or ``3 f`` for SwiGLU (the ``2 f`` fc1 output that
     Megatron's fused SwiGLU saves, and the fc2 input); for MoE the MLP inner is
     times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits,
@@ -140,7 +142,7 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     replicated, sharded = _per_token_bytes(model, dtype_bytes)
     if fp8_inputs:
         replicated -= (dtype_bytes - 1) * 2 * model.hidden           # QKV and fc1 inputs
-        sharded += model.q_width - (dtype_bytes - 1) * _fc2_inputs(model)
+        sharded += model.context_width - (dtype_bytes - 1) * _fc2_inputs(model)
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
     if recompute == Recompute.NONE:
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
@@ -151,9 +153,16 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
     h = model.hidden
     inner = (2 if model.mlp == Mlp.GELU else 3) * _fc2_inputs(model)
-    replicated = dtype_bytes * 4 * h + MASK_BYTES * 2 * h
-    sharded = dtype_bytes * (2 * model.q_width + 2 * model.kv_width + inner)   # Q, context; K, V
-    return replicated, sharded
+    replicated = dtype_bytes * (4 * h + 2 * _latent_widths(model)) + MASK_BYTES * 2 * h
+    widths = model.q_width + model.context_width + model.kv_width + model.v_width   # Q, context; K, V
+    return replicated, dtype_bytes * (widths + inner)
+
+
+def _latent_widths(model: ModelConfig) -> int:
+    """Latent attention's latents per token, each kept twice (the down projection's output for
+    its norm, the normed latent for the up projection): ``r_q + r_kv + d_r`` (0 without ``mla``)."""
+    mla = model.mla
+    return 0 if mla is None else mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim
 
 
 def _fc2_inputs(model: ModelConfig) -> float:

@@ -20,7 +20,7 @@ def layer_parameters(model: ModelConfig) -> int:
     """Parameters of one transformer layer (all experts included)."""
     h, f = model.hidden, model.ffn_hidden
     q_width, kv_width = model.q_width, model.kv_width
-    attention = 2 * h * q_width + 2 * h * kv_width
+    attention = 2 * h * q_width + 2 * h * kv_width if model.mla is None else sum(_attention_tensors(model))
     gelu = model.mlp == Mlp.GELU
     mlp = (2 if gelu else 3) * h * f
     if gelu:
@@ -80,8 +80,16 @@ def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[i
     else:
         attention = [h * q, h * kv, h * kv, q * h]
         norms = [h, h]
+    if model.mla is not None:
+        attention = _attention_tensors(model)
     router = [h * model.experts] if model.experts > 1 else []
     return attention + mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) + norms + router
+
+
+def _attention_tensors(model: ModelConfig) -> list[int]:
+    """Latent attention's weight tensors (:meth:`~simulator.config.mla.MlaConfig.attention_tensor_sizes`:
+    down and up projections, the two latent norms, the output projection; no biases)."""
+    return model.mla.attention_tensor_sizes(model.hidden, model.heads)
 
 
 def shared_expert_tensor_sizes(model: ModelConfig) -> list[int]:

@@ -39,9 +39,9 @@ def op_sac_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequen
     h, q = model.hidden, model.q_width
     sp_div = tp if sequence_parallel else 1
     reduce_scatter_out = h / tp if sequence_parallel and tp > 1 else 0.0
-    per_token = dtype_bytes * (h / sp_div + q / tp + model.kv_width / tp
+    per_token = dtype_bytes * (h / sp_div + q / tp + model.v_width / tp
                                + (model.ffn_hidden * model.top_k + model.shared_expert_ffn) / tp + h
-                               + reduce_scatter_out + q / tp)
+                               + reduce_scatter_out + model.context_width / tp)
     per_token += LSE_BYTES * model.heads / tp
     return per_token * model.seq_len / cp * micro_batch
 

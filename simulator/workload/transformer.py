@@ -157,28 +157,51 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
 
 
 def _flash_flops(shape: LayerShape) -> float:
-    """``4 b (a/t) s s_kv d``, halved by the causal mask (0 for unfused attention)."""
+    """``2 b (a/t) s s_kv (d_qk + d_v)`` (``4 b (a/t) s s_kv d`` with equal query and value
+    heads), halved by the causal mask (0 for unfused attention)."""
     if shape.attention != Attention.FLASH:
         return 0.0
-    heads = shape.model.heads / shape.tp
-    return 4.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * shape.head_dim * 0.5
+    mdl = shape.model
+    heads = mdl.heads / shape.tp
+    widths = mdl.d_head + mdl.d_value
+    return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5
 
 
 def _gemms(shape: LayerShape,
            expert_load: float = 1.0) -> tuple[list[tuple[float, float, float, float]], list[bool]]:
-    mdl, t, d = shape.model, shape.tp, shape.head_dim
+    mdl, t = shape.model, shape.tp
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
-    qkv = (tokens, (mdl.heads + 2 * mdl.kv_heads) * d / t, mdl.hidden, 1)
-    proj = (tokens, mdl.hidden, mdl.heads * d / t, 1)
+    gathered, latent = _attention_input_gemms(shape)
+    proj = (tokens, mdl.hidden, mdl.context_width / t, 1)
     core = []
     if shape.attention == Attention.UNFUSED:
-        core = [(shape.seq, kv_seq, d, shape.micro_batch * heads),
-                (shape.seq, d, kv_seq, shape.micro_batch * heads)]
+        core = [(shape.seq, kv_seq, mdl.d_head, shape.micro_batch * heads),
+                (shape.seq, mdl.d_value, kv_seq, shape.micro_batch * heads)]
     mlp = _shared_gemms(shape) + _mlp_gemms(shape, expert_load)
     router = [router_gemm(_local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
-    return ([qkv, *core, proj, *router, *mlp],
-            [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * len(mlp))
+    return ([gathered, *core, proj, *router, *mlp, *latent],
+            [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * (len(mlp) + len(latent)))
+
+
+def _attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
+    """The attention's input linears: (the column-parallel GEMM the tensor-parallel gather
+    feeds, which stands for the block's input in the tensor-parallel site; the others, listed
+    after the MLP's). Standard attention: the fused QKV, ``(b s, (a + 2k) d / t, h)``. Latent
+    attention (``model.mla``, :mod:`simulator.config.mla`): q_up ``(b s, a d_qk / t, r_q)`` (or
+    q_proj from ``h`` without a query rank), then kv_up ``(b s, a (d_n + d_v) / t, r_kv)`` and
+    the down projections on this rank's own tokens, ``b s / t`` under sequence parallelism
+    (Megatron-Core runs them ``duplicated``, unsplit, on every tensor-parallel rank)."""
+    mdl, t, tokens = shape.model, shape.tp, shape.tokens
+    if mdl.mla is None:
+        return (tokens, (mdl.heads + 2 * mdl.kv_heads) * mdl.d_head / t, mdl.hidden, 1), []
+    mla, local = mdl.mla, _local_tokens(shape)
+    kv = [(tokens, mdl.heads * (mla.qk_head_dim + mla.v_head_dim) / t, mla.kv_lora_rank, 1),
+          (local, mla.kv_lora_rank + mla.qk_rope_head_dim, mdl.hidden, 1)]
+    if not mla.q_lora_rank:
+        return (tokens, mdl.q_width / t, mdl.hidden, 1), kv
+    q_down = (local, mla.q_lora_rank, mdl.hidden, 1)
+    return (tokens, mdl.q_width / t, mla.q_lora_rank, 1), [kv[0], q_down, kv[1]]
 
 
 def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
@@ -192,6 +215,12 @@ def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
         return []
     up = (2 if mdl.mlp == Mlp.SWIGLU else 1) * width
     return [(shape.tokens, up, mdl.hidden, 1), (shape.tokens, mdl.hidden, width, 1)]
+
+
+def mlp_forward_flops(shape: LayerShape) -> float:
+    """Forward FLOPs of the MLP's GEMMs on this GPU (a mixture of experts': its local experts'
+    share of the routed tokens, balanced)."""
+    return float(sum(2.0 * m * n * k * batch for m, n, k, batch in _mlp_gemms(shape)))
 
 
 def shared_expert_flops(shape: LayerShape) -> float:
@@ -252,7 +281,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     llama = mdl.mlp == Mlp.SWIGLU
     sp_tokens = _local_tokens(shape)
     act = sp_tokens * mdl.hidden * nb
-    qk = shape.tokens * (mdl.heads + mdl.kv_heads) * shape.head_dim / shape.tp * nb
+    qk = _rotated_elements(shape) * nb
     activation = _activation_bytes(shape, expert_load)
     residual = _residual_bytes(shape)
     if shape.fused:
@@ -263,6 +292,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
         norm = 18.0 if llama else 2.0
         kernels = [norm * act, norm * act, residual, residual, activation, 2.0 * act]
         kernels += [10.0 * qk] if llama else []
+    kernels += [norm * latent for latent in _latent_bytes(shape)]
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
@@ -282,6 +312,26 @@ def _shared_bytes(shape: LayerShape) -> list[float]:
     nb = shape.dtype_bytes
     inner = shape.tokens * width / shape.tp * nb
     return [_activation_kind_bytes(shape) * inner, 3.0 * _local_tokens(shape) * shape.model.hidden * nb]
+
+
+def _rotated_elements(shape: LayerShape) -> float:
+    """Elements the rotary embedding turns per microbatch on this GPU: the queries and keys,
+    ``b s (a + k) d / t``; with latent attention only their rotary parts, ``b s d_r (a/t + 1)``
+    (one rotary key shared by every head, ``k_pos_emb``)."""
+    mdl = shape.model
+    if mdl.mla is None:
+        return shape.tokens * (mdl.heads + mdl.kv_heads) * mdl.d_head / shape.tp
+    return shape.tokens * mdl.mla.qk_rope_head_dim * (mdl.heads / shape.tp + 1)
+
+
+def _latent_bytes(shape: LayerShape) -> list[float]:
+    """Bytes of the latents latent attention normalises (``q_layernorm``, ``kv_layernorm``) on
+    this rank's tokens, one entry per norm (none without ``model.mla``)."""
+    mla = shape.model.mla
+    if mla is None:
+        return []
+    ranks = [mla.q_lora_rank, mla.kv_lora_rank] if mla.q_lora_rank else [mla.kv_lora_rank]
+    return [_local_tokens(shape) * rank * shape.dtype_bytes for rank in ranks]
 
 
 def _activation_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
