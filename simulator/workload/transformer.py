@@ -16,6 +16,13 @@ shared     (b s, f_s/t [2f_s/t], h) and   MoE with shared experts (width f_s): a
            (b s, h, f_s/t)                dense MLP over t beside the routed experts
 =========  =============================  ========================================
 
+With latent attention (``model.mla``: ranks r_q, r_kv, per-head widths d_qk = d_n + d_r and
+d_v) QKV becomes q_up ``(b s, a d_qk / t, r_q)`` and three more linears follow the MLP's in the
+list: kv_up ``(b s, a (d_n + d_v) / t, r_kv)`` and the down projections ``(b s / t, r_q, h)``,
+``(b s / t, r_kv + d_r, h)`` on the rank's own tokens (:func:`_attention_input_gemms`); proj
+reads ``a d_v / t``. QKV and proj stay the first two linears and the MLP's the next ones, the
+order the tensor-parallel sites and the expert node read.
+
 Backward runs two GEMMs per forward GEMM (data and weight gradients), so twice
 the FLOPs. With fused (flash) attention the scores and context products are one kernel
 of its own class, ``4 b (a/t) s s_kv d`` FLOPs forward (half of it with a causal mask),
@@ -220,12 +227,17 @@ def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
 def mlp_forward_flops(shape: LayerShape) -> float:
     """Forward FLOPs of the MLP's GEMMs on this GPU (a mixture of experts': its local experts'
     share of the routed tokens, balanced)."""
-    return float(sum(2.0 * m * n * k * batch for m, n, k, batch in _mlp_gemms(shape)))
+    return _gemm_flops(_mlp_gemms(shape))
 
 
 def shared_expert_flops(shape: LayerShape) -> float:
     """Forward FLOPs of the shared experts' two GEMMs, ``2 b s (2|3) h f_s / t`` (0 without)."""
-    return float(sum(2.0 * m * n * k * batch for m, n, k, batch in _shared_gemms(shape)))
+    return _gemm_flops(_shared_gemms(shape))
+
+
+def _gemm_flops(gemms: list[tuple[float, float, float, float]]) -> float:
+    """``2 M N K batch`` summed over ``gemms``."""
+    return float(sum(2.0 * m * n * k * batch for m, n, k, batch in gemms))
 
 
 def _local_tokens(shape: LayerShape) -> float:
