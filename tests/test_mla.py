@@ -111,3 +111,13 @@ def test_import_log_maps_the_latent_ranks():
                                   "v_head_dim": 128})
     model = draft_from_log(log, "mi325x-platform", 8).scenario["model"]
     assert model["mla"] == {**MLA, "q_lora_rank": 0} and "kv_heads" not in model
+
+
+def test_a_preset_with_latent_attention_drops_the_head_keys_it_set(tmp_path, capsys):
+    """Qwen3's preset sets head_dim 128 and 4 key-value heads; explicit ``model.mla`` replaces
+    both (only keys the user writes are refused)."""
+    data = {"cluster": {"node": "dgx-h100", "nodes": 2}, "model": {"preset": "qwen3-30b-a3b", "mla": MLA},
+            "training": {"global_batch": 16}, "parallelism": {"ep": 16}}
+    path = tmp_path / "qwen-mla.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["check", str(path)]) == 0, capsys.readouterr().err

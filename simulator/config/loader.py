@@ -106,7 +106,11 @@ def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
             f"unknown preset {short_value(name)}{hint}; known: {', '.join(MODEL_PRESETS)}", source,
             "model.preset"
         )
-    return {**data, "model": {**MODEL_PRESETS[name], **model}}
+    preset = dict(MODEL_PRESETS[name])
+    if "mla" in model:                      # latent attention sets its own head widths and heads
+        preset.pop("head_dim", None)
+        preset.pop("kv_heads", None)
+    return {**data, "model": {**preset, **model}}
 
 
 def scenario_stack(scenario: Scenario, library: HardwareLibrary | None = None) -> StackProfile:
