@@ -12,6 +12,7 @@ from simulator.cost.fp8_casts import (
     FP8_CAST_BYTES,
     GATHER_CAST_BYTES,
     TRANSPOSE_BYTES,
+    cast_bytes_per_element,
     cast_shard,
     fp8_cast_times,
     step_microbatches,
@@ -124,3 +125,24 @@ def test_fp8_all_gather_casts_the_shard_of_the_gathered_inputs_only(shared, expe
     ctx = make_context(scenario, session_from_scenario(scenario).collectives)
     linears = int(layer_forward(ctx.shape).linear_mask.sum())
     assert cast_shard(scenario, scenario_stack(scenario), ctx.layout, linears).tolist() == expected
+
+
+@pytest.mark.parametrize(("node", "delayed", "dynamic", "mx"), [
+    ("dgx-h100", 4.0, 6.0, None), ("dgx-b200", 3.0, 5.0, 4.0 + 2.0 / 32)])
+def test_blackwell_casts_one_copy_for_per_tensor_recipes(node, delayed, dynamic, mx):
+    """Hopper's fp8 GEMMs take the TN layout only, so a per-tensor cast also writes the
+    transpose (read 2, write 1 + 1); Blackwell's take any layout, one copy (read 2, write 1);
+    MXFP8's row-wise and column-wise copies are quantized apart on either (TransformerEngine
+    docs, FP8 current scaling and MXFP8, transpose handling)."""
+    gpu = scenario_from_mapping({"cluster": {"node": node, "nodes": 1}, "model": {"preset": "llama3-8b"},
+                                 "training": {"global_batch": 8}, "parallelism": {}}, "x.yaml")
+    library_gpu = session_from_scenario(gpu).collectives.cluster.hw.gpu
+    got = [cast_bytes_per_element(_stack(s), library_gpu) for s in ("delayed", "dynamic")]
+    assert got == [delayed, dynamic]
+    if mx is not None:
+        assert cast_bytes_per_element(_stack("mxfp8"), library_gpu) == mx
+
+
+def _stack(scaling):
+    from simulator.config.stack import StackProfile
+    return StackProfile(name="t", kernels={"fp8_scaling": scaling})

@@ -148,6 +148,11 @@ class GpuSpec(_Spec):
     """Sustained tensor-core clock under the part's power limit over the boost clock its
     peaks are quoted at; scales compute-bound kernels (GEMMs, attention), not HBM traffic.
     None: the part sustains the clock its peaks assume (1.0)."""
+    fp8_any_layout: bool = False
+    """Whether the tensor cores take fp8 operands in any layout (TN, NT, NN), so a per-tensor
+    fp8 cast writes one copy that serves the forward and the weight-gradient GEMMs; Hopper and
+    Ada take the TN layout only and need a transposed copy besides (TransformerEngine docs,
+    "FP8 Current Scaling", transpose handling: Blackwell and later)."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's

@@ -5,7 +5,10 @@ Every linear casts its input and its output gradient to fp8: read 2 B, write the
 its transpose, 1 B each (``FP8_CAST_BYTES``; Hopper fp8 GEMMs take only the TN layout, so
 TransformerEngine casts and transposes in one kernel); dynamic scaling reads the tensor once
 more for its amax first (``AMAX_BYTES``). NVIDIA TransformerEngine docs, "Using FP8 with
-Transformer Engine"; pytorch/ao float8 README.
+Transformer Engine"; pytorch/ao float8 README. On a GPU whose tensor cores take fp8 operands in
+any layout (gpu ``fp8_any_layout``: Blackwell) the per-tensor recipes write one copy, 3 B, and
+no transposed copy of a gathered fp8 weight is made (TransformerEngine docs, "FP8 Current
+Scaling", transpose handling).
 
 MXFP8 (``kernels.fp8_scaling: mxfp8``, TransformerEngine's ``MXFP8BlockScaling``; OCP
 Microscaling Formats spec v1.0) scales each block of 32 consecutive elements by its own E8M0
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.config.hardware import Dtype
+from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.scenario import Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
@@ -79,11 +82,15 @@ def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout, linears:
     return shard
 
 
-def cast_bytes_per_element(stack: StackProfile) -> float:
-    """Bytes moved per element cast: ``FP8_CAST_BYTES``, plus ``AMAX_BYTES`` under dynamic
-    scaling or ``MX_SCALE_BYTES`` under MXFP8."""
+def cast_bytes_per_element(stack: StackProfile, gpu: GpuSpec | None = None) -> float:
+    """Bytes moved per element cast: ``FP8_CAST_BYTES`` (one copy less, ``FP8_CAST_BYTES -
+    1``, for a per-tensor recipe on a GPU with ``fp8_any_layout``), plus ``AMAX_BYTES`` under
+    dynamic scaling or ``MX_SCALE_BYTES`` under MXFP8 (whose two copies are quantized apart on
+    any GPU). ``gpu`` None: a Hopper-like part."""
+    scaling = stack.kernels.fp8_scaling
+    one_copy = gpu is not None and gpu.fp8_any_layout and scaling != Fp8Scaling.MXFP8
     extra = {Fp8Scaling.DYNAMIC: AMAX_BYTES, Fp8Scaling.MXFP8: MX_SCALE_BYTES}
-    return FP8_CAST_BYTES + extra.get(stack.kernels.fp8_scaling, 0.0)
+    return FP8_CAST_BYTES - float(one_copy) + extra.get(scaling, 0.0)
 
 
 def step_microbatches(scenario: Scenario, layout: Layout) -> int:
@@ -93,18 +100,19 @@ def step_microbatches(scenario: Scenario, layout: Layout) -> int:
 
 
 def weight_cast_bytes(scenario: Scenario, stack: StackProfile, layout: Layout,
-                      weights: float) -> tuple[float, float]:
+                      weights: float, gpu: GpuSpec | None = None) -> tuple[float, float]:
     """(forward, backward) bytes per microbatch of making the fp8 copies of ``weights``
-    elements of weights (module docstring)."""
+    elements of weights on ``gpu`` (module docstring; None: Hopper-like)."""
     microbatches = step_microbatches(scenario, layout)
-    per_element = cast_bytes_per_element(stack)
+    per_element = cast_bytes_per_element(stack, gpu)
     if stack.kernels.fp8_weight_cast == Fp8WeightCast.PER_STEP:
         return weights * per_element / microbatches, 0.0
     if not _gathered_in_fp8(scenario, stack):
         return weights * per_element, 0.0
     forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     shard = weights * GATHER_CAST_BYTES / shard_group_size(scenario.parallelism, layout.dp)
-    return shard * forward_gathers / microbatches, shard * regathers + weights * TRANSPOSE_BYTES
+    transpose = 0.0 if gpu is not None and gpu.fp8_any_layout else TRANSPOSE_BYTES
+    return shard * forward_gathers / microbatches, shard * regathers + weights * transpose
 
 
 def _gathered_in_fp8(scenario: Scenario, stack: StackProfile) -> bool:
@@ -120,8 +128,9 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
     m, n, k, batch = g[:, 0], g[:, 1], g[:, 2], g[:, 3]     # batch: a GPU's local experts
-    per_element = cast_bytes_per_element(stack)
-    weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k * batch).sum()))
+    per_element = cast_bytes_per_element(stack, compute.gpu)
+    weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k * batch).sum()),
+                                               compute.gpu)
     inputs = per_element * m * cast_shard(scenario, stack, layout, len(g)) * k * batch
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
     backward = _kernels_time(compute, np.append(per_element * (m * n * batch), weight_bwd))

@@ -357,7 +357,11 @@ pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%
 (`pretrain.py`: `grad_reduce_in_fp32=False`), encoded after. Not expressible: the full-iteration
 CUDA graphs, IB SHARP, the deferred embedding weight gradient, the DDP bucket of 200 parameters.
 
-Result: every row is fast, by 10-16%, a level error: +15% to +16% with 112 microbatches per step
+Result (the figures below as first scored; since 2026-11-28 a per-tensor fp8 cast on Blackwell
+writes one copy, not a copy and its transpose (`fp8_any_layout`, TransformerEngine's FP8 docs:
+Blackwell takes fp8 operands in any layout), which reads every Blackwell FP8 row 0.7-2 points
+faster: MAPE 13.7%, max 16.8% now): every row is
+fast, by 10-16%, a level error: +15% to +16% with 112 microbatches per step
 (256 and 512 GPUs), +11% to +12% with 48 and 40, +10% with 32 (2,496 GPUs); it was 17-24%
 before the GB200's sustained clock came from the paired B200/GB200 measurement and the
 Blackwell memory-bound rate from cuDNN's normalization benchmark (2026-11-27).
@@ -539,7 +543,10 @@ DDP buckets of one tensor, 64 and 200 parameters, are then moot); the other subm
 reset it to False. Not expressible: full-iteration CUDA graphs (the B200 rows), IB SHARP, the NCCL
 CTA limits, the LayerNorm SM margins.
 
-Result: MAPE 17.9%, max 60.0%, not met (15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
+Result: MAPE 19.1%, max 62.8%, not met (17.9% / 60.0% before a per-tensor fp8 cast on Blackwell
+writes one copy, not a copy and its transpose (`fp8_any_layout`, TransformerEngine's FP8 docs:
+Blackwell takes fp8 operands in any layout), which reads every Blackwell FP8 row 0.7-2 points
+faster; 15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
 the University of Florida curve, 20.2% / 57.2% with NVIDIA's GB200 rows as first scored; 20.2% /
 61.4% before Cisco's and Nebius's bucketing was encoded, below; 18.1% / 61.4% before the cp ring's
 exchanges held their NCCL kernels' SMs beside the attention, 2026-11-28). The H200
@@ -555,7 +562,7 @@ much: NVIDIA's own Megatron-Bridge tables (docs/performance-summary-archive.md @
 same layouts at the same batch 3-9% faster two months later (26.02 to 26.04.01: Llama 3 70B on 64
 H100 1,621 to 1,664 tokens/s per GPU, Llama 3.1 405B on 1,024 H100 311 to 328, on 256 GB200 at tp 4
 x pp 16 x v 4 without cp 793 to 864), and that GB200 row, scored in the `megatron_bridge_2604` set,
-reads +5.5% against 26.04.01 (+15% against 26.02's figure): the Blackwell 405B gap of the 2025 runs
+reads +6.3% against 26.04.01 (+16% against 26.02's figure): the Blackwell 405B gap of the 2025 runs
 is of the size of the software's own drift, which no scenario key carries. The 8B rows grow fast
 with the servers at the same work per GPU: on B200 +4.2% on one server, +9.8% / +11.1% on two
 (University of Florida / Dell: both measured 6-7% slower than one server, predicted 0.2%), and at
@@ -609,14 +616,15 @@ cp 1, global batch 1,536, no Megatron FSDP) on GB200 NVL72 racks of 64 used GPUs
 GB200 FP8_MX V2 base configs (70B: tp 2 x pp 4 x v 5 on one rack, the userbuffers file
 `userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192`; 405B: row 3's layout with 8 virtual stages).
 
-Result: MAPE 9.6%, max 16.7%, not met since the MXFP8 rows were added (5.3% / 9.4%, met, over the
-first three). The MXFP8 rows read +16.7% (70B) and +15.3% (405B): the table ran the 405B in
+Result: MAPE 9.8%, max 16.7%, not met since the MXFP8 rows were added (5.3% / 9.4%, met, over the
+first three; 9.6% / 16.7% before Blackwell's per-tensor fp8 casts wrote one copy, `fp8_any_layout`,
+the same day). The MXFP8 rows read +16.7% (70B) and +15.3% (405B): the table ran the 405B in
 MXFP8 7.4% slower than in FP8 current scaling (800 against 864 tokens/s per GPU, at 8 virtual
-stages against 4), the model 1.2% faster; with the Megatron-Bridge 25.11 B200 pairs (MXFP8 3.6%
+stages against 4), the model 0.5% faster; with the Megatron-Bridge 25.11 B200 pairs (MXFP8 3.6%
 and 5.6% slower, `megatron_bridge_b200`) three same-table pairs put MXFP8 4-7% behind per-tensor
 current scaling on Blackwell, which the modelled mechanisms (no amax pass, 16-bit weight
 gathers, GEMMs at the fp8 rate) do not produce; no kernel measurement that would explain it was
-found. The 405B rows are right on both GPUs (H100 -1.1%, GB200 +5.5%):
+found. The 405B rows are right on both GPUs (H100 -1.1%, GB200 +6.3%):
 the Blackwell 405B row without cp and with 2026 software reads within the band of the Hopper rows,
 where the 2025 Blackwell runs with cp 2 read +10-18% (MLPerf v5.0 and v5.1, Megatron-Bridge
 25.11). The 70B H100 row reads -9.4% (the 25.11 row at half the batch -6.9%). The GB200 row's
@@ -966,8 +974,10 @@ Encoding: `validation/scenarios/mlperf_gpt3_v41/`, from each submission's config
 pipelined in 4 splits and 24 SMs withheld and fc2 by ring exchange, 200 or 125 MiB buckets), on
 a non-blocking NDR fat-tree (no network is given).
 
-Result: the B200 row +0.3% (+0.8% before the B200's memory-bound rate came from cuDNN's normalization
-benchmark, 2026-11-27), the H100 rows -8.7% and -6.9%. The H100 rows are slow by more than
+Result: the B200 row +1.2% (+0.3% until Blackwell's per-tensor fp8 casts wrote one copy instead of a
+copy and its transpose, `fp8_any_layout`, 2026-11-28; +0.8% before the B200's memory-bound rate came
+from cuDNN's normalization benchmark, 2026-11-27), the H100 rows -8.7% and -6.9%. The H100 rows are
+slow by more than
 `mlperf_gpt3`'s 512-GPU row of the round before (-3.2%, NeMo 24.04): measured, NeMo 24.09 ran 2.3%
 faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
@@ -1102,8 +1112,9 @@ all-gathered in the gradient buffer's bf16 and quantized after the gather (Megat
 `llama31_llm_pretrain.py`), so its weight gather runs in line. Not expressible: the 8B
 recipe's full-iteration CUDA graphs.
 
-Result: the set reads MAPE 10.6%, max 14.5% (the max met, the MAPE not). The FP8-CS rows: the
-8B row +5.2%, the 405B row +11.3% (MAPE 8.2% over the two, as before the FP8-MX rows). The recipes run
+Result: the set reads MAPE 11.1%, max 14.5% (the max met, the MAPE not). The FP8-CS rows: the
+8B row +6.4%, the 405B row +12.1% (+5.2% and +11.3%, MAPE 8.2%, until Blackwell's per-tensor fp8
+casts wrote one copy instead of a copy and its transpose, `fp8_any_layout`, 2026-11-28). The recipes run
 TransformerEngine's cross entropy (`cross_entropy_fusion_impl: te`), 6 B per logit where every
 stack was priced at 36 until 2026-11-28 (`loss.kernel`); with the old count the rows read +3.2%
 / +11.2% (MAPE 7.2%, met), +4.2% / +11.7% before the B200's memory-bound rate came from
@@ -1115,8 +1126,9 @@ NVIDIA's own stack, and the B200 row adds the
 fabric, whose NICs did not get faster with the GPU (exposed pipeline sends and
 data-parallel gathers are 12% of its predicted step, 5% on H100). The FP8-MX rows read +11.6% (8B)
 and +14.5% (405B): MXFP8 ran 3.6% and 5.6% slower than FP8-CS in the table; the model has the 8B
-2.2% faster (no amax pass; its 16-bit weight gather stays hidden) and the 405B 2.9% slower (the
-in-line 16-bit weight gather). The 8B difference is not explained: cuBLAS's block-scaled GEMM ran
+1.1% faster (no amax pass, against two copies of each tensor written; its 16-bit weight gather stays
+hidden) and the 405B 3.6% slower (the in-line 16-bit weight gather). The 8B difference is not
+explained: cuBLAS's block-scaled GEMM ran
 at 0.99 of the per-tensor kernel on a B200 (flashinfer-ai/flashinfer#2256), so the GEMM fraction
 is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found.""",
     "dgxc_nemotron": """\
