@@ -121,3 +121,24 @@ def test_a_preset_with_latent_attention_drops_the_head_keys_it_set(tmp_path, cap
     path = tmp_path / "qwen-mla.yaml"
     path.write_text(yaml.safe_dump(data))
     assert main(["check", str(path)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("shared", "width"), [(0, 1536 + 512 + 64), (2048, (1536 + 512 + 64 + 7168) / 2)])
+def test_the_tensor_parallel_gather_carries_the_latents(shared, width):
+    """Under sequence parallelism latent attention gathers its latents (r_q + r_kv + d_r per
+    token), not the hidden state; the reduce-scatter after the output projection is the hidden
+    state's. A MoE layer without shared experts has that one site; with them the MLP's site
+    gathers the hidden state, and the site's gather is the mean of the two."""
+    from simulator.config import scenario_from_mapping
+    from simulator.cost.in_layer import tp_collectives
+    from simulator.engine.context import make_context
+    from simulator.pipeline import session_from_scenario
+    data = {"cluster": {"node": "dgx-h100", "nodes": 2},
+            "model": {**V3, "experts": 16, "top_k": 2, "ffn_hidden": 2048, "shared_expert_ffn": shared},
+            "training": {"global_batch": 16}, "parallelism": {"tp": 2, "ep": 8, "sequence_parallel": True}}
+    scenario = scenario_from_mapping(data, "x.yaml")
+    ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+    gather, scatter = tp_collectives(scenario, ctx.shape, ctx.collectives, ctx.layout)
+    tokens = ctx.shape.tokens
+    assert gather.size_bytes == pytest.approx(tokens * width * 2)
+    assert scatter.size_bytes == pytest.approx(tokens * 7168 * 2)

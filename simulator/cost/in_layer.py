@@ -31,11 +31,26 @@ def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: Collectiv
         return []
     nbytes = shape.tokens * shape.model.hidden * shape.dtype_bytes
     ops = [Op.ALL_GATHER, Op.REDUCE_SCATTER] if scenario.parallelism.sequence_parallel else [Op.ALL_REDUCE]
+    sizes = {Op.ALL_GATHER: nbytes * _gathered_width(shape, layout) / shape.model.hidden}
     groups = _stage_tp_groups(layout)
-    return [PricedCollective(op, nbytes, in_layer_terms(collectives, op, groups, layout.tp_group(),
-                                                         nbytes, ("tp", layout),
-                                                         forced_algorithm(scenario, op)))
+    return [PricedCollective(op, sizes.get(op, nbytes),
+                             in_layer_terms(collectives, op, groups, layout.tp_group(), sizes.get(op, nbytes),
+                                            ("tp", layout), forced_algorithm(scenario, op)))
             for op in ops]
+
+
+def _gathered_width(shape: LayerShape, layout: Layout) -> float:
+    """Elements per token a sequence-parallel all-gather carries, the mean over the layer's
+    sites (:func:`tp_site_count`): the hidden size, except that latent attention's site
+    gathers its latents, ``r_q + r_kv + d_r`` (``h + r_kv + d_r`` without a query rank:
+    Megatron-Core core_v0.15 ``get_query_key_value_tensors``, the up projections' inputs and
+    ``k_pos_emb``)."""
+    mdl = shape.model
+    if mdl.mla is None:
+        return float(mdl.hidden)
+    mla, count = mdl.mla, tp_site_count(shape, layout)
+    attention = (mla.q_lora_rank or mdl.hidden) + mla.kv_lora_rank + mla.qk_rope_head_dim
+    return (attention + (count - 1) * mdl.hidden) / count
 
 
 def _stage_expert_tp_groups(layout: Layout):
