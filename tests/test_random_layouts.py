@@ -1,8 +1,9 @@
-"""Seeded random scenarios across nodes, models (dense and mixtures of experts), stacks,
-dtypes and layouts: each is refused with a ConfigError or gives a physical result (finite
-step, MFU in (0, 1]); a sample also through the discrete-event engine with contention.
-Fuzzing this way on 2026-11-28 found the contention replay's crash on GPipe over PCIe
-servers (tests/test_des_prefix.py)."""
+"""Seeded random scenarios across nodes, models (dense and mixtures of experts, shared
+experts, latent attention), stacks, dtypes and fp8 recipes and layouts: each is refused with
+a ConfigError or gives a physical result (finite step, MFU in (0, 1]); a sample also through
+the discrete-event engine with contention. Fuzzing this way on 2026-11-28 found the contention
+replay's crash on GPipe over PCIe servers (tests/test_des_prefix.py), and later that day a MoE
+layer with shared experts raising in the fp8 casts and reporting MFU above 1."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from simulator.errors import ConfigError
 from simulator.topology import build_cluster
 
 NODES = ["dgx-a100-80gb", "dgx-h100", "hgx-h200", "mi300x-platform", "dgx-b200", "pcie-a100x8"]
-PRESETS = ["llama3-8b", "qwen3-4b", "mixtral-8x7b", "qwen3-30b-a3b", "megatron-7.5b"]
+PRESETS = ["llama3-8b", "qwen3-4b", "mixtral-8x7b", "qwen3-30b-a3b", "megatron-7.5b", "qwen1.5-moe-a2.7b"]
 STACKS = ["megatron-core", "fsdp", "fsdp2", "torchtitan", "deepspeed", "nemo", "megatron-lm-2021"]
-EXPERTS = {"mixtral-8x7b": 8, "qwen3-30b-a3b": 128}
+EXPERTS = {"mixtral-8x7b": 8, "qwen3-30b-a3b": 128, "qwen1.5-moe-a2.7b": 60}
+MLA = {"q_lora_rank": 512, "kv_lora_rank": 256, "qk_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64}
 
 
 def _random_scenario(rng: random.Random, index: int) -> dict:
@@ -40,10 +42,30 @@ def _random_scenario(rng: random.Random, index: int) -> dict:
     if experts > 1 and rng.random() < 0.4:
         parallelism["etp"] = rng.choice([e for e in (1, 2, 4, 8) if tp % e == 0])
     return {"name": f"random-{index}", "cluster": {"node": rng.choice(NODES), "nodes": nodes},
-            "model": {"preset": preset, "layers": 4, "seq_len": rng.choice([2048, 4096])},
+            "model": _random_model(rng, preset, experts),
             "training": {"global_batch": dp * micro * rng.choice([1, 4]), "micro_batch": micro,
-                         "dtype": rng.choice(["bf16", "fp8"]), "stack": rng.choice(STACKS)},
+                         "dtype": rng.choice(["bf16", "fp8"]), "stack": _random_stack(rng, experts)},
             "parallelism": parallelism}
+
+
+def _random_model(rng: random.Random, preset: str, experts: int) -> dict:
+    """The preset cut to 4 layers, sometimes with latent attention or (MoE) shared experts."""
+    model = {"preset": preset, "layers": 4, "seq_len": rng.choice([2048, 4096])}
+    if rng.random() < 0.2:
+        model["mla"] = {**MLA, "q_lora_rank": rng.choice([0, 512])}
+    if experts > 1 and rng.random() < 0.3:
+        model["shared_expert_ffn"] = rng.choice([512, 2048])
+    return model
+
+
+def _random_stack(rng: random.Random, experts: int) -> str | dict:
+    """A stack, sometimes with another fp8 recipe or (MoE) the expert all-to-all overlap."""
+    stack: dict = {"base": rng.choice(STACKS)}
+    if rng.random() < 0.3:
+        stack["kernels"] = {"fp8_scaling": rng.choice(["delayed", "dynamic", "mxfp8"])}
+    if experts > 1 and rng.random() < 0.3:
+        stack["expert_parallel"] = {"a2a_overlap": True, "delay_wgrad": rng.random() < 0.5}
+    return stack if len(stack) > 1 else stack["base"]
 
 
 def _cases(seed: int, count: int) -> list[dict]:
@@ -65,8 +87,8 @@ def _physical(result) -> bool:
 
 
 def test_random_scenarios_are_refused_or_physical():
-    loaded = [found for found in map(_loaded, _cases(2026, 80)) if found is not None]
-    assert len(loaded) > 40              # most random layouts are valid: the check has teeth
+    loaded = [found for found in map(_loaded, _cases(2026, 120)) if found is not None]
+    assert len(loaded) > 40              # many random layouts are valid: the check has teeth
     for scenario, collectives in loaded:
         assert _physical(simulate_step(scenario, collectives)), scenario.name
 
