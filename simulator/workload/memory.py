@@ -168,7 +168,8 @@ def _latent_widths(model: ModelConfig) -> int:
 def _fc2_inputs(model: ModelConfig) -> float:
     """MLP inner elements per token (the fc2 inputs): ``top_k f`` of the routed experts (times
     ``expert_load`` on the busiest rank) plus the shared experts' ``f_s``."""
-    return model.ffn_hidden * model.top_k * model.expert_load + model.shared_expert_ffn
+    shared = model.shared_expert_ffn if model.experts > 1 else 0
+    return model.ffn_hidden * model.top_k * model.expert_load + shared
 
 
 def _attention_core_bytes(model: ModelConfig, micro_batch: int, cp: int, dtype_bytes: int) -> float:

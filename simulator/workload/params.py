@@ -97,7 +97,7 @@ def shared_expert_tensor_sizes(model: ModelConfig) -> list[int]:
     without ``model.shared_expert_ffn``. They are the layer's, not an expert's: every
     expert-parallel rank holds them and they reduce over the whole data-parallel group."""
     h, f = model.hidden, model.shared_expert_ffn
-    if not f:
+    if not f or model.experts == 1:
         return []
     return [h * f, f * h] if model.mlp == Mlp.GELU else [h * f, h * f, f * h]
 
