@@ -8,6 +8,7 @@ from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.multisite import check_sites
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import (
+    ModelConfig,
     ParallelismConfig,
     RankOrder,
     Recompute,
@@ -175,7 +176,7 @@ def _check_model(scenario: Scenario) -> None:
                           "remove it or set model.experts", key="model.expert_load")
 
 
-def _check_mla(model) -> None:
+def _check_mla(model: ModelConfig) -> None:
     """Latent attention sets its own head widths and has one key/value head per query head."""
     if model.mla is None:
         return

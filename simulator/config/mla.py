@@ -41,6 +41,12 @@ class MlaConfig(BaseModel):
         """Width of one head's query and key, ``d_n + d_r``."""
         return self.qk_head_dim + self.qk_rope_head_dim
 
+    @property
+    def latent_width(self) -> int:
+        """Latent elements per token, ``r_q + r_kv + d_r``: the query and key/value latents and the
+        shared rotary key (what the up projections read and ``k_pos_emb``)."""
+        return self.q_lora_rank + self.kv_lora_rank + self.qk_rope_head_dim
+
     def attention_tensor_sizes(self, hidden: int, heads: int) -> list[int]:
         """Elements of each attention weight tensor of one layer (module docstring)."""
         q = ([hidden * self.q_lora_rank, self.q_lora_rank, self.q_lora_rank * heads * self.qk_dim]

@@ -49,7 +49,7 @@ def _gathered_width(shape: LayerShape, layout: Layout) -> float:
     if mdl.mla is None:
         return float(mdl.hidden)
     mla, count = mdl.mla, tp_site_count(shape, layout)
-    attention = (mla.q_lora_rank or mdl.hidden) + mla.kv_lora_rank + mla.qk_rope_head_dim
+    attention = mla.latent_width + (0 if mla.q_lora_rank else mdl.hidden)
     return (attention + (count - 1) * mdl.hidden) / count
 
 

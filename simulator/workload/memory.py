@@ -162,7 +162,7 @@ def _latent_widths(model: ModelConfig) -> int:
     """Latent attention's latents per token, each kept twice (the down projection's output for
     its norm, the normed latent for the up projection): ``r_q + r_kv + d_r`` (0 without ``mla``)."""
     mla = model.mla
-    return 0 if mla is None else mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim
+    return 0 if mla is None else mla.latent_width
 
 
 def _fc2_inputs(model: ModelConfig) -> float:
