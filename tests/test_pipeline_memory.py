@@ -66,8 +66,8 @@ def test_rank_chunks_follow_the_pipeline_split():
     """126 layers, p = 8, v = 2: rank 0 holds global chunks 0 (7 layers, first) and 8 (8)."""
     par = ParallelismConfig(dp=1, pp=8, virtual_stages=2, schedule="interleaved-1f1b")
     model = ModelConfig(**MODEL_PRESETS["llama3-405b"])
-    assert rank_chunks(model, par, 0) == [(7, True, False), (8, False, False)]
-    assert rank_chunks(model, par, 7) == [(8, False, False), (7, False, True)]
+    assert rank_chunks(model, par, 0) == [(7, True, False, 0, 0), (8, False, False, 0, 0)]
+    assert rank_chunks(model, par, 7) == [(8, False, False, 0, 0), (7, False, True, 0, 0)]
 
 
 def test_receive_buffers_are_m_inputs_and_m_output_gradients():

@@ -6,6 +6,7 @@ from math import prod
 
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.multisite import check_sites
+from simulator.config.pipeline_layout import LayoutError, layout_chunks
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import (
     ModelConfig,
@@ -174,6 +175,21 @@ def _check_model(scenario: Scenario) -> None:
     if model.expert_load != 1.0 and model.experts == 1:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")
+    _check_dense_layers(model)
+
+
+def _check_dense_layers(model: ModelConfig) -> None:
+    """Dense layers among experts need experts, and leave at least one layer with them."""
+    if model.first_dense_layers and model.experts == 1:
+        raise ConfigError(f"{model.first_dense_layers} applies to a mixture of experts only (model.experts "
+                          "is 1); remove it or set model.experts", key="model.first_dense_layers")
+    if model.first_dense_layers >= model.layers:
+        raise ConfigError(f"{model.first_dense_layers} leaves no mixture-of-experts layer of "
+                          f"model.layers ({model.layers}); expected fewer than model.layers",
+                          key="model.first_dense_layers")
+    if model.dense_ffn is not None and not model.first_dense_layers:
+        raise ConfigError(f"{model.dense_ffn} is the width of the dense layers among experts; set "
+                          "model.first_dense_layers or remove it", key="model.dense_ffn")
 
 
 def _check_mla(model: ModelConfig) -> None:
@@ -341,10 +357,13 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
         raise ConfigError(
             f"{par.virtual_stages} needs schedule: interleaved-1f1b (got {par.schedule.value})",
             key="parallelism.virtual_stages")
-    if par.pp * par.virtual_stages > model.layers + empty_end_chunks(par.pp, par.virtual_stages):
+    slots = model.layers + model.mtp_layers
+    if par.pipeline_layout is None and par.pp * par.virtual_stages > slots + empty_end_chunks(
+            par.pp, par.virtual_stages):
         raise ConfigError(
             f"pp*virtual_stages = {par.pp * par.virtual_stages} chunks is more than model.layers "
-            f"({model.layers}) + {empty_end_chunks(par.pp, par.virtual_stages)}: only the first "
+            f"({model.layers}){f' + model.mtp_layers ({model.mtp_layers})' if model.mtp_layers else ''} "
+            f"+ {empty_end_chunks(par.pp, par.virtual_stages)}: only the first "
             "and last chunks (embedding, output layer) may hold no transformer layer",
             key="parallelism.virtual_stages")
     _check_uneven_split(scenario)
@@ -358,6 +377,9 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
 def _check_uneven_split(scenario: Scenario) -> None:
     """``first_stage_layers`` / ``last_stage_layers`` as Megatron-Core accepts them."""
     par = scenario.parallelism
+    if par.pipeline_layout is not None:
+        _check_pipeline_layout(scenario)
+        return
     if par.first_stage_layers is None and par.last_stage_layers is None:
         return
     key = "parallelism.first_stage_layers" if par.first_stage_layers is not None else \
@@ -367,3 +389,17 @@ def _check_uneven_split(scenario: Scenario) -> None:
                      par.last_stage_layers)
     except ValueError as error:
         raise ConfigError(f"{error} (model.layers {scenario.model.layers}, pp {par.pp})", key=key) from None
+
+
+def _check_pipeline_layout(scenario: Scenario) -> None:
+    """``pipeline_layout`` as Megatron-Core accepts it, and not with first/last stage counts
+    (Megatron-Core asserts the layout excludes them)."""
+    par, model = scenario.parallelism, scenario.model
+    for key in ("first_stage_layers", "last_stage_layers"):
+        if getattr(par, key) is not None:
+            raise ConfigError(f"{getattr(par, key)}: parallelism.pipeline_layout already places every layer; "
+                              "remove one of them", key=f"parallelism.{key}")
+    try:
+        layout_chunks(par.pipeline_layout, par.pp, par.virtual_stages, model.layers, model.mtp_layers)
+    except LayoutError as error:
+        raise ConfigError(f"{par.pipeline_layout!r}: {error}", key="parallelism.pipeline_layout") from None

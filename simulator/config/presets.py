@@ -32,6 +32,19 @@ Sources
   activated, the Qwen1.5-MoE release post; 57B with 14B activated, the Qwen2 Technical Report,
   arXiv:2407.10671, Table 1; ``tests/test_shared_experts.py``). The q/k/v biases and the shared
   expert's one-output gate (``h + 1`` per layer) are not counted. Sequence 4,096.
+- DeepSeek-V3 and Kimi K2, latent attention with dense layers first: the released configs
+  (deepseek-ai/DeepSeek-V3 ``config.json``: 61 layers, hidden 7168, 128 heads, q_lora_rank 1536,
+  kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, 256 routed experts
+  of moe_intermediate_size 2048 with 8 per token, one shared expert, first_k_dense_replace 3 with
+  intermediate_size 18432, num_nextn_predict_layers 1, vocabulary 129280, untied embeddings;
+  moonshotai/Kimi-K2-Instruct ``config.json``: the same but 64 heads, 384 experts,
+  first_k_dense_replace 1, no prediction layer, vocabulary 163840), whose counts match the
+  published totals (671B main-model parameters with 37B activated plus 14B of the MTP module,
+  DeepSeek-V3 Technical Report, arXiv:2412.19437, sec. 4.2 and the model card, against 671.0B,
+  37.6B and 11.6B + its embedding and output layer copies, 1.9B, here; Kimi K2 "1 trillion total
+  parameters" with "32 billion activated", its model card, against 1.026T and 32.9B;
+  ``tests/test_dense_layers.py``). Sequence 4,096, DeepSeek-V3's
+  pre-training length (sec. 4.2) and Megatron-Bridge's recipes'.
 """
 
 from __future__ import annotations
@@ -82,5 +95,19 @@ MODEL_PRESETS = MappingProxyType({
     "mixtral-8x7b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "layers": 32, "hidden": 4096,
         "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "experts": 8, "top_k": 2,
+    },
+    "deepseek-v3": {
+        "mlp": "swiglu", "seq_len": 4096, "vocab": 129280, "layers": 61, "hidden": 7168, "heads": 128,
+        "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_rope_head_dim": 64,
+                "v_head_dim": 128},
+        "ffn_hidden": 2048, "experts": 256, "top_k": 8, "shared_expert_ffn": 2048,
+        "first_dense_layers": 3, "dense_ffn": 18432, "mtp_layers": 1, "tied_embeddings": False,
+    },
+    "kimi-k2": {
+        "mlp": "swiglu", "seq_len": 4096, "vocab": 163840, "layers": 61, "hidden": 7168, "heads": 64,
+        "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_rope_head_dim": 64,
+                "v_head_dim": 128},
+        "ffn_hidden": 2048, "experts": 384, "top_k": 8, "shared_expert_ffn": 2048,
+        "first_dense_layers": 1, "dense_ffn": 18432, "tied_embeddings": False,
     },
 })

@@ -68,6 +68,14 @@ MEANINGS = {
     "model.shared_expert_ffn": "width of the shared experts' MLP, run by every token of a MoE layer "
                                "beside its `top_k` routed experts (0: none; Megatron-Core "
                                "`moe_shared_expert_intermediate_size`); split over tp like a dense MLP",
+    "model.first_dense_layers": "how many of a mixture of experts' first layers have a dense MLP "
+                                "(`dense_ffn` wide) instead of experts (DeepSeek-V3 3, Kimi K2 1; "
+                                "Megatron-Core `moe_layer_freq` `[0]*k + [1]*(L-k)`)",
+    "model.dense_ffn": "MLP width of those dense layers (default `ffn_hidden`; Megatron-Core "
+                       "`ffn_hidden_size` beside `moe_ffn_hidden_size`)",
+    "model.mtp_layers": "multi-token prediction depth (Megatron-Core `mtp_num_layers`; DeepSeek-V3 1): each "
+                        "adds a layer, a `2h -> h` projection and another pass of the output layer and loss "
+                        "on the last pipeline stage",
     "training.global_batch": "sequences per optimizer step",
     "training.micro_batch": "sequences per microbatch",
     "training.dtype": "training precision (`tf32` is refused: a math mode, not a training dtype); "
@@ -120,6 +128,10 @@ MEANINGS = {
     "parallelism.last_stage_layers": "layers on the last pipeline stage (Megatron-Core "
                                      "`--decoder-last-pipeline-num-layers`), e.g. fewer to offset the "
                                      "LM head and loss",
+    "parallelism.pipeline_layout": "Megatron-Core `--pipeline-model-parallel-layout`: each model chunk's "
+                                   "layers, chunks split by `|` in pipeline order (E embedding, t decoder "
+                                   "layer, m multi-token prediction, L loss; `x*n`, `(...)*n` repeat), e.g. "
+                                   "DeepSeek-V3's `Et|(tt|)*30mL` on pp 8 x 4 virtual stages",
     "collectives.algorithm": "`auto` (NCCL's choice) or an algorithm name, or a mapping per collective",
     "simulate.engine": "`analytical` (closed-form critical path) or `des` (discrete-event replay)",
     "simulate.fidelity": "how finely the DES replays traffic (docs/engines.md)",

@@ -126,6 +126,21 @@ class ModelConfig(_Section):
     (all shared experts as one MLP: DeepSeek's ``n_shared_experts * moe_intermediate_size``,
     Qwen2-MoE's ``shared_expert_intermediate_size``); split over ``tp`` like a dense MLP, its
     weights replicated across expert-parallel ranks."""
+    first_dense_layers: Annotated[int, Strict(), Field(ge=0, le=10_000)] = 0
+    """How many of a mixture of experts' first layers have a dense MLP (``dense_ffn`` wide) instead
+    of experts: DeepSeek-V3's ``first_k_dense_replace`` (3), Kimi K2's (1); Megatron-Core's
+    ``moe_layer_freq`` list ``[0] * k + [1] * (L - k)``. They sit at the front of the first
+    pipeline chunks."""
+    dense_ffn: Annotated[int, Strict(), Field(ge=1, le=10_000_000)] | None = None
+    """Width of the dense layers' MLP (``first_dense_layers``; default ``ffn_hidden``):
+    Megatron-Core's ``ffn_hidden_size`` when ``moe_ffn_hidden_size`` sets the experts' width
+    (DeepSeek-V3: 18,432 against 2,048)."""
+    mtp_layers: Annotated[int, Strict(), Field(ge=0, le=100)] = 0
+    """Multi-token prediction depth (DeepSeek-V3: 1; Megatron-Core's ``mtp_num_layers``): each
+    predicts one more future token with its own transformer layer (a layer of the model's last
+    kind), two norms and a ``2h -> h`` projection, and runs the shared output layer and loss
+    again. They sit on the last pipeline stage after its layers (Megatron-Bridge's layout
+    token ``m`` before the loss ``L``)."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""
@@ -139,6 +154,13 @@ class ModelConfig(_Section):
         if self.ffn_hidden is None:
             object.__setattr__(self, "ffn_hidden", 4 * self.hidden)
         return self
+
+    def dense_model(self) -> ModelConfig:
+        """The model one of its ``first_dense_layers`` is: this transformer with a dense
+        ``dense_ffn``-wide MLP and no experts."""
+        return self.model_copy(update={"experts": 1, "top_k": 1, "expert_load": 1.0, "shared_expert_ffn": 0,
+                                       "ffn_hidden": self.dense_ffn or self.ffn_hidden,
+                                       "first_dense_layers": 0, "dense_ffn": None, "mtp_layers": 0})
 
     @property
     def d_head(self) -> int:
@@ -216,6 +238,9 @@ class ParallelismConfig(_Section):
     rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
     last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers
+    pipeline_layout: Annotated[str, Strict(), Field(min_length=1, max_length=100_000)] | None = None
+    """Megatron-Core's ``--pipeline-model-parallel-layout`` (:mod:`simulator.config.pipeline_layout`):
+    the layers of each model chunk, e.g. ``Et|(tt|)*30mL``."""
 
     @property
     def expert_tp(self) -> int:

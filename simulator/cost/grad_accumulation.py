@@ -54,7 +54,8 @@ def accumulation_bytes_per_param(kind: GradAccumulation, grad_bytes: float,
     return 0.0
 
 
-def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
+                                mtp_layers: int = 0) -> float:
     """Seconds per microbatch a stage of ``layers`` layers spends adding its gradients (dense
     and expert) into the accumulation buffer (module docstring); 0 with ``fused``
     accumulation or ZeRO 3."""
@@ -65,5 +66,5 @@ def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> fl
     accumulated = data_parallel.accumulation_dtype.nbytes(Dtype(sc.training.dtype))
     per_param = accumulation_bytes_per_param(data_parallel.grad_accumulation,
                                              autograd_gradient_bytes(sc), accumulated)
-    params = sum(stage_parameters(sc.model, sc.parallelism, layers, first, last))
+    params = sum(stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers))
     return float(ctx.compute.memory_time(per_param * params))

@@ -22,7 +22,7 @@ from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
-from simulator.cost.layer import attention_seconds, head_costs, layer_cost
+from simulator.cost.layer import attention_seconds, head_costs
 from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
@@ -41,13 +41,15 @@ from simulator.engine.gradient_sync import (
     stage_sm_shares,
     sync_seconds,
 )
+from simulator.engine.layer_kinds import dense_layer_cost, model_layer_cost, mtp_head_seconds, stage_layer
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
 from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
 from simulator.results.invariants import check_result
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import memory_parts, scenario_split, stage_memory_fields, stage_parameters
+from simulator.workload.memory import memory_parts, stage_memory_fields, stage_parameters
 from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
+from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
@@ -243,7 +245,7 @@ def _dp_key(ctx: Context) -> tuple:
     """The layout fields the data-parallel synchronisation and the optimizer depend on."""
     par = ctx.scenario.parallelism
     return (ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce,
-            par.first_stage_layers, par.last_stage_layers)
+            par.first_stage_layers, par.last_stage_layers, par.pipeline_layout)
 
 
 def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -304,21 +306,19 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     :class:`StageBreakdown` but the index) and its ZeRO-3 cost (zero without ZeRO-3), in the
     order the stages first have them; and per stage the position of its kind."""
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
-    mb, sp = ctx.shape.micro_batch, par.sequence_parallel
-    key = ("layer", ctx.layout, mb, sp, par.recompute, ctx.microbatches, par.virtual_stages)
-    layer = memoised(ctx, key, lambda: layer_cost(
-        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
-    embed, logits_f, logits_b = memoised(ctx, ("heads", *_shape_key(ctx)),
-                                         lambda: head_costs(ctx.shape, ctx.compute))
-    p2p = memoised(ctx, ("p2p", ctx.layout, mb, sp),
+    layer = model_layer_cost(ctx, stack)
+    heads = memoised(ctx, ("heads", *_shape_key(ctx)), lambda: head_costs(ctx.shape, ctx.compute))
+    layers = (layer, dense_layer_cost(ctx, stack),
+              mtp_head_seconds(ctx, heads) if ctx.scenario.model.mtp_layers else (0.0, 0.0))
+    p2p = memoised(ctx, ("p2p", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
         if ctx.scenario.training.documents is not None else None
     distinct, index = _stage_kinds(ctx, stack)
     parts = []                          # stages alike in layers, ends and ZeRO-3 prices
     for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
-        values, sharding = _stage_parts(ctx, stack, layer, kind, unit, (embed, logits_f, logits_b))
-        forward, backward, split = _mean_work(ctx, attention, kind[0], values[0], values[1])
+        values, sharding = _stage_parts(ctx, stack, layers, kind, unit, heads)
+        forward, backward, split = _mean_work(ctx, attention, kind[0] + kind[4], values[0], values[1])
         values, amax = (forward, backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
         parts.append((_fields(kind[0], values, dict(memory), exposed, (*split, amax)), sharding))
@@ -373,19 +373,16 @@ def _stage_kinds(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
     prices) of each, and per stage the position of its kind; memoised across layouts."""
     par = ctx.scenario.parallelism
     key = ("kinds", ctx.layout, par.virtual_stages, par.first_stage_layers, par.last_stage_layers,
-           par.zero_stage >= 3, par.shard_size)
+           par.pipeline_layout, par.zero_stage >= 3, par.shard_size)
     return memoised(ctx, key, lambda: _distinct_stages(ctx, stack))
 
 
 def _distinct_stages(ctx: Context, stack) -> tuple[list[tuple], list[int]]:
     """:func:`_stage_kinds`, computed."""
-    par = ctx.scenario.parallelism
-    split, last = scenario_split(ctx.scenario.model, par), par.pp - 1
     units = _stage_unit_comms(ctx, stack)
     found: dict[tuple, int] = {}
     distinct, index = [], []
-    for i, layers in enumerate(split):
-        kind = (layers, i == 0, i == last)
+    for i, kind in enumerate(_kinds(ctx)):
         if (kind, units[i]) not in found:
             found[kind, units[i]] = len(distinct)
             distinct.append((i, kind, units[i]))
@@ -434,32 +431,36 @@ def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None 
     return out
 
 
-def _stage_parts(ctx: Context, stack, layer, kind: tuple, unit, heads: tuple
+def _stage_parts(ctx: Context, stack, layers: tuple, kind: tuple, unit, heads: tuple
                  ) -> tuple[tuple, ShardingCost]:
     """One stage's (forward, backward, recompute, TP, CP, EP, fp8 amax all-reduce seconds per
-    microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last) with ZeRO-3
-    unit prices ``unit`` (None without ZeRO-3)."""
-    layers, first, last = kind
+    microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last, dense, MTP
+    layers) with ZeRO-3 unit prices ``unit`` (None without ZeRO-3); ``layers``: the model's
+    layer, its dense layer (None without) and a multi-token prediction layer's (forward,
+    backward) extra (:mod:`simulator.engine.layer_kinds`)."""
+    _, first, last, _, mtp = kind
     embed, logits_f, logits_b = heads
+    layer, dense, (mtp_f, mtp_b) = layers
+    layers, layer = stage_layer(layer, dense, kind)
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
     recompute = layers * (layer.recompute + layer.tp_recompute)
     amax_f, amax_b = _amax_reduction(ctx, stack, layers)
-    fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2)
+    fwd = (layers * (layer.forward + layer.tp_forward + layer.cp + layer.ep / 2) + mtp * mtp_f
            + embed * first + logits_f * last + sharding.forward_exposed + amax_f)
-    bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2)
+    bwd = (layers * (layer.backward + layer.tp_backward + layer.cp + layer.ep / 2) + mtp * mtp_b
            + recompute + logits_b * last + sharding.backward_exposed + amax_b
-           + _gradient_kernels(ctx, layers, first, last))
+           + _gradient_kernels(ctx, kind))
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b), sharding
 
 
-def _gradient_kernels(ctx: Context, layers: int, first: bool, last: bool) -> float:
+def _gradient_kernels(ctx: Context, kind: tuple) -> float:
     """:func:`~simulator.engine.pipeline_fsdp.gradient_kernel_seconds` of a stage kind,
     memoised by what it reads of a layout: the rank grid (parameters per GPU, shard group),
     the ZeRO stage, the microbatches (reductions per step) and the compute speedup."""
     key = ("grad-kernels", ctx.layout, ctx.scenario.parallelism.zero_stage, ctx.microbatches,
-           ctx.compute.speedup, layers, first, last)
-    return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, layers, first, last))
+           ctx.compute.speedup, kind)
+    return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, *kind))
 
 
 _NO_AMAX = (0.0, 0.0)
@@ -519,9 +520,16 @@ def _max_stage_params(ctx: Context, stages: list[dict]) -> float:
 
 def _kind_parameters(ctx: Context, stages: list[dict]) -> list[tuple[float, float]]:
     """(dense, expert) parameters one GPU holds, per distinct stage kind (layers, ends)."""
-    par, last = ctx.scenario.parallelism, ctx.layout.pp - 1
-    kinds = {(s["layers"], i == 0, i == last) for i, s in enumerate(stages)}
-    return [stage_parameters(ctx.scenario.model, par, *kind) for kind in kinds]
+    par = ctx.scenario.parallelism
+    return [stage_parameters(ctx.scenario.model, par, *kind) for kind in set(_kinds(ctx))]
+
+
+def _kinds(ctx: Context) -> list[tuple]:
+    """:func:`~simulator.workload.stage_layers.stage_kinds` of the layout, memoised."""
+    par = ctx.scenario.parallelism
+    return memoised(ctx, ("stage-kinds", par.pp, par.virtual_stages, par.first_stage_layers,
+                          par.last_stage_layers, par.pipeline_layout),
+                    lambda: stage_kinds(ctx.scenario.model, par))
 
 
 def _optimizer_time(ctx: Context, stages: list[dict]) -> float:

@@ -25,7 +25,8 @@ from simulator.cost.compression import compression_seconds
 from simulator.engine.context import Context
 from simulator.workload.compression import Compression, compression
 from simulator.workload.matrices import stage_matrices
-from simulator.workload.memory import layer_split, stage_parameters
+from simulator.workload.memory import stage_parameters
+from simulator.workload.stage_layers import stage_kinds
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,11 @@ def stage_compressions(ctx: Context) -> list[StageCompression] | None:
     dp_cfg = scenario_stack(ctx.scenario).data_parallel
     g = float(dp_cfg.grad_reduce_dtype.nbytes(Dtype(ctx.scenario.training.dtype)))
     made, out = {}, []
-    for stage, layers in enumerate(layer_split(model.layers, par.pp, par.virtual_stages)):
-        kind = (layers, stage == 0, stage == par.pp - 1)
+    for kind in stage_kinds(model, par):
         if kind not in made:
             n = float(sum(stage_parameters(model, par, *kind)))
             buckets = max(math.ceil(n * g / dp_cfg.bucket_bytes), 1)
-            plan = compression(cfg, n, stage_matrices(model, par, *kind), g, ctx.layout.dp, buckets)
+            plan = compression(cfg, n, stage_matrices(model, par, *kind[:3]), g, ctx.layout.dp, buckets)
             made[kind] = StageCompression(plan, n * g, compression_seconds(plan, ctx.compute))
         out.append(made[kind])
     return out

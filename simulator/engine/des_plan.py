@@ -19,7 +19,6 @@ from simulator.collectives import Group, build_schedule
 from simulator.collectives.concurrent import merge_schedules
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
-from simulator.cost.layer import layer_cost
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
@@ -33,6 +32,7 @@ from simulator.engine.gradient_sync import (
     sync_seconds,
 )
 from simulator.engine.in_layer import InLayerKind, entity_groups, in_layer_kinds
+from simulator.engine.layer_kinds import stage_layers
 from simulator.engine.replay import CollectiveReplay, FlowPhase, replay_of
 from simulator.engine.sharding_replay import StageSharding, replay_group, stage_sharding
 from simulator.results import StepResult
@@ -132,10 +132,9 @@ def _document_parts(base: StepResult, v: int) -> tuple[np.ndarray | None, np.nda
 def _sharding(ctx: Context, forward: np.ndarray, backward: np.ndarray, in_layer):
     """Per stage, its ZeRO-3 replay plan (None where nothing is sharded, or where the stage's
     tasks already replay in-layer collectives), and the flows of its sample collectives."""
-    layer = layer_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.compute,
-                       ctx.collectives, ctx.layout)
+    layers = stage_layers(ctx, scenario_stack(ctx.scenario))
     plans, replays, capacity = [], {}, capacity_of(ctx)
-    for s in range(ctx.layout.pp):
+    for s, layer in enumerate(layers):
         plan = None if in_layer and in_layer[s] else stage_sharding(
             ctx, s, layer.forward, layer.backward + layer.recompute, forward[s], backward[s])
         plans.append(plan)

@@ -2,7 +2,10 @@
 
 Model FLOPs: forward + backward = 3 x forward GEMM FLOPs of every layer and the
 logits, full (non-causal) attention (a mixture of experts: ``top_k`` experts' MLPs and the
-shared experts' per token); for GPT this is 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+shared experts' per token; its ``first_dense_layers`` their dense MLP; each multi-token
+prediction layer a layer, its ``2h -> h`` projection and the output layer again, as
+Megatron-Bridge's ``flop_utils.transformer_flops`` counts them); for GPT this is
+72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core.
 """
@@ -18,6 +21,7 @@ from simulator.workload.transformer import (
     layer_forward,
     logits_forward,
     mlp_forward_flops,
+    mtp_forward,
     shared_expert_flops,
 )
 
@@ -36,20 +40,23 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     per_layer = layer.flops
     if mdl.experts > 1:
         per_layer += (mdl.top_k - 1) * mlp_forward_flops(shape) + shared_expert_flops(full)
-    logits = logits_forward(shape).flops
-    model = 3 * (mdl.layers * per_layer + logits)
+    layers, dense, mtp = mdl.layers + mdl.mtp_layers, mdl.first_dense_layers, mdl.mtp_layers
+    layer_flops = (layers - dense) * per_layer
+    if dense:
+        layer_flops += dense * layer_forward(replace(full, model=mdl.dense_model())).flops
+    logits = (1 + mtp) * logits_forward(shape).flops + mtp * mtp_forward(shape).flops
+    model = 3 * (layer_flops + logits)
     recompute = scenario.parallelism.recompute
+    g = layer.gemms[1:3]
+    core = layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
     if recompute == Recompute.FULL:
-        extra = mdl.layers * per_layer
+        extra = layer_flops
     elif recompute == Recompute.SELECTIVE:
-        g = layer.gemms[1:3]
-        extra = mdl.layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+        extra = core
     else:
         extra = 0.0
     if work == (1.0, 1.0):
         return model, model + extra
-    core = mdl.layers * float((2 * layer.gemms[1:3, 0] * layer.gemms[1:3, 1] * layer.gemms[1:3, 2]
-                               * layer.gemms[1:3, 3]).sum())
     core_extra = core if recompute in (Recompute.FULL, Recompute.SELECTIVE) else 0.0
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a

@@ -59,7 +59,8 @@ from simulator.engine.dp_calls import bucket_bytes, calls_per_chunk, reduce_call
 from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
 from simulator.topology.multisite import split_by_site
 from simulator.workload.chunk_gathers import gather_delay
-from simulator.workload.memory import scenario_split, stage_parameters
+from simulator.workload.memory import stage_parameters
+from simulator.workload.stage_layers import stage_kinds
 
 
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
@@ -120,7 +121,7 @@ def _synchronised_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
     expert-data-parallel groups (none when each such group is one rank); memoised by the
     layout and the pipeline split."""
     par = ctx.scenario.parallelism
-    key = ("sync-parts", ctx.layout, par.first_stage_layers, par.last_stage_layers)
+    key = ("sync-parts", ctx.layout, par.first_stage_layers, par.last_stage_layers, par.pipeline_layout)
     return memoised(ctx, key, lambda: _parts_of_stages(ctx))
 
 
@@ -160,8 +161,7 @@ def _stage_parameter_parts(ctx: Context) -> list[tuple[float, float]]:
     """Per stage: (dense, expert) parameters one GPU holds (:func:`stage_parameters`)."""
     par = ctx.scenario.parallelism
     sizes, out = {}, []
-    for stage, layers in enumerate(scenario_split(ctx.scenario.model, par)):
-        kind = (layers, stage == 0, stage == par.pp - 1)
+    for kind in stage_kinds(ctx.scenario.model, par):
         if kind not in sizes:
             sizes[kind] = stage_parameters(ctx.scenario.model, par, *kind)
         out.append(sizes[kind])
@@ -288,7 +288,7 @@ def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
         return None                 # the layout's fields first: most layouts stop there
     return memoised(ctx, ("chunk-gather", ctx.layout, par.virtual_stages, par.zero_stage,
                           par.overlap_grad_reduce,           # the calls: dp_calls.reduce_calls
-                          par.first_stage_layers, par.last_stage_layers),
+                          par.first_stage_layers, par.last_stage_layers, par.pipeline_layout),
                     lambda: _chunk_gather_seconds(ctx))
 
 
@@ -366,7 +366,8 @@ def rest_gather_seconds(ctx: Context) -> np.ndarray | None:
         return None
     par = ctx.scenario.parallelism
     return memoised(ctx, ("rest-gather", ctx.layout, par.zero_stage, par.virtual_stages,
-                          par.overlap_grad_reduce, par.first_stage_layers, par.last_stage_layers),
+                          par.overlap_grad_reduce, par.first_stage_layers, par.last_stage_layers,
+                          par.pipeline_layout),
                     lambda: _rest_gathers(ctx))                                  # + dp_calls' inputs
 
 

@@ -33,7 +33,7 @@ from simulator.cost.context_parallel import cp_cost
 from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
-from simulator.workload.memory import scenario_split
+from simulator.workload.stage_layers import stage_kinds
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,9 @@ class InLayerKind:
 def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     """The cross-server in-layer collectives of ``stage``'s tasks (empty if none)."""
     par, lay = ctx.scenario.parallelism, ctx.layout
-    layers = scenario_split(ctx.scenario.model, par)[stage] / par.virtual_stages
+    decoder, _, _, dense, mtp = stage_kinds(ctx.scenario.model, par)[stage]
+    layers = (decoder + mtp) / par.virtual_stages
+    routed = layers - dense / par.virtual_stages          # the layers with experts
 
     def spans(group) -> bool:
         return spans_servers(ctx.collectives, group)
@@ -72,7 +74,7 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
     overlapped = scenario_stack(ctx.scenario).expert_parallel.a2a_overlap
     if ep is not None and spans(lay.expert_group(0, stage)) and not overlapped:
-        kinds.append(InLayerKind("ep", ep, round(2 * layers), round(2 * layers)))
+        kinds.append(InLayerKind("ep", ep, round(2 * routed), round(2 * routed)))
     return [k for k in kinds if k.forward or k.backward]
 
 

@@ -35,7 +35,8 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.grad_accumulation import upcast_accumulation_seconds
 from simulator.cost.sharding import copy_in_bytes_per_param, gradient_dtype_bytes
-from simulator.workload.memory import scenario_split, shard_group_size, stage_parameters
+from simulator.workload.memory import shard_group_size, stage_parameters
+from simulator.workload.stage_layers import stage_kinds
 
 __all__ = ["accumulation_seconds", "copy_in_seconds", "deferred_reduce_collectives", "defers_reduce",
            "gradient_kernel_seconds", "reduces_deferred"]
@@ -64,7 +65,8 @@ def _dtype_bytes(scenario, stack=None) -> tuple[float, float]:
     return gradient_dtype_bytes(scenario, stack or scenario_stack(scenario))
 
 
-def copy_in_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0
+                    ) -> float:
     """Seconds per microbatch a stage spends assembling its units' gradients for their
     reduce-scatters (:func:`simulator.cost.sharding.copy_in_bytes_per_param`; ZeRO-3 stages
     sharded over more than one GPU, once per reduce-scatter: every microbatch with
@@ -78,7 +80,7 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool) -> float:
     if per_param <= 0.0:
         return 0.0
     reduces = 1.0 if stack.sharding.reduce_every_microbatch else 1.0 / ctx.microbatches
-    params = stage_parameters(sc.model, sc.parallelism, layers, first, last)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
     return reduces * float(ctx.compute.memory_time(per_param * params))
 
 
@@ -90,13 +92,14 @@ def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) 
     return ((grad + reduce) + (microbatches - 1) * (grad + 2.0 * reduce)) / microbatches
 
 
-def accumulation_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+def accumulation_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
+                         mtp_layers: int = 0) -> float:
     """Seconds per microbatch a stage spends accumulating its unsharded gradients (0 unless
     the stack's ``pipeline.unsharded_grad_accumulation`` applies: ZeRO-3 and p > 1)."""
     sc = ctx.scenario
     if not _applies(sc, scenario_stack(sc).pipeline.unsharded_grad_accumulation):
         return 0.0
-    params = stage_parameters(sc.model, sc.parallelism, layers, first, last)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
     per_param = accumulation_bytes_per_param(*_dtype_bytes(sc), ctx.microbatches)
     return float(ctx.compute.memory_time(per_param * params)) if per_param > 0 else 0.0
 
@@ -114,10 +117,9 @@ def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
     layer = stage_parameters(sc.model, par, 1, False, False)[0]
     reduce = _dtype_bytes(sc)[1]
     shard = shard_group_size(par, layout.dp)
-    split, last = scenario_split(sc.model, par), par.pp - 1
     out = []
-    for i, layers in enumerate(split):
-        params = stage_parameters(sc.model, par, layers, i == 0, i == last)[0]
+    for i, kind in enumerate(stage_kinds(sc.model, par)):
+        params = stage_parameters(sc.model, par, *kind)[0]
         terms = ctx.collectives.concurrent_terms(
             Op.REDUCE_SCATTER, lambda i=i: layout.stage_shard_groups(i, shard), reduce * layer,
             forced_algorithm(sc, Op.REDUCE_SCATTER), key=("shard", layout, i, shard))
@@ -126,10 +128,12 @@ def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
     return out
 
 
-def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool) -> float:
+def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
+                            mtp_layers: int = 0) -> float:
     """Seconds per microbatch of a stage's memory-bound gradient kernels, added to its
     backward: the unsharded accumulation (:func:`accumulation_seconds`), the reduce-scatter
     copy-in (:func:`copy_in_seconds`) and the upcast-and-add accumulation of ZeRO 0-2 stacks
     (:func:`simulator.cost.grad_accumulation.upcast_accumulation_seconds`)."""
-    return (accumulation_seconds(ctx, layers, first, last) + copy_in_seconds(ctx, layers, first, last)
-            + upcast_accumulation_seconds(ctx, layers, first, last))
+    kind = (layers, first, last, dense_layers, mtp_layers)
+    return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind)
+            + upcast_accumulation_seconds(ctx, *kind))

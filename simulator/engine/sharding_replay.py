@@ -24,8 +24,9 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.sharding import UnitComm, sharding_cost, unit_comm
 from simulator.engine.context import Context
-from simulator.workload.memory import scenario_split, shard_group_size
+from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
+from simulator.workload.stage_layers import stage_kinds
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
         return None
     stack = scenario_stack(ctx.scenario)
     comm = unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
-    layers = scenario_split(ctx.scenario.model, par)[stage] / par.virtual_stages
+    decoder, *_, mtp = stage_kinds(ctx.scenario.model, par)[stage]
+    layers = (decoder + mtp) / par.virtual_stages
     plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer_forward_s, layer_backward_s)
     fwd, bwd = plan.exposed(ctx, 1.0)
     return replace(plan, forward_compute=forward_chunk_s - fwd, backward_compute=backward_chunk_s - bwd)

@@ -57,8 +57,10 @@ from simulator.cost.layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
+from simulator.engine.layer_kinds import dense_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
+from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
     Attention,
@@ -67,6 +69,7 @@ from simulator.workload.transformer import (
     layer_forward,
     logits_backward,
     logits_forward,
+    mtp_forward,
 )
 
 DIMENSIONS = ("tp", "pp", "dp", "cp", "ep")
@@ -177,17 +180,26 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
     return kernel_classes(ctx.compute, Kernels(fwd_k.gemms[1:3], np.zeros(0)))
 
 
-def stage_classes(ctx: Context, stack: StackProfile, stage: int, layers: int) -> Classes:
-    """Compute seconds by class of ``stage`` (``layers`` layers) for one microbatch."""
+def stage_classes(ctx: Context, stack: StackProfile, stage: int) -> Classes:
+    """Compute seconds by class of ``stage`` for one microbatch: its layers of each kind
+    (:mod:`simulator.engine.layer_kinds`), the embedding on the first stage, the output layer
+    and loss on the last (again for each multi-token prediction layer)."""
+    kind = stage_kinds(ctx.scenario.model, ctx.scenario.parallelism)[stage]
+    layers, first, last, dense, mtp = kind
     forward, backward, recompute = layer_classes(ctx, stack)
-    out = (forward + backward + recompute) * layers
-    if stage == 0:
+    out = (forward + backward + recompute) * (layers - dense + mtp)
+    if dense:
+        forward, backward, recompute = layer_classes(dense_context(ctx), stack)
+        out = out + (forward + backward + recompute) * dense
+    if first:
         out = out + kernel_classes(ctx.compute, embedding_forward(ctx.shape))
-    if stage == ctx.layout.pp - 1:
-        out = out + kernel_classes(ctx.compute, logits_forward(ctx.shape)) + kernel_classes(
-            ctx.compute, logits_backward(ctx.shape))
-    first, last = stage == 0, stage == ctx.layout.pp - 1
-    return out + Classes(memory=gradient_kernel_seconds(ctx, layers, first, last))
+    heads = kernel_classes(ctx.compute, logits_forward(ctx.shape)) + kernel_classes(
+        ctx.compute, logits_backward(ctx.shape))
+    out = out + heads * (last + mtp)
+    if mtp:
+        extra = mtp_forward(ctx.shape)
+        out = out + (kernel_classes(ctx.compute, extra) + kernel_classes(ctx.compute, extra.backward())) * mtp
+    return out + Classes(memory=gradient_kernel_seconds(ctx, *kind))
 
 
 def busiest_stage(ctx: Context, result: StepResult) -> tuple[int, float, float]:
@@ -212,7 +224,7 @@ def predicted_parts(ctx: Context, result: StepResult) -> PredictedParts:
     in_pass = {"tp": s.tp_comm_s, "cp": s.cp_comm_s, "ep": s.ep_comm_s, "zero3": s.zero3_exposed_s,
                "amax": s.amax_comm_s}
     computed = s.forward_s + s.backward_s - sum(in_pass.values())
-    classes = stage_classes(ctx, stack, stage, s.layers) * m
+    classes = stage_classes(ctx, stack, stage) * m
     host = stack.step_overhead_s
     optimizer = result.optimizer_s - host
     sync = result.step_time_s - result.pipeline_s - result.optimizer_s

@@ -15,6 +15,9 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``num_experts``, ``moe_router_topk``                       ``model.experts``, ``top_k``
 ``moe_ffn_hidden_size``                                    ``model.ffn_hidden`` (MoE: the experts' width)
 ``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
+``moe_layer_freq`` ``[0]*k + [1]*(L-k)``                   ``model.first_dense_layers``, ``dense_ffn``
+``mtp_num_layers``                                         ``model.mtp_layers``
+``pipeline_model_parallel_layout``                         ``parallelism.pipeline_layout``
 ``global_batch_size``, ``micro_batch_size``                ``training.global_batch``, ``micro_batch``
 ``fp8`` (any format) / ``bf16`` / ``fp16``                 ``training.dtype`` fp8/bf16/fp16 (else fp32)
 ``attention_backend`` unfused/local                        ``training.attention: unfused`` (else flash)
@@ -197,12 +200,31 @@ def _moe_shape(args: dict[str, Any], experts: int, extra: list[str]) -> dict[str
     shared = args.get("moe_shared_expert_intermediate_size")
     if isinstance(shared, int) and shared > 0:
         shape["shared_expert_ffn"] = shared
-    if args.get("moe_layer_freq", 1) != 1:
-        extra.append(f"moe_layer_freq {args['moe_layer_freq']} (dense layers between the MoE ones: "
-                     "every layer priced as MoE)")
+    shape.update(_dense_layers(args, extra))
+    if isinstance(args.get("mtp_num_layers"), int) and args["mtp_num_layers"] > 0:
+        shape["mtp_layers"] = args["mtp_num_layers"]
     if args.get("moe_shared_expert_overlap"):
         extra.append("moe_shared_expert_overlap (the shared experts beside the dispatcher: in line)")
     return shape
+
+
+def _dense_layers(args: dict[str, Any], extra: list[str]) -> dict[str, int]:
+    """``moe_layer_freq`` as ``model.first_dense_layers`` when it is DeepSeek's pattern, ``k``
+    dense layers then every layer MoE (``[0] * k + [1] * (L - k)``), with ``ffn_hidden_size`` as
+    their ``model.dense_ffn``; any other pattern is noted as not modelled (every layer priced
+    as MoE)."""
+    freq = args.get("moe_layer_freq", 1)
+    if freq == 1:
+        return {}
+    if isinstance(freq, list) and all(x in (0, 1) for x in freq) and 1 in freq:
+        k = freq.index(1)
+        if all(freq[k:]) and k > 0:
+            dense = {"first_dense_layers": k}
+            if isinstance(args.get("ffn_hidden_size"), int):
+                dense["dense_ffn"] = args["ffn_hidden_size"]
+            return dense
+    extra.append(f"moe_layer_freq {freq} (dense layers between the MoE ones: every layer priced as MoE)")
+    return {}
 
 
 def _vocab(log: MegatronLog, notes: list[str]) -> dict[str, int]:
@@ -356,6 +378,8 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
         value = args.get(arg)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             parallelism[key] = value
+    if isinstance(args.get("pipeline_model_parallel_layout"), str):
+        parallelism["pipeline_layout"] = args["pipeline_model_parallel_layout"]
     for key in ("overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"):
         if args.get(key):
             extra.append(f"{key}: True (the stack profile decides how this overlaps)")

@@ -43,7 +43,7 @@ from simulator.config.stack import (
 )
 from simulator.memo import remembered
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
-from simulator.workload.params import dense_layer_parameters, layer_parameters
+from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     CUDA_CONTEXT_BYTES,
@@ -60,7 +60,13 @@ from simulator.workload.saved_activations import (
     head_gathered_input_bytes,
     op_sac_bytes_per_layer,
 )
-from simulator.workload.stage_layers import chunk_layers, layer_split, scenario_split  # noqa: F401
+from simulator.workload.stage_layers import (  # noqa: F401
+    chunk_layers,
+    layer_split,
+    pipeline_chunks,
+    scenario_split,
+    stage_mix,
+)
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.whatif_memory import what_if_buffers
 
@@ -295,7 +301,8 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
 
 
 def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_on_stage: int,
-                     first: bool, last: bool) -> tuple[float, float]:
+                     first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0
+                     ) -> tuple[float, float]:
     """(Dense, expert) parameters one GPU of a stage holds.
 
     Dense: ``layers * layer_parameters / t`` (non-expert part; norms, row-parallel
@@ -306,16 +313,26 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     layer to the embedding; with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
     an embedding-group all-reduce, so it counts there too. Expert MLPs are
     divided by ``etp * ep`` (expert tensor parallelism, ``t`` unless ``parallelism.etp``).
+    ``dense_layers`` of the stage's decoder layers are ``model.dense_model()`` layers (all
+    dense); each of its ``mtp_layers`` multi-token prediction layers is a layer of the model
+    plus :func:`~simulator.workload.params.mtp_extra_parameters`, and a stage holding them but
+    not the first keeps a copy of the word embedding (Megatron-Core's ``GPTModel`` builds the
+    embedding where ``pre_process or mtp_process``).
     """
     h, tp = model.hidden, parallelism.tp
     dense_layer = dense_layer_parameters(model)
     expert_layer = layer_parameters(model) - dense_layer
-    dense = layers_on_stage * dense_layer / tp
+    routed = layers_on_stage - dense_layers + mtp_layers
+    dense = routed * dense_layer / tp
+    if dense_layers:
+        dense += dense_layers * layer_parameters(model.dense_model()) / tp
+    if mtp_layers:
+        dense += (mtp_layers * mtp_extra_parameters(model) + (0 if first else model.vocab * h)) / tp
     if first:
         dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
     if last and not (first and model.tied_embeddings):
         dense += model.vocab * h / tp
-    return dense, layers_on_stage * expert_layer / (parallelism.expert_tp * parallelism.ep)
+    return dense, routed * expert_layer / (parallelism.expert_tp * parallelism.ep)
 
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
@@ -390,13 +407,24 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         memo, ("stage_memory.activations", training.micro_batch, par.tp, par.sequence_parallel, par.cp,
                par.recompute, first, last),
         lambda: _activation_parts(model, training, par, first, last, stack))
-    activations = (kept * layers_on_stage + extra) * in_flight + logits
-    workspace = recompute_workspace if layers_on_stage else 0.0
+    mix = stage_mix(model, par)[stage]
+    layer_bytes = kept * layers_on_stage
+    if any(mix):
+        dense_kept, dense_workspace = remembered(
+            memo, ("stage_memory.dense_activations", training.micro_batch, par.tp, par.sequence_parallel,
+                   par.cp, par.recompute),
+            lambda: _activation_parts(model.dense_model(), training, par, False, False, stack)[:2])
+        layer_bytes += (dense_kept - kept) * mix[0] + kept * mix[1]
+        recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
+        logits *= 1 + mix[1]           # each prediction depth's loss keeps its own logits
+    activations = (layer_bytes + extra) * in_flight + logits
+    workspace = recompute_workspace if layers_on_stage + mix[1] else 0.0
     zero3 = par.zero_stage == 3
     dense, expert, weights, grads, optimizer, lazy = remembered(
         memo, ("stage_memory.state", par.tp, par.ep, par.etp, par.cp, par.zero_stage, par.shard_size, dp,
-               layers_on_stage, first, last, microbatches if zero3 else None),
-        lambda: _state_parts(model, training, par, layers_on_stage, dp, first, last, microbatches, stack))
+               layers_on_stage, first, last, mix, microbatches if zero3 else None),
+        lambda: _state_parts(model, training, par, (layers_on_stage, *mix), dp, first, last, microbatches,
+                             stack))
     pipe = ()
     if _torch_pipeline(stack, par):
         peak = _torch_pipeline_peak(model, training, par, stage, microbatches, kept, workspace,
@@ -443,14 +471,16 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     return kept, workspace, extra, logits
 
 
-def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig, layers_on_stage: int,
-                 dp: int, first: bool, last: bool, microbatches: int, stack: StackProfile | None
-                 ) -> tuple[float, float, float, float, float, float]:
+def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
+                 layers: tuple[int, int, int], dp: int, first: bool, last: bool, microbatches: int,
+                 stack: StackProfile | None) -> tuple[float, float, float, float, float, float]:
     """Of :func:`stage_memory`'s model state: (dense, expert) parameters per GPU
-    (:func:`stage_parameters`), (weights, gradients, optimizer) bytes, ZeRO-3's unsharded
-    ones included, and the bytes per dense parameter of gradients accumulated unsharded
-    over the microbatches (ZeRO-3 without ``reduce_every_microbatch``; else 0)."""
-    dense, expert = stage_parameters(model, par, layers_on_stage, first, last)
+    (:func:`stage_parameters` of ``layers``: decoder, dense, multi-token prediction), (weights,
+    gradients, optimizer) bytes, ZeRO-3's unsharded ones included, and the bytes per dense
+    parameter of gradients accumulated unsharded over the microbatches (ZeRO-3 without
+    ``reduce_every_microbatch``; else 0)."""
+    layers_on_stage = layers[0]
+    dense, expert = stage_parameters(model, par, layers_on_stage, first, last, *layers[1:])
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
     dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype, grad)
@@ -499,10 +529,11 @@ def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: Para
     hidden = act_bytes * s * b * model.hidden / (par.tp if par.sequence_parallel else 1)
     logits = 2 * s * b * model.vocab / par.tp
     chunks, buffers = [], 0.0
-    for layers, first, last in rank_chunks(model, par, stage):
+    for layers, first, last, dense_layers, mtp_layers in rank_chunks(model, par, stage):
         extra = _boundary_activation_bytes(model, b, par, first, last, act_bytes)
         extra += _gathered_head_input(stack, model, b, par, act_bytes) if last else 0.0
-        params = stage_parameters(model, par, layers, first, last)[0]
+        params = stage_parameters(model, par, layers, first, last, dense_layers, mtp_layers)[0]
+        layers += mtp_layers
         received = 0.0 if first else hidden
         chunks.append(Chunk(kept * layers + extra - received, logits if last else hidden,
                             params * grad_bytes, last, received))
@@ -512,20 +543,15 @@ def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: Para
     return timeline_peak(order, chunks, m, buffers, workspace, loss)
 
 
-def rank_chunks(model: ModelConfig, par: ParallelismConfig, stage: int) -> list[tuple[int, bool, bool]]:
-    """(layers, first stage, last stage) of each model chunk pipeline rank ``stage`` holds:
-    global chunks ``stage + k p`` (``k < v``) of :func:`chunk_layers`; with explicit first/last
-    stage layer counts, the rank's :func:`scenario_split` share divided evenly over its chunks."""
+def rank_chunks(model: ModelConfig, par: ParallelismConfig, stage: int
+                ) -> list[tuple[int, bool, bool, int, int]]:
+    """(decoder layers, first stage, last stage, dense layers, multi-token prediction layers)
+    of each model chunk pipeline rank ``stage`` holds: global chunks ``stage + k p`` (``k < v``)
+    of :func:`pipeline_chunks`."""
     p, v = par.pp, par.virtual_stages
-    if par.first_stage_layers is None and par.last_stage_layers is None:
-        sizes = chunk_layers(model.layers, p, v)
-    else:
-        total = scenario_split(model, par)[stage]
-        sizes = [0] * (p * v)
-        for k in range(v):
-            sizes[stage + k * p] = total // v + (1 if k < total % v else 0)
-    n = p * v
-    return [(sizes[stage + k * p], stage + k * p == 0, stage + k * p == n - 1) for k in range(v)]
+    chunks, n = pipeline_chunks(model, par), p * v
+    return [(chunks[c][0], c == 0, c == n - 1, chunks[c][1], chunks[c][2])
+            for c in (stage + k * p for k in range(v))]
 
 
 def _what_if(model, training, par, layers, first, last, dp, params,

@@ -40,17 +40,36 @@ def embedding_parameters(model: ModelConfig) -> int:
 
 
 def parameter_count(model: ModelConfig) -> int:
-    """Total parameters (final norm excluded, as in the SC21 formula)."""
-    return model.layers * layer_parameters(model) + embedding_parameters(model)
+    """Total parameters (final norm excluded, as in the SC21 formula): the decoder layers
+    (``first_dense_layers`` of them dense), the multi-token prediction layers
+    (:func:`mtp_layer_parameters`) and the embeddings."""
+    k = model.first_dense_layers
+    layers = (model.layers - k + model.mtp_layers) * layer_parameters(model)
+    layers += k * layer_parameters(model.dense_model()) if k else 0
+    return layers + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model)
 
 
 def active_parameter_count(model: ModelConfig) -> int:
-    """Parameters a token touches: only ``top_k`` of the experts' MLPs."""
+    """Parameters a token touches: only ``top_k`` of the experts' MLPs (the dense layers and the
+    multi-token prediction layers' extras whole)."""
     if model.experts == 1:
         return parameter_count(model)
     per_expert = (layer_parameters(model) - non_expert_parameters(model)) // model.experts
     active_layer = non_expert_parameters(model) + model.top_k * per_expert
-    return model.layers * active_layer + embedding_parameters(model)
+    k = model.first_dense_layers
+    dense = k * layer_parameters(model.dense_model()) if k else 0
+    return ((model.layers - k + model.mtp_layers) * active_layer + dense
+            + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model))
+
+
+def mtp_extra_parameters(model: ModelConfig) -> int:
+    """Parameters of one multi-token prediction layer besides its transformer layer: the
+    embedding and hidden-state RMSNorms, the ``2h -> h`` projection ``eh_proj`` (no bias) and
+    the final norm, ``2 h^2 + 3 h`` (Megatron-Core ``MultiTokenPredictionLayer``,
+    megatron/core/transformer/multi_token_prediction.py: ``enorm``, ``hnorm``, ``eh_proj``,
+    ``final_layernorm``; it shares the embedding and output layer)."""
+    h = model.hidden
+    return 2 * h * h + 3 * h
 
 
 def dense_layer_parameters(model: ModelConfig) -> int:

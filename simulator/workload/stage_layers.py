@@ -10,10 +10,11 @@ References
 
 from __future__ import annotations
 
+from simulator.config.pipeline_layout import layout_chunks
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 
-__all__ = ["chunk_layers", "layer_split", "scenario_split"]
+__all__ = ["chunk_layers", "layer_split", "pipeline_chunks", "scenario_split", "stage_kinds", "stage_mix"]
 
 
 def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
@@ -69,6 +70,67 @@ def layer_split(layers: int, pp: int, virtual_stages: int = 1, first: int | None
 
 
 def scenario_split(model: ModelConfig, par: ParallelismConfig) -> list[int]:
-    """:func:`layer_split` of a scenario's model and parallelism."""
-    return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
-                       par.last_stage_layers)
+    """Decoder layers per pipeline stage of a scenario's model and parallelism:
+    :func:`layer_split`, with the multi-token prediction layers (``model.mtp_layers``) taking
+    the last slots of the split when no first/last stage counts are given
+    (:func:`pipeline_chunks`)."""
+    if not model.mtp_layers and par.pipeline_layout is None:
+        return layer_split(model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
+                           par.last_stage_layers)
+    totals = [0] * par.pp
+    for c, (decoder, _, _) in enumerate(pipeline_chunks(model, par)):
+        totals[c % par.pp] += decoder
+    return totals
+
+
+def pipeline_chunks(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, int, int]]:
+    """(decoder layers, of them dense, multi-token prediction layers) of each of the ``p v``
+    model chunks, in pipeline order (chunk ``c`` on stage ``c mod p``).
+
+    Layers run in order through the chunks; the first ``model.first_dense_layers`` are dense,
+    and the ``model.mtp_layers`` multi-token prediction layers follow the last decoder layer.
+    Without first/last stage counts the ``L + mtp`` layers are split by :func:`chunk_layers`
+    (DeepSeek-V3's 61 + 1 on 8 x 4 chunks: 1, 2, ..., 2, then the MTP layer alone in the last
+    chunk: Megatron-Bridge's layout ``Et|(tt|)*30mL``, ``set_deepseek_v3_pipeline_model_parallel_layout``);
+    with them, Megatron-Core's :func:`uneven_split` of the decoder layers, each stage's count
+    cut into ``v`` equal chunks, and the MTP layers on the last chunk (Megatron-Core builds them
+    on the post-process stage, ``mtp_on_this_rank``); with ``parallelism.pipeline_layout``, its
+    chunks (:func:`~simulator.config.pipeline_layout.layout_chunks`).
+    """
+    p, v = par.pp, par.virtual_stages
+    if par.pipeline_layout is not None:
+        sizes = [t + m for t, m in layout_chunks(par.pipeline_layout, p, v, model.layers, model.mtp_layers)]
+    elif par.first_stage_layers is None and par.last_stage_layers is None:
+        sizes = chunk_layers(model.layers + model.mtp_layers, p, v)
+    else:
+        split = uneven_split(model.layers, p, v, par.first_stage_layers, par.last_stage_layers)
+        sizes = [split[c % p] // v for c in range(p * v)]
+        sizes[-1] += model.mtp_layers
+    chunks, start = [], 0
+    for size in sizes:
+        end = start + size
+        decoder = max(0, min(end, model.layers) - start)
+        dense = max(0, min(end, model.first_dense_layers) - start)
+        chunks.append((decoder, dense, size - decoder))
+        start = end
+    return chunks
+
+
+def stage_mix(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, int]]:
+    """Per pipeline stage, (dense decoder layers, multi-token prediction layers) it holds
+    (:func:`pipeline_chunks` summed over its chunks); all (0, 0) for a model with neither."""
+    if not (model.first_dense_layers or model.mtp_layers):
+        return [(0, 0)] * par.pp
+    totals = [[0, 0] for _ in range(par.pp)]
+    for c, (_, dense, mtp) in enumerate(pipeline_chunks(model, par)):
+        totals[c % par.pp][0] += dense
+        totals[c % par.pp][1] += mtp
+    return [(d, m) for d, m in totals]
+
+
+def stage_kinds(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, bool, bool, int, int]]:
+    """Per pipeline stage, its kind: (decoder layers, first stage, last stage, dense layers,
+    multi-token prediction layers) (:func:`scenario_split`, :func:`stage_mix`), what its
+    parameters and prices depend on."""
+    last, mixes = par.pp - 1, stage_mix(model, par)
+    return [(layers, i == 0, i == last, *mixes[i]) for i, layers in enumerate(scenario_split(model, par))]

@@ -429,6 +429,19 @@ def _logit_elements(shape: LayerShape) -> float:
     return shape.tokens * shape.model.vocab / shape.tp
 
 
+def mtp_forward(shape: LayerShape) -> Kernels:
+    """One multi-token prediction layer's work besides its transformer layer and the shared
+    output layer and loss (Megatron-Core ``MultiTokenPredictionLayer.forward``,
+    megatron/core/transformer/multi_token_prediction.py): the shifted tokens' embedding
+    lookup, the two RMSNorms (embedding and hidden state), their concatenation, the
+    column-parallel projection ``eh_proj`` ``(b s, h/t, 2h)`` and the final norm; the
+    memory-bound steps read and write ``b s h`` each (the concatenation ``2 b s h``)."""
+    act = shape.tokens * shape.model.hidden * shape.dtype_bytes
+    h = shape.model.hidden
+    gemm = np.array([(shape.tokens, h / shape.tp, 2 * h, 1)], dtype=np.float64)
+    return Kernels(gemm, np.array([3 * act, 2 * act, 2 * act, 4 * act, 2 * act]), np.ones(1, bool))
+
+
 def embedding_forward(shape: LayerShape) -> Kernels:
     """Token (and position) embedding lookup on the first stage: memory-bound."""
     act = shape.tokens * shape.model.hidden * shape.dtype_bytes

@@ -1,0 +1,92 @@
+"""A pipeline stage's layers when they are not all alike: dense layers among a mixture of
+experts' layers (``model.first_dense_layers``) and multi-token prediction layers
+(``model.mtp_layers``).
+
+A stage of kind ``(L_s, first, last, D, M)`` (:func:`~simulator.workload.stage_layers.stage_kinds`)
+runs ``L_s - D`` layers of the model, ``D`` of :meth:`~simulator.config.scenario.ModelConfig.dense_model`
+and ``M`` multi-token prediction layers, each a layer of the model plus its own projection and
+norms (:func:`~simulator.workload.transformer.mtp_forward`) and another pass through the shared
+output layer and loss. The stage is priced as ``n = L_s + M`` layers of their mean
+(:func:`stage_layer`): every sum over its layers is exact; what is priced per layer (a ZeRO-3
+unit's compute that hides the next unit's gather) takes the mean.
+
+References
+----------
+DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, sec. 2.2 (multi-token
+prediction) and sec. 4.2 (the first three layers dense). Megatron-Core
+``MultiTokenPredictionLayer`` (megatron/core/transformer/multi_token_prediction.py) and
+``moe_layer_freq`` (megatron/core/transformer/transformer_config.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from simulator.cost.layer import LayerCost, kernels_time, layer_cost
+from simulator.engine.context import Context, memoised
+from simulator.workload.stage_layers import stage_kinds
+from simulator.workload.transformer import mtp_forward
+
+__all__ = ["dense_context", "dense_layer_cost", "model_layer_cost", "mtp_head_seconds", "stage_layer",
+           "stage_layers"]
+
+
+def model_layer_cost(ctx: Context, stack) -> LayerCost:
+    """:func:`~simulator.cost.layer.layer_cost` of one of the model's layers, memoised by what
+    it reads of a layout."""
+    par = ctx.scenario.parallelism
+    key = ("layer", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute, ctx.microbatches,
+           par.virtual_stages)
+    return memoised(ctx, key, lambda: layer_cost(
+        ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
+
+
+def stage_layers(ctx: Context, stack) -> list[LayerCost]:
+    """Per pipeline stage, its mean layer (:func:`stage_layer` of its kind)."""
+    layer, dense = model_layer_cost(ctx, stack), dense_layer_cost(ctx, stack)
+    kinds = stage_kinds(ctx.scenario.model, ctx.scenario.parallelism)
+    return [stage_layer(layer, dense, kind)[1] for kind in kinds]
+
+
+def dense_context(ctx: Context) -> Context:
+    """``ctx`` for one of the model's dense layers: its scenario and layer shape with
+    :meth:`~simulator.config.scenario.ModelConfig.dense_model`, and a memo of its own (the
+    layer kernels' keys name the shape, not the model)."""
+    dense = ctx.scenario.model.dense_model()
+    return replace(ctx, scenario=ctx.scenario.model_copy(update={"model": dense}),
+                   shape=replace(ctx.shape, model=dense), memo=memoised(ctx, ("dense-layer-memo",), dict))
+
+
+def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:
+    """:func:`~simulator.cost.layer.layer_cost` of one of the model's dense layers; None
+    without them."""
+    if not ctx.scenario.model.first_dense_layers:
+        return None
+    par = ctx.scenario.parallelism
+    key = ("dense-layer", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute,
+           ctx.microbatches, par.virtual_stages)
+    return memoised(ctx, key, lambda: model_layer_cost(dense_context(ctx), stack))
+
+
+def mtp_head_seconds(ctx: Context, heads: tuple[float, float, float]) -> tuple[float, float]:
+    """(forward, backward) seconds per microbatch one multi-token prediction layer adds to its
+    transformer layer: :func:`~simulator.workload.transformer.mtp_forward` and its backward,
+    plus the output layer and loss again (``heads``: embedding, logits forward, logits
+    backward, :func:`~simulator.cost.layer.head_costs`)."""
+    def price() -> tuple[float, float]:
+        kernels = mtp_forward(ctx.shape)
+        return (kernels_time(ctx.compute, kernels) + heads[1],
+                kernels_time(ctx.compute, kernels.backward()) + heads[2])
+    return memoised(ctx, ("mtp-heads", ctx.layout, ctx.shape.micro_batch, ctx.compute.speedup), price)
+
+
+def stage_layer(layer: LayerCost, dense: LayerCost | None, kind: tuple) -> tuple[int, LayerCost]:
+    """(``n``, the mean layer) of a stage of ``kind`` (module docstring): ``n = L_s + M``
+    layers, ``L_s - D + M`` of them ``layer`` and ``D`` of them ``dense``."""
+    layers, _, _, dense_layers, mtp_layers = kind
+    n = layers + mtp_layers
+    if not dense_layers or dense is None or n == 0:
+        return n, layer
+    routed = n - dense_layers
+    return n, LayerCost(*((routed * getattr(layer, f.name) + dense_layers * getattr(dense, f.name)) / n
+                          for f in fields(LayerCost)))
