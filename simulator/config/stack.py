@@ -282,6 +282,12 @@ class KernelProfile(_Part):
     """Whether a mixture-of-experts layer permutes its tokens with TransformerEngine's fused
     kernels (Megatron-Core ``--moe-permute-fusion``) instead of PyTorch index ops
     (:mod:`simulator.workload.moe_dispatch`)."""
+    grouped_gemm_streams: Annotated[int, Strict(), Field(ge=0, le=64)] = 0
+    """How a GPU's local experts run their GEMMs: 0 as one grouped kernel over all of them
+    (``torch._grouped_mm``, CUTLASS/cuBLASLt grouped GEMM); ``n > 0`` as one GEMM per expert,
+    issued round-robin on ``n`` streams, with each expert's fp8 operands quantized by kernels of
+    their own (TransformerEngine's ``GroupedLinear``: ``multi_stream_cublas_gemm`` on 4 compute
+    streams, :mod:`simulator.cost.compute`)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

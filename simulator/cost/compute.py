@@ -43,6 +43,9 @@ class ComputeModel:
     dtype: Dtype
     speedup: float = 1.0
     attention_kernel: str = "default"
+    expert_streams: int = 0
+    """Streams a GPU's local experts' GEMMs are issued on one per expert (0: one grouped kernel;
+    the stack's ``kernels.grouped_gemm_streams``)."""
 
     @property
     def peak_flops(self) -> float:
@@ -78,10 +81,24 @@ class ComputeModel:
 
     def gemm_time(self, m, n, k, batch=1, linear=False) -> np.ndarray:
         """Seconds for GEMMs (m, n, k) x batch: 2 m n k batch / (peak * clock * efficiency)
-        + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under fp8 training."""
-        fp8 = np.asarray(linear, bool) & (self.dtype == Dtype.FP8)
+        + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under fp8 training.
+
+        A batched linear GEMM is a GPU's local experts; with ``expert_streams`` ``s > 0`` they
+        run one GEMM per expert, round-robin on ``s`` streams (TransformerEngine
+        ``multi_stream_cublas_gemm``, transformer_engine/common/gemm/cublaslt_gemm.cu, 4 compute
+        streams in common/util/multi_stream.cpp, the GroupedLinear path at least to v2.15): the
+        ``s`` GEMMs in flight share the waves (the efficiency of a batch of ``min(s, E)``) and
+        every round of launches costs the overhead, ``ceil(E / s)`` of them."""
+        linear = np.asarray(linear, bool)
+        fp8 = linear & (self.dtype == Dtype.FP8)
         flops = 2.0 * np.asarray(m, float) * n * k * batch
         peak = np.where(fp8, self.peak_flops, self.half_peak_flops) * self.gpu.clock_fraction
+        if self.expert_streams:
+            batch = np.asarray(batch, float)
+            experts = linear & (batch > 1)
+            rounds = np.where(experts, np.ceil(batch / self.expert_streams), 1.0)
+            waves = np.where(experts, np.minimum(batch, self.expert_streams), batch)
+            return flops / (peak * self.gemm_efficiency(m, n, k, waves, fp8)) + rounds * self.overhead_s
         return flops / (peak * self.gemm_efficiency(m, n, k, batch, fp8)) + self.overhead_s
 
     def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:

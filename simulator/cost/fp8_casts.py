@@ -134,7 +134,28 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     inputs = per_element * m * cast_shard(scenario, stack, layout, len(g)) * k * batch
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
     backward = _kernels_time(compute, np.append(per_element * (m * n * batch), weight_bwd))
-    return forward, backward
+    launches = expert_quantize_launches(stack, compute, batch) * compute.overhead_s
+    return forward + launches, backward + launches
+
+
+QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1}
+"""Kernels TransformerEngine runs to quantize one tensor it cannot quantize with others: per-tensor
+current scaling computes the amax, the scale from it and the cast (``nvte_compute_amax``,
+``nvte_compute_scale_from_amax``, ``nvte_quantize_v2``; transformer_engine/pytorch/csrc/quantizer.cpp
+@ v2.7); MXFP8 one cast. Delayed scaling quantizes a grouped linear's splits in one fused
+multi-tensor kernel ("only have fused kernel for FP8 delayed scaling", csrc/extensions/cast.cpp)."""
+
+
+def expert_quantize_launches(stack: StackProfile, compute: ComputeModel, batch: np.ndarray) -> float:
+    """Kernel launches beyond one per linear that a pass's fp8 casts take when a GPU's local
+    experts quantize their operands one expert at a time (``kernels.grouped_gemm_streams`` > 0):
+    ``E k - 1`` per grouped linear of ``E`` experts, ``k`` of :data:`QUANTIZE_KERNELS` (0 for
+    delayed scaling's fused kernel)."""
+    per_tensor = QUANTIZE_KERNELS.get(stack.kernels.fp8_scaling, 0)
+    if not compute.expert_streams or not per_tensor:
+        return 0.0
+    experts = batch[batch > 1]
+    return float((experts * per_tensor - 1).sum())
 
 
 def _kernels_time(compute: ComputeModel, nbytes: np.ndarray) -> float:

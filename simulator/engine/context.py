@@ -61,8 +61,9 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     layout = remembered(memo, ("layout", *fields), lambda: Layout(*fields))   # one object: keys
     shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel,
                               par.etp), lambda: _shape(scenario))
+    kernels = scenario_stack(scenario).kernels
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
-        collectives.cluster.hw.gpu, training.dtype, speedup, scenario_stack(scenario).kernels.attention))
+        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, kernels.grouped_gemm_streams))
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
 

@@ -73,6 +73,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_bridge_2604_moe``: the same tables' mixtures of experts on H100: Qwen3 30B-A3B on 16
   and Qwen3 235B-A22B on 256 GPUs, FP8 current scaling (validation/megatron_bridge_2604_moe.csv),
   tokens/s per GPU.
+- ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), FP8
+  current scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -563,6 +565,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_2604_moe",
         "Megatron-Bridge 26.04.01 performance tables, Qwen3 30B-A3B and 235B-A22B (MoE) on 16 and 256 "
         "H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_2604_moe.csv"),
+    "megatron_bridge_dsv3": _step_entry(
+        "megatron_bridge_dsv3",
+        "Megatron-Bridge 25.09 and 25.11 performance tables, DeepSeek-V3 (671B MoE) on 256 B200 and GB200 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_dsv3.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
