@@ -180,7 +180,7 @@ CASES: list[tuple[str, Any, str | None, str]] = [
      "'fat-tre' is not one of 'fat-tree', 'rail-optimized', 'single-switch' or 'torus' "
      "(did you mean 'fat-tree'?)"),
     ("unknown-dtype", mutate(("training.dtype", "bf61")), "training.dtype",
-     "'bf61' is not one of 'fp32', 'tf32', 'bf16', 'fp16' or 'fp8' (did you mean 'bf16'?)"),
+     "'bf61' is not one of 'fp32', 'tf32', 'bf16', 'fp16', 'fp8' or 'fp4' (did you mean 'bf16'?)"),
     ("tf32-is-not-a-training-dtype", mutate(("training.dtype", "tf32")), "training.dtype",
      "tf32 is a GPU math mode, not a training dtype"),
     ("unknown-schedule", mutate(("parallelism.schedule", "1f1")), "parallelism.schedule",

@@ -146,3 +146,55 @@ def test_blackwell_casts_one_copy_for_per_tensor_recipes(node, delayed, dynamic,
 def _stack(scaling):
     from simulator.config.stack import StackProfile
     return StackProfile(name="t", kernels={"fp8_scaling": scaling})
+
+
+def test_nvfp4_cast_is_an_amax_pass_and_two_packed_copies():
+    """TE's NVFP4Quantizer: an amax pass (read 2), then one fused kernel reading 2 and writing a
+    row-wise and a column-wise copy of 4-bit values with an E4M3 scale per 16: 2 + 2 + 2 (0.5 + 1/16)."""
+    assert cast_bytes_per_element(_stack("nvfp4")) == pytest.approx(2 + 2 + 2 * (0.5 + 1 / 16))
+
+
+def test_nvfp4_linears_run_at_the_fp4_peak(tmp_path):
+    """On a B200 a linear's GEMM under NVFP4 takes F / (fp4 peak x fp4 fraction x tile and wave
+    fill) + overhead, with the fp4 peak twice the fp8 one; attention stays 16-bit, and MFU is
+    counted against the fp4 peak."""
+    from simulator.cost.compute import ComputeModel
+    data = {"cluster": {"node": "dgx-b200", "nodes": 1}, "model": {"preset": "llama3-8b", "seq_len": 4096},
+            "training": {"global_batch": 64, "dtype": "fp8",
+                         "stack": {"base": "megatron-core", "kernels": {"fp8_scaling": "nvfp4"}}},
+            "parallelism": {"dp": 8}}
+    scenario = scenario_from_mapping(data, "nvfp4.yaml")
+    ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+    gpu = ctx.compute.gpu
+    assert ctx.compute.fp4 and ctx.compute.peak_flops == pytest.approx(2 * gpu.peak_flops("fp8"))
+    m, n, k = 4096.0, 14336.0, 4096.0
+    expected = 2 * m * n * k / (gpu.peak_flops("fp4") * gpu.clock_fraction * ctx.compute.gemm_efficiency(
+        m, n, k, 1, True)) + ctx.compute.overhead_s
+    assert ctx.compute.gemm_time(m, n, k, 1, True) == pytest.approx(expected, rel=1e-12)
+    fp8 = ComputeModel(gpu, ctx.compute.dtype)
+    attention_like = fp8.gemm_time(m, n, k, 1, False)
+    assert ctx.compute.gemm_time(m, n, k, 1, False) == pytest.approx(attention_like, rel=1e-12)
+    assert ctx.compute.gemm_efficiency(m, n, k, 1, True) < fp8.gemm_efficiency(m, n, k, 1, True)
+
+
+@pytest.mark.parametrize(("node", "stack", "key"), [
+    ("dgx-h100", {"kernels": {"fp8_scaling": "nvfp4"}}, "training.stack.kernels.fp8_scaling"),
+    ("dgx-b200", {"kernels": {"fp8_scaling": "nvfp4"}, "data_parallel": {"param_gather_dtype": "fp8"}},
+     "training.stack.data_parallel.param_gather_dtype"),
+    ("dgx-b200", {"data_parallel": {"param_gather_dtype": "fp4"}},
+     "training.stack.data_parallel.param_gather_dtype"),
+    ("dgx-b200", {"kernels": {"fp8_scaling": "nvfp4"}, "data_parallel": {"grad_reduce_dtype": "fp4"}},
+     "training.stack.data_parallel.grad_reduce_dtype")])
+def test_nvfp4_mistakes_get_one_message_and_exit_2(tmp_path, capsys, node, stack, key):
+    """NVFP4 off Blackwell, fp8 weight gathers under it, fp4 gathers without it, fp4 gradients."""
+    import yaml
+
+    from simulator.cli import main
+    data = {"cluster": {"node": node, "nodes": 1}, "model": {"preset": "llama3-8b"},
+            "training": {"global_batch": 64, "dtype": "fp8", "stack": {"base": "megatron-core", **stack}},
+            "parallelism": {"dp": 8}}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert key in err and "Traceback" not in err

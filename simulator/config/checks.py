@@ -31,6 +31,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
         return
     _check_model(scenario)
     _check_fp8(scenario, cluster.gpu)
+    _check_fp4_collectives(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
@@ -218,9 +219,11 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
                           "fp8 training needs Hopper, Ada, Blackwell or an MI300-class GPU); set "
                           "training.dtype: bf16", key="training.dtype")
     stack = scenario.training.stack
+    key = "training.stack.kernels.fp8_scaling"
+    if isinstance(stack, StackProfile) and stack.kernels.fp8_scaling == Fp8Scaling.NVFP4:
+        _check_nvfp4(stack, gpu, key)
     if not isinstance(stack, StackProfile) or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
         return
-    key = "training.stack.kernels.fp8_scaling"
     if not gpu.mx_block_scaling:
         raise ConfigError(f"MXFP8 needs block-scaled tensor cores (Blackwell or later), which the "
                           f"{gpu.name} lacks; use dynamic (per-tensor current scaling) or delayed",
@@ -230,6 +233,39 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
             raise ConfigError(f"MXFP8 weights are all-gathered in 16 bit and quantized after the "
                               f"gather (Megatron-Core reuse_grad_buf_for_mxfp8_param_ag); set "
                               f"training.stack.{part}.param_gather_dtype: bf16", key=key)
+
+
+def _check_nvfp4(stack: StackProfile, gpu: GpuSpec, key: str) -> None:
+    """NVFP4 needs fp4 tensor cores (Blackwell): a spec with an fp4 peak and the fraction of it
+    an fp4 GEMM reaches; its weights gather in 4 bits (Megatron-Core ``fp4_param_gather``) or
+    16, not as fp8."""
+    if Dtype.FP4 not in gpu.peak_dense_tflops or gpu.compute.fp4_gemm_peak_fraction is None:
+        raise ConfigError(f"NVFP4 needs fp4 tensor cores (Blackwell or later), which the {gpu.name}'s "
+                          "spec does not list (peak_dense_tflops fp4 and compute.fp4_gemm_peak_fraction); "
+                          "use dynamic, delayed or mxfp8", key=key)
+    for part in ("data_parallel", "sharding"):
+        if getattr(stack, part).param_gather_dtype == ReduceDtype.FP8:
+            raise ConfigError("NVFP4 weights are all-gathered in 4 bits (Megatron-Core fp4_param_gather) "
+                              f"or 16, not fp8; set training.stack.{part}.param_gather_dtype: fp4 or bf16",
+                              key=f"training.stack.{part}.param_gather_dtype")
+
+
+def _check_fp4_collectives(scenario: Scenario) -> None:
+    """4-bit collectives: only NVFP4 weights gather in 4 bits; no stack reduces gradients in 4."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile):
+        return
+    nvfp4 = scenario.training.dtype == Dtype.FP8 and stack.kernels.fp8_scaling == Fp8Scaling.NVFP4
+    for part in ("data_parallel", "sharding"):
+        section = getattr(stack, part)
+        if section.param_gather_dtype == ReduceDtype.FP4 and not nvfp4:
+            raise ConfigError("fp4 weight gathers are NVFP4's (training.dtype fp8 with "
+                              "kernels.fp8_scaling: nvfp4); set bf16 or fp8",
+                              key=f"training.stack.{part}.param_gather_dtype")
+        for name, value in section:
+            if value == ReduceDtype.FP4 and name != "param_gather_dtype":
+                raise ConfigError("only NVFP4 weight gathers run in 4 bits; set bf16 or fp32",
+                                  key=f"training.stack.{part}.{name}")
 
 
 def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:

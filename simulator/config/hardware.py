@@ -25,13 +25,15 @@ Flag = Annotated[bool, Strict()]
 
 
 class Dtype(StrEnum):
-    """Training number formats; ``tf32`` is only a GPU capability, not a training dtype."""
+    """Training number formats; ``tf32`` and ``fp4`` are only GPU capabilities, not training
+    dtypes (fp4 GEMMs are an fp8 recipe's, ``kernels.fp8_scaling: nvfp4``)."""
 
     FP32 = "fp32"
     TF32 = "tf32"
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    FP4 = "fp4"
 
 
 class LinkKind(StrEnum):
@@ -110,6 +112,9 @@ class ComputeEfficiency(BaseModel):
     memory_bandwidth_fraction: Fraction
     kernel_overhead_us: NonNegativeFloat
     fp8_gemm_peak_fraction: Fraction | None = None
+    fp4_gemm_peak_fraction: Fraction | None = None
+    """Fraction of the fp4 dense peak a large block-scaled fp4 GEMM reaches (NVFP4, MXFP4);
+    None on parts without fp4 tensor cores."""
     attention_forward_fraction: Fraction | None = None
     attention_backward_fraction: Fraction | None = None
     attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)

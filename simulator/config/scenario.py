@@ -218,6 +218,9 @@ class TrainingConfig(_Section):
     def _training_dtype(cls, value: Dtype) -> Dtype:
         if value == Dtype.TF32:
             raise ValueError("tf32 is a GPU math mode, not a training dtype; use fp32, bf16, fp16 or fp8")
+        if value == Dtype.FP4:
+            raise ValueError("fp4 training is dtype fp8 with training.stack.kernels.fp8_scaling: nvfp4 "
+                             "(TransformerEngine's NVFP4BlockScaling recipe); use fp32, bf16, fp16 or fp8")
         return value
 
 

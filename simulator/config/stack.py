@@ -34,11 +34,13 @@ class ReduceDtype(StrEnum):
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    FP4 = "fp4"   # NVFP4 weights: packed 4-bit values (Megatron-Core fp4_param_gather)
 
-    def nbytes(self, training_dtype: Dtype) -> int:
+    def nbytes(self, training_dtype: Dtype) -> float:
         """Bytes per element of this dtype (``param``: the training dtype's bytes, fp8 -> 2
-        since fp8 recipes keep bf16 weights and gradients)."""
-        sizes = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+        since fp8 recipes keep bf16 weights and gradients; fp4: 0.5, the packed values alone,
+        as Megatron-Core rebuilds the scales on every rank from all-reduced amaxes)."""
+        sizes = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "fp4": 0.5}
         if self is ReduceDtype.PARAM:
             return {Dtype.FP32: 4}.get(training_dtype, 2)
         return sizes[self.value]
@@ -63,6 +65,7 @@ class Fp8Scaling(StrEnum):
     DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
     MXFP8 = "mxfp8"          # one E8M0 scale per 32 elements, set in the cast kernel (Blackwell)
+    NVFP4 = "nvfp4"          # 4-bit E2M1, one E4M3 scale per 16 elements and a per-tensor one (Blackwell)
 
 
 class Fp8WeightCast(StrEnum):

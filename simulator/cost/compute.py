@@ -46,11 +46,15 @@ class ComputeModel:
     expert_streams: int = 0
     """Streams a GPU's local experts' GEMMs are issued on one per expert (0: one grouped kernel;
     the stack's ``kernels.grouped_gemm_streams``)."""
+    fp4: bool = False
+    """Whether fp8 training's linears run as NVFP4 GEMMs (``kernels.fp8_scaling: nvfp4``): at
+    the fp4 peak and ``fp4_gemm_peak_fraction``."""
 
     @property
     def peak_flops(self) -> float:
-        """Dense peak at the training dtype (fp8: the fp8 peak), FLOP/s."""
-        return self.gpu.peak_flops(self.dtype) * self.speedup
+        """Dense peak at the training dtype (fp8: the fp8 peak; NVFP4: the fp4 peak), FLOP/s:
+        what linear GEMMs run at and MFU is counted against."""
+        return self.gpu.peak_flops(Dtype.FP4 if self.fp4 else self.dtype) * self.speedup
 
     @property
     def half_peak_flops(self) -> float:
@@ -60,7 +64,9 @@ class ComputeModel:
 
     @property
     def _fp8_speedup(self) -> float:
-        return self.gpu.peak_flops(Dtype.FP8) / self.gpu.peak_flops(Dtype.BF16)
+        """The low-precision linears' peak (fp8, or fp4 under NVFP4) over the bf16 peak."""
+        low = Dtype.FP4 if self.fp4 else Dtype.FP8
+        return self.gpu.peak_flops(low) / self.gpu.peak_flops(Dtype.BF16)
 
     @property
     def overhead_s(self) -> float:
@@ -75,7 +81,8 @@ class ComputeModel:
         waves = np.ceil(tiles / self.gpu.sm_count)
         tile_fill = (m * n * batch) / (tiles * tm * tn)
         wave_fill = tiles / (waves * self.gpu.sm_count)
-        fraction = np.where(fp8, c.fp8_fraction, c.gemm_peak_fraction)
+        low = c.fp4_gemm_peak_fraction if self.fp4 and c.fp4_gemm_peak_fraction else c.fp8_fraction
+        fraction = np.where(fp8, low, c.gemm_peak_fraction)
         k_overhead = c.gemm_k_overhead * np.where(fp8, self._fp8_speedup, 1.0)
         return fraction * tile_fill * wave_fill * k / (k + k_overhead)
 

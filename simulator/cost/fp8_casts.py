@@ -21,6 +21,13 @@ row-wise and a column-wise copy, 1 B each, and one scale byte per 32 elements fo
 per-tensor fp8 kernel's 2,369 on a B200 at the same shape (flashinfer-ai/flashinfer#2256), so
 the fp8 GEMM fraction is kept.
 
+NVFP4 (``kernels.fp8_scaling: nvfp4``, TransformerEngine's ``NVFP4BlockScaling``; NVIDIA,
+"Pretraining Large Language Models with NVFP4", arXiv:2509.25149): 4-bit E2M1 values, an E4M3
+scale per 16 elements and a per-tensor FP32 scale from the tensor's amax; weights scaled in 16 x
+16 blocks, gradients stochastically rounded, the weight-gradient GEMM's operands Hadamard-
+transformed. Each cast takes an amax pass and one fused kernel writing both copies
+(``NVFP4_CAST_BYTES``); the linears' GEMMs run at the fp4 peak (:mod:`simulator.cost.compute`).
+
 Where the weight's fp8 copy is made follows ``kernels.fp8_weight_cast``:
 
 - ``per_step``: TransformerEngine caches it over a step's microbatches: Megatron-Core's
@@ -65,6 +72,14 @@ MX_BLOCK = 32
 MX_SCALE_BYTES = 2.0 / MX_BLOCK
 """Bytes per element of the E8M0 scales an MXFP8 cast writes: one byte per block, for the
 row-wise and the column-wise copy."""
+NVFP4_BLOCK = 16
+"""Elements sharing one NVFP4 E4M3 scale (TransformerEngine ``NVFP4BlockScaling``)."""
+NVFP4_CAST_BYTES = AMAX_BYTES + 2.0 + 2 * (0.5 + 1.0 / NVFP4_BLOCK)
+"""Bytes per element of an NVFP4 cast: the amax pass its per-tensor FP32 scale needs (read 2;
+``nvte_hadamard_transform_amax`` takes the row-wise amax and the column-wise one after the
+Hadamard transform in one pass), then one fused kernel (``nvte_quantize_with_hadamard_transform``)
+reading 2 and writing a row-wise and a column-wise copy of 4-bit values (0.5) with an E4M3 scale
+per 16 (transformer_engine/pytorch/csrc/quantizer.cpp, NVFP4Quantizer::quantize_impl, d0067d0)."""
 
 
 def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout, linears: int = 4) -> np.ndarray:
@@ -86,8 +101,10 @@ def cast_bytes_per_element(stack: StackProfile, gpu: GpuSpec | None = None) -> f
     """Bytes moved per element cast: ``FP8_CAST_BYTES`` (one copy less, ``FP8_CAST_BYTES -
     1``, for a per-tensor recipe on a GPU with ``fp8_any_layout``), plus ``AMAX_BYTES`` under
     dynamic scaling or ``MX_SCALE_BYTES`` under MXFP8 (whose two copies are quantized apart on
-    any GPU). ``gpu`` None: a Hopper-like part."""
+    any GPU); ``NVFP4_CAST_BYTES`` under NVFP4. ``gpu`` None: a Hopper-like part."""
     scaling = stack.kernels.fp8_scaling
+    if scaling == Fp8Scaling.NVFP4:
+        return NVFP4_CAST_BYTES
     one_copy = gpu is not None and gpu.fp8_any_layout and scaling != Fp8Scaling.MXFP8
     extra = {Fp8Scaling.DYNAMIC: AMAX_BYTES, Fp8Scaling.MXFP8: MX_SCALE_BYTES}
     return FP8_CAST_BYTES - float(one_copy) + extra.get(scaling, 0.0)
@@ -138,12 +155,13 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     return forward + launches, backward + launches
 
 
-QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1}
+QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2}
 """Kernels TransformerEngine runs to quantize one tensor it cannot quantize with others: per-tensor
 current scaling computes the amax, the scale from it and the cast (``nvte_compute_amax``,
 ``nvte_compute_scale_from_amax``, ``nvte_quantize_v2``; transformer_engine/pytorch/csrc/quantizer.cpp
-@ v2.7); MXFP8 one cast. Delayed scaling quantizes a grouped linear's splits in one fused
-multi-tensor kernel ("only have fused kernel for FP8 delayed scaling", csrc/extensions/cast.cpp)."""
+@ v2.7); MXFP8 one cast; NVFP4 the amax pass and the fused cast. Delayed scaling quantizes a
+grouped linear's splits in one fused multi-tensor kernel ("only have fused kernel for FP8
+delayed scaling", csrc/extensions/cast.cpp)."""
 
 
 def expert_quantize_launches(stack: StackProfile, compute: ComputeModel, batch: np.ndarray) -> float:

@@ -10,6 +10,7 @@ from simulator.config.checks import data_parallel_size
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import RankOrder, Scenario
+from simulator.config.stack import Fp8Scaling
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.memo import remembered
@@ -62,8 +63,10 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel,
                               par.etp), lambda: _shape(scenario))
     kernels = scenario_stack(scenario).kernels
+    fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
+    streams = kernels.grouped_gemm_streams if scenario.model.experts > 1 else 0   # only experts batch linears
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
-        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, kernels.grouped_gemm_streams))
+        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4))
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
 

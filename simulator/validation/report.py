@@ -601,9 +601,10 @@ rows of dense Llama on the GPUs the library describes: Llama 3 70B on 64 H100 (1
 GPU), Llama 3.1 405B on 1,024 H100 (328) and on 256 GB200 at tp 4 x pp 16 x v 4 without context
 parallelism (864) (`validation/megatron_bridge_2604.csv`); and, added the same day once MXFP8 was
 modelled and scored once, the GB200 MXFP8 rows: Llama 3 70B on 64 GB200 (3,712) and Llama 3.1 405B
-on 256 (800). Left out: the GB200 70B FP8 row (Megatron FSDP), the NVFP4 rows (not modelled), GB300
-and B300 (no library GPU). Added on 2026-11-28 as an out-of-sample check of the 2026 software and
-scored once; nothing changed for it.
+on 256 (800); and, added once NVFP4 was modelled (2026-11-28) and scored once, the GB200 NVFP4 rows:
+Llama 3 70B on 64 GB200 (4,864) and Llama 3.1 405B on 256 (1,184). Left out: the GB200 70B FP8 row
+(Megatron FSDP), GB300 and B300 (no library GPU). Added on 2026-11-28 as an out-of-sample check
+of the 2026 software and scored once; nothing changed for it.
 The same tables give the software's drift on these rows: from 26.02 to 26.04.01, at the same
 layout and batch, 1,621 -> 1,664, 311 -> 328 and 793 -> 864 tokens/s per GPU (+3%, +5%, +9%).
 
@@ -615,10 +616,17 @@ cp 1, global batch 1,536, no Megatron FSDP) on GB200 NVL72 racks of 64 used GPUs
 `bf16_with_mxfp8_mixed` (`kernels.fp8_scaling: mxfp8`, the weights gathered in 16 bit) with the
 GB200 FP8_MX V2 base configs (70B: tp 2 x pp 4 x v 5 on one rack, the userbuffers file
 `userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192`; 405B: row 3's layout with 8 virtual stages).
+The NVFP4 rows (recipe at v0.4.2, the 26.04.01 table's tag): `bf16_with_nvfp4_mixed`
+(`kernels.fp8_scaling: nvfp4`, every transformer layer in NVFP4, `fp4_param_gather`:
+`data_parallel.param_gather_dtype: fp4`), the MXFP8 rows' layouts, tensor-parallel userbuffers off
+(`tp_comm_overlap = False if precision == "nvfp4"`, `scripts/performance/utils/overrides.py`), and
+for the 405B the weight gathers' overlap off (`disable_param_gather_overlap`, Megatron-Bridge
+issue #3714).
 
-Result: MAPE 9.8%, max 16.7%, not met since the MXFP8 rows were added (5.3% / 9.4%, met, over the
-first three; 9.6% / 16.7% before Blackwell's per-tensor fp8 casts wrote one copy, `fp8_any_layout`,
-the same day). The MXFP8 rows read +16.7% (70B) and +15.3% (405B): the table ran the 405B in
+Result: MAPE 9.1%, max 16.7% over the seven rows, not met (9.8% / 16.7% over the first five,
+before the NVFP4 rows; 5.3% / 9.4%, met, over the first three; 9.6% / 16.7% before Blackwell's
+per-tensor fp8 casts wrote one copy, `fp8_any_layout`, the same day). The MXFP8 rows read +16.7%
+(70B) and +15.3% (405B): the table ran the 405B in
 MXFP8 7.4% slower than in FP8 current scaling (800 against 864 tokens/s per GPU, at 8 virtual
 stages against 4), the model 0.5% faster; with the Megatron-Bridge 25.11 B200 pairs (MXFP8 3.6%
 and 5.6% slower, `megatron_bridge_b200`) three same-table pairs put MXFP8 4-7% behind per-tensor
@@ -631,7 +639,14 @@ where the 2025 Blackwell runs with cp 2 read +10-18% (MLPerf v5.0 and v5.1, Mega
 predicted memory was 205 GiB when scored, 11% over the 185 GiB it ran in; with TransformerEngine's
 fp8 copies of the linear inputs counted as what its layers keep for backward (one byte, not two:
 `kernels.fp8_saved_inputs`, read from `transformer_engine/pytorch/module/linear.py` the same day)
-it is 184.9 GiB and fits, as the run did.""",
+it is 184.9 GiB and fits, as the run did. The NVFP4 rows read +3.9% (70B) and -10.9% (405B): the
+GEMMs at the fp4 peak and `fp4_gemm_peak_fraction` (cuBLAS's block-scaled FP4 GEMM on a B200,
+not a training-shape sweep), the casts an amax pass and a fused cast writing both 4-bit copies,
+the weights gathered in 4 bits. The 405B row's 46.6 s predicted step holds 5.0 s of exposed
+tensor-parallel collectives (userbuffers off for NVFP4); with them overlapped as in the FP8 rows
+it would read -2.5%, so the miss sits in how much of tp 4's NCCL traffic on NVLink 5 the run
+hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and 1.48x (405B) the MXFP8 rows'
+rate; predicted 1.17x and 1.14x.""",
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current

@@ -69,7 +69,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   (validation/mlperf_v51_llama31.csv), tokens/s per GPU from the logged step times.
 - ``megatron_bridge_2604``: Megatron-Bridge's 26.04.01 tables (the performance archive): Llama 3 70B
   on 64 H100, Llama 3.1 405B on 1,024 H100 and on 256 GB200 without context parallelism, FP8
-  current scaling (validation/megatron_bridge_2604.csv), tokens/s per GPU.
+  current scaling; the GB200 MXFP8 and NVFP4 rows of both models
+  (validation/megatron_bridge_2604.csv), tokens/s per GPU.
 - ``megatron_bridge_2604_moe``: the same tables' mixtures of experts on H100: Qwen3 30B-A3B on 16
   and Qwen3 235B-A22B on 256 GPUs, FP8 current scaling (validation/megatron_bridge_2604_moe.csv),
   tokens/s per GPU.
