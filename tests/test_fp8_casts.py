@@ -198,3 +198,20 @@ def test_nvfp4_mistakes_get_one_message_and_exit_2(tmp_path, capsys, node, stack
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert key in err and "Traceback" not in err
+
+
+def test_import_log_maps_nvfp4():
+    """``--fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather``: fp8 training with the NVFP4
+    recipe and 4-bit weight gathers."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from simulator.measure.draft import draft_from_log
+    from simulator.measure.megatron_log import read_megatron_log
+    log = read_megatron_log(Path(__file__).resolve().parents[1] / "validation" / "training_logs"
+                            / "primus-megatron_llama2-7b_8x8-mi325x.log.gz")
+    args = {**log.arguments, "fp4": "e2m1", "fp4_recipe": "nvfp4", "fp4_param_gather": True, "fp8": None}
+    draft = draft_from_log(replace(log, arguments=args), "mi325x-platform", 8).scenario
+    assert draft["training"]["dtype"] == "fp8"
+    assert draft["training"]["stack"]["kernels"]["fp8_scaling"] == "nvfp4"
+    assert draft["training"]["stack"]["data_parallel"]["param_gather_dtype"] == "fp4"

@@ -253,7 +253,9 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
     training: dict[str, Any] = {"stack": _stack(args, extra),
                                 "global_batch": _required(log, "global_batch_size"),
                                 "micro_batch": _required(log, "micro_batch_size")}
-    if args.get("fp8"):
+    if _nvfp4(args):
+        training["dtype"] = "fp8"       # the fp8 recipes' plumbing, kernels.fp8_scaling: nvfp4
+    elif args.get("fp8"):
         training["dtype"] = "fp8"
         recipe = args.get("fp8_recipe")
         extra.append(f"fp8 format {args['fp8']}" + (f", {recipe} scaling" if recipe else "")
@@ -265,6 +267,12 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
     if "attention_backend" not in args and "use_flash_attn" not in args:
         notes.append("training.attention: attention backend not logged; flash assumed")
     return training
+
+
+def _nvfp4(args: dict[str, Any]) -> bool:
+    """Whether the log trains with NVFP4 (``--fp4-format`` set, ``fp4_recipe`` nvfp4, its
+    default)."""
+    return bool(args.get("fp4")) and str(args.get("fp4_recipe") or "nvfp4").lower() == "nvfp4"
 
 
 def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
@@ -281,7 +289,9 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     - ``overlap_param_gather_with_optimizer_step``: ``data_parallel.param_gather_with_optimizer:
       true`` (bucketing off, one bucket per model chunk);
     - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``; mxfp8:
-      ``kernels.fp8_scaling: mxfp8``; blockwise is noted as not modelled;
+      ``kernels.fp8_scaling: mxfp8``; blockwise is noted as not modelled; ``fp4`` with
+      ``fp4_recipe`` nvfp4: ``kernels.fp8_scaling: nvfp4`` (``training.dtype: fp8``) and, with
+      ``fp4_param_gather``, ``data_parallel.param_gather_dtype: fp4``;
     - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
       mixed-precision policy (gathers and reduce-scatters in the parameter dtype), keeps
       FSDP2's gradient sync on every microbatch (its ``no_sync`` is a no-op) and drops TE's
@@ -316,6 +326,10 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     elif args.get("fp8") and recipe == "blockwise":
         extra.append("fp8_recipe blockwise (128 x 128 block scaling is not modelled; "
                      "priced as tensor scaling)")
+    if _nvfp4(args):
+        fields.setdefault("kernels", {})["fp8_scaling"] = "nvfp4"
+        gather = "fp4" if args.get("fp4_param_gather") or args.get("fp4_param") else "param"
+        fields.setdefault("data_parallel", {})["param_gather_dtype"] = gather
     if args.get("gradient_accumulation_fusion") is False:
         fields.setdefault("data_parallel", {})["grad_accumulation"] = "add"
     if _size(args, "num_experts") > 1:
