@@ -132,7 +132,9 @@ def test_stage_weights_count_each_layer_kind():
     last, last_expert = stage_parameters(model, par, 1, False, True, 0, 1)
     one, one_expert = stage_parameters(model, par, 1, False, True)
     assert last_expert == pytest.approx(2 * one_expert)
-    assert last - one == pytest.approx((non_expert + mtp_extra_parameters(model) + embedding) / 2)
+    duplicated = model.mla.duplicated_parameters(model.hidden) / 2      # latent down projections, whole
+    mtp_layer = (non_expert + mtp_extra_parameters(model) + embedding) / 2 + duplicated
+    assert last - one == pytest.approx(mtp_layer)
 
 
 def test_model_flops_count_dense_layers_and_mtp():

@@ -142,3 +142,20 @@ def test_the_tensor_parallel_gather_carries_the_latents(shared, width):
     tokens = ctx.shape.tokens
     assert gather.size_bytes == pytest.approx(tokens * width * 2)
     assert scatter.size_bytes == pytest.approx(tokens * 7168 * 2)
+
+
+def test_down_projections_are_whole_on_every_tensor_parallel_rank():
+    """Megatron-Core builds the latent down projections with ``parallel_mode='duplicated'``: a
+    stage's dense weights per GPU gain ``L (h r_q + r_q + h (r_kv + d_r) + r_kv) (1 - 1/t)`` over
+    an even split; DeepSeek-V3's are 15.1M of its 187.1M attention weights per layer."""
+    from simulator.config.presets import MODEL_PRESETS
+    from simulator.config.scenario import ParallelismConfig
+    from simulator.workload.memory import stage_parameters
+    model = ModelConfig(**MODEL_PRESETS["deepseek-v3"])
+    h, mla = model.hidden, model.mla
+    duplicated = h * 1536 + 1536 + h * (512 + 64) + 512
+    assert mla.duplicated_parameters(h) == duplicated
+    assert 15.1e6 < duplicated < 15.2e6
+    split, whole = (stage_parameters(model, ParallelismConfig(tp=t, pp=4), 8, False, False, 0, 0)[0]
+                    for t in (4, 1))
+    assert split == pytest.approx(whole / 4 + 8 * duplicated * (1 - 1 / 4))

@@ -47,6 +47,13 @@ class MlaConfig(BaseModel):
         shared rotary key (what the up projections read and ``k_pos_emb``)."""
         return self.q_lora_rank + self.kv_lora_rank + self.qk_rope_head_dim
 
+    def duplicated_parameters(self, hidden: int) -> int:
+        """Weights every tensor-parallel rank holds whole: the down projections (``h r_q`` and
+        ``h (r_kv + d_r)``, Megatron-Core ``parallel_mode='duplicated'``) and the latent norms
+        (``r_q + r_kv``)."""
+        q = hidden * self.q_lora_rank + self.q_lora_rank
+        return q + hidden * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+
     def attention_tensor_sizes(self, hidden: int, heads: int) -> list[int]:
         """Elements of each attention weight tensor of one layer (module docstring)."""
         q = ([hidden * self.q_lora_rank, self.q_lora_rank, self.q_lora_rank * heads * self.qk_dim]

@@ -313,6 +313,8 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     layer to the embedding; with ``p > 1`` Megatron keeps a copy on the last stage, synchronised through
     an embedding-group all-reduce, so it counts there too. Expert MLPs are
     divided by ``etp * ep`` (expert tensor parallelism, ``t`` unless ``parallelism.etp``).
+    Latent attention's down projections and latent norms are whole on every tensor-parallel rank
+    (:meth:`~simulator.config.mla.MlaConfig.duplicated_parameters`).
     ``dense_layers`` of the stage's decoder layers are ``model.dense_model()`` layers (all
     dense); each of its ``mtp_layers`` multi-token prediction layers is a layer of the model
     plus :func:`~simulator.workload.params.mtp_extra_parameters`, and a stage holding them but
@@ -326,6 +328,8 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     dense = routed * dense_layer / tp
     if dense_layers:
         dense += dense_layers * layer_parameters(model.dense_model()) / tp
+    if model.mla is not None:          # latent attention's down projections: whole on every rank
+        dense += (routed + dense_layers) * model.mla.duplicated_parameters(h) * (1 - 1 / tp)
     if mtp_layers:
         dense += (mtp_layers * mtp_extra_parameters(model) + (0 if first else model.vocab * h)) / tp
     if first:
