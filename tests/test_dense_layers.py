@@ -218,3 +218,15 @@ def test_import_log_maps_deepseeks_layer_pattern_mtp_and_layout():
     other = draft_from_log(replace(log, arguments={**log.arguments, "moe_layer_freq": [0, 1] * 16}),
                            "mi325x-platform", 8)
     assert "first_dense_layers" not in other.scenario["model"]
+
+
+def test_a_search_drops_the_layout_for_another_pipeline():
+    """A layout names the layers of ``pp * v`` chunks: a searched layout with the scenario's pp and
+    v keeps it, one with another pp takes the default split (the layout would be refused)."""
+    from simulator.sweep.layouts import apply_layout, with_layout
+    scenario = _scenario()
+    same = {"tp": 1, "pp": 4, "virtual_stages": 2, "ep": 8}
+    other = {"tp": 1, "pp": 2, "virtual_stages": 2, "ep": 8}
+    for apply in (apply_layout, with_layout):
+        assert apply(scenario, same).parallelism.pipeline_layout == "Et|t|t|t|t|t|m|L"
+        assert apply(scenario, other).parallelism.pipeline_layout is None

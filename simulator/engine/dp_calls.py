@@ -111,9 +111,10 @@ def _chunk_tensors(model: ModelConfig, tp: int, layers: int, params: float) -> l
     of ``params`` (embeddings, output layer) as one tensor; scaled to ``params`` where the layers
     alone exceed it."""
     tensors = [size / tp for size in layer_tensor_sizes(model)] * layers
-    rest = params - sum(tensors)
+    total = sum(tensors)
+    rest = params - total
     if rest < 0:
-        return [size * params / sum(tensors) for size in tensors]
+        return [size * params / total for size in tensors]
     return tensors + [rest] if rest > 0 else tensors
 
 

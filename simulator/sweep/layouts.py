@@ -97,12 +97,24 @@ def apply_layout(scenario: Scenario, layout: dict) -> Scenario:
         raise ValueError(f"unknown layout keys: {sorted(unknown)}")
     par = {k: v for k, v in layout.items() if k in PARALLELISM_KEYS}
     par.setdefault("dp", None)
+    par.update(_layout_reset(scenario, par))
     training = {k: v for k, v in layout.items() if k in TRAINING_KEYS}
     parallelism = type(scenario.parallelism).model_validate(
         {**scenario.parallelism.model_dump(), **par})
     training_cfg = type(scenario.training).model_validate(
         {**scenario.training.model_dump(), **training})
     return scenario.model_copy(update={"parallelism": parallelism, "training": training_cfg})
+
+
+def _layout_reset(scenario: Scenario, par: dict) -> dict:
+    """``{pipeline_layout: None}`` when a layout's ``pp`` or ``virtual_stages`` differ from the
+    scenario's that carries a ``parallelism.pipeline_layout`` (Megatron-Core's layout names the
+    layers of ``pp * v`` chunks, so another pipeline takes the default split); else ``{}``."""
+    base = scenario.parallelism
+    if base.pipeline_layout is None:
+        return {}
+    pipeline = (par.get("pp", base.pp), par.get("virtual_stages", base.virtual_stages))
+    return {} if pipeline == (base.pp, base.virtual_stages) else {"pipeline_layout": None}
 
 
 SEARCH_METRICS = ["step_time_s", "tokens_per_s", "mfu", "bubble_fraction", "bubble_s",
@@ -121,6 +133,7 @@ def with_layout(scenario: Scenario, layout: dict, sections: dict | None = None) 
     made = sections if sections is not None else {}
     par = {k: v for k, v in layout.items() if k in PARALLELISM_KEYS}
     par.setdefault("dp", None)
+    par.update(_layout_reset(scenario, par))
     key = ("parallelism", *par.items())
     if key not in made:
         made[key] = updated(scenario.parallelism, par)
