@@ -1,5 +1,6 @@
 """Seeded random scenarios across nodes, models (dense and mixtures of experts, shared
-experts, latent attention), stacks, dtypes and fp8 recipes and layouts: each is refused with
+experts, latent attention, dense layers among experts, multi-token prediction), stacks, dtypes
+and fp8 recipes (NVFP4 included), pipeline layouts and layouts: each is refused with
 a ConfigError or gives a physical result (finite step, MFU in (0, 1]); a sample also through
 the discrete-event engine with contention. Fuzzing this way on 2026-11-28 found the contention
 replay's crash on GPipe over PCIe servers (tests/test_des_prefix.py), and later that day a MoE
@@ -41,8 +42,11 @@ def _random_scenario(rng: random.Random, index: int) -> dict:
                    "recompute": rng.choice(["none", "selective", "full"])}
     if experts > 1 and rng.random() < 0.4:
         parallelism["etp"] = rng.choice([e for e in (1, 2, 4, 8) if tp % e == 0])
+    model = _random_model(rng, preset, experts)
+    if rng.random() < 0.2:
+        parallelism["pipeline_layout"] = _layout(pp, model.get("mtp_layers", 0))
     return {"name": f"random-{index}", "cluster": {"node": rng.choice(NODES), "nodes": nodes},
-            "model": _random_model(rng, preset, experts),
+            "model": model,
             "training": {"global_batch": dp * micro * rng.choice([1, 4]), "micro_batch": micro,
                          "dtype": rng.choice(["bf16", "fp8"]), "stack": _random_stack(rng, experts)},
             "parallelism": parallelism}
@@ -55,14 +59,36 @@ def _random_model(rng: random.Random, preset: str, experts: int) -> dict:
         model["mla"] = {**MLA, "q_lora_rank": rng.choice([0, 512])}
     if experts > 1 and rng.random() < 0.3:
         model["shared_expert_ffn"] = rng.choice([512, 2048])
+    if experts > 1 and rng.random() < 0.3:
+        model["first_dense_layers"] = rng.choice([1, 2])
+        model["dense_ffn"] = rng.choice([2048, 8192])
+    if rng.random() < 0.2:
+        model["mtp_layers"] = 1
     return model
+
+
+def _layout(pp: int, mtp: int) -> str:
+    """A Megatron-Core layout of the 4 layers (and MTP) on ``pp`` chunks, the embedding first."""
+    slots = ["t"] * 4 + ["m"] * mtp
+    chunks = [slots[i::pp] for i in range(pp)]          # interleaved letters: m may land early
+    ordered = sorted(slots, key=lambda s: s == "m")
+    sizes = [len(c) for c in chunks]
+    out, start = [], 0
+    for size in sizes:
+        out.append("".join(ordered[start:start + size]))
+        start += size
+    out[0], out[-1] = "E" + out[0], out[-1] + "L"
+    return "|".join(out)
 
 
 def _random_stack(rng: random.Random, experts: int) -> str | dict:
     """A stack, sometimes with another fp8 recipe or (MoE) the expert all-to-all overlap."""
     stack: dict = {"base": rng.choice(STACKS)}
     if rng.random() < 0.3:
-        stack["kernels"] = {"fp8_scaling": rng.choice(["delayed", "dynamic", "mxfp8"])}
+        stack["kernels"] = {"fp8_scaling": rng.choice(["delayed", "dynamic", "mxfp8", "nvfp4"]),
+                            "grouped_gemm_streams": rng.choice([0, 4])}
+        if stack["kernels"]["fp8_scaling"] == "nvfp4" and rng.random() < 0.5:
+            stack["data_parallel"] = {"param_gather_dtype": "fp4"}
     if experts > 1 and rng.random() < 0.3:
         stack["expert_parallel"] = {"a2a_overlap": True, "delay_wgrad": rng.random() < 0.5}
     return stack if len(stack) > 1 else stack["base"]
