@@ -230,3 +230,19 @@ def test_a_search_drops_the_layout_for_another_pipeline():
     for apply in (apply_layout, with_layout):
         assert apply(scenario, same).parallelism.pipeline_layout == "Et|t|t|t|t|t|m|L"
         assert apply(scenario, other).parallelism.pipeline_layout is None
+
+
+def test_a_standalone_mtp_stage_keeps_the_embedding_and_the_output_layer():
+    """Megatron-Core lets the MTP layers sit alone on a rank before the last (its 'standalone'
+    layout, in the last virtual stage of that rank): that stage builds the embedding and runs
+    the output layer and loss, so it holds both (2 V h / t) besides the MTP layer, and keeps the
+    MTP loss's logits; a layout putting them in an earlier virtual stage is refused."""
+    par = ParallelismConfig(tp=2, pp=4, ep=8)
+    h, vocab = DSV3.hidden, DSV3.vocab
+    standalone = stage_parameters(DSV3, par, 0, False, False, 0, 1)[0]
+    with_layer = stage_parameters(DSV3, par, 1, False, False)[0]
+    extra = mtp_extra_parameters(DSV3)
+    assert standalone - with_layer == pytest.approx((extra + 2 * vocab * h) / 2)
+    assert layout_chunks("Et|tt|ttm|L", 4, 1, 5, 1) == [(1, 0), (2, 0), (2, 1), (0, 0)]
+    with pytest.raises(LayoutError, match="last virtual"):
+        layout_chunks("Et|t|t|tm|L|||", 4, 2, 4, 1)

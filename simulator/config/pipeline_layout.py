@@ -12,7 +12,9 @@ Reference: Megatron-Core ``PipelineParallelLayerLayout`` (``parse_str_to_list``,
 ``validate_layer_layout``; megatron/core/transformer/pipeline_parallel_layer_layout.py):
 the chunk count is a multiple of ``p`` (the quotient is the virtual stage count), the
 embedding comes first and the loss last, each once, the decoder and MTP layers number
-``num_layers`` and ``mtp_num_layers``, and no decoder layer follows an MTP layer.
+``num_layers`` and ``mtp_num_layers``, no decoder layer follows an MTP layer, and the MTP layers
+share one chunk in the last virtual stage of its rank (a rank other than the last: Megatron-Core's
+standalone MTP stage).
 """
 
 from __future__ import annotations
@@ -73,4 +75,8 @@ def layout_chunks(text: str, pp: int, virtual_stages: int, layers: int, mtp_laye
                           f"({mtp_layers})")
     if "m" in flat and "t" in flat[flat.index("m"):]:
         raise LayoutError("a decoder layer t follows a multi-token prediction layer m")
+    holding = [c for c, chunk in enumerate(chunks) if "m" in chunk]
+    if len(holding) > 1 or (holding and holding[0] // pp != virtual_stages - 1):
+        raise LayoutError("the multi-token prediction layers m must share one chunk, in the last virtual "
+                          "stage of its pipeline rank")
     return [(chunk.count("t"), chunk.count("m")) for chunk in chunks]

@@ -308,7 +308,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     par, stack = ctx.scenario.parallelism, scenario_stack(ctx.scenario)
     layer = model_layer_cost(ctx, stack)
     heads = memoised(ctx, ("heads", *_shape_key(ctx)), lambda: head_costs(ctx.shape, ctx.compute))
-    layers = (layer, dense_layer_cost(ctx, stack),
+    priced = (layer, dense_layer_cost(ctx, stack),
               mtp_head_seconds(ctx, heads) if ctx.scenario.model.mtp_layers else (0.0, 0.0))
     p2p = memoised(ctx, ("p2p", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
@@ -317,7 +317,7 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     distinct, index = _stage_kinds(ctx, stack)
     parts = []                          # stages alike in layers, ends and ZeRO-3 prices
     for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
-        values, sharding = _stage_parts(ctx, stack, layers, kind, unit, heads)
+        values, sharding = _stage_parts(ctx, stack, priced, kind, unit, heads)
         forward, backward, split = _mean_work(ctx, attention, kind[0] + kind[4], values[0], values[1])
         values, amax = (forward, backward, *values[2:-1], p2p, total), values[-1]
         exposed = sharding.forward_exposed + sharding.backward_exposed
@@ -431,16 +431,16 @@ def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None 
     return out
 
 
-def _stage_parts(ctx: Context, stack, layers: tuple, kind: tuple, unit, heads: tuple
+def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: tuple
                  ) -> tuple[tuple, ShardingCost]:
     """One stage's (forward, backward, recompute, TP, CP, EP, fp8 amax all-reduce seconds per
     microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last, dense, MTP
-    layers) with ZeRO-3 unit prices ``unit`` (None without ZeRO-3); ``layers``: the model's
+    layers) with ZeRO-3 unit prices ``unit`` (None without ZeRO-3); ``priced``: the model's
     layer, its dense layer (None without) and a multi-token prediction layer's (forward,
     backward) extra (:mod:`simulator.engine.layer_kinds`)."""
     _, first, last, _, mtp = kind
     embed, logits_f, logits_b = heads
-    layer, dense, (mtp_f, mtp_b) = layers
+    layer, dense, (mtp_f, mtp_b) = priced
     layers, layer = stage_layer(layer, dense, kind)
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
     recompute = layers * (layer.recompute + layer.tp_recompute)

@@ -317,9 +317,10 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     (:meth:`~simulator.config.mla.MlaConfig.duplicated_parameters`).
     ``dense_layers`` of the stage's decoder layers are ``model.dense_model()`` layers (all
     dense); each of its ``mtp_layers`` multi-token prediction layers is a layer of the model
-    plus :func:`~simulator.workload.params.mtp_extra_parameters`, and a stage holding them but
-    not the first keeps a copy of the word embedding (Megatron-Core's ``GPTModel`` builds the
-    embedding where ``pre_process or mtp_process``).
+    plus :func:`~simulator.workload.params.mtp_extra_parameters`, and a stage holding them keeps
+    a copy of the word embedding unless it is the first (Megatron-Core's ``GPTModel`` builds the
+    embedding where ``pre_process or mtp_process``) and of the output layer unless it is the
+    last (a standalone MTP stage) or the output layer is the embedding.
     """
     h, tp = model.hidden, parallelism.tp
     dense_layer = dense_layer_parameters(model)
@@ -330,8 +331,9 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
         dense += dense_layers * layer_parameters(model.dense_model()) / tp
     if model.mla is not None:          # latent attention's down projections: whole on every rank
         dense += (routed + dense_layers) * model.mla.duplicated_parameters(h) * (1 - 1 / tp)
-    if mtp_layers:
-        dense += (mtp_layers * mtp_extra_parameters(model) + (0 if first else model.vocab * h)) / tp
+    if mtp_layers:                     # and the embedding and output layer it runs, where not here
+        copies = (0 if first else 1) + (0 if last or model.tied_embeddings else 1)
+        dense += (mtp_layers * mtp_extra_parameters(model) + copies * model.vocab * h) / tp
     if first:
         dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
     if last and not (first and model.tied_embeddings):
@@ -420,7 +422,8 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
             lambda: _activation_parts(model.dense_model(), training, par, False, False, stack)[:2])
         layer_bytes += (dense_kept - kept) * mix[0] + kept * mix[1]
         recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
-        logits *= 1 + mix[1]           # each prediction depth's loss keeps its own logits
+        if mix[1]:                     # each prediction depth's loss keeps its own logits
+            logits += mix[1] * _logit_bytes(model, training.micro_batch, par, _loss_bytes(stack, par))
     activations = (layer_bytes + extra) * in_flight + logits
     workspace = recompute_workspace if layers_on_stage + mix[1] else 0.0
     zero3 = par.zero_stage == 3
