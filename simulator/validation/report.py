@@ -55,8 +55,8 @@ def summary_table(frame: pd.DataFrame) -> str:
 def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None) -> str:
     """The compute fractions of every GPU spec the rows used, with the sets that used it."""
     library = library or HardwareLibrary()
-    lines = ["| GPU | derived from | bf16 / fp8 dense peak (TFLOP/s) | gemm_peak_fraction | "
-             "fp8_gemm_peak_fraction | attention fwd / bwd (generic) | attention kernels fwd / bwd | "
+    lines = ["| GPU | derived from | bf16 / fp8 / fp4 dense peak (TFLOP/s) | gemm_peak_fraction | "
+             "fp8 / fp4 gemm_peak_fraction | attention fwd / bwd (generic) | attention kernels fwd / bwd | "
              "memory_bandwidth_fraction | sustained clock_fraction | sets |",
              "|---|---|---|---:|---:|---|---|---:|---:|---|"]
     used = frame[frame["gpu"] != "-"].groupby("gpu", sort=True)["set"].unique()
@@ -65,8 +65,9 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
         c, peak = gpu.compute, gpu.peak_dense_tflops
         kernels = "; ".join(f"{k} {f:.3g} / {b:.3g}" for k, (f, b) in sorted(c.attention_kernels.items()))
         lines.append(
-            f"| {name} | {gpu.derived_from or '-'} | {_peak(peak, 'bf16')} / {_peak(peak, 'fp8')} | "
-            f"{c.gemm_peak_fraction:.3g} | {c.fp8_fraction:.3g} | {c.attention_fraction(False):.3g} / "
+            f"| {name} | {gpu.derived_from or '-'} | {_peak(peak, 'bf16')} / {_peak(peak, 'fp8')} / "
+            f"{_peak(peak, 'fp4')} | {c.gemm_peak_fraction:.3g} | {c.fp8_fraction:.3g} / "
+            f"{_fraction(c.fp4_gemm_peak_fraction)} | {c.attention_fraction(False):.3g} / "
             f"{c.attention_fraction(True):.3g} | {kernels or '-'} | {c.memory_bandwidth_fraction:.3g} | "
             f"{gpu.clock_fraction:.2f} | {', '.join(sets)} |")
     return "\n".join(lines)
@@ -74,6 +75,10 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
 
 def _peak(peaks: dict, dtype: str) -> str:
     return f"{peaks[dtype]:.1f}" if dtype in peaks else "-"
+
+
+def _fraction(value: float | None) -> str:
+    return f"{value:.3g}" if value is not None else "-"
 
 
 def rows_table(rows: pd.DataFrame, columns: list[tuple[str, str]]) -> str:
@@ -144,6 +149,7 @@ def json_records(frame: pd.DataFrame, library: HardwareLibrary | None = None) ->
         constants[name] = {
             "derived_from": gpu.derived_from or None, "gemm_peak_fraction": c.gemm_peak_fraction,
             "fp8_gemm_peak_fraction": c.fp8_fraction,
+            "fp4_gemm_peak_fraction": c.fp4_gemm_peak_fraction,
             "attention_forward_fraction": c.attention_fraction(False),
             "attention_backward_fraction": c.attention_fraction(True),
             "attention_kernels": {k: list(v) for k, v in c.attention_kernels.items()},
