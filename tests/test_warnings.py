@@ -180,3 +180,14 @@ def test_uneven_layers_name_megatrons_embedding_and_loss_accounting(tmp_path):
     other = _write(tmp_path, model={"preset": "megatron-1.7b", "layers": 23},
                    parallelism={"pp": 2, "dp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 5})
     assert not any("slots divide" in w for w in run_scenario(other).warnings)
+
+
+def test_a_pipeline_layout_or_uneven_stages_are_not_refused_layouts(tmp_path):
+    """Megatron-Core places the layers as ``--pipeline-model-parallel-layout`` or
+    ``--decoder-first/last-pipeline-num-layers`` say: no divisibility warning with either."""
+    laid = _write(tmp_path, model={"preset": "megatron-1.7b", "layers": 23},
+                  parallelism={"pipeline_layout": "E" + "t" * 11 + "|" + "t" * 12 + "L"})
+    assert not any("do not divide" in w for w in run_scenario(laid).warnings)
+    uneven = _write(tmp_path, model={"preset": "megatron-1.7b", "layers": 23},
+                    parallelism={"first_stage_layers": 11})
+    assert not any("do not divide" in w for w in run_scenario(uneven).warnings)

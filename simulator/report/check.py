@@ -45,6 +45,9 @@ def check_facts(session: ClusterSession, result: StepResult | None = None) -> li
     if sc.model is not None:
         total, active = parameter_count(sc.model), active_parameter_count(sc.model)
         text = f"{total / 1e9:.2f} B parameters"
+        if sc.model.mtp_layers:
+            main = parameter_count(sc.model.model_copy(update={"mtp_layers": 0}))
+            text += f", {main / 1e9:.2f} B without the multi-token prediction layers"
         if active != total:
             text += f" ({active / 1e9:.2f} B active per token)"
         facts.append(("model", f"{sc.model.preset or 'custom'}: {text}"))

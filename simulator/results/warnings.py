@@ -110,6 +110,8 @@ def layout_warnings(scenario: Scenario) -> list[str]:
                      "it off)")
     if not _megatron_family(scenario) or par.pp == 1:
         return found
+    if par.pipeline_layout is not None or par.first_stage_layers or par.last_stage_layers:
+        return found            # Megatron-Core places the layers as given (checked at load)
     where = "(megatron/training/arguments.py, validate_args)"
     if par.schedule == Schedule.INTERLEAVED and par.virtual_stages > 1:
         if layers % par.pp:
