@@ -100,13 +100,13 @@ class ComputeModel:
         fp8 = linear & (self.dtype == Dtype.FP8)
         flops = 2.0 * np.asarray(m, float) * n * k * batch
         peak = np.where(fp8, self.peak_flops, self.half_peak_flops) * self.gpu.clock_fraction
+        in_flight, rounds = batch, 1.0
         if self.expert_streams:
             batch = np.asarray(batch, float)
             experts = linear & (batch > 1)
             rounds = np.where(experts, np.ceil(batch / self.expert_streams), 1.0)
-            waves = np.where(experts, np.minimum(batch, self.expert_streams), batch)
-            return flops / (peak * self.gemm_efficiency(m, n, k, waves, fp8)) + rounds * self.overhead_s
-        return flops / (peak * self.gemm_efficiency(m, n, k, batch, fp8)) + self.overhead_s
+            in_flight = np.where(experts, np.minimum(batch, self.expert_streams), batch)
+        return flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8)) + rounds * self.overhead_s
 
     def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:
         """Seconds for fused attention of ``flops`` of kernels of ``shape``:

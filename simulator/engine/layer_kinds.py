@@ -34,11 +34,15 @@ __all__ = ["dense_context", "dense_layer_cost", "model_layer_cost", "mtp_head_se
 def model_layer_cost(ctx: Context, stack) -> LayerCost:
     """:func:`~simulator.cost.layer.layer_cost` of one of the model's layers, memoised by what
     it reads of a layout."""
-    par = ctx.scenario.parallelism
-    key = ("layer", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute, ctx.microbatches,
-           par.virtual_stages)
-    return memoised(ctx, key, lambda: layer_cost(
+    return memoised(ctx, _layer_key(ctx, "layer"), lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
+
+
+def _layer_key(ctx: Context, name: str) -> tuple:
+    """The memo key of a layer cost: what it reads of a layout."""
+    par = ctx.scenario.parallelism
+    return (name, ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute, ctx.microbatches,
+            par.virtual_stages)
 
 
 def stage_layers(ctx: Context, stack) -> list[LayerCost]:
@@ -62,10 +66,7 @@ def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:
     without them."""
     if not ctx.scenario.model.first_dense_layers:
         return None
-    par = ctx.scenario.parallelism
-    key = ("dense-layer", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute,
-           ctx.microbatches, par.virtual_stages)
-    return memoised(ctx, key, lambda: model_layer_cost(dense_context(ctx), stack))
+    return memoised(ctx, _layer_key(ctx, "dense-layer"), lambda: model_layer_cost(dense_context(ctx), stack))
 
 
 def mtp_head_seconds(ctx: Context, heads: tuple[float, float, float]) -> tuple[float, float]:
