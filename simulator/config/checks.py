@@ -7,6 +7,7 @@ from math import prod
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.multisite import check_sites
 from simulator.config.pipeline_layout import LayoutError, layout_chunks
+from simulator.config.recompute_rules import check_recompute_modules
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import (
     ModelConfig,
@@ -30,6 +31,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     if scenario.model is None or scenario.training is None:
         return
     _check_model(scenario)
+    check_recompute_modules(scenario)
     _check_fp8(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)

@@ -62,6 +62,10 @@ def describe_type(field) -> str:
         metadata += [m for e in extra for m in getattr(e, "metadata", [e])]
     if isinstance(base, type) and issubclass(base, Enum):
         return " \\| ".join(f"`{e.value}`" for e in base)
+    if base in (list, tuple):
+        item = typing.get_args(inner)[0]
+        if isinstance(item, type) and issubclass(item, Enum):
+            return "list of " + " \\| ".join(f"`{e.value}`" for e in item)
     name = getattr(base, "__name__", str(base)).replace("typing.", "")
     low = next((m.ge if hasattr(m, "ge") else m.gt for m in metadata
                 if isinstance(m, (annotated_types.Ge, annotated_types.Gt))), None)

@@ -117,6 +117,9 @@ MEANINGS = {
     "parallelism.shard_size": "ZeRO-3 hybrid sharding: shard inside groups of this many dp x cp "
                               "ranks, replicate across them",
     "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
+    "parallelism.recompute_modules": "with `recompute: selective`, the modules it re-runs "
+                                     "(Megatron-Core `--recompute-modules`; docs/scenario_extensions.md); "
+                                     "default: the stack's policy (Megatron: core_attn)",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
     "parallelism.rank_order": "how ranks map to GPUs, fastest first: `tp-cp-dp-pp` (Megatron's default: "

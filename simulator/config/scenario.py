@@ -57,6 +57,19 @@ class Recompute(StrEnum):
     FULL = "full"
 
 
+class RecomputeModule(StrEnum):
+    """A submodule Megatron-Core's selective recompute re-runs (``--recompute-modules``,
+    core_v0.17.1 ``TransformerConfig.recompute_modules``; :mod:`simulator.workload.recompute_modules`)."""
+
+    CORE_ATTN = "core_attn"
+    MOE_ACT = "moe_act"
+    LAYERNORM = "layernorm"
+    MLA_UP_PROJ = "mla_up_proj"
+    MLP = "mlp"
+    MOE = "moe"
+    SHARED_EXPERTS = "shared_experts"
+
+
 class Engine(StrEnum):
     ANALYTICAL = "analytical"
     DES = "des"
@@ -237,6 +250,9 @@ class ParallelismConfig(_Section):
     zero_stage: Annotated[int, Strict(), Field(ge=0, le=3)] = 1
     shard_size: Count | None = None   # ZeRO-3 hybrid sharding: shard in groups of this many dp*cp ranks
     recompute: Recompute = Recompute.NONE
+    recompute_modules: tuple[RecomputeModule, ...] | None = None
+    """What ``recompute: selective`` re-runs, by Megatron-Core's module names (None: the stack's
+    selective policy, :class:`simulator.config.stack.RecomputeProfile`)."""
     overlap_grad_reduce: Flag = True
     rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
@@ -244,6 +260,21 @@ class ParallelismConfig(_Section):
     pipeline_layout: Annotated[str, Strict(), Field(min_length=1, max_length=100_000)] | None = None
     """Megatron-Core's ``--pipeline-model-parallel-layout`` (:mod:`simulator.config.pipeline_layout`):
     the layers of each model chunk, e.g. ``Et|(tt|)*30mL``."""
+
+    @field_validator("recompute_modules")
+    @classmethod
+    def _distinct_modules(cls, value: tuple[RecomputeModule, ...] | None):
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("each module may be named once")
+        return value
+
+    @property
+    def recomputed_modules(self) -> frozenset[RecomputeModule] | None:
+        """The modules selective recompute re-runs when named (None: not named, or not
+        selective recompute)."""
+        if self.recompute != Recompute.SELECTIVE or self.recompute_modules is None:
+            return None
+        return frozenset(self.recompute_modules)
 
     @property
     def expert_tp(self) -> int:

@@ -96,7 +96,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.collectives import Group, Op
-from simulator.config.scenario import Recompute, Scenario
+from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import CpHeads, CpRing, SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel, PricedCollective
 from simulator.cost.compute import ComputeModel
@@ -161,9 +161,13 @@ def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, f
 
 def attention_recomputed(scenario: Scenario, stack: StackProfile) -> bool:
     """Whether backward reruns a layer's attention core (and so its cp ring): full
-    recompute, or selective recompute of the attention core (Megatron); not torchtitan's
-    per-op checkpointing, which saves attention's output."""
+    recompute, or selective recompute of the attention core (Megatron; with
+    ``recompute_modules``, only where ``core_attn`` is named); not torchtitan's per-op
+    checkpointing, which saves attention's output."""
     mode = scenario.parallelism.recompute
+    modules = scenario.parallelism.recomputed_modules
+    if modules is not None:
+        return RecomputeModule.CORE_ATTN in modules
     saved = (mode == Recompute.SELECTIVE
              and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
     return mode in (Recompute.FULL, Recompute.SELECTIVE) and not saved

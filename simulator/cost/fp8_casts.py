@@ -155,6 +155,14 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     return forward + launches, backward + launches
 
 
+def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndarray) -> float:
+    """Seconds of casting 16-bit tensors of ``elements`` each to fp8 again (0 unless fp8): what
+    a recompute that re-runs linears or discards their saved fp8 inputs costs in casts."""
+    if compute.dtype != Dtype.FP8:
+        return 0.0
+    return _kernels_time(compute, cast_bytes_per_element(stack, compute.gpu) * elements)
+
+
 QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2}
 """Kernels TransformerEngine runs to quantize one tensor it cannot quantize with others: per-tensor
 current scaling computes the amax, the scale from it and the cast (``nvte_compute_amax``,

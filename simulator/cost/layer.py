@@ -18,18 +18,24 @@ import numpy as np
 
 from simulator.collectives import Group
 from simulator.config.hardware import Dtype
-from simulator.config.scenario import Recompute, Scenario
+from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
 from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_share
-from simulator.cost.fp8_casts import fp8_cast_times
+from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
+from simulator.workload.recompute_modules import (
+    recompute_forward,
+    requantized_elements,
+    reruns_dispatch,
+    reruns_mlp_collectives,
+)
 from simulator.workload.transformer import (
     Attention,
     Kernels,
@@ -170,6 +176,9 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)
     ep = _ep_comm(scenario, stack, shape, compute, collectives, layout, (cost, linears, casts))
+    modules = scenario.parallelism.recomputed_modules
+    if ep and modules is not None and reruns_dispatch(shape.model, modules):
+        ep *= 1.5                      # the forward's dispatch and combine again (not overlapped)
     return replace(cost, ep=ep) if ep else cost
 
 
@@ -217,11 +226,26 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
         return forward, tp_fwd
     if mode != Recompute.SELECTIVE:
         return 0.0, 0.0
+    modules = scenario.parallelism.recomputed_modules
+    if modules is not None:
+        return _modules_recompute(stack, shape, compute, layer, modules, tp_fwd, site.count)
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
         return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, site)
     if shape.attention == Attention.FLASH:
         return compute.kernels_attention_time(layer), 0.0
     return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
+
+
+def _modules_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,
+                       modules: frozenset[RecomputeModule], tp_fwd: float, sites: int) -> tuple[float, float]:
+    """Megatron-Core's ``recompute_modules`` (:mod:`simulator.workload.recompute_modules`): the
+    re-run kernels and their fp8 casts; the MLP site's share of the forward's exposed
+    tensor-parallel seconds where the re-run MLP block holds its collectives."""
+    kernels = recompute_forward(shape, layer, modules, shape.model.expert_load)
+    again = requantized_elements(shape, kernels, modules, shape.model.expert_load)
+    casts = recast_seconds(stack, compute, again)
+    tp = tp_fwd / sites if sites == 2 and reruns_mlp_collectives(shape.model, modules) else 0.0
+    return kernels_time(compute, kernels) + casts, tp
 
 
 def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,

@@ -238,7 +238,8 @@ def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
     """(model FLOPs, hardware FLOPs) of one step (:func:`~simulator.engine.flops.step_flops`,
     memoised) with the documents' mean work factors ``work``."""
     sc = ctx.scenario
-    return memoised(ctx, ("flops", sc.parallelism.recompute, work), lambda: step_flops(sc, work))
+    par = sc.parallelism
+    return memoised(ctx, ("flops", par.recompute, par.recompute_modules, work), lambda: step_flops(sc, work))
 
 
 def _dp_key(ctx: Context) -> tuple:

@@ -7,14 +7,16 @@ prediction layer a layer, its ``2h -> h`` projection and the output layer again,
 Megatron-Bridge's ``flop_utils.transformer_flops`` counts them); for GPT this is
 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
-96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core.
+96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core, or with
+``recompute_modules`` the modules' forward kernels (:mod:`simulator.workload.recompute_modules`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from simulator.config.scenario import Recompute, Scenario
+from simulator.config.scenario import Recompute, RecomputeModule, Scenario
+from simulator.workload.recompute_modules import recompute_forward
 from simulator.workload.transformer import (
     Attention,
     LayerShape,
@@ -49,15 +51,30 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     recompute = scenario.parallelism.recompute
     g = layer.gemms[1:3]
     core = layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+    modules = scenario.parallelism.recomputed_modules
     if recompute == Recompute.FULL:
         extra = layer_flops
+    elif modules is not None:
+        extra = _modules_flops(full, modules, layers, dense)
     elif recompute == Recompute.SELECTIVE:
         extra = core
     else:
         extra = 0.0
     if work == (1.0, 1.0):
         return model, model + extra
-    core_extra = core if recompute in (Recompute.FULL, Recompute.SELECTIVE) else 0.0
+    core_again = modules is None or RecomputeModule.CORE_ATTN in modules
+    core_recomputed = recompute == Recompute.FULL or (recompute == Recompute.SELECTIVE and core_again)
+    core_extra = core if core_recomputed else 0.0
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
+
+
+def _modules_flops(full: LayerShape, modules: frozenset[RecomputeModule], layers: int, dense: int) -> float:
+    """FLOPs Megatron-Core's ``recompute_modules`` re-run over the model's ``layers`` decoder
+    layers (``dense`` of them without experts), :mod:`simulator.workload.recompute_modules`."""
+    def again(shape: LayerShape) -> float:
+        return recompute_forward(shape, layer_forward(shape), modules).flops
+
+    routed = again(full) * (layers - dense)
+    return routed + (again(replace(full, model=full.model.dense_model())) * dense if dense else 0.0)

@@ -33,6 +33,7 @@ from simulator.cost.context_parallel import cp_cost
 from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
+from simulator.workload.recompute_modules import reruns_dispatch, reruns_mlp_collectives
 from simulator.workload.stage_layers import stage_kinds
 
 
@@ -66,7 +67,7 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     kinds = []
     overlap = scenario_stack(ctx.scenario).tensor_parallel
     if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
-        kinds += _tp_kinds(ctx, layers)
+        kinds += _tp_kinds(ctx, layers, layers - routed)
     cp = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, lay)
     if cp is not None and cp.replayed and spans(lay.cp_group(stage)):
         kinds += [InLayerKind("cp", c.collective, *_per_pass_counts(c.per_pass * layers))
@@ -74,7 +75,9 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     ep = ep_collective(ctx.shape, ctx.collectives, lay)
     overlapped = scenario_stack(ctx.scenario).expert_parallel.a2a_overlap
     if ep is not None and spans(lay.expert_group(0, stage)) and not overlapped:
-        kinds.append(InLayerKind("ep", ep, round(2 * routed), round(2 * routed)))
+        modules = par.recomputed_modules
+        again = modules is not None and reruns_dispatch(ctx.scenario.model, modules)
+        kinds.append(InLayerKind("ep", ep, round(2 * routed), round((4 if again else 2) * routed)))
     return [k for k in kinds if k.forward or k.backward]
 
 
@@ -86,26 +89,42 @@ def _per_pass_counts(per_pass: float) -> tuple[int, int]:
     return total // 2, total - total // 2
 
 
-def _tp_kinds(ctx: Context, layers: float) -> list[InLayerKind]:
-    """The in-line tensor-parallel collectives of a stage's tasks: the forward's (fp8-sized
-    all-gathers where the stack gathers fp8) run twice per layer in forward and again in a
-    full recompute; the backward's twice per layer unless overlapped with wgrad."""
+def _tp_kinds(ctx: Context, layers: float, dense: float) -> list[InLayerKind]:
+    """The in-line tensor-parallel collectives of a stage's tasks (``layers`` per chunk,
+    ``dense`` of them without experts): the forward's (fp8-sized all-gathers where the stack
+    gathers fp8) run twice per layer in forward and again in a full recompute, the MLP's again
+    where ``recompute_modules`` re-run the MLP block; the backward's twice per layer unless
+    overlapped with wgrad."""
     stack = scenario_stack(ctx.scenario)
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
     sites = tp_site_count(ctx.shape, ctx.layout)
     site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp, count=sites)
-    recompute = sites if ctx.scenario.parallelism.recompute == Recompute.FULL else 0
+    again = _recomputed_sites(ctx, sites, layers, dense)
     kinds = []
     for i, (fwd, bwd) in enumerate(zip(site.forward, site.backward, strict=True)):
         hidden = stack.tensor_parallel.overlap_dgrad_comm and i == len(found) - 1
         backward = 0 if hidden else sites
         if fwd == bwd:
-            kinds.append(InLayerKind("tp", fwd, round(sites * layers),
-                                     round((backward + recompute) * layers)))
+            kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(backward * layers + again)))
             continue
-        kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(recompute * layers)))
+        kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(again)))
         kinds.append(InLayerKind("tp", bwd, 0, round(backward * layers)))
     return kinds
+
+
+def _recomputed_sites(ctx: Context, sites: int, layers: float, dense: float) -> float:
+    """Tensor-parallel sites re-run in backward over ``layers`` (``dense`` without experts):
+    every site under full recompute; the MLP's where ``recompute_modules`` re-run its block
+    (:func:`~simulator.workload.recompute_modules.reruns_mlp_collectives`)."""
+    par, model = ctx.scenario.parallelism, ctx.scenario.model
+    if par.recompute == Recompute.FULL:
+        return sites * layers
+    modules = par.recomputed_modules
+    if modules is None or sites < 2:
+        return 0.0
+    routed = layers - dense
+    dense_again = dense if dense and reruns_mlp_collectives(model.dense_model(), modules) else 0.0
+    return dense_again + (routed if reruns_mlp_collectives(model, modules) else 0.0)
 
 
 def task_sequence(kinds: list[InLayerKind], forward: bool) -> list[int]:

@@ -29,6 +29,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``decoder_first/last_pipeline_num_layers``                 ``parallelism.first/last_stage_layers``
 ``recompute_granularity`` full/selective,                  ``parallelism.recompute``
 ``recompute_activations``
+``recompute_modules`` (other than ``['core_attn']``)       ``parallelism.recompute_modules``
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
 ``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
 =========================================================  ==================================
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.config import HardwareLibrary
+from simulator.config.scenario import RecomputeModule
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
 from simulator.measure.megatron_log import MegatronLog
@@ -384,6 +386,9 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
                    "virtual_stages": stages, "zero_stage": _zero_stage(args),
                    "recompute": _recompute(args, extra),
                    "overlap_grad_reduce": bool(args.get("overlap_grad_reduce", False))}
+    modules = _recompute_modules(args, extra) if parallelism["recompute"] == "selective" else None
+    if modules is not None:
+        parallelism["recompute_modules"] = modules
     etp = args.get("expert_tensor_parallel_size")
     if sizes["ep"] > 1 and isinstance(etp, int) and not isinstance(etp, bool) and 0 < etp != sizes["tp"]:
         parallelism["etp"] = etp
@@ -428,6 +433,19 @@ def _zero_stage(args: dict[str, Any]) -> int:
     if args.get("use_torch_fsdp2"):
         return 3
     return 1 if args.get("use_distributed_optimizer") else 0
+
+
+def _recompute_modules(args: dict[str, Any], extra: list[str]) -> list[str] | None:
+    """``recompute_modules`` as logged (``['mla_up_proj', 'moe_act']``), None when absent or
+    Megatron-Core's default ``['core_attn']``; names clustersim does not know are noted."""
+    text = args.get("recompute_modules")
+    if not isinstance(text, str):
+        return None
+    names = [n.strip().strip("'\"") for n in text.strip().strip("[]").split(",") if n.strip()]
+    known = [n for n in names if n in {m.value for m in RecomputeModule}]
+    if len(known) < len(names):
+        extra.append(f"recompute_modules {sorted(set(names) - set(known))} (not modelled)")
+    return None if known == ["core_attn"] else known
 
 
 def _recompute(args: dict[str, Any], extra: list[str]) -> str:

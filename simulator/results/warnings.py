@@ -14,11 +14,13 @@ names the key or the number behind it:
 - a layout Megatron-LM would refuse (megatron/training/arguments.py, ``validate_args``:
   with interleaving the layers must divide over the stages and the layers per stage over
   the virtual stages; without it, uneven stages need ``--decoder-first/last-pipeline-num-layers``);
-- a key that has no effect (sequence parallelism with tp 1).
+- a key that has no effect (sequence parallelism with tp 1; a recompute module the model has
+  nothing for).
 """
 
 from __future__ import annotations
 
+from simulator.config.recompute_rules import idle_module_warnings
 from simulator.config.scenario import NoiseConfig, Scenario, Schedule, SimulateConfig
 from simulator.results.step import StepResult
 from simulator.units import format_bytes
@@ -108,6 +110,7 @@ def layout_warnings(scenario: Scenario) -> list[str]:
     if par.sequence_parallel and par.tp == 1:
         found.append("parallelism.sequence_parallel has no effect with tp 1 (Megatron-LM turns "
                      "it off)")
+    found += idle_module_warnings(scenario)
     if not _megatron_family(scenario) or par.pp == 1:
         return found
     if par.pipeline_layout is not None or par.first_stage_layers or par.last_stage_layers:

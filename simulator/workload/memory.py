@@ -31,6 +31,7 @@ from simulator.config.scenario import (
     ModelConfig,
     ParallelismConfig,
     Recompute,
+    RecomputeModule,
     Schedule,
     TrainingConfig,
 )
@@ -45,6 +46,7 @@ from simulator.memo import remembered
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
+from simulator.workload.recompute_modules import freed_bytes_per_token
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
     CUDA_CONTEXT_BYTES,
     FRAGMENTATION,
@@ -77,7 +79,8 @@ LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]; s
 
 def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
                                recompute: Recompute, cp: int = 1, dtype_bytes: int = 2,
-                               fp8_inputs: bool = False) -> float:
+                               fp8_inputs: bool = False,
+                               modules: frozenset[RecomputeModule] | None = None) -> float:
     """Activation bytes one transformer layer keeps for backward, per micro-batch and GPU.
 
     [K22] Table 2, with ``s = seq_len / cp``:
@@ -135,6 +138,10 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         Bytes per stored activation element; [K22] assumes 2.
     fp8_inputs : bool, optional
         Linear inputs kept as their 1-byte fp8 copies (above).
+    modules : frozenset of RecomputeModule, optional
+        Megatron-Core's ``recompute_modules`` under selective recompute: each frees what
+        :func:`simulator.workload.recompute_modules.freed_bytes_per_token` says, and the
+        attention core is kept unless ``core_attn`` is named.
 
     Returns
     -------
@@ -149,8 +156,11 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     if fp8_inputs:
         replicated -= (dtype_bytes - 1) * 2 * model.hidden           # QKV and fc1 inputs
         sharded += model.context_width - (dtype_bytes - 1) * _fc2_inputs(model)
+    if modules is not None:
+        freed = freed_bytes_per_token(model, modules, dtype_bytes, fp8_inputs)
+        replicated, sharded = replicated - freed[0], sharded - freed[1]
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
-    if recompute == Recompute.NONE:
+    if recompute == Recompute.NONE or (modules is not None and RecomputeModule.CORE_ATTN not in modules):
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
     return total
 
@@ -411,14 +421,14 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
     kept, recompute_workspace, extra, logits = remembered(
         memo, ("stage_memory.activations", training.micro_batch, par.tp, par.sequence_parallel, par.cp,
-               par.recompute, first, last),
+               par.recompute, par.recompute_modules, first, last),
         lambda: _activation_parts(model, training, par, first, last, stack))
     mix = stage_mix(model, par)[stage]
     layer_bytes = kept * layers_on_stage
     if any(mix):
         dense_kept, dense_workspace = remembered(
             memo, ("stage_memory.dense_activations", training.micro_batch, par.tp, par.sequence_parallel,
-                   par.cp, par.recompute),
+                   par.cp, par.recompute, par.recompute_modules),
             lambda: _activation_parts(model.dense_model(), training, par, False, False, stack)[:2])
         layer_bytes += (dense_kept - kept) * mix[0] + kept * mix[1]
         recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
@@ -456,9 +466,14 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     fp8_inputs = (training.dtype == Dtype.FP8 and stack is not None
                   and stack.kernels.fp8_saved_inputs)
 
+    modules = par.recomputed_modules
+    if modules is not None and training.attention == AttentionKernel.FLASH:
+        modules = modules | {RecomputeModule.CORE_ATTN}     # flash attention never keeps the scores
+
     def per_layer(recompute: Recompute) -> float:
+        named = modules if recompute == Recompute.SELECTIVE else None
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
-                                          recompute, par.cp, act_bytes, fp8_inputs)
+                                          recompute, par.cp, act_bytes, fp8_inputs, named)
 
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
     head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)

@@ -19,7 +19,7 @@ shared     (b s, f_s/t [2f_s/t], h) and   MoE with shared experts (width f_s): a
 With latent attention (``model.mla``: ranks r_q, r_kv, per-head widths d_qk = d_n + d_r and
 d_v) QKV becomes q_up ``(b s, a d_qk / t, r_q)`` and three more linears follow the MLP's in the
 list: kv_up ``(b s, a (d_n + d_v) / t, r_kv)`` and the down projections ``(b s / t, r_q, h)``,
-``(b s / t, r_kv + d_r, h)`` on the rank's own tokens (:func:`_attention_input_gemms`); proj
+``(b s / t, r_kv + d_r, h)`` on the rank's own tokens (:func:`attention_input_gemms`); proj
 reads ``a d_v / t``. QKV and proj stay the first two linears and the MLP's the next ones, the
 order the tensor-parallel sites and the expert node read.
 
@@ -179,19 +179,19 @@ def _gemms(shape: LayerShape,
     mdl, t = shape.model, shape.tp
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
-    gathered, latent = _attention_input_gemms(shape)
+    gathered, latent = attention_input_gemms(shape)
     proj = (tokens, mdl.hidden, mdl.context_width / t, 1)
     core = []
     if shape.attention == Attention.UNFUSED:
         core = [(shape.seq, kv_seq, mdl.d_head, shape.micro_batch * heads),
                 (shape.seq, mdl.d_value, kv_seq, shape.micro_batch * heads)]
-    mlp = _shared_gemms(shape) + _mlp_gemms(shape, expert_load)
-    router = [router_gemm(_local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
+    mlp = shared_gemms(shape) + mlp_gemms(shape, expert_load)
+    router = [router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
     return ([gathered, *core, proj, *router, *mlp, *latent],
             [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * (len(mlp) + len(latent)))
 
 
-def _attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
+def attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
     """The attention's input linears: (the column-parallel GEMM the tensor-parallel gather
     feeds, which stands for the block's input in the tensor-parallel site; the others, listed
     after the MLP's). Standard attention: the fused QKV, ``(b s, (a + 2k) d / t, h)``. Latent
@@ -202,7 +202,7 @@ def _attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
     mdl, t, tokens = shape.model, shape.tp, shape.tokens
     if mdl.mla is None:
         return (tokens, (mdl.heads + 2 * mdl.kv_heads) * mdl.d_head / t, mdl.hidden, 1), []
-    mla, local = mdl.mla, _local_tokens(shape)
+    mla, local = mdl.mla, local_tokens(shape)
     kv = [(tokens, mdl.heads * (mla.qk_head_dim + mla.v_head_dim) / t, mla.kv_lora_rank, 1),
           (local, mla.kv_lora_rank + mla.qk_rope_head_dim, mdl.hidden, 1)]
     if not mla.q_lora_rank:
@@ -211,7 +211,7 @@ def _attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
     return (tokens, mdl.q_width / t, mla.q_lora_rank, 1), [kv[0], q_down, kv[1]]
 
 
-def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
+def shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
     """The shared experts' fc1 and fc2 (``model.shared_expert_ffn``), a dense MLP over ``t``
     on the whole microbatch (Megatron-Core ``SharedExpertMLP``, an ``MLP`` whose linears
     gather and scatter the sequence as a dense layer's do); none without shared experts. They
@@ -227,12 +227,12 @@ def _shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
 def mlp_forward_flops(shape: LayerShape) -> float:
     """Forward FLOPs of the MLP's GEMMs on this GPU (a mixture of experts': its local experts'
     share of the routed tokens, balanced)."""
-    return _gemm_flops(_mlp_gemms(shape))
+    return _gemm_flops(mlp_gemms(shape))
 
 
 def shared_expert_flops(shape: LayerShape) -> float:
     """Forward FLOPs of the shared experts' two GEMMs, ``2 b s (2|3) h f_s / t`` (0 without)."""
-    return _gemm_flops(_shared_gemms(shape))
+    return _gemm_flops(shared_gemms(shape))
 
 
 def _gemm_flops(gemms: list[tuple[float, float, float, float]]) -> float:
@@ -240,13 +240,13 @@ def _gemm_flops(gemms: list[tuple[float, float, float, float]]) -> float:
     return float(sum(2.0 * m * n * k * batch for m, n, k, batch in gemms))
 
 
-def _local_tokens(shape: LayerShape) -> float:
+def local_tokens(shape: LayerShape) -> float:
     """Tokens of the microbatch on this GPU between the layer's blocks: ``b s``, over ``t``
     with sequence parallelism."""
     return shape.tokens / (shape.tp if shape.sequence_parallel else 1)
 
 
-def _mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, float, float, float]]:
+def mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, float, float, float]]:
     """Dense MLP over ``t``, or top_k experts per token spread over ep ranks, each expert's
     linears over the expert tensor parallelism ``etp``: balanced routing times
     ``expert_load`` (the busiest rank's share over the mean) of the expert tensor-parallel
@@ -291,30 +291,43 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     """
     mdl, nb = shape.model, shape.dtype_bytes
     llama = mdl.mlp == Mlp.SWIGLU
-    sp_tokens = _local_tokens(shape)
-    act = sp_tokens * mdl.hidden * nb
-    qk = _rotated_elements(shape) * nb
-    activation = _activation_bytes(shape, expert_load)
+    act = local_tokens(shape) * mdl.hidden * nb
+    norm = norm_traffic(shape) * act
+    activation = activation_kernel_bytes(shape, expert_load)
     residual = _residual_bytes(shape)
-    if shape.fused:
-        norm = 2.0
-        kernels = [norm * act, norm * act, residual, residual, activation]
-        kernels += [2.0 * qk] if llama else []
-    else:
-        norm = 18.0 if llama else 2.0
-        kernels = [norm * act, norm * act, residual, residual, activation, 2.0 * act]
-        kernels += [10.0 * qk] if llama else []
-    kernels += [norm * latent for latent in _latent_bytes(shape)]
+    kernels = [norm, norm, residual, residual, activation] + ([] if shape.fused else [2.0 * act])
+    kernels += [rotary_bytes(shape)] if llama else []
+    kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
-    if mdl.experts > 1:
-        kernels += list(moe_layer_bytes(sp_tokens, shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
-                                        shape.ep, nb, expert_load, shape.moe_permute_fused))
-    return np.array(kernels + _shared_bytes(shape), dtype=np.float64)
+    return np.array(kernels + moe_kernel_bytes(shape, expert_load) + shared_expert_bytes(shape),
+                    dtype=np.float64)
 
 
-def _shared_bytes(shape: LayerShape) -> list[float]:
+def norm_traffic(shape: LayerShape) -> float:
+    """Bytes a norm moves per byte of its input (:func:`_memory_bytes`' table): fused 2, an eager
+    RMSNorm (Llama-style models) 18."""
+    return 2.0 if shape.fused or shape.model.mlp != Mlp.SWIGLU else 18.0
+
+
+def rotary_bytes(shape: LayerShape) -> float:
+    """Bytes the rotary embedding moves over the queries and keys (:func:`_memory_bytes`' table):
+    fused 2, eager 10 per byte of :func:`rotated_elements`."""
+    return (2.0 if shape.fused else 10.0) * rotated_elements(shape) * shape.dtype_bytes
+
+
+def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]:
+    """The router's and the token permutations' memory-bound kernels
+    (:func:`~simulator.workload.moe_dispatch.moe_layer_bytes`); none without experts."""
+    mdl = shape.model
+    if mdl.experts == 1:
+        return []
+    return list(moe_layer_bytes(local_tokens(shape), shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
+                                shape.ep, shape.dtype_bytes, expert_load, shape.moe_permute_fused))
+
+
+def shared_expert_bytes(shape: LayerShape) -> list[float]:
     """The shared experts' memory-bound kernels: their activation (as the dense MLP's, over
     ``b s f_s / t``) and the add of their output to the routed experts' (read 2, write 1 act);
     none without shared experts."""
@@ -323,10 +336,10 @@ def _shared_bytes(shape: LayerShape) -> list[float]:
         return []
     nb = shape.dtype_bytes
     inner = shape.tokens * width / shape.tp * nb
-    return [_activation_kind_bytes(shape) * inner, 3.0 * _local_tokens(shape) * shape.model.hidden * nb]
+    return [_activation_kind_bytes(shape) * inner, 3.0 * local_tokens(shape) * shape.model.hidden * nb]
 
 
-def _rotated_elements(shape: LayerShape) -> float:
+def rotated_elements(shape: LayerShape) -> float:
     """Elements the rotary embedding turns per microbatch on this GPU: the queries and keys,
     ``b s (a + k) d / t``; with latent attention only their rotary parts, ``b s d_r (a/t + 1)``
     (one rotary key shared by every head, ``k_pos_emb``)."""
@@ -336,17 +349,17 @@ def _rotated_elements(shape: LayerShape) -> float:
     return shape.tokens * mdl.mla.qk_rope_head_dim * (mdl.heads / shape.tp + 1)
 
 
-def _latent_bytes(shape: LayerShape) -> list[float]:
+def latent_norm_bytes(shape: LayerShape) -> list[float]:
     """Bytes of the latents latent attention normalises (``q_layernorm``, ``kv_layernorm``) on
     this rank's tokens, one entry per norm (none without ``model.mla``)."""
     mla = shape.model.mla
     if mla is None:
         return []
     ranks = [mla.q_lora_rank, mla.kv_lora_rank] if mla.q_lora_rank else [mla.kv_lora_rank]
-    return [_local_tokens(shape) * rank * shape.dtype_bytes for rank in ranks]
+    return [local_tokens(shape) * rank * shape.dtype_bytes for rank in ranks]
 
 
-def _activation_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
+def activation_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
     """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`)."""
     ffn = _ffn_elements(shape) * shape.dtype_bytes * max(shape.model.top_k, 1) * expert_load
     return _activation_kind_bytes(shape) * ffn
@@ -364,7 +377,7 @@ def _residual_bytes(shape: LayerShape) -> float:
     """Bytes of one residual add (bias+dropout+add) kernel (module table of :func:`_memory_bytes`)."""
     llama = shape.model.mlp == Mlp.SWIGLU
     per_act = (3.0 if llama else 3.5) if shape.fused else (3.0 if llama else 7.5)
-    return per_act * _local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
+    return per_act * local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
 
 
 @dataclass(frozen=True)
@@ -386,13 +399,13 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     """:class:`ExpertBlock` of a mixture-of-experts layer's forward, priced as
     :func:`layer_forward` prices the same kernels (the busiest rank's ``expert_load``)."""
     mdl, nb = shape.model, shape.dtype_bytes
-    local_copy = _local_tokens(shape) * mdl.hidden * nb
+    local_copy = local_tokens(shape) * mdl.hidden * nb
     received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
     _, unpermute, sorts = permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep,
                                             shape.moe_permute_fused)
-    gemms = np.array(_shared_gemms(shape) + _mlp_gemms(shape, expert_load), dtype=np.float64)
-    shared = _shared_bytes(shape)
-    experts = Kernels(gemms, np.array([_activation_bytes(shape, expert_load), *sorts, *shared[:1]]),
+    gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
+    shared = shared_expert_bytes(shape)
+    experts = Kernels(gemms, np.array([activation_kernel_bytes(shape, expert_load), *sorts, *shared[:1]]),
                       np.ones(len(gemms), bool))
     return ExpertBlock(experts, np.array([*unpermute, *shared[1:], _residual_bytes(shape)]))
 
