@@ -531,8 +531,9 @@ row prints `fp4: true`; NVIDIA's GB200 405B rows have an NVFP4 config beside the
 their logs do not say which ran), Nebius's two- and four-server B200 rows (no config of that
 batch), the one-server B200 rows of Dell, Lenovo, Nebius and Supermicro (steps of 0.44-0.46 s,
 with Oracle's NVFP4 run at 0.453 s rather than the FP8 runs at 0.544-0.548 s; their logs do not
-print the recipe), NVIDIA's 8-GPU GB200 row (only an FP4 config) and every GB300 row, and the AMD
-MI350X/MI355X rows (no library GPU). Added on 2026-11-28 as an out-of-sample check and scored once
+print the recipe), NVIDIA's 8-GPU GB200 row (only an FP4 config) and every GB300 row (no library
+GPU until 2026-11-29; the set `megatron_bridge_gb300` compares two of them with their GB200 twins), and
+the AMD MI350X/MI355X rows (no library GPU). Added on 2026-11-28 as an out-of-sample check and scored once
 (the first nine rows, then the University of Florida curve's four and NVIDIA's two GB200 rows the
 same day); nothing was changed for it.
 
@@ -609,7 +610,7 @@ parallelism (864) (`validation/megatron_bridge_2604.csv`); and, added the same d
 modelled and scored once, the GB200 MXFP8 rows: Llama 3 70B on 64 GB200 (3,712) and Llama 3.1 405B
 on 256 (800); and, added once NVFP4 was modelled (2026-11-28) and scored once, the GB200 NVFP4 rows:
 Llama 3 70B on 64 GB200 (4,864) and Llama 3.1 405B on 256 (1,184). Left out: the GB200 70B FP8 row
-(Megatron FSDP), GB300 and B300 (no library GPU). Added on 2026-11-28 as an out-of-sample check
+(Megatron FSDP), B300 (no library GPU) and GB300 (its own set since 2026-11-29, `megatron_bridge_gb300`). Added on 2026-11-28 as an out-of-sample check
 of the 2026 software and scored once; nothing changed for it.
 The same tables give the software's drift on these rows: from 26.02 to 26.04.01, at the same
 layout and batch, 1,621 -> 1,664, 311 -> 328 and 793 -> 864 tokens/s per GPU (+3%, +5%, +9%).
@@ -740,6 +741,36 @@ for a later, fused implementation); and NVIDIA's later DeepSeek-V3 recipes movin
 expert parallelism 32 (8 experts per GPU), which measured 18% faster in the 26.04.01 table with
 other changes at the same time. No host-time model is fitted to these rows; the miss is
 reported.""",
+    "megatron_bridge_gb300": """\
+Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
+067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation
+offloading: Llama 3.1 405B on 256 GPUs in FP8 current scaling, MXFP8 and NVFP4, and Llama 3 70B on
+64 GPUs in MXFP8 and NVFP4 (`validation/megatron_bridge_gb300.csv`; the 70B FP8 row runs Megatron
+FSDP with 20 layers' activations offloaded, not expressible). The first GB300 check, added on
+2026-11-29 with the library's `gb300` GPU and `gb300-nvl72` node and scored once.
+
+Encoding: `validation/scenarios/megatron_bridge_gb300/`, from the recipe at v0.4.2 (the same
+functions as the GB200 rows of `megatron_bridge_2604`, with the GB300 V2 base configs): 405B tp 4 x
+pp 8 x v 4 (FP8-CS, NVFP4) and tp 2 x pp 8 x v 4 x cp 2 (MXFP8), 70B tp 1 x pp 4 x v 5; micro batch
+1; the userbuffers of the GB200 rows where tp > 1, off under NVFP4; fp8 weight gathers under
+current scaling, 16-bit under MXFP8, 4-bit under NVFP4; GB300 NVL72 racks with 64 GPUs used and
+ConnectX-8 (800G XDR) NICs. The GB300 (`hardware_specs/gpus/gb300.yaml`): the GB200's bf16 and fp8
+peaks, 1.5x its dense fp4 peak (15 PFLOPS), 288 GB, 160 SMs (NVIDIA's Blackwell Ultra blog and
+GB300 NVL72 page), and the GB200's kernel fractions and sustained clock, since no kernel benchmark
+of the part was found.
+
+Result: MAPE 9.2%, max 11.0%, the max met, the MAPE not: every row slow, by 5-11% (the 405B MXFP8
+row -5.2%, the others -9% to -11%). Two MLPerf Training v5.1 pairs run one configuration on GB300
+and GB200 (NVIDIA's Theia and Tyche systems, NeMo 25.09, `config_GB300_*` and `config_GB200_*`
+identical): Llama 3.1 8B on 72 GPUs measured 1.157x faster per GPU on the GB300 (27,695 against
+23,936 tokens/s), on 512 GPUs 1.041x; the model gives 0.99x and 1.02x, because the part it knows is
+a GB200 with more memory, faster fp4 and NICs. What the GB300 adds to a bf16 or fp8 step is not in
+the library: the doubled rate of its special-function units (the softmax exponentials; NVIDIA,
+"Making Softmax More Efficient with NVIDIA Blackwell Ultra", 2026), which attention's forward is
+bound by where matrix products are fast, and the clock it sustains at 1,400 W against the GB200's
+1,200 W. Neither has a measurement that separates it, so nothing is set from these rows: the miss is
+reported. The same table's GB200 rows read the other way (+6% to +17% for the FP8 and MXFP8 rows,
+`megatron_bridge_2604`), with the GB200's clock set from one B200 pair.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule

@@ -76,6 +76,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   tokens/s per GPU.
 - ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), FP8
   current scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
+- ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
+  offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
+  (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -570,6 +573,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_dsv3",
         "Megatron-Bridge 25.09 and 25.11 performance tables, DeepSeek-V3 (671B MoE) on 256 B200 and GB200 "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_dsv3.csv"),
+    "megatron_bridge_gb300": _step_entry(
+        "megatron_bridge_gb300",
+        "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_gb300.csv"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",

@@ -32,7 +32,8 @@ References: NVIDIA/Megatron-LM core_v0.17.1 ``megatron/core/transformer/transfor
 ``recompute_pre_mlp_layernorm``, ``recompute_mlp``), ``multi_latent_attention.py``
 (``recompute_up_proj``), ``moe/experts.py`` (``activation_recompute``), ``moe/moe_layer.py``
 (``moe_layer_recompute``), ``tensor_parallel/random.py`` (``CheckpointWithoutOutput``),
-``models/gpt/gpt_layer_specs.py`` (which norms are ``IdentityOp``).
+``models/gpt/gpt_layer_specs.py`` (which norms are ``IdentityOp``); docs/research/stack_facts.md
+section 34.
 """
 
 from __future__ import annotations
