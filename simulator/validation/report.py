@@ -610,7 +610,8 @@ parallelism (864) (`validation/megatron_bridge_2604.csv`); and, added the same d
 modelled and scored once, the GB200 MXFP8 rows: Llama 3 70B on 64 GB200 (3,712) and Llama 3.1 405B
 on 256 (800); and, added once NVFP4 was modelled (2026-11-28) and scored once, the GB200 NVFP4 rows:
 Llama 3 70B on 64 GB200 (4,864) and Llama 3.1 405B on 256 (1,184). Left out: the GB200 70B FP8 row
-(Megatron FSDP), B300 (no library GPU) and GB300 (its own set since 2026-11-29, `megatron_bridge_gb300`). Added on 2026-11-28 as an out-of-sample check
+(Megatron FSDP), B300 (no library GPU) and GB300 (its own set since 2026-11-29,
+`megatron_bridge_gb300`). Added on 2026-11-28 as an out-of-sample check
 of the 2026 software and scored once; nothing changed for it.
 The same tables give the software's drift on these rows: from 26.02 to 26.04.01, at the same
 layout and batch, 1,621 -> 1,664, 311 -> 328 and 793 -> 864 tokens/s per GPU (+3%, +5%, +9%).
