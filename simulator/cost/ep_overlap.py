@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from simulator.config.scenario import Scenario
 from simulator.workload.chunk_gathers import MAX_SHARE
+from simulator.workload.warmup import interleaved_warmup
 
 SIMULATED_PAIRS = 4
 """Layer pairs simulated before the steady period is extrapolated to the chunk's length (at
@@ -168,7 +169,7 @@ def lone_pass_share(scenario: Scenario, microbatches: int) -> float:
     schedule), or 1 (no pipelining: the first forward and the last backward); at most 1."""
     par = scenario.parallelism
     v = par.virtual_stages
-    warmup = 1 if par.pp == 1 else (par.pp - 1) * 2 + (v - 1) * par.pp + 1
+    warmup = 1 if par.pp == 1 else interleaved_warmup(par.pp, 0, microbatches, v) + 1
     return min(1.0, warmup / max(microbatches * v, 1))
 
 

@@ -70,6 +70,7 @@ from simulator.workload.stage_layers import (  # noqa: F401
     stage_mix,
 )
 from simulator.workload.unsharded import unsharded_bytes
+from simulator.workload.warmup import interleaved_warmup
 from simulator.workload.whatif_memory import what_if_buffers
 
 BYTES = {Dtype.FP32: 4, Dtype.BF16: 2, Dtype.FP16: 2, Dtype.FP8: 1}
@@ -225,9 +226,7 @@ def microbatches_in_flight(schedule: Schedule, pp: int, stage: int, microbatches
     if schedule == Schedule.ONE_F_ONE_B or virtual_stages == 1:
         return float(min(microbatches, pp - stage))
     total_chunks = microbatches * virtual_stages
-    if microbatches == pp:
-        return total_chunks / virtual_stages
-    warmup = 2 * (pp - stage - 1) + (virtual_stages - 1) * pp
+    warmup = interleaved_warmup(pp, stage, microbatches, virtual_stages)
     return min(warmup + 1, total_chunks) / virtual_stages
 
 

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.workload.warmup import interleaved_warmup
+
 __all__ = ["Chunk", "PipelinePeak", "timeline_peak", "torch_order"]
 
 
@@ -89,7 +91,7 @@ def torch_order(p: int, rank: int, m: int, v: int = 1,
         backwards = [(False, 0, j) for j in range(m)]
     else:
         q = m // max(1, m // p)
-        warmup = min((v - 1) * q + 2 * (p - 1 - rank), m * v)
+        warmup = interleaved_warmup(p, rank, m, v, round_size=q)
         forwards = [(True, (k // q) % v, (k // (q * v)) * q + k % q) for k in range(m * v)]
         backwards = [(False, v - 1 - (k // q) % v, (k // (q * v)) * q + k % q) for k in range(m * v)]
     order = forwards[:warmup]

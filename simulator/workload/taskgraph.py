@@ -25,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from simulator.config.scenario import Schedule
+from simulator.workload.warmup import interleaved_warmup
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _interleaved_order(p: int, stage: int, m: int, v: int) -> list[Task]:
     total = m * v
     forwards = [_chunk_task(stage, k, p, v, True) for k in range(total)]
     backwards = [_chunk_task(stage, k, p, v, False) for k in range(total)]
-    warmup = total if m == p else min((p - stage - 1) * 2 + (v - 1) * p, total)
+    warmup = interleaved_warmup(p, stage, m, v)
     order = forwards[:warmup]
     for k in range(total - warmup):
         order += [forwards[warmup + k], backwards[k]]

@@ -26,6 +26,7 @@ import numpy as np
 
 from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, stage_send_counts
+from simulator.workload.warmup import interleaved_warmup
 
 
 @dataclass(frozen=True)
@@ -249,10 +250,7 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
     stage = np.arange(p, dtype=integer)[:, None]
     interleaved = schedule == Schedule.INTERLEAVED and v > 1
     total = m * v if interleaved else m
-    if interleaved:
-        warmup = np.full((p, 1), total) if m == p else np.minimum((p - stage - 1) * 2 + (v - 1) * p, total)
-    else:
-        warmup = np.minimum(p - stage - 1, m)
+    warmup = interleaved_warmup(p, stage, m, v) if interleaved else np.minimum(p - stage - 1, m)
     steady = total - warmup
     k = np.arange(2 * total, dtype=integer)[None, :]
     pair = k - warmup                       # position among the steady pairs
