@@ -159,3 +159,14 @@ def test_down_projections_are_whole_on_every_tensor_parallel_rank():
     split, whole = (stage_parameters(model, ParallelismConfig(tp=t, pp=4), 8, False, False, 0, 0)[0]
                     for t in (4, 1))
     assert split == pytest.approx(whole / 4 + 8 * duplicated * (1 - 1 / 4))
+
+
+def test_attention_backward_counts_three_query_key_and_two_value_products():
+    """Flash attention's backward recomputes ``Q K^T`` and forms ``dQ``, ``dK`` (``d_qk`` per
+    score each), ``dP`` and ``dV`` (``d_v`` each): ``(3 d_qk + 2 d_v) / (d_qk + d_v)`` of the
+    forward, 2.6 at DeepSeek-V3's 192/128 (NVIDIA/cudnn-frontend's training SDPA benchmark counts
+    ``3 head_dim_qk + 2 head_dim_vo``), 2.5 with equal widths (Dao 2023)."""
+    mla = layer_forward(LayerShape(ModelConfig(**V3), 1, 1))
+    assert mla.backward().attention_flops / mla.attention_flops == pytest.approx(2.6, rel=1e-12)
+    plain = layer_forward(LayerShape(ModelConfig(**{**V3, "mla": None}), 1, 1))
+    assert plain.backward().attention_flops / plain.attention_flops == pytest.approx(2.5, rel=1e-12)

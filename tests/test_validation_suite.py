@@ -412,8 +412,9 @@ ACHIEVED = {
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
     # experts per GPU, +46-59% at 32; the host's per-expert kernel issue is the leading candidate,
     # unmeasured here, so not modelled). 43.6% / 57.2% once the recipes' recompute_modules
-    # [mla_up_proj] became expressible (2026-11-29).
-    "megatron_bridge_dsv3": (0.436, 0.572),
+    # [mla_up_proj] became expressible (2026-11-29); 42.9% / 56.5% once flash attention's backward
+    # counted 3 d_qk + 2 d_v products per score (2.6x forward at 192/128) the same day.
+    "megatron_bridge_dsv3": (0.429, 0.565),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300

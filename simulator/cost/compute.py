@@ -164,9 +164,10 @@ def attention_shape_factor(shape: AttentionShape, overhead: float = ATTENTION_TI
     """Efficiency of an attention kernel of ``shape`` over the reference kernel's (8K tokens,
     no context parallelism, head dimension 128): the causal tile factor
     :func:`causal_tile_efficiency` (``overhead`` tiles per query tile) times the
-    head-dimension factor ``(d / (d + d_0)) / (128 / (128 + d_0))`` (dimensionless)."""
+    head-dimension factor ``(d / (d + d_0)) / (128 / (128 + d_0))`` with ``d`` the mean of the
+    query/key and value widths (dimensionless)."""
     tiles = causal_tile_efficiency(shape.seq, shape.cp, overhead) / _reference_tiles(overhead)
-    return tiles * _head_dim_efficiency(shape.head_dim) / _REFERENCE_HEAD
+    return tiles * _head_dim_efficiency(shape.mean_dim) / _REFERENCE_HEAD
 
 
 def causal_tile_efficiency(seq: float, cp: int = 1, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
@@ -190,8 +191,9 @@ def causal_tile_efficiency(seq: float, cp: int = 1, overhead: float = ATTENTION_
     return tiles / (tiles + 1.0 / max(cp, 1) + 2.0 * overhead)
 
 
-def _head_dim_efficiency(head_dim: int) -> float:
-    """``d / (d + d_0)``: a tile's matmul share at head dimension ``d``."""
+def _head_dim_efficiency(head_dim: float) -> float:
+    """``d / (d + d_0)``: a tile's matmul share at head dimension ``d`` (with unequal query/key
+    and value widths their mean, :attr:`AttentionShape.mean_dim`)."""
     return head_dim / (head_dim + ATTENTION_SOFTMAX_HEAD_DIM)
 
 

@@ -104,7 +104,7 @@ from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
 from simulator.cost.nccl_sms import excess_beside, nccl_sm_share
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import FLASH_BACKWARD_RATIO, AttentionShape, LayerShape, layer_forward
+from simulator.workload.transformer import AttentionShape, LayerShape, layer_forward
 
 GENERIC_PASSES = 3
 """K/V ring passes per forward and per backward in the ``generic`` cp model."""
@@ -221,7 +221,7 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     return CpCost((), forward, backward + rerun * forward,
                   (CpCollective(single, (cp - 1) * (1 + rerun), 2),
                    CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, FLASH_BACKWARD_RATIO * attention), kernels.attention_shape,
+                  (attention, kernels.attention_shape.backward_ratio * attention), kernels.attention_shape,
                   sm_share=nccl_sm_share(Group(collectives.cluster, layout.cp_group())))
 
 

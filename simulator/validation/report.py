@@ -722,13 +722,19 @@ streams and each expert's fp8 operands quantized by their own kernels,
 `kernels.grouped_gemm_streams` of the megatron-core stack); fp8 parameter gathers for current
 scaling, bf16 gathers for MXFP8, bf16 gradient reduction; the recipes' selective recompute of
 the latent up-projections (`recompute_modules: [mla_up_proj]`, expressible since 2026-11-29: it
-moved the rows 1.2-1.5 points, from 44.9% / 58.5%). Token drop pads every expert to its
-capacity (factor 1), the balanced load the model assumes. Not expressible: the fused router.
+moved the rows 1.2-1.5 points, from 44.9% / 58.5%; then 0.7-0.9 points more once flash
+attention's backward counted its ``3 d_qk + 2 d_v`` products per score, 2.6x the forward at
+192/128 rather than 2.5x, and its efficiency the mean of the two widths). Token drop pads every
+expert to its capacity (factor 1), the balanced load the model assumes. Not expressible: the
+fused router.
 
-Result: MAPE 43.6%, max 57.2%, not met: every row fast, by a margin that grows with the experts
-a GPU holds. The GB200 row (4 experts per GPU, 8,192 tokens each per microbatch) reads +16.3%
-(predicted step 8.16 s against 9.49 s); the three B200 rows (32 experts per GPU, 1,024 tokens
-each) +45.3%, +55.8% and +57.2% (9.7-10.0 s against 14.5-15.3 s). The B200 pipeline's busiest
+Result: MAPE 42.9%, max 56.5%, not met: every row fast, by a margin that grows with the experts
+a GPU holds. The GB200 row (4 experts per GPU, 8,192 tokens each per microbatch) reads +15.4%
+(predicted step 8.2 s against 9.49 s); the three B200 rows (32 experts per GPU, 1,024 tokens
+each) +44.6%, +55.1% and +56.5% (9.8-10.0 s against 14.5-15.3 s). cuDNN's training benchmark
+puts this attention shape's backward at 0.88-0.94 of the Llama shape's rate per FLOP on a GB200
+(`docs/research/gpu_kernel_efficiency.md`); the model's width factor gives it 1.03, so the
+attention backward here is priced about 10% fast, a point or two of the step. The B200 pipeline's busiest
 stage runs about 100 ms per microbatch (the step less its 9% bubble, over 128 microbatches)
 where the model gives about 70 ms. Pricing TransformerEngine's
 per-expert GEMMs on 4 streams and per-expert quantization (the mechanism the recipes run, added

@@ -27,7 +27,9 @@ Backward runs two GEMMs per forward GEMM (data and weight gradients), so twice
 the FLOPs. With fused (flash) attention the scores and context products are one kernel
 of its own class, ``4 b (a/t) s s_kv d`` FLOPs forward (half of it with a causal mask),
 and its backward is 2.5x the forward: five matrix products instead of two, since it
-recomputes ``Q K^T`` (Dao 2023, FlashAttention-2, arXiv:2307.08691, sec. 3.1-3.2).
+recomputes ``Q K^T`` (Dao 2023, FlashAttention-2, arXiv:2307.08691, sec. 3.1-3.2); with
+query/key and value heads of unequal width (latent attention) ``(3 d_qk + 2 d_v) / (d_qk + d_v)``
+(:attr:`AttentionShape.backward_ratio`).
 Memory-bound kernels (norms, bias+activation, bias+dropout+add, rotary embeddings, and
 the unfused softmax/dropout over the b a/t s^2 score matrix) move the bytes listed in
 :func:`_memory_bytes`, fused (one kernel per op group, as Megatron/TransformerEngine
@@ -108,11 +110,27 @@ class LayerShape:
 class AttentionShape:
     """What a fused attention kernel's efficiency depends on besides its FLOPs: query tokens
     per sequence on this rank, the context-parallel ranks the sequence is split over (one
-    kernel call per ring step) and the head dimension."""
+    kernel call per ring step) and the head dimensions (query/key ``head_dim``, value
+    ``value_dim``: None when they are equal)."""
 
     seq: float
     cp: int = 1
     head_dim: int = 128
+    value_dim: int | None = None
+
+    @property
+    def mean_dim(self) -> float:
+        """``(d_qk + d_v) / 2``: the width of the average of the kernel's two matmuls per score."""
+        return (self.head_dim + (self.value_dim or self.head_dim)) / 2
+
+    @property
+    def backward_ratio(self) -> float:
+        """Backward FLOPs over forward: ``(3 d_qk + 2 d_v) / (d_qk + d_v)``, 2.5 with equal widths
+        (:data:`FLASH_BACKWARD_RATIO`): backward recomputes ``Q K^T`` and forms ``dQ`` and ``dK``
+        (``d_qk`` each per score) and ``dV`` and ``dP`` (``d_v`` each), against forward's ``Q K^T``
+        and ``P V``."""
+        d_v = self.value_dim or self.head_dim
+        return (3 * self.head_dim + 2 * d_v) / (self.head_dim + d_v)
 
 
 @dataclass(frozen=True)
@@ -143,8 +161,9 @@ class Kernels:
         dgrad = np.stack([m, k, n, batch], axis=1)
         wgrad = np.stack([k, n, m, batch], axis=1)
         mask = self.linear_mask
+        ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2),
-                       np.concatenate([mask, mask]), FLASH_BACKWARD_RATIO * self.attention_flops, True,
+                       np.concatenate([mask, mask]), ratio * self.attention_flops, True,
                        self.attention_shape)
 
 
@@ -160,7 +179,13 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     activations times the load; the mean work, for FLOP counts, is the default 1)."""
     gemms, linear = _gemms(shape, expert_load)
     return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape, expert_load), np.array(linear),
-                   _flash_flops(shape), attention_shape=AttentionShape(shape.seq, shape.cp, shape.head_dim))
+                   _flash_flops(shape), attention_shape=_attention_shape(shape))
+
+
+def _attention_shape(shape: LayerShape) -> AttentionShape:
+    """The fused attention kernel's shape (its value width only where it differs: latent attention)."""
+    d_v = shape.model.d_value
+    return AttentionShape(shape.seq, shape.cp, shape.head_dim, None if d_v == shape.head_dim else d_v)
 
 
 def _flash_flops(shape: LayerShape) -> float:
