@@ -600,7 +600,12 @@ chunks, the cp ring's per-step kernels). Across the set's 8B rows the error foll
 kernel: +4% at 16K tokens per GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +27% to
 +61% with tp 2. The model prices a layer's forward and backward as about 30 kernels, each with a
 fixed 2 us (an estimate), where TransformerEngine's FP8 layer launches several times as many; the
-real count and per-kernel cost have no published figure at this granularity, so nothing is added.""",
+real count and per-kernel cost have no published figure at this granularity, so nothing is added.
+Row 16 (added 2026-11-29 with the `b300` library GPU, scored once): Dell's one-server B300 run of
+row 1's config (only the bucket size differs) reads +8.7%; measured, the B300 ran 0.993x the
+University of Florida's B200 per GPU, where the model gives 1.02x (its attention at the GB300/GB200
+cuDNN ratio, `hardware_specs/gpus/b300.yaml`): on this 8B step the Blackwell Ultra's faster
+attention does not show.""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training

@@ -65,7 +65,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   GPU from the table's TFLOP/s.
 - ``mlperf_v51_llama31``: MLPerf Training v5.1 (NeMo, FP8): Llama 3.1 8B on 8 to 256 B200 (four
   submitters), 72 and 512 GB200 (NVIDIA) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1
-  405B on 256 and 448 B200 (University of Florida) and 512 and 1,024 H200 (Nebius)
+  405B on 256 and 448 B200 (University of Florida) and 512 and 1,024 H200 (Nebius); Dell's 8B on 8
+  B300
   (validation/mlperf_v51_llama31.csv), tokens/s per GPU from the logged step times.
 - ``megatron_bridge_2604``: Megatron-Bridge's 26.04.01 tables (the performance archive): Llama 3 70B
   on 64 H100, Llama 3.1 405B on 1,024 H100 and on 256 GB200 without context parallelism, FP8
