@@ -1,6 +1,7 @@
 """Seeded random scenarios across nodes, models (dense and mixtures of experts, shared
 experts, latent attention, dense layers among experts, multi-token prediction), stacks, dtypes
-and fp8 recipes (NVFP4 included), pipeline layouts and layouts: each is refused with
+and fp8 recipes (NVFP4 included), pipeline layouts, Megatron-Core's recompute modules and
+layouts: each is refused with
 a ConfigError or gives a physical result (finite step, MFU in (0, 1]); a sample also through
 the discrete-event engine with contention. Fuzzing this way on 2026-11-28 found the contention
 replay's crash on GPipe over PCIe servers (tests/test_des_prefix.py), and later that day a MoE
@@ -20,7 +21,8 @@ from simulator.engine.des import simulate_steps_des
 from simulator.errors import ConfigError
 from simulator.topology import build_cluster
 
-NODES = ["dgx-a100-80gb", "dgx-h100", "hgx-h200", "mi300x-platform", "dgx-b200", "pcie-a100x8"]
+NODES = ["dgx-a100-80gb", "dgx-h100", "hgx-h200", "mi300x-platform", "dgx-b200", "pcie-a100x8", "dgx-b300"]
+MODULES = ["core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"]
 PRESETS = ["llama3-8b", "qwen3-4b", "mixtral-8x7b", "qwen3-30b-a3b", "megatron-7.5b", "qwen1.5-moe-a2.7b"]
 STACKS = ["megatron-core", "fsdp", "fsdp2", "torchtitan", "deepspeed", "nemo", "megatron-lm-2021"]
 EXPERTS = {"mixtral-8x7b": 8, "qwen3-30b-a3b": 128, "qwen1.5-moe-a2.7b": 60}
@@ -45,11 +47,14 @@ def _random_scenario(rng: random.Random, index: int) -> dict:
     model = _random_model(rng, preset, experts)
     if rng.random() < 0.2:
         parallelism["pipeline_layout"] = _layout(pp, model.get("mtp_layers", 0))
-    return {"name": f"random-{index}", "cluster": {"node": rng.choice(NODES), "nodes": nodes},
-            "model": model,
-            "training": {"global_batch": dp * micro * rng.choice([1, 4]), "micro_batch": micro,
-                         "dtype": rng.choice(["bf16", "fp8"]), "stack": _random_stack(rng, experts)},
-            "parallelism": parallelism}
+    scenario = {"name": f"random-{index}", "cluster": {"node": rng.choice(NODES), "nodes": nodes},
+                "model": model,
+                "training": {"global_batch": dp * micro * rng.choice([1, 4]), "micro_batch": micro,
+                             "dtype": rng.choice(["bf16", "fp8"]), "stack": _random_stack(rng, experts)},
+                "parallelism": parallelism}
+    if parallelism["recompute"] == "selective" and rng.random() < 0.5:
+        parallelism["recompute_modules"] = rng.sample(MODULES, rng.randint(0, 3))
+    return scenario
 
 
 def _random_model(rng: random.Random, preset: str, experts: int) -> dict:
