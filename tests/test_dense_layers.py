@@ -246,3 +246,24 @@ def test_a_standalone_mtp_stage_keeps_the_embedding_and_the_output_layer():
     assert layout_chunks("Et|tt|ttm|L", 4, 1, 5, 1) == [(1, 0), (2, 0), (2, 1), (0, 0)]
     with pytest.raises(LayoutError, match="last virtual"):
         layout_chunks("Et|t|t|tm|L|||", 4, 2, 4, 1)
+
+
+def test_a_zero3_unit_of_a_dense_layer_gathers_the_dense_layers_weights():
+    """Under ZeRO-3 each unit gathers its own layer: a stage of dense layers prices the dense
+    model's unit, a stage of MoE layers the MoE model's, and a mixed stage their mean by count."""
+    from simulator.config.loader import scenario_stack
+    from simulator.cost.sharding import stage_unit_comm, unit_comm
+    from simulator.engine.context import make_context
+    from simulator.pipeline import session_from_scenario
+    mapping = _mapping(model={"mtp_layers": 0}, parallelism={
+        "zero_stage": 3, "pp": 4, "virtual_stages": 1, "schedule": "1f1b", "pipeline_layout": "Ett|tt|t|tL"})
+    session = session_from_scenario(scenario_from_mapping(mapping, "<test>", HardwareLibrary()))
+    scenario, collectives = session.scenario, session.collectives
+    stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
+    dense = scenario.model_copy(update={"model": scenario.model.dense_model()})
+    assert stage_unit_comm(scenario, stack, collectives, layout, 0) == unit_comm(dense, stack, collectives,
+                                                                                layout, 0)
+    assert stage_unit_comm(scenario, stack, collectives, layout, 2) == unit_comm(scenario, stack, collectives,
+                                                                                layout, 2)
+    assert unit_comm(dense, stack, collectives, layout, 0).gather != unit_comm(scenario, stack, collectives,
+                                                                               layout, 0).gather

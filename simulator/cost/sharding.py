@@ -40,6 +40,7 @@ from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes, mlp_tensor_sizes
+from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.unsharded import local_experts_gathered
 
 
@@ -113,6 +114,24 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     first = layout.stage_shard_groups(stage, shard)[0]
     share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
     return UnitComm(gather, reduce, share)
+
+
+def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
+                    layout: Layout, stage: int) -> UnitComm:
+    """:func:`unit_comm` of ``stage``'s mean layer: with dense layers among a mixture of
+    experts' (``model.first_dense_layers``) each unit gathers and reduces its own layer's
+    weights, so the stage's unit is the mean of the dense and the MoE unit over its layers
+    (:func:`~simulator.workload.stage_layers.stage_kinds`; the MTP layers are of the MoE kind),
+    as the stage's compute per unit is their mean (:mod:`simulator.engine.layer_kinds`)."""
+    unit = unit_comm(scenario, stack, collectives, layout, stage)
+    decoder, _, _, dense, mtp = stage_kinds(scenario.model, scenario.parallelism)[stage]
+    if not dense:
+        return unit
+    dense_scenario = scenario.model_copy(update={"model": scenario.model.dense_model()})
+    other = unit_comm(dense_scenario, stack, collectives, layout, stage)
+    share = dense / (decoder + mtp)
+    return UnitComm((1 - share) * unit.gather + share * other.gather,
+                    (1 - share) * unit.reduce + share * other.reduce, unit.sm_share)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs
-from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, unit_comm
+from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, stage_unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context, memoised
@@ -480,7 +480,7 @@ def _amax_reduction(ctx: Context, stack, layers: int) -> tuple[float, float]:
 
 
 def _stage_unit_comms(ctx: Context, stack) -> list:
-    """Per stage, its ZeRO-3 / FSDP unit prices (:func:`simulator.cost.sharding.unit_comm`),
+    """Per stage, its ZeRO-3 / FSDP unit prices (:func:`simulator.cost.sharding.stage_unit_comm`),
     memoised across layouts, once per canonical stage
     (:meth:`~simulator.cost.CollectiveModel.canonical_stage`, whose prices ``unit_comm``
     gives); None for every stage without ZeRO-3."""
@@ -488,8 +488,9 @@ def _stage_unit_comms(ctx: Context, stack) -> list:
     if par.zero_stage < 3 or layout.dp * layout.cp == 1:
         return [None] * layout.pp
     canonical = ctx.collectives.canonical_stage     # the same prices (a symmetry)
-    return [memoised(ctx, ("unit", layout, canonical(layout, stage), par.shard_size),
-                     lambda stage=stage: unit_comm(ctx.scenario, stack, ctx.collectives, layout, stage))
+    kinds = stage_kinds(ctx.scenario.model, par)
+    return [memoised(ctx, ("unit", layout, canonical(layout, stage), par.shard_size, kinds[stage]),
+                     lambda stage=stage: stage_unit_comm(ctx.scenario, stack, ctx.collectives, layout, stage))
             for stage in range(layout.pp)]
 
 

@@ -22,7 +22,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity, Recompute
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
-from simulator.cost.sharding import UnitComm, sharding_cost, unit_comm
+from simulator.cost.sharding import UnitComm, sharding_cost, stage_unit_comm
 from simulator.engine.context import Context
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
@@ -78,7 +78,7 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
     if par.zero_stage < 3 or lay.dp * lay.cp == 1:
         return None
     stack = scenario_stack(ctx.scenario)
-    comm = unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
+    comm = stage_unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
     decoder, *_, mtp = stage_kinds(ctx.scenario.model, par)[stage]
     layers = (decoder + mtp) / par.virtual_stages
     plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer_forward_s, layer_backward_s)
@@ -87,9 +87,10 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
 
 
 def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollective]:
-    """One layer's all-gather and reduce-scatter on the stage's shard groups, as priced."""
+    """One layer's all-gather and reduce-scatter on the stage's shard groups, as priced (the
+    stage's mean layer where dense layers are among its experts' layers)."""
     stack, lay = scenario_stack(ctx.scenario), ctx.layout
-    dtype, params = ctx.scenario.training.dtype, layer_parameters(ctx.scenario.model) / lay.tp
+    dtype, params = ctx.scenario.training.dtype, _mean_layer_parameters(ctx, stage) / lay.tp
     shard = shard_group_size(ctx.scenario.parallelism, lay.dp)
     key = ("shard", lay, stage, shard)
     groups = lambda: lay.stage_shard_groups(stage, shard)  # noqa: E731
@@ -101,6 +102,18 @@ def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollecti
                                                  forced_algorithm(ctx.scenario, op), key=key)
         out.append(PricedCollective(op, nbytes, terms))
     return out[0], out[1]
+
+
+def _mean_layer_parameters(ctx: Context, stage: int) -> float:
+    """Parameters of ``stage``'s mean layer: its dense and MoE layers' counts weighted by their
+    numbers (:func:`~simulator.workload.stage_layers.stage_kinds`)."""
+    model = ctx.scenario.model
+    decoder, _, _, dense, mtp = stage_kinds(model, ctx.scenario.parallelism)[stage]
+    moe = layer_parameters(model)
+    if not dense:
+        return moe
+    share = dense / (decoder + mtp)
+    return (1 - share) * moe + share * layer_parameters(model.dense_model())
 
 
 def replay_group(ctx: Context, stage: int) -> tuple[int, ...] | None:
