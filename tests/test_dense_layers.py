@@ -232,6 +232,20 @@ def test_a_search_drops_the_layout_for_another_pipeline():
         assert apply(scenario, other).parallelism.pipeline_layout is None
 
 
+def test_a_search_drops_first_and_last_stage_counts_for_another_pp():
+    """``first_stage_layers`` / ``last_stage_layers`` were chosen for the scenario's stages: kept
+    for its pp (with any virtual stages), dropped for another pp (the default split)."""
+    from simulator.sweep.layouts import apply_layout, with_layout
+    scenario = _scenario(model={"layers": 8, "mtp_layers": 0}, parallelism={
+        "pipeline_layout": None, "pp": 4, "virtual_stages": 1, "schedule": "1f1b",
+        "first_stage_layers": 1, "last_stage_layers": 1})
+    for apply in (apply_layout, with_layout):
+        kept = apply(scenario, {"tp": 1, "pp": 4, "ep": 8}).parallelism
+        assert (kept.first_stage_layers, kept.last_stage_layers) == (1, 1)
+        dropped = apply(scenario, {"tp": 1, "pp": 2, "ep": 8}).parallelism
+        assert (dropped.first_stage_layers, dropped.last_stage_layers) == (None, None)
+
+
 def test_a_standalone_mtp_stage_keeps_the_embedding_and_the_output_layer():
     """Megatron-Core lets the MTP layers sit alone on a rank before the last (its 'standalone'
     layout, in the last virtual stage of that rank): that stage builds the embedding and runs

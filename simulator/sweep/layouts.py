@@ -107,14 +107,20 @@ def apply_layout(scenario: Scenario, layout: dict) -> Scenario:
 
 
 def _layout_reset(scenario: Scenario, par: dict) -> dict:
-    """``{pipeline_layout: None}`` when a layout's ``pp`` or ``virtual_stages`` differ from the
-    scenario's that carries a ``parallelism.pipeline_layout`` (Megatron-Core's layout names the
-    layers of ``pp * v`` chunks, so another pipeline takes the default split); else ``{}``."""
+    """The scenario's own pipeline split dropped where a layout's pipeline differs: its
+    ``parallelism.pipeline_layout`` when ``pp`` or ``virtual_stages`` differ (Megatron-Core's
+    layout names the layers of ``pp * v`` chunks), its ``first_stage_layers`` /
+    ``last_stage_layers`` when ``pp`` differs (the counts were chosen for that many stages);
+    the layout then takes the default split. ``{}`` when nothing is dropped."""
     base = scenario.parallelism
-    if base.pipeline_layout is None:
-        return {}
-    pipeline = (par.get("pp", base.pp), par.get("virtual_stages", base.virtual_stages))
-    return {} if pipeline == (base.pp, base.virtual_stages) else {"pipeline_layout": None}
+    pp = par.get("pp", base.pp)
+    reset = {}
+    if base.pipeline_layout is not None and (pp, par.get("virtual_stages", base.virtual_stages)) != (
+            base.pp, base.virtual_stages):
+        reset["pipeline_layout"] = None
+    if (base.first_stage_layers or base.last_stage_layers) and pp != base.pp:
+        reset.update(first_stage_layers=None, last_stage_layers=None)
+    return reset
 
 
 SEARCH_METRICS = ["step_time_s", "tokens_per_s", "mfu", "bubble_fraction", "bubble_s",
