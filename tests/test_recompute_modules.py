@@ -168,7 +168,6 @@ def test_both_engines_agree(tmp_path, modules):
 
 
 @pytest.mark.parametrize(("base", "change", "words"), [
-    (LLAMA, {"parallelism": {"recompute": "full", "recompute_modules": ["mlp"]}}, "selective"),
     (LLAMA, {"parallelism": {"recompute_modules": ["mla_up_proj"]}}, "latent attention"),
     (LLAMA, {"parallelism": {"recompute_modules": ["moe_act"]}}, "mixture of experts"),
     (LLAMA, {"parallelism": {"recompute_modules": ["mlp", "mlp"]}}, "once"),
@@ -195,6 +194,16 @@ def test_moe_with_the_all_to_all_overlap_is_refused(tmp_path, capsys):
     path.write_text(yaml.safe_dump(mapping))
     assert main(["run", str(path)]) == 2
     assert "a2a_overlap" in capsys.readouterr().err
+
+
+def test_modules_outside_selective_recompute_are_unused_and_warned_about(tmp_path):
+    """Megatron-Core reads ``recompute_modules`` only with selective granularity: under full (or
+    no) recompute the step is full recompute's, and the result says the key did nothing (a
+    search's other recompute settings keep the scenario's modules this way)."""
+    full = _run(tmp_path, _with(LLAMA, parallelism={"recompute": "full"}))
+    named = _run(tmp_path, _with(LLAMA, parallelism={"recompute": "full", "recompute_modules": ["mlp"]}))
+    assert named.step_time_s == full.step_time_s
+    assert any("has no effect with parallelism.recompute full" in w for w in named.warnings)
 
 
 def test_a_module_with_nothing_to_recompute_is_warned_about(tmp_path):

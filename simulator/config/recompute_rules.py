@@ -1,6 +1,8 @@
 """Rules of ``parallelism.recompute_modules`` (Megatron-Core's ``--recompute-modules``): the
-combinations Megatron-Core refuses, refused here with the same reason, and the modules that
-name nothing in the model, which it accepts and ignores (warned about in the result).
+combinations Megatron-Core refuses, refused here with the same reason, and what it accepts and
+ignores, warned about in the result: modules that name nothing in the model, and modules under
+``recompute: none`` or ``full`` (Megatron-Core reads them only with selective granularity; a
+search's other recompute settings leave them unused).
 
 References: NVIDIA/Megatron-LM core_v0.17.1 ``megatron/core/transformer/transformer_config.py``
 ``__post_init__`` (the refusals), ``models/gpt/gpt_layer_specs.py`` (which norms are modules).
@@ -21,11 +23,8 @@ def check_recompute_modules(scenario: Scenario) -> None:
     """Raise :class:`ConfigError` where Megatron-Core would refuse the modules, or where they
     cannot apply (not selective recompute; a stack whose selective recompute is another policy)."""
     par, model = scenario.parallelism, scenario.model
-    if par.recompute_modules is None:
+    if par.recomputed_modules is None:
         return
-    if par.recompute != Recompute.SELECTIVE:
-        raise ConfigError(f"recompute modules apply to parallelism.recompute: selective (it is "
-                          f"{par.recompute.value}); set it to selective or remove {KEY}", key=KEY)
     modules, stack = set(par.recompute_modules), scenario.training.stack
     if not isinstance(stack, StackProfile):
         return
@@ -50,8 +49,12 @@ def check_recompute_modules(scenario: Scenario) -> None:
 
 
 def idle_module_warnings(scenario: Scenario) -> list[str]:
-    """Named modules the model has nothing for (Megatron-Core accepts and ignores them)."""
+    """Named modules the model has nothing for, or that the recompute setting leaves unused
+    (Megatron-Core accepts and ignores both)."""
     par, model = scenario.parallelism, scenario.model
+    if par.recompute_modules is not None and par.recompute != Recompute.SELECTIVE:
+        return [f"{KEY} has no effect with parallelism.recompute {par.recompute.value} (the modules "
+                "apply to selective recompute)"]
     modules = par.recomputed_modules
     if modules is None:
         return []
