@@ -231,3 +231,11 @@ def test_import_log_maps_the_modules():
     default = {**selective, "recompute_modules": "['core_attn']"}
     draft = draft_from_log(replace(log, arguments=default), "mi325x-platform", 8).scenario
     assert "recompute_modules" not in draft["parallelism"]
+
+
+def test_check_names_the_modules(tmp_path, capsys):
+    """``clustersim check`` says what selective recompute re-runs."""
+    path = tmp_path / "ok.yaml"
+    path.write_text(yaml.safe_dump(_modules(DEEPSEEK, "mla_up_proj", "moe_act")))
+    assert main(["check", str(path)]) == 0
+    assert "recompute selective (mla_up_proj, moe_act)" in capsys.readouterr().out

@@ -56,7 +56,7 @@ def check_facts(session: ClusterSession, result: StepResult | None = None) -> li
         dp = data_parallel_size(sc, hw.gpus)
         experts = f"ep {par.ep}" + (f" (etp {par.etp})" if par.etp not in (None, par.tp) else "")
         facts.append(("layout", f"tp {par.tp} x pp {par.pp} x dp {dp} x cp {par.cp}, {experts}, "
-                                f"{par.schedule.value}, ZeRO-{par.zero_stage}"))
+                                f"{par.schedule.value}, ZeRO-{par.zero_stage}, {_recompute_text(par)}"))
         micro = sc.training.global_batch // (sc.training.micro_batch * dp)
         facts.append(("batch", f"global {sc.training.global_batch}, micro {sc.training.micro_batch}, "
                                f"{micro} microbatches per step, {sc.training.dtype.value}"))
@@ -89,3 +89,12 @@ def check_record(session: ClusterSession, result: StepResult | None = None) -> d
     else:
         record["warnings"] = []
     return record
+
+
+def _recompute_text(par) -> str:
+    """``recompute none|full|selective``, with the named modules where selective names them."""
+    modules = par.recomputed_modules
+    if modules is None:
+        return f"recompute {par.recompute.value}"
+    named = ", ".join(m.value for m in par.recompute_modules) or "nothing"
+    return f"recompute selective ({named})"
