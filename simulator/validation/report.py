@@ -767,19 +767,21 @@ pp 8 x v 4 (FP8-CS, NVFP4) and tp 2 x pp 8 x v 4 x cp 2 (MXFP8), 70B tp 1 x pp 4
 1; the userbuffers of the GB200 rows where tp > 1, off under NVFP4; fp8 weight gathers under
 current scaling, 16-bit under MXFP8, 4-bit under NVFP4; GB300 NVL72 racks with 64 GPUs used and
 ConnectX-8 (800G XDR) NICs. The GB300 (`hardware_specs/gpus/gb300.yaml`): the GB200's bf16 and fp8
-peaks, 1.5x its dense fp4 peak (15 PFLOPS), 288 GB, 160 SMs (NVIDIA's Blackwell Ultra blog and
-GB300 NVL72 page); the GB200's GEMM and memory fractions and sustained clock (no GEMM benchmark of
+peaks, 1.5x its dense fp4 peak (15 PFLOPS), 288 GB (NVIDIA's Blackwell Ultra blog and GB300 NVL72
+page); the GB200's GEMM and memory fractions and sustained clock (no GEMM benchmark of
 the part was found); attention 1.21x (forward) and 1.08x (backward) the GB200's, the ratio of one
 cuDNN 9.26 benchmark run on both parts (NVIDIA/cudnn-frontend sdpa_benchmark_training, bf16,
 causal, head dimension 128, 8k): its doubled special-function-unit rate speeds up the softmax
 exponentials (NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", 2026).
 
-Result: MAPE 7.7%, max 9.5%, met: every row slow, by 4-10% (the 405B MXFP8 row -4.1%, the
-others -8% to -10%); 9.2% / 11.0% with the GB200's attention fractions, as first scored the same
-day, before the cuDNN pair was found (nothing was read off these rows). Two MLPerf Training v5.1
+Result: MAPE 7.4%, max 9.5%, met: every row slow, by 4-10% (the 405B MXFP8 row -3.6%, the
+others -7% to -10%); 9.2% / 11.0% with the GB200's attention fractions, as first scored the same
+day, before the cuDNN pair was found (nothing was read off these rows), 7.7% / 9.5% with 160 SMs
+(the full Blackwell Ultra die; the shipping part's count is not published, so the B200's 148 is
+kept). Two MLPerf Training v5.1
 pairs run one configuration on GB300 and GB200 (NVIDIA's Theia and Tyche systems, NeMo 25.09,
 `config_GB300_*` and `config_GB200_*` identical): Llama 3.1 8B on 72 GPUs measured 1.157x faster
-per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.01x
+per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.02x
 and 1.03x. What it lacks is the GEMMs: the clock the GB300 sustains at 1,400 W against the GB200's
 1,200 W has no measurement that separates it, so it is not set from these rows. The same table's
 GB200 rows read the other way (+6% to +17% for the FP8 and MXFP8 rows, `megatron_bridge_2604`),
