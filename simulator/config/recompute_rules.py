@@ -20,8 +20,8 @@ M = RecomputeModule
 
 
 def check_recompute_modules(scenario: Scenario) -> None:
-    """Raise :class:`ConfigError` where Megatron-Core would refuse the modules, or where they
-    cannot apply (not selective recompute; a stack whose selective recompute is another policy)."""
+    """Raise :class:`ConfigError` where Megatron-Core would refuse the modules under selective
+    recompute, or where they cannot apply (a stack whose selective recompute is another policy)."""
     par, model = scenario.parallelism, scenario.model
     if par.recomputed_modules is None:
         return
