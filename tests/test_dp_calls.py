@@ -158,3 +158,21 @@ def test_a_shared_memo_keeps_each_stage_split():
     shared = {}
     for first in (16, 12, 20):
         assert step(shared, first) == step(None, first)
+
+
+def test_expert_and_dense_buckets_hold_their_own_tensors():
+    """Megatron-Core keeps the experts' gradients in a buffer of their own (reduced over the
+    expert-data-parallel groups): its buckets fill with the rank's experts' MLP tensors (over
+    etp), the other buffer's with everything else (over tp); each list sums to its part of the
+    layer."""
+    from simulator.config.presets import MODEL_PRESETS
+    from simulator.config.scenario import ModelConfig
+    from simulator.engine.dp_calls import _layer_tensors
+    from simulator.workload.params import layer_parameters, mlp_tensor_sizes
+    model = ModelConfig(**MODEL_PRESETS["mixtral-8x7b"])
+    experts = _layer_tensors(model, 2, 4, 1, True)
+    rest = _layer_tensors(model, 2, 4, 1, False)
+    assert sum(experts) == pytest.approx(sum(mlp_tensor_sizes(model)) / 4, rel=1e-12)
+    assert sum(rest) == pytest.approx((layer_parameters(model) - sum(mlp_tensor_sizes(model))) / 2, rel=1e-12)
+    dense = ModelConfig(**MODEL_PRESETS["llama3-8b"])
+    assert sum(_layer_tensors(dense, 2, 1, 2, False)) == pytest.approx(layer_parameters(dense) / 2, rel=1e-12)

@@ -293,7 +293,8 @@ ACHIEVED = {
     # and the logs' unfused gradient accumulation priced (the 7B row -2.7% -> -4.3%).
     # 12.3% / 29.2% once each data-parallel NCCL call paid the collective's latency and
     # the first weight bucket its gather dtype's bytes (simulator/engine/dp_calls.py, 2026-11-28).
-    "primus_mi325x": (0.123, 0.292),
+    # 12.4% / 29.3% once each buffer's buckets held its own tensors (experts' or the rest's, 2026-11-29).
+    "primus_mi325x": (0.124, 0.293),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,

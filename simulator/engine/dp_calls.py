@@ -52,7 +52,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import ModelConfig
 from simulator.config.stack import ReduceCalls
 from simulator.engine.context import Context
-from simulator.workload.params import layer_tensor_sizes
+from simulator.workload.params import layer_tensor_sizes, mlp_tensor_sizes
 from simulator.workload.stage_layers import scenario_split
 
 
@@ -66,8 +66,9 @@ def bucket_bytes(ctx: Context, grad_bytes: float) -> float:
     return max(data_parallel.bucket_bytes, data_parallel.bucket_params_per_rank * ctx.layout.dp * grad_bytes)
 
 
-def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float) -> int:
-    """NCCL calls that reduce ``params`` parameters of ``stage`` (module docstring), >= 1."""
+def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float, expert: bool = False) -> int:
+    """NCCL calls that reduce ``params`` parameters of ``stage`` (module docstring), >= 1; with
+    ``expert`` the rank's experts' (their own buffer and groups), else the rest."""
     if not ctx.scenario.parallelism.overlap_grad_reduce or params <= 0:
         return 1
     how = scenario_stack(ctx.scenario).data_parallel.reduce_calls
@@ -76,41 +77,53 @@ def reduce_calls(ctx: Context, stage: int, params: float, grad_bytes: float) -> 
         layers = scenario_split(ctx.scenario.model, ctx.scenario.parallelism)[stage]
         return chunks if chunks > 1 else max(1, layers)
     if how == ReduceCalls.BUCKET:
-        return _buckets(ctx, stage, params, grad_bytes, 1)
+        return _buckets(ctx, stage, params, grad_bytes, 1, expert)
     if stage > 0:
         return chunks
-    return _buckets(ctx, stage, params / chunks, grad_bytes, chunks) + chunks - 1
+    return _buckets(ctx, stage, params / chunks, grad_bytes, chunks, expert) + chunks - 1
 
 
-def _buckets(ctx: Context, stage: int, params: float, grad_bytes: float, chunks: int) -> int:
+def _buckets(ctx: Context, stage: int, params: float, grad_bytes: float, chunks: int, expert: bool) -> int:
     """Buckets of ``params`` parameters of one model chunk of ``stage`` (:func:`_filled_buckets`
-    of its layers' tensors, split over tensor parallelism), >= 1."""
+    of its layers' tensors of that kind, :func:`_layer_tensors`), >= 1."""
     model, par = ctx.scenario.model, ctx.scenario.parallelism
     layers = max(1, round(scenario_split(model, par)[stage] / chunks))
-    return _filled_buckets(model, ctx.layout.tp, layers, params, bucket_bytes(ctx, grad_bytes) / grad_bytes)
+    tensors = _layer_tensors(model, ctx.layout.tp, ctx.layout.ep, par.expert_tp, expert)
+    return _filled_buckets(tensors, layers, params, bucket_bytes(ctx, grad_bytes) / grad_bytes)
+
+
+@lru_cache(maxsize=256)
+def _layer_tensors(model: ModelConfig, tp: int, ep: int, etp: int, expert: bool) -> tuple[float, ...]:
+    """Elements one rank holds of each parameter tensor of one layer, in one data-parallel buffer:
+    the rank's ``E / ep`` experts' MLP tensors over ``etp`` (``expert``), or everything else over
+    ``tp`` (the whole layer without experts) (:func:`~simulator.workload.params.layer_tensor_sizes`)."""
+    if expert:
+        return tuple(size / etp for size in mlp_tensor_sizes(model, model.experts // ep))
+    sizes = layer_tensor_sizes(model, 0) if model.experts > 1 else layer_tensor_sizes(model)
+    return tuple(size / tp for size in sizes)
 
 
 @lru_cache(maxsize=4096)
-def _filled_buckets(model: ModelConfig, tp: int, layers: int, params: float, limit: float) -> int:
+def _filled_buckets(tensors: tuple[float, ...], layers: int, params: float, limit: float) -> int:
     """Buckets of ``params`` parameters as the runtimes fill them: tensors in turn, a bucket
     closed once it holds ``limit`` (``B / g``) parameters (PyTorch
     ``compute_bucket_assignment_by_size``, Megatron-Core ``_ParamAndGradBuffer``), so a tensor
     larger than a bucket is a bucket of its own (:func:`_chunk_tensors`); >= 1. Pure, so cached
     (a sweep and repeated evaluations ask for the same few)."""
     count, filled = 0, 0.0
-    for size in _chunk_tensors(model, tp, layers, params):
+    for size in _chunk_tensors(tensors, layers, params):
         filled += size
         if filled >= limit:
             count, filled = count + 1, 0.0
     return max(1, count + (filled > 0))
 
 
-def _chunk_tensors(model: ModelConfig, tp: int, layers: int, params: float) -> list[float]:
-    """Elements one rank holds of each parameter tensor of ``params``: ``layers`` layers'
-    tensors (:func:`~simulator.workload.params.layer_tensor_sizes` over ``tp``) and what is left
-    of ``params`` (embeddings, output layer) as one tensor; scaled to ``params`` where the layers
-    alone exceed it."""
-    tensors = [size / tp for size in layer_tensor_sizes(model)] * layers
+def _chunk_tensors(layer: tuple[float, ...], layers: int, params: float) -> list[float]:
+    """Elements one rank holds of each parameter tensor of ``params``: ``layers`` layers' tensors
+    (``layer``, :func:`_layer_tensors`) and what is left of ``params`` (embeddings, output layer)
+    as one tensor; scaled to ``params`` where the layers alone exceed it (a stage's dense layers
+    among experts take the MoE layer's tensors)."""
+    tensors = list(layer) * layers
     total = sum(tensors)
     rest = params - total
     if rest < 0:
@@ -118,8 +131,8 @@ def _chunk_tensors(model: ModelConfig, tp: int, layers: int, params: float) -> l
     return tensors + [rest] if rest > 0 else tensors
 
 
-def calls_per_chunk(ctx: Context, stage: int, params: float, grad_bytes: float) -> int:
+def calls_per_chunk(ctx: Context, stage: int, params: float, grad_bytes: float, expert: bool = False) -> int:
     """Calls of one model chunk's share of ``stage``'s ``params`` (its ``v`` chunks share the
     stage's calls), >= 1."""
     chunks = ctx.scenario.parallelism.virtual_stages
-    return max(1, math.ceil(reduce_calls(ctx, stage, params, grad_bytes) / chunks))
+    return max(1, math.ceil(reduce_calls(ctx, stage, params, grad_bytes, expert) / chunks))

@@ -81,7 +81,7 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
                     for collective in _part_collectives(
                         ctx, stage, alike, expert,
                         _end_of_step_ops(ctx, params * grad, params * weight, reduce),
-                        1 if compressed else reduce_calls(ctx, stage, params, grad))])
+                        1 if compressed else reduce_calls(ctx, stage, params, grad, expert))])
     return out
 
 
@@ -306,7 +306,7 @@ def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
     v = ctx.scenario.parallelism.virtual_stages
     grad, weight = _element_bytes(ctx)
     return np.array([sum(_gather_seconds(ctx, stage, expert, nbytes / v,
-                                         calls_per_chunk(ctx, stage, nbytes / weight, grad))
+                                         calls_per_chunk(ctx, stage, nbytes / weight, grad, expert))
                          for expert, nbytes in parts)
                      for stage, parts in enumerate(_gathered_parts(ctx))])
 
@@ -384,7 +384,7 @@ def _rest_gathers(ctx: Context) -> np.ndarray:
         whole = PricedCollective(Op.ALL_GATHER, dense, terms, False, calls).time_s
         rest = max(0.0, whole - terms.seconds(min(bucket, dense)))
         out.append(rest + sum(_gather_seconds(ctx, stage, True, nbytes,
-                                              reduce_calls(ctx, stage, nbytes / weight, grad))
+                                              reduce_calls(ctx, stage, nbytes / weight, grad, True))
                               for _, nbytes in experts))
     return np.array(out)
 

@@ -1167,7 +1167,8 @@ and the Adam update covers the experts' shard of 8 ranks, not 64
 `gradient_accumulation_fusion` False is priced (`data_parallel.grad_accumulation: add`: the DDP
 hook adds each microbatch's bf16 gradient into the fp32 main gradient, 10 bytes per parameter):
 the 7B row -2.7% -> -4.3%, Mixtral +29.4% (-4.4% and +29.2% once each data-parallel NCCL call paid
-its latency, `simulator/engine/dp_calls.py`). Left: the grouped GEMM's rate on ROCm
+its latency, `simulator/engine/dp_calls.py`; +29.3% once the experts' gradient buckets were filled
+with the experts' tensors and the rest's with the rest's, 2026-11-29). Left: the grouped GEMM's rate on ROCm
 (`moe_grouped_gemm` True), which has no benchmark in the library, and the auxiliary loss's
 kernels (coefficient 0.01; a few passes over the 8 scores per token, not counted). The logs' memory
 (HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
