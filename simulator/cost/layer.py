@@ -241,11 +241,18 @@ def _modules_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeM
     """Megatron-Core's ``recompute_modules`` (:mod:`simulator.workload.recompute_modules`): the
     re-run kernels and their fp8 casts; the MLP site's share of the forward's exposed
     tensor-parallel seconds where the re-run MLP block holds its collectives."""
-    kernels = recompute_forward(shape, layer, modules, shape.model.expert_load)
-    again = requantized_elements(shape, kernels, modules, shape.model.expert_load)
-    casts = recast_seconds(stack, compute, again)
+    kernels, casts = module_recompute_parts(stack, shape, compute, layer, modules)
     tp = tp_fwd / sites if sites == 2 and reruns_mlp_collectives(shape.model, modules) else 0.0
     return kernels_time(compute, kernels) + casts, tp
+
+
+def module_recompute_parts(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,
+                           modules: frozenset[RecomputeModule]) -> tuple[Kernels, float]:
+    """(the forward kernels ``modules`` re-run, seconds of their fp8 re-casts) for one layer of
+    forward ``layer`` (:mod:`simulator.workload.recompute_modules`)."""
+    load = shape.model.expert_load
+    kernels = recompute_forward(shape, layer, modules, load)
+    return kernels, recast_seconds(stack, compute, requantized_elements(shape, kernels, modules, load))
 
 
 def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,

@@ -40,7 +40,7 @@ from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes, mlp_tensor_sizes
-from simulator.workload.stage_layers import stage_kinds
+from simulator.workload.stage_layers import dense_share
 from simulator.workload.unsharded import local_experts_gathered
 
 
@@ -124,12 +124,11 @@ def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: Collec
     (:func:`~simulator.workload.stage_layers.stage_kinds`; the MTP layers are of the MoE kind),
     as the stage's compute per unit is their mean (:mod:`simulator.engine.layer_kinds`)."""
     unit = unit_comm(scenario, stack, collectives, layout, stage)
-    decoder, _, _, dense, mtp = stage_kinds(scenario.model, scenario.parallelism)[stage]
-    if not dense:
+    share = dense_share(scenario.model, scenario.parallelism, stage)
+    if not share:
         return unit
     dense_scenario = scenario.model_copy(update={"model": scenario.model.dense_model()})
     other = unit_comm(dense_scenario, stack, collectives, layout, stage)
-    share = dense / (decoder + mtp)
     return UnitComm((1 - share) * unit.gather + share * other.gather,
                     (1 - share) * unit.reduce + share * other.reduce, unit.sm_share)
 

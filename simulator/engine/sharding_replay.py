@@ -26,7 +26,7 @@ from simulator.cost.sharding import UnitComm, sharding_cost, stage_unit_comm
 from simulator.engine.context import Context
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
-from simulator.workload.stage_layers import stage_kinds
+from simulator.workload.stage_layers import dense_share, stage_kinds
 
 
 @dataclass(frozen=True)
@@ -106,14 +106,11 @@ def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollecti
 
 def _mean_layer_parameters(ctx: Context, stage: int) -> float:
     """Parameters of ``stage``'s mean layer: its dense and MoE layers' counts weighted by their
-    numbers (:func:`~simulator.workload.stage_layers.stage_kinds`)."""
+    numbers (:func:`~simulator.workload.stage_layers.dense_share`)."""
     model = ctx.scenario.model
-    decoder, _, _, dense, mtp = stage_kinds(model, ctx.scenario.parallelism)[stage]
+    share = dense_share(model, ctx.scenario.parallelism, stage)
     moe = layer_parameters(model)
-    if not dense:
-        return moe
-    share = dense / (decoder + mtp)
-    return (1 - share) * moe + share * layer_parameters(model.dense_model())
+    return (1 - share) * moe + share * layer_parameters(model.dense_model()) if share else moe
 
 
 def replay_group(ctx: Context, stage: int) -> tuple[int, ...] | None:

@@ -46,13 +46,14 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.compute import ComputeModel
-from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
+from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import tp_collectives, tp_site_count
 from simulator.cost.layer import (
     LayerCost,
     _alternate_matmuls,
     _gemm_times,
     layer_cost,
+    module_recompute_parts,
     row_input_bytes,
 )
 from simulator.cost.tp_exposure import tp_site
@@ -60,7 +61,6 @@ from simulator.engine.context import Context
 from simulator.engine.layer_kinds import dense_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
-from simulator.workload.recompute_modules import recompute_forward, requantized_elements
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
@@ -172,9 +172,7 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
         return Classes()
     modules = ctx.scenario.parallelism.recomputed_modules
     if modules is not None:
-        load = ctx.shape.model.expert_load
-        again = recompute_forward(ctx.shape, fwd_k, modules, load)
-        casts = recast_seconds(stack, ctx.compute, requantized_elements(ctx.shape, again, modules, load))
+        again, casts = module_recompute_parts(stack, ctx.shape, ctx.compute, fwd_k, modules)
         return kernel_classes(ctx.compute, again) + Classes(memory=casts)
     kept = Classes(attention=ctx.compute.kernels_attention_time(fwd_k))
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:

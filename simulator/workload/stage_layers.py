@@ -134,3 +134,10 @@ def stage_kinds(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, b
     parameters and prices depend on."""
     last, mixes = par.pp - 1, stage_mix(model, par)
     return [(layers, i == 0, i == last, *mixes[i]) for i, layers in enumerate(scenario_split(model, par))]
+
+
+def dense_share(model: ModelConfig, par: ParallelismConfig, stage: int) -> float:
+    """Share of ``stage``'s layers (its decoder and multi-token prediction layers) that are dense
+    layers among a mixture of experts' (:func:`stage_kinds`); 0 without them."""
+    decoder, _, _, dense, mtp = stage_kinds(model, par)[stage]
+    return dense / (decoder + mtp) if dense else 0.0
