@@ -391,7 +391,7 @@ def test_utf16_text_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("fabric", "key", "expected"), [
     ({"oversubscription": 1000.0}, "cluster.fabric.oversubscription", "leaves no uplink"),
-    ({"nics_per_node": 40}, "cluster.fabric.nics_per_node", "at most two NICs per GPU"),
+    ({"nics_per_node": 40}, "cluster.fabric.nics_per_node", "at most 4 NICs per GPU"),
 ])
 def test_physically_impossible_fabrics_are_refused(fabric, key, expected) -> None:
     from simulator.config import scenario_from_mapping

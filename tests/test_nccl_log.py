@@ -16,9 +16,15 @@ ROW = "  1048576  262144  float  sum  -1  100.0  10.49  19.66  0  100.0  10.49  
 
 # file stem prefix: (rows, first size, last size, first time us, op, nranks, algorithm, avg busbw)
 FACTS = {
-    "h100_2node_16gpu": (31, 8, 8 * 2**30, 135.8, "all_reduce", 16, None, 70.742),
+    "h100_2node_16gpu_gcp": (31, 8, 8 * 2**30, 135.8, "all_reduce", 16, None, 70.742),
+    "h100_2node_16gpu_oci": (5, 2**30, 16 * 2**30, 4511.2, "all_reduce", None, None, 458.452),
+    "a100_2node_16gpu_oci_allreduce_nccl-2.21": (1, 10 * 2**30, 10 * 2**30, 90330, "all_reduce",
+                                                 16, None, 220.921),
+    "a100_2node_16gpu_oci_allreduce_nccl-2.26": (1, 10 * 2**30, 10 * 2**30, 104989, "all_reduce",
+                                                 None, None, 191.752),
+    "a100x8_1node_oci": (1, 10 * 2**30, 10 * 2**30, 80922, "all_reduce", None, None, 232.167),
     "h100_2node_4gpu": (5, 2**29, 8 * 2**30, 10052, "all_reduce", 8, "ring", 95.3009),
-    "a100x8": (4, 2**27, 2**30, 1211.2, "sendrecv", None, None, None),
+    "a100x8_1node_nvlink": (4, 2**27, 2**30, 1211.2, "sendrecv", None, None, None),
     "h100pcie": (2, 2**30, 2**31, 9306.7, "all_reduce", None, None, None),
     "h100x8_1node_nvls": (1, 8 * 2**30, 8 * 2**30, 31356, "all_reduce", None, None, None),
     "h100x8_1node_allreduce": (32, 8, 16 * 2**30, 13.67, "all_reduce", None, None, 159.151),
@@ -29,12 +35,12 @@ FACTS = {
 
 
 def load(prefix):
-    (path,) = [p for p in ALL_LOGS if p.name.startswith(prefix + "_")]
+    (path,) = [p for p in ALL_LOGS if p.stem == prefix or p.name.startswith(prefix + "_")]
     return read_nccl_log(path)
 
 
 def test_every_log_has_facts():
-    assert len(ALL_LOGS) == len(FACTS) == 9
+    assert len(ALL_LOGS) == len(FACTS) == 13
 
 
 @pytest.mark.parametrize("prefix", FACTS)
@@ -55,7 +61,7 @@ def test_algbw_is_size_over_time(path):
     assert np.all(np.isfinite(log.inplace_time_s))  # every real row has an in-place time
 
 
-@pytest.mark.parametrize("prefix", ["h100_2node_16gpu", "h100_2node_4gpu"])
+@pytest.mark.parametrize("prefix", ["h100_2node_16gpu_gcp", "h100_2node_4gpu"])
 def test_allreduce_busbw_convention(prefix):
     log = load(prefix)
     factor = 2 * (log.nranks - 1) / log.nranks
@@ -63,12 +69,12 @@ def test_allreduce_busbw_convention(prefix):
 
 
 def test_specific_values():
-    a3 = load("h100_2node_16gpu")
+    a3 = load("h100_2node_16gpu_gcp")
     assert a3.busbw_GBps[a3.size_bytes == 8 * 2**30].tolist() == [338.82]
     assert a3.inplace_time_s[-1] == pytest.approx(47743e-6)
     ring = load("h100_2node_4gpu")
     assert ring.inplace_time_s[0] == pytest.approx(9676.9e-6)
-    assert load("a100x8").busbw_GBps[-1] == 195.10  # in-place #wrong is N/A there
+    assert load("a100x8_1node_nvlink").busbw_GBps[-1] == 195.10  # in-place #wrong is N/A there
     assert load("h100x8_1node_nvls").busbw_GBps.tolist() == [479.41]
 
 

@@ -66,7 +66,7 @@ class Group:
         and every GPU (so every NIC) leaving the server equally often.
         """
         local = min(len(s) for s in self.by_server)
-        nics = 1 if self.servers == 1 else min(local, self.cluster.hw.nics_per_node)
+        nics = 1 if self.servers == 1 else min(local, self.cluster.hw.nic_ports)
         if not self._mesh:
             return max(1, nics)
         rings = lcm(*(len(mesh_rings(len(s))) for s in self.by_server))
@@ -126,7 +126,7 @@ class Group:
     @cached_property
     def _rail_aligned(self) -> bool:
         hw = self.cluster.hw
-        return (self.servers > 1 and hw.nics_per_node > 0
+        return (self.servers > 1 and hw.nic_ports > 0
                 and (hw.fabric.topology == TopologyKind.RAIL_OPTIMIZED or hw.fabric.pxn))
 
     def _segment(self, server: list[int], channel: int) -> list[int]:

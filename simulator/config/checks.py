@@ -23,6 +23,11 @@ from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
 
+MAX_NICS_PER_GPU = 4
+"""The most NICs any GPU server attaches per GPU: AWS p5 and p5e carry 32 EFA devices for 8 GPUs
+(AWS EC2 User Guide, "Maximize network bandwidth ... with multiple network cards": the P5 launch
+example requests 32 EFA interfaces); OCI's BM.GPU.H100.8 and BM.GPU4.8 carry 16 ports for 8."""
+
 
 def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     """Raise :class:`ConfigError` for the first violated rule, else return None."""
@@ -56,10 +61,11 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
             f"{fabric.oversubscription:g}:1 leaves no uplink on a radix-{fabric.switch_radix} leaf "
             f"(at most {fabric.switch_radix - 1}:1: one port up, the rest down)",
             key="cluster.fabric.oversubscription")
-    if cluster.nics_per_node > 2 * cluster.gpus_per_node:
+    if cluster.nics_per_node > MAX_NICS_PER_GPU * cluster.gpus_per_node:
         raise ConfigError(
             f"{cluster.nics_per_node} NICs for {cluster.gpus_per_node} GPUs per server: GPUDirect "
-            "servers attach at most two NICs per GPU to its PCIe switch", key="cluster.fabric.nics_per_node")
+            f"servers attach at most {MAX_NICS_PER_GPU} NICs per GPU to its PCIe switch",
+            key="cluster.fabric.nics_per_node")
     if fabric.chip_torus:
         _check_chip_torus(fabric, cluster)
     if fabric.topology == TopologyKind.TORUS and fabric.torus_dims is not None:

@@ -29,7 +29,9 @@ MEANINGS = {
     "cluster.fabric.topology": "how servers are connected",
     "cluster.fabric.link": "a link in `hardware_specs/links/`: the speed of every NIC and switch port "
                            "(default: the node's NIC link)",
-    "cluster.fabric.nics_per_node": "NICs per server (default: one per GPU used, up to the node's)",
+    "cluster.fabric.nics_per_node": ("NICs per server (default: one per GPU used, up to the node's); "
+                                     "more than the GPUs (up to 4 per GPU, e.g. 16 on OCI's 8-GPU "
+                                     "shapes): each GPU's traffic leaves over all the NICs beside it"),
     "cluster.fabric.oversubscription": "down:up port ratio of a leaf (2.0 is 2:1)",
     "cluster.fabric.switch_radix": "ports per fabric switch",
     "cluster.fabric.tiers": "2 or 3 fat-tree tiers (default: 2 while the leaves fit the spines' ports)",

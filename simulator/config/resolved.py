@@ -50,6 +50,38 @@ class ResolvedCluster:
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
 
+    @property
+    def nic_ports(self) -> int:
+        """NIC vertices per server: the NICs, or one per GPU on a server with more NICs than
+        GPUs, where each stands for the ``nic_lanes`` NICs beside that GPU.
+
+        NCCL drives every NIC of such a server: its topology search gives each NIC its
+        own channels (NVIDIA/nccl src/graph/search.cc, one ring per network device, and
+        ``ncclTopoGetLocalNet`` spreading point-to-point channels over the NICs closest
+        to a GPU), so a GPU's traffic leaves over all the NICs on its PCIe switch, as over
+        one port of their summed rate; AWS's aws-ofi-nccl plugin presents a p5's four EFA
+        NICs per GPU to NCCL as one device the same way. Measured: two OCI BM.GPU4.8
+        servers (8 A100, 16 RoCE NICs of 100 Gb/s) all-reduce at 223 GB/s of bus
+        bandwidth, more than one NIC per GPU could carry (validation/nccl_tests)."""
+        return min(self.nics_per_node, self.gpus_per_node)
+
+    @property
+    def nic_lanes(self) -> float:
+        """NICs behind each NIC port (:attr:`nic_ports`): 1, or NICs over GPUs."""
+        return self.nics_per_node / self.nic_ports if self.nic_ports else 1.0
+
+    @property
+    def port_link(self) -> LinkSpec:
+        """The link of a NIC port and of every fabric switch port: ``nic_link``, or with
+        ``nic_lanes`` k > 1 the same link at k times its rate (the fabric built of k-wide
+        ports, so a non-blocking fabric stays non-blocking)."""
+        lanes = self.nic_lanes
+        if lanes == 1.0:
+            return self.nic_link
+        return self.nic_link.model_copy(update={
+            "name": f"{self.nic_link.name}x{lanes:g}",
+            "bandwidth_GBps": self.nic_link.bandwidth_GBps * lanes})
+
 
 def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedCluster:
     """Look up node, GPU and link names; apply gpus_per_node and nics_per_node."""

@@ -44,7 +44,8 @@ def nccl_ctas(group: Group) -> int:
     """CTAs (one SM each) NCCL runs a large collective of ``group`` with (module docstring)."""
     if group.servers > 1:           # one search channel per NIC the group uses
         local = min(len(s) for s in group.by_server)
-        search = max(1, min(local, group.cluster.hw.nics_per_node))
+        hw = group.cluster.hw
+        search = max(1, round(min(local, hw.nic_ports) * hw.nic_lanes))
     elif group.cluster.hw.node.fabric.kind == IntraFabricKind.NVSWITCH:
         search = NVSWITCH_SERVER_SEARCH_CHANNELS
     else:

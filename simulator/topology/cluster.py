@@ -74,6 +74,6 @@ def build_cluster(hw: ResolvedCluster) -> Cluster:
         ports = layout.gpus if hw.fabric.chip_torus else layout.nics
         nics.append([base + n for n in ports])
     if hw.nodes > 1:
-        add_fabric(builder, nics, hw.fabric, hw.nic_link)
+        add_fabric(builder, nics, hw.fabric, hw.port_link)
     bandwidth, latency, hw_class = builder.edge_arrays()
     return Cluster(hw, builder.graph(), layout, bandwidth, latency, hw_class)

@@ -34,7 +34,7 @@ def add_server(b: GraphBuilder, server: int, hw: ResolvedCluster) -> ServerLayou
     v0, e0 = b.vertex_count, b.edge_count
     tag = f"n{server}"
     gpus = [b.vertex(VertexKind.GPU, f"{tag}/gpu{i}", server) for i in range(hw.gpus_per_node)]
-    nics = [b.vertex(VertexKind.NIC, f"{tag}/nic{i}", server) for i in range(hw.nics_per_node)]
+    nics = [b.vertex(VertexKind.NIC, f"{tag}/nic{i}", server) for i in range(hw.nic_ports)]
     _add_gpu_fabric(b, server, gpus, hw)
     _add_pcie_tree(b, server, gpus, nics, hw)
     local = tuple(g - v0 for g in gpus), tuple(n - v0 for n in nics)
@@ -67,7 +67,7 @@ def _add_pcie_tree(b: GraphBuilder, server: int, gpus: list[int], nics: list[int
     for i, g in enumerate(gpus):
         b.link(g, switches[i // per_switch], hw.gpu_link or hw.pcie_link)
     for k, nic in enumerate(nics):
-        b.link(nic, switches[k * n_switch // len(nics)], hw.pcie_link)
+        b.link(nic, switches[k * n_switch // len(nics)], hw.pcie_link, hw.nic_lanes)
     for p, sw in enumerate(switches):
         b.link(sw, cpus[p * sockets // n_switch], hw.pcie_link)
     for a, c in zip(cpus, cpus[1:], strict=False):

@@ -38,7 +38,7 @@ def translation_period(cluster: Cluster) -> int | None:
     kinds = {kind for _, kind in cluster.graph.nodes(data="kind")}
     if VertexKind.CORE in kinds or VertexKind.ROUTER in kinds:
         return None
-    nics = hw.nics_per_node
+    nics = hw.nic_ports
     if fabric.topology == TopologyKind.SINGLE_SWITCH or nics == 0 or VertexKind.SPINE not in kinds:
         return 1
     down, up = leaf_ports(fabric)
