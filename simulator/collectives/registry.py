@@ -9,6 +9,7 @@ from simulator.collectives.group import Group
 from simulator.collectives.halving_doubling import halving_doubling_schedule
 from simulator.collectives.hierarchical import hierarchical_schedule
 from simulator.collectives.nvls import nvls_schedule
+from simulator.collectives.nvls_tree import nvls_tree_schedule
 from simulator.collectives.ring import ring_schedule
 from simulator.collectives.schedule import POINT_TO_POINT, Algorithm, Op, Schedule
 from simulator.collectives.torus import torus_schedule
@@ -26,6 +27,7 @@ ALGORITHMS: dict[Algorithm, tuple[Builder, frozenset[Op]]] = {
     Algorithm.DIRECT: (direct_schedule, frozenset(Op)),
     Algorithm.HIERARCHICAL: (hierarchical_schedule, frozenset(_REDUCTIONS)),
     Algorithm.NVLS: (nvls_schedule, frozenset({Op.ALL_REDUCE})),
+    Algorithm.NVLS_TREE: (nvls_tree_schedule, frozenset({Op.ALL_REDUCE})),
     Algorithm.TORUS: (torus_schedule, frozenset(_REDUCTIONS)),
 }
 
@@ -48,7 +50,7 @@ def build_schedule(op: Op, algorithm: Algorithm, group: Group) -> Schedule:
     return builder(op, group)
 
 
-NCCL_ALGORITHMS = frozenset({Algorithm.RING, Algorithm.TREE, Algorithm.NVLS})
+NCCL_ALGORITHMS = frozenset({Algorithm.RING, Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE})
 """What NCCL itself runs for collectives (all-to-all and sendrecv are its direct p2p)."""
 
 AUTO_ALGORITHMS = NCCL_ALGORITHMS | {Algorithm.TORUS}

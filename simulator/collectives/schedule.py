@@ -40,6 +40,7 @@ class Algorithm(StrEnum):
     DIRECT = "direct"
     HIERARCHICAL = "hierarchical"
     NVLS = "nvls"
+    NVLS_TREE = "nvls-tree"
     TORUS = "torus"
 
 

@@ -25,8 +25,8 @@ def tree_schedule(op: Op, group: Group) -> Schedule:
     up: list[list[tuple[int, int, float]]] = []
     for c in range(channels):
         heads, chains = _chains(group, c)
-        for tree in _double_binary_tree(len(heads)):
-            _merge(up, _chain_up(chains, share) + _tree_up(tree, heads, share))
+        for tree in double_binary_tree(len(heads)):
+            _merge(up, _chain_up(chains, share) + tree_up(tree, heads, share))
     up_steps = [Step.of(flows) for flows in up if flows]
     down_steps = [Step.of([(d, s, f) for s, d, f in step_flows(st)]) for st in reversed(up_steps)]
     return Schedule(op, Algorithm.TREE, group.size, tuple(up_steps + down_steps),
@@ -56,7 +56,7 @@ def _chain_up(chains: list[list[int]], share: float) -> list[list[tuple[int, int
     return [[(chain[i], chain[i + 1], share) for chain in chains] for i in range(length - 1)]
 
 
-def _tree_up(tree: dict[int, int], heads: list[int], share: float) -> list[list]:
+def tree_up(tree: dict[int, int], heads: list[int], share: float) -> list[list]:
     """Child -> parent flows grouped by the child's depth, deepest level first."""
     depth = {v: _depth(v, tree) for v in tree}
     levels = sorted({d for d in depth.values()}, reverse=True)
@@ -79,7 +79,7 @@ def _merge(into: list[list], levels: list[list]) -> None:
             into.append(list(flows))
 
 
-def _double_binary_tree(n: int) -> list[dict[int, int]]:
+def double_binary_tree(n: int) -> list[dict[int, int]]:
     """Two parent maps over 0..n-1: an in-order balanced tree and its mirror (or shift)."""
     if n == 1:
         return [{}, {}]

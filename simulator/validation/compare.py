@@ -59,10 +59,14 @@ def _log_op(log: NcclLog) -> Op:
     return Op(log.op)
 
 
+NCCL_ALGO_NAMES = {"nvlstree": Algorithm.NVLS_TREE.value}
+"""``NCCL_ALGO`` values (lower-cased) whose clustersim name differs."""
+
+
 def _log_algorithm(log: NcclLog, op: Op) -> Algorithm | None:
     if log.algorithm is None or op in POINT_TO_POINT:
         return None
     try:
-        return Algorithm(log.algorithm)
+        return Algorithm(NCCL_ALGO_NAMES.get(log.algorithm, log.algorithm))
     except ValueError:
         return None

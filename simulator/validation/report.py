@@ -1499,12 +1499,15 @@ Why the misses, and what would fix them:
   clustersim's `auto` picks the faster one (+22.6%). Reproducing NCCL's own choice needs its
   tuning model per version; not built.
 - **OCI BM.GPU.H100.8** (added 2026-11-29, scored once): 446-465 GB/s over two servers, more than
-  a ring over their 16 x 200 GbE (400 GB/s of line rate) can carry. NCCL 2.21 runs NVLS-Tree on
+  a ring over their 16 x 200 GbE (400 GB/s of line rate) can carry: NCCL 2.21 runs NVLS-Tree on
   NVSwitch servers (the switch reduces inside each server, one tree per NIC joins the servers,
-  the switch multicasts the result; tuning.cc `NCCL_ALGO_NVLS_TREE`), which is not modelled: the
-  ring reads -16% to -17.5%, the classic tree -20% to -22% (-27% to -29% before a server's 16
-  NICs were all used, 2026-11-29). Priced at the single-server NVLS rate, as NCCL's tuner
-  prices it, NVLS-Tree would read about +11%.
+  the switch multicasts the result; tuning.cc `NCCL_ALGO_NVLS_TREE`). Modelled since the same
+  day (`simulator/collectives/nvls_tree.py`) at the single-server NVLS efficiency, as NCCL's
+  tuner prices it, it reads +11% to +13.5%: the two servers reach 0.90 of one server's NVLS
+  algbw (248 against 274 GB/s), for a reason no public source states (the kernel shares its
+  warps between the switch and the network); not fitted. Before it the ring read -16% to
+  -17.5% and the classic tree -20% to -22% (-27% to -29% before a server's 16 NICs were all
+  used).
 - **H100 PCIe bridge.** The datasheet's 600 GB/s (bidirectional) bridge bandwidth implies
   ~246 GB/s effective per direction; the reporter measured 116 GB/s, which the issue thread
   attributes to the system, not NCCL. The prediction follows the datasheet.

@@ -1,0 +1,91 @@
+"""NVLS-Tree (NCCL's all-reduce across NVSwitch servers, ``NCCL_ALGO=NVLSTree``).
+
+Closed forms (simulator/collectives/nvls_tree.py): every GPU's NVLink port carries
+``n (1 + 1/h)`` each way, as single-server NVLS, and each of the ``h`` heads' NICs ``n/h``
+each way on two servers and 2 to 3 ``n/h`` on more, so on two DGX H100 with 16 x 200 GbE (two
+NICs per GPU) the NVLink side binds and with one 200 GbE NIC per GPU the NICs do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_cluster
+
+from simulator.collectives import Algorithm, Group, Op, build_schedule
+from simulator.config import Protocol
+from simulator.cost import CollectiveModel
+from simulator.errors import InfeasibleError
+
+
+def _per_byte(model: CollectiveModel, schedule) -> float:
+    terms = next(t for t in model.network.terms(schedule) if t.protocol == Protocol.SIMPLE)
+    return terms.seconds_per_byte
+
+
+def _nvls_tree(nodes: int, nics: int):
+    cluster = make_cluster(nodes=nodes, link="roce-200g", topology="fat-tree", nics_per_node=nics)
+    model = CollectiveModel(cluster)
+    group = Group(cluster, tuple(range(8 * nodes)))
+    return model, build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, group)
+
+
+def _nvlink_Bps(model: CollectiveModel) -> float:
+    return float(model.cluster.hw.intra_link.effective_Bps * model.cluster.hw.node.fabric.links_per_gpu)
+
+
+def _bounds(model: CollectiveModel, nics: int, shares: float) -> tuple[float, float]:
+    """(NVLink, NIC) seconds per byte with ``shares`` shards of n/8 through each NIC port."""
+    per_nic = model.cluster.hw.nic_link.effective_Bps * nics / 8
+    return (1 + 1 / 8) / _nvlink_Bps(model), shares / 8 / per_nic
+
+
+@pytest.mark.parametrize(("nics", "bound"), [(16, "nvlink"), (8, "nic")])
+def test_two_servers_take_the_busier_of_nvlink_and_one_shard_per_nic(nics, bound):
+    model, schedule = _nvls_tree(2, nics)
+    eff = model.cluster.hw.protocols.bandwidth_efficiency["nvls-tree"][Protocol.SIMPLE]
+    nvlink, nic = _bounds(model, nics, 1.0)
+    assert _per_byte(model, schedule) == pytest.approx(max(nvlink, nic) / eff, rel=1e-9)
+    assert (nvlink > nic) == (bound == "nvlink")
+
+
+def test_eight_servers_send_two_to_three_shards_per_nic():
+    """An inner vertex sends to its parent and two children; with the tree and its mirror
+    (simulator/collectives/tree.py) some heads are inner in both, up to 3 shards."""
+    model, schedule = _nvls_tree(8, 8)
+    eff = model.cluster.hw.protocols.bandwidth_efficiency["nvls-tree"][Protocol.SIMPLE]
+    _, two = _bounds(model, 8, 2.0)
+    _, three = _bounds(model, 8, 3.0)
+    assert two / eff <= _per_byte(model, schedule) <= three / eff
+
+
+def test_nvlink_ports_carry_what_single_server_nvls_carries():
+    model, schedule = _nvls_tree(2, 16)
+    single = make_cluster(nodes=1)
+    nvls = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS, Group(single, tuple(range(8))))
+    loads = model.network.edge_loads(schedule)
+    single_loads = CollectiveModel(single).network.edge_loads(nvls)
+    gpu_ports = [e for u, v, e in model.cluster.graph.edges(data="eid")
+                 if {model.cluster.graph.nodes[u]["kind"], model.cluster.graph.nodes[v]["kind"]}
+                 == {"gpu", "nvswitch"}]
+    assert np.max(loads[gpu_ports]) == pytest.approx(np.max(single_loads), rel=1e-12)
+
+
+def test_refused_inside_one_server_and_without_in_switch_reduction():
+    one = make_cluster(nodes=1)
+    with pytest.raises(InfeasibleError, match="joins servers"):
+        build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, Group(one, tuple(range(8))))
+    a100 = make_cluster(node="dgx-a100-80gb", nodes=2, link="ib-hdr")
+    with pytest.raises(InfeasibleError, match="in-switch reduction"):
+        build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, Group(a100, tuple(range(16))))
+
+
+def test_auto_runs_it_where_nvlink_binds_and_the_tree_where_the_nics_do():
+    """Two DGX H100 with two 200 GbE NICs per GPU: NVLS-Tree (measured 465 GB/s of bus
+    bandwidth on OCI's BM.GPU.H100.8, more than ring or tree can reach there); with one NIC
+    per GPU the classic tree is faster in the model."""
+    for nics, expected in ((16, "nvls-tree"), (8, "tree")):
+        cluster = make_cluster(nodes=2, link="roce-200g", topology="single-switch", nics_per_node=nics)
+        sweep = CollectiveModel(cluster).sweep(Op.ALL_REDUCE, None, Group(cluster, tuple(range(16))),
+                                               np.array([2.0**33]))
+        assert sweep.algorithm[0] == expected
