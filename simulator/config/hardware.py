@@ -158,6 +158,10 @@ class GpuSpec(_Spec):
     fp8 cast writes one copy that serves the forward and the weight-gradient GEMMs; Hopper and
     Ada take the TN layout only and need a transposed copy besides (TransformerEngine docs,
     "FP8 Current Scaling", transpose handling: Blackwell and later)."""
+    nvls_efficiency: Fraction | None = None
+    """Fraction of its NVSwitch ports' effective rate NVLink SHARP (NVLS, NVLS-Tree) reaches on
+    this GPU generation, as NCCL's tuner keys it by compute capability (src/graph/tuning.cc
+    ``nvlsEfficiency``); None: the protocol table's ``nvls`` efficiency (Hopper's)."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's

@@ -87,7 +87,7 @@ class _Section(BaseModel):
 class FabricConfig(_Section):
     topology: TopologyKind = TopologyKind.FAT_TREE
     link: str | None = None
-    nics_per_node: Annotated[int, Strict(), Field(ge=0, le=64)] | None = None
+    nics_per_node: Annotated[int, Strict(), Field(ge=0, le=1024)] | None = None  # <= 4 per GPU: checks.py
     oversubscription: Ratio = 1.0
     switch_radix: Annotated[int, Strict(), Field(ge=4, le=1024)] = 64
     tiers: Annotated[int, Strict(), Field(ge=2, le=3)] | None = None

@@ -28,6 +28,9 @@ from simulator.topology.graph import HW_CLASS_CODE
 from simulator.topology.routing import Router
 from simulator.units import US
 
+NVLS_FAMILIES = frozenset({"nvls", "nvls-tree"})
+"""Protocol families that run on NVLink SHARP (the switch reduces and multicasts)."""
+
 
 @dataclass(frozen=True)
 class CostTerms:
@@ -82,11 +85,20 @@ class NetworkCostModel:
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
         out = []
-        for proto, eff in self.protocols.bandwidth_efficiency[family].items():
+        for proto, eff in self._efficiencies(family).items():
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
             out.append((proto, latency, per_byte / eff))
         return out
+
+    def _efficiencies(self, family: str) -> dict[Protocol, float]:
+        """Bandwidth efficiency per protocol of ``family``: the protocol table's, with NVLink
+        SHARP's at the GPU's own ``nvls_efficiency`` where the GPU states one."""
+        table = self.protocols.bandwidth_efficiency[family]
+        own = self.cluster.hw.gpu.nvls_efficiency
+        if own is None or family not in NVLS_FAMILIES:
+            return table
+        return dict.fromkeys(table, own)
 
     def edge_loads(self, schedule: Schedule) -> np.ndarray:
         """Total fraction of n carried by each edge over the whole schedule."""

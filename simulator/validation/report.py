@@ -1508,6 +1508,23 @@ Why the misses, and what would fix them:
   warps between the switch and the network); not fitted. Before it the ring read -16% to
   -17.5% and the classic tree -20% to -22% (-27% to -29% before a server's 16 NICs were all
   used).
+- **Blackwell, OCI's quick starts** (oracle-quickstart/oci-gpu-quickstarts @6a0abdc7: B300
+  servers, GB200 and GB300 NVL72 racks; added 2026-11-29, scored once). Read first, they changed
+  two things: the B300's and GB300's GPUs reach their 800 Gb/s ConnectX-8 over PCIe Gen6, not
+  Gen5 (two B300 servers all-to-all at 181 GB/s, about 96 GB/s per GPU, which a Gen5 x16 path
+  cannot carry; `hardware_specs/links/pcie6-x16.yaml`), and NVLink SHARP on Blackwell reaches
+  0.74 of the ports' rate, NCCL's own `nvlsEfficiency` for Blackwell (tuning.cc), where Hopper's
+  measured 0.84 read every 8-GPU Blackwell NVLS row 12% high. Met: every all-to-all inside a
+  rack or server (-5.5% to +5.7%; one 4 GiB row +14.2% against its 8 GiB twin's +3.9%) and
+  across two and three GB200 racks (-4.5% to +5.8%), every 4- and 8-GPU all-reduce (-7.3% to
+  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack, +10.8% to +14.7% (the measured algbw
+  stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 11% more at 64);
+  NVLS-Tree across servers and racks, +15% (two B300 servers, 0.86 of one server's NVLS algbw,
+  as two H100 servers reach 0.90) to +30-47% across racks (both effects together); two B300
+  servers' all-to-all -10.5% (NCCL's point-to-point efficiency 0.9, measured over NVLink, where
+  the network reaches the NICs' full rate); and the GB300's all-to-all across two racks, 48 GB/s
+  with twice the GB200's NICs (which measured 90): +260%, a fabric or configuration limit of that
+  run the source does not explain.
 - **H100 PCIe bridge.** The datasheet's 600 GB/s (bidirectional) bridge bandwidth implies
   ~246 GB/s effective per direction; the reporter measured 116 GB/s, which the issue thread
   attributes to the system, not NCCL. The prediction follows the datasheet.
@@ -1520,7 +1537,52 @@ Why the misses, and what would fix them:
   candidate the model does not carry; not fitted.""",
 }
 
+OCI_QUICKSTARTS = "oracle-quickstart/oci-gpu-quickstarts @6a0abdc7"
+ADDED_ONCE = " (added 2026-11-29, scored once)"
+
 NCCL_LOGS = {
+    "b300x8_1node_allreduce_oci": (
+        OCI_QUICKSTARTS, "1 x OCI BM.GPU.B300.8 (8 B300, NVSwitch), NVLS, NCCL 2.28.9" + ADDED_ONCE),
+    "b300_2node_16gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "2 x OCI BM.GPU.B300.8, 16 x 400 GbE RoCE per server, NCCL 2.28.9" + ADDED_ONCE),
+    "b300x8_1node_alltoall_oci": (
+        OCI_QUICKSTARTS, "1 x OCI BM.GPU.B300.8, alltoall" + ADDED_ONCE),
+    "b300_2node_16gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "2 x OCI BM.GPU.B300.8, 16 x 400 GbE RoCE per server, alltoall" + ADDED_ONCE),
+    "gb200_nvl72_4gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "4 GPUs (one tray) of an OCI GB200 NVL72 rack" + ADDED_ONCE),
+    "gb200_nvl72_8gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "8 GPUs (two trays) of a GB200 NVL72 rack, NCCL 2.27.3" + ADDED_ONCE),
+    "gb200_nvl72_128gpu_2racks_allreduce_oci": (
+        OCI_QUICKSTARTS, "2 GB200 NVL72 racks x 64 GPUs, one 400 Gb/s IB NIC per GPU" + ADDED_ONCE),
+    "gb200_nvl72_192gpu_3racks_allreduce_oci": (
+        OCI_QUICKSTARTS, "3 GB200 NVL72 racks x 64 GPUs, one 400 Gb/s IB NIC per GPU" + ADDED_ONCE),
+    "gb200_nvl72_4gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "4 GPUs of a GB200 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb200_nvl72_8gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "8 GPUs of a GB200 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb200_nvl72_64gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "64 GPUs of a GB200 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb200_nvl72_128gpu_2racks_alltoall_oci": (
+        OCI_QUICKSTARTS, "2 GB200 NVL72 racks x 64 GPUs, alltoall across the IB fabric" + ADDED_ONCE),
+    "gb200_nvl72_192gpu_3racks_alltoall_oci": (
+        OCI_QUICKSTARTS, "3 GB200 NVL72 racks x 64 GPUs, alltoall across the IB fabric" + ADDED_ONCE),
+    "gb300_nvl72_4gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "4 GPUs (one tray) of an OCI GB300 NVL72 rack, NCCL 2.28.7" + ADDED_ONCE),
+    "gb300_nvl72_8gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "8 GPUs of a GB300 NVL72 rack, NVLS" + ADDED_ONCE),
+    "gb300_nvl72_64gpu_allreduce_oci": (
+        OCI_QUICKSTARTS, "64 GPUs of a GB300 NVL72 rack, NVLS" + ADDED_ONCE),
+    "gb300_nvl72_128gpu_2racks_allreduce_oci": (
+        OCI_QUICKSTARTS, "2 GB300 NVL72 racks x 64 GPUs, 2 x 400 GbE RoCE per GPU" + ADDED_ONCE),
+    "gb300_nvl72_4gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "4 GPUs of a GB300 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb300_nvl72_8gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "8 GPUs of a GB300 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb300_nvl72_64gpu_alltoall_oci": (
+        OCI_QUICKSTARTS, "64 GPUs of a GB300 NVL72 rack, alltoall" + ADDED_ONCE),
+    "gb300_nvl72_128gpu_2racks_alltoall_oci": (
+        OCI_QUICKSTARTS, "2 GB300 NVL72 racks x 64 GPUs, alltoall across 2 x 400 GbE per GPU" + ADDED_ONCE),
     "a100_2node_16gpu_oci_allreduce_nccl-2.21": (
         "oracle-japan/ocitutorials @3e75fcdb", "2 x OCI BM.GPU4.8 (8 A100 40GB), 16 x 100 GbE RoCE "
         "per server, NCCL 2.21.5 (added 2026-11-29, scored once)"),
