@@ -44,6 +44,30 @@ def test_model_flops_equal_narayanan_formulas(preset):
                                      rel=1e-12)
 
 
+@pytest.mark.parametrize(("dtype", "async_tp"), [("bf16", False), ("fp8", False), ("bf16", True)])
+def test_torchtitan_selective_hardware_flops_are_the_matmuls_it_reruns(dtype, async_tp):
+    """torchtitan's per-op checkpointing saves attention: in bf16 it re-runs wk, wo and w3,
+    ``2 T (n_kv d h + h^2 + f h)`` per layer; under float8 or async TP every linear, the
+    layer's forward FLOPs less the attention core ``4 T s h`` (causal counted in full)."""
+    m = MODEL_PRESETS["llama3-8b"]
+    gb, s, h, f, layers = 4, m["seq_len"], m["hidden"], m["ffn_hidden"], m["layers"]
+    kv = m["kv_heads"] * h // m["heads"]
+    stack = {"base": "torchtitan", "tensor_parallel": {"comm_overlap": async_tp}}
+    data = {"name": "t", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "llama3-8b"},
+            "training": {"global_batch": gb, "micro_batch": 1, "dtype": dtype, "stack": stack},
+            "parallelism": {"tp": 2, "pp": 1, "recompute": "selective"}}
+    model, hardware = step_flops(scenario_from_mapping(data, "<test>"))
+    tokens = gb * s
+    if dtype == "bf16" and not async_tp:
+        expected = layers * 2 * tokens * (kv * h + h * h + f * h)
+    else:
+        none = scenario_from_mapping({**data, "parallelism": {"tp": 2, "pp": 1}}, "<test>")
+        logits = 2 * tokens * h * m["vocab"]
+        expected = step_flops(none)[0] / 3 - logits - layers * 4 * tokens * s * h
+    assert hardware - model == pytest.approx(expected, rel=1e-9)
+
+
 @pytest.mark.parametrize("p,m", [(2, 4), (4, 8), (8, 96), (16, 16)])
 def test_uniform_bubble_is_p_minus_1_over_m_plus_p_minus_1(p, m):
     total, bubble = pipeline_time(np.full(p, 3.0), m)

@@ -8,14 +8,22 @@ Megatron-Bridge's ``flop_utils.transformer_flops`` counts them); for GPT this is
 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core, or with
-``recompute_modules`` the modules' forward kernels (:mod:`simulator.workload.recompute_modules`).
+``recompute_modules`` the modules' forward kernels (:mod:`simulator.workload.recompute_modules`),
+or under torchtitan's per-op checkpointing (the stack's ``recompute.selective:
+every_second_matmul``) the matmuls it re-runs, as the cost model prices them
+(:func:`simulator.cost.layer._op_sac_recompute`): every linear under float8 or async TP, else
+every second one (wk, wo, w3), never the attention core, whose output it saves.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from simulator.config.hardware import Dtype
+from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
+from simulator.config.stack import SelectiveRecompute, StackProfile
+from simulator.cost.context_parallel import attention_recomputed
 from simulator.workload.recompute_modules import recompute_forward
 from simulator.workload.transformer import (
     Attention,
@@ -52,22 +60,40 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     g = layer.gemms[1:3]
     core = layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
     modules = scenario.parallelism.recomputed_modules
+    stack = scenario_stack(scenario)
+    op_sac = stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL
     if recompute == Recompute.FULL:
         extra = layer_flops
     elif modules is not None:
         extra = _modules_flops(full, modules, layers, dense)
+    elif recompute == Recompute.SELECTIVE and op_sac:
+        extra = _op_sac_flops(scenario, stack, full, layers, layer_flops - core)
     elif recompute == Recompute.SELECTIVE:
         extra = core
     else:
         extra = 0.0
     if work == (1.0, 1.0):
         return model, model + extra
-    core_again = modules is None or RecomputeModule.CORE_ATTN in modules
-    core_recomputed = recompute == Recompute.FULL or (recompute == Recompute.SELECTIVE and core_again)
-    core_extra = core if core_recomputed else 0.0
+    core_extra = core if attention_recomputed(scenario, stack) and recompute != Recompute.NONE else 0.0
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
+
+
+def _op_sac_flops(scenario: Scenario, stack: StackProfile, full: LayerShape, layers: int,
+                  linears: float) -> float:
+    """FLOPs torchtitan's per-op selective checkpointing re-runs over ``layers`` layers:
+    ``linears`` (every layer's FLOPs but the attention core) under float8 linears or async
+    TP, whose ops its save list does not hold; else every second matmul, wk, wo and w3:
+    ``2 T (n_kv d h + h c + f h)`` per layer for ``T`` tokens of the step
+    (:func:`simulator.cost.layer._op_sac_recompute`)."""
+    async_tp = stack.tensor_parallel.comm_overlap and scenario.parallelism.tp > 1
+    if async_tp or scenario.training.dtype == Dtype.FP8:
+        return linears
+    mdl = full.model
+    per_token = mdl.kv_heads * full.head_dim * mdl.hidden + mdl.hidden * mdl.context_width \
+        + mdl.ffn_hidden * mdl.hidden
+    return layers * 2.0 * full.tokens * per_token
 
 
 def _modules_flops(full: LayerShape, modules: frozenset[RecomputeModule], layers: int, dense: int) -> float:
