@@ -15,13 +15,19 @@ from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.errors import InfeasibleError
 
 
-def nvls_schedule(op: Op, group: Group) -> Schedule:
+def require_switch_reduction(op: Op, group: Group, algorithm: str) -> None:
+    """Refuse anything but an all-reduce (KeyError) and a node without NVLink SHARP."""
     if op != Op.ALL_REDUCE:
         raise KeyError(op)
+    node = group.cluster.hw.node
+    if not node.fabric.in_switch_reduction:
+        raise InfeasibleError(f"{algorithm} needs NVSwitch in-switch reduction, which node "
+                              f"'{node.name}' does not have")
+
+
+def nvls_schedule(op: Op, group: Group) -> Schedule:
+    require_switch_reduction(op, group, "nvls")
     cluster = group.cluster
-    if not cluster.hw.node.fabric.in_switch_reduction:
-        raise InfeasibleError(f"nvls needs NVSwitch in-switch reduction, which node "
-                              f"'{cluster.hw.node.name}' does not have")
     if group.servers != 1:
         raise InfeasibleError(f"nvls is modelled inside one NVSwitch node; this group spans "
                               f"{group.servers} nodes (use tree, ring or hierarchical)")

@@ -18,18 +18,15 @@ bandwidth x (2 on two servers))``.
 from __future__ import annotations
 
 from simulator.collectives.group import Group
+from simulator.collectives.nvls import require_switch_reduction
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.collectives.tree import double_binary_tree, tree_up
 from simulator.errors import InfeasibleError
 
 
 def nvls_tree_schedule(op: Op, group: Group) -> Schedule:
-    if op != Op.ALL_REDUCE:
-        raise KeyError(op)
+    require_switch_reduction(op, group, "nvls-tree")
     cluster = group.cluster
-    if not cluster.hw.node.fabric.in_switch_reduction:
-        raise InfeasibleError(f"nvls-tree needs NVSwitch in-switch reduction, which node "
-                              f"'{cluster.hw.node.name}' does not have")
     if group.servers < 2:
         raise InfeasibleError("nvls-tree joins servers; inside one server NCCL runs nvls")
     if not group.uniform:
