@@ -239,7 +239,8 @@ def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
     memoised) with the documents' mean work factors ``work``."""
     sc = ctx.scenario
     par = sc.parallelism
-    return memoised(ctx, ("flops", par.recompute, par.recompute_modules, work), lambda: step_flops(sc, work))
+    key = ("flops", par.recompute, par.recompute_modules, par.tp > 1, work)   # tp: async TP's recompute
+    return memoised(ctx, key, lambda: step_flops(sc, work))
 
 
 def _dp_key(ctx: Context) -> tuple:
