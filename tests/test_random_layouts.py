@@ -1,7 +1,7 @@
 """Seeded random scenarios across nodes, models (dense and mixtures of experts, shared
 experts, latent attention, dense layers among experts, multi-token prediction), stacks, dtypes
-and fp8 recipes (NVFP4 included), pipeline layouts, Megatron-Core's recompute modules and
-layouts: each is refused with
+and fp8 recipes (NVFP4 included), pipeline layouts, Megatron-Core's recompute modules, fabrics
+with up to four NICs per GPU and layouts: each is refused with
 a ConfigError or gives a physical result (finite step, MFU in (0, 1]); a sample also through
 the discrete-event engine with contention. Fuzzing this way on 2026-11-28 found the contention
 replay's crash on GPipe over PCIe servers (tests/test_des_prefix.py), and later that day a MoE
@@ -54,7 +54,19 @@ def _random_scenario(rng: random.Random, index: int) -> dict:
                 "parallelism": parallelism}
     if parallelism["recompute"] == "selective" and rng.random() < 0.5:
         parallelism["recompute_modules"] = rng.sample(MODULES, rng.randint(0, 3))
+    fabric = _random_fabric(random.Random(f"fabric-{index}"))
+    if fabric:
+        scenario["cluster"]["fabric"] = fabric
     return scenario
+
+
+def _random_fabric(rng: random.Random) -> dict | None:
+    """Half the time a fabric of its own, on its own generator (the other draws stay as they
+    were): its kind, PXN, and 4 to 32 NICs per 8-GPU server (two and four per GPU included)."""
+    if rng.random() < 0.5:
+        return None
+    return {"topology": rng.choice(["fat-tree", "rail-optimized", "single-switch"]),
+            "nics_per_node": rng.choice([4, 8, 16, 32]), "pxn": rng.random() < 0.3}
 
 
 def _random_model(rng: random.Random, preset: str, experts: int) -> dict:
