@@ -20,7 +20,7 @@ from __future__ import annotations
 from simulator.collectives.group import Group
 from simulator.collectives.nvls import require_switch_reduction
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
-from simulator.collectives.tree import double_binary_tree, tree_up
+from simulator.collectives.tree import double_binary_tree, merge_levels, tree_up
 from simulator.errors import InfeasibleError
 
 
@@ -32,7 +32,8 @@ def nvls_tree_schedule(op: Op, group: Group) -> Schedule:
     if not group.uniform:
         raise InfeasibleError("nvls-tree needs the same number of group GPUs on every server")
     heads = group.channels
-    owners = [[group.segments(c)[s][0] for c in range(heads)] for s in range(group.servers)]
+    entries = [[segment[0] for segment in group.segments(c)] for c in range(heads)]   # per channel
+    owners = [list(row) for row in zip(*entries, strict=True)]                           # per server
     switches = [cluster.nvswitch_vertex(cluster.server_of_vertex(server[0]))
                 for server in group.by_server]
     share = 1.0 / heads
@@ -40,14 +41,9 @@ def nvls_tree_schedule(op: Op, group: Group) -> Schedule:
               for g in server]
     reduce += [(sw, h, share) for row, sw in zip(owners, switches, strict=True) for h in row]
     up: list[list[tuple[int, int, float]]] = []
-    for c in range(heads):
-        column = [row[c] for row in owners]
+    for column in entries:
         for tree in double_binary_tree(len(column)):
-            for depth, flows in enumerate(tree_up(tree, column, share / 2)):
-                if depth < len(up):
-                    up[depth] += flows
-                else:
-                    up.append(list(flows))
+            merge_levels(up, tree_up(tree, column, share / 2))
     broadcast = [(h, sw, share) for row, sw in zip(owners, switches, strict=True) for h in row]
     broadcast += [(sw, g, 1.0) for server, sw in zip(group.by_server, switches, strict=True)
                   for g in server]

@@ -26,7 +26,7 @@ def tree_schedule(op: Op, group: Group) -> Schedule:
     for c in range(channels):
         heads, chains = _chains(group, c)
         for tree in double_binary_tree(len(heads)):
-            _merge(up, _chain_up(chains, share) + tree_up(tree, heads, share))
+            merge_levels(up, _chain_up(chains, share) + tree_up(tree, heads, share))
     up_steps = [Step.of(flows) for flows in up if flows]
     down_steps = [Step.of([(d, s, f) for s, d, f in step_flows(st)]) for st in reversed(up_steps)]
     return Schedule(op, Algorithm.TREE, group.size, tuple(up_steps + down_steps),
@@ -70,7 +70,7 @@ def _depth(vertex: int, parent: dict[int, int]) -> int:
     return d
 
 
-def _merge(into: list[list], levels: list[list]) -> None:
+def merge_levels(into: list[list], levels: list[list]) -> None:
     """Add ``levels`` position-wise into ``into``: concurrent channels and trees share steps."""
     for i, flows in enumerate(levels):
         if i < len(into):

@@ -74,7 +74,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
         extra = 0.0
     if work == (1.0, 1.0):
         return model, model + extra
-    core_extra = core if attention_recomputed(scenario, stack) and recompute != Recompute.NONE else 0.0
+    core_extra = core if attention_recomputed(scenario, stack) else 0.0
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
