@@ -26,7 +26,7 @@ def merge_schedules(schedules: list[Schedule]) -> Schedule:
                           np.concatenate([p.dst for p in parts]),
                           np.concatenate([p.frac for p in parts]), step.repeat, step.ring_like))
     return Schedule(first.op, first.algorithm, first.ranks, tuple(steps), first.pipelined,
-                    first.channels)
+                    first.channels, nvls_loop=first.nvls_loop)
 
 
 def shift_schedule(schedule: Schedule, vertices: int) -> Schedule:

@@ -4,14 +4,21 @@ Reduce-scatter phase: GPU i issues multimem loads of shard i, so the switch read
 shard i from every GPU (each GPU sends n in total) and returns the reduced n/p.
 All-gather phase: GPU i multicasts its n/p shard, the switch writes it to every GPU
 (each GPU receives n). Per GPU link: n(1 + 1/p) each way, so
-T = a + n (1 + 1/p) / B_nvls and algbw = B_nvls p / (p + 1).
+T = a + n (1 + 1/p) / B_nvls and algbw = B_nvls p / (p + 1). The two phases stream through
+the switch together (one step): the latency ``a`` is NVLS's NVLink latency once, as NCCL's
+tuner prices it (src/graph/tuning.cc: ``latencies[NVLS] = intraLat``).
 Reference: NVIDIA/nccl-tests#212 (8x H100: busbw ~480 GB/s, algbw ~275 GB/s).
+
+NCCL's kernel loops over the message in chunks (:class:`NvlsLoop`): each channel's scatter,
+switch-reduce and gather warp groups pass a chunk per head GPU along, three stages in series
+(src/device/all_reduce.h ``RunWorkColl<ncclFuncAllReduce, T, RedOp, NCCL_ALGO_NVLS, ...>``),
+priced by :mod:`simulator.cost.nvls_chunks`.
 """
 
 from __future__ import annotations
 
 from simulator.collectives.group import Group
-from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
+from simulator.collectives.schedule import Algorithm, NvlsLoop, Op, Schedule, Step
 from simulator.errors import InfeasibleError
 
 
@@ -36,4 +43,24 @@ def nvls_schedule(op: Op, group: Group) -> Schedule:
     p = group.size
     gather = [(g, switch, 1.0) for g in group.vertices] + [(switch, g, 1.0 / p) for g in group.vertices]
     scatter = [(g, switch, 1.0 / p) for g in group.vertices] + [(switch, g, 1.0) for g in group.vertices]
-    return Schedule(op, Algorithm.NVLS, p, (Step.of(gather), Step.of(scatter)), pipelined=True)
+    return Schedule(op, Algorithm.NVLS, p, (Step.of(gather + scatter),), pipelined=True,
+                    nvls_loop=nvls_loop(group, p, NVLS_STAGES))
+
+
+NVLS_STAGES = 3
+"""Warp groups a chunk passes in series in NCCL's one-node NVLS all-reduce: scatter into the
+switch buffers, reduce and multicast through the switch, gather out of them."""
+
+
+def nvls_loop(group: Group, heads: int, stages: int) -> NvlsLoop | None:
+    """The NVLS loop NCCL runs on ``group`` with ``heads`` head GPUs per NVLink domain (at most
+    the protocol table's ``max_heads``) and ``stages`` warp groups in series: the GPU's NVLS
+    channels inside one domain or across (its ``nvls_channels``, else the table's); None
+    where the protocol table has no ``nvls_chunking``."""
+    spec = group.cluster.hw.protocols.nvls_chunking
+    if spec is None:
+        return None
+    own = group.cluster.hw.gpu.nvls_channels
+    nodes = group.servers
+    channels = (own[0] if nodes == 1 else own[1]) if own else spec.channels
+    return NvlsLoop(channels, min(heads, spec.max_heads), stages, nodes)

@@ -13,12 +13,21 @@ both). Reference: NVIDIA/nccl src/device/all_reduce.h
 ``runTreeSplit``/``RunWorkColl<ncclFuncAllReduce, T, RedOp, NCCL_ALGO_NVLS_TREE, ...>``, and
 src/graph/tuning.cc, which prices it at ``min(NVLS intra-server bandwidth, inter-server
 bandwidth x (2 on two servers))``.
+
+A chunk passes ``2 d + 3`` warp groups in series on a tree of depth ``d``: scatter and the
+switch reduce at a leaf, a reduce at each level up to the root (which multicasts), a
+broadcast at each level down, the gather (the same kernel's scatter, reduce, broadcast and
+gather warps; the network legs between them are the proxy's, several steps deep, and add no
+loop), priced by :mod:`simulator.cost.nvls_chunks`. The switch's reduce and multicast are one
+step (their loads add up in a pipelined schedule either way): NVLS's NVLink latency is paid
+once, and each tree level's network latency up and down, as NCCL's tuner prices NVLS-Tree
+(``intraLat + 2 log2(nodes) interLat``).
 """
 
 from __future__ import annotations
 
 from simulator.collectives.group import Group
-from simulator.collectives.nvls import require_switch_reduction
+from simulator.collectives.nvls import nvls_loop, require_switch_reduction
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.collectives.tree import double_binary_tree, merge_levels, tree_up
 from simulator.errors import InfeasibleError
@@ -48,7 +57,7 @@ def nvls_tree_schedule(op: Op, group: Group) -> Schedule:
     broadcast += [(sw, g, 1.0) for server, sw in zip(group.by_server, switches, strict=True)
                   for g in server]
     down = [[(d, s, f) for s, d, f in flows] for flows in reversed(up)]
-    steps = [Step.of(reduce), *(Step.of(f) for f in up if f), *(Step.of(f) for f in down if f),
-             Step.of(broadcast)]
+    steps = [Step.of(reduce + broadcast), *(Step.of(f) for f in up if f), *(Step.of(f) for f in down if f)]
+    stages = 2 * sum(1 for f in up if f) + 3
     return Schedule(op, Algorithm.NVLS_TREE, group.size, tuple(steps), pipelined=True,
-                    channels=heads)
+                    channels=heads, nvls_loop=nvls_loop(group, heads, stages))

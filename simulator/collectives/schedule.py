@@ -101,8 +101,27 @@ class Step:
 
 
 @dataclass(frozen=True)
+class NvlsLoop:
+    """How NCCL's NVLink SHARP kernel loops over a collective on one group: ``channels``
+    CTAs, each moving one chunk per ``heads`` head GPU per loop (``concurrentOps`` in
+    src/enqueue.cc), through ``stages`` warp groups in series (src/device/all_reduce.h); on
+    ``nodes`` NVLink domains (NVLS-Tree when more than one)."""
+
+    channels: int
+    heads: int
+    stages: int
+    nodes: int = 1
+
+    @property
+    def concurrent_ops(self) -> int:
+        """Chunks in flight per loop over all channels: ``channels x heads``."""
+        return self.channels * self.heads
+
+
+@dataclass(frozen=True)
 class Schedule:
-    """An algorithm's plan for one collective over one group."""
+    """An algorithm's plan for one collective over one group; ``nvls_loop``: how NCCL's NVLS
+    kernels cut it into chunks (None for every other algorithm)."""
 
     op: Op
     algorithm: Algorithm
@@ -111,6 +130,7 @@ class Schedule:
     pipelined: bool
     channels: int = 1
     notes: tuple[str, ...] = field(default_factory=tuple)
+    nvls_loop: NvlsLoop | None = None
 
     @property
     def step_count(self) -> int:

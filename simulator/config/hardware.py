@@ -162,6 +162,10 @@ class GpuSpec(_Spec):
     """Fraction of its NVSwitch ports' effective rate NVLink SHARP (NVLS, NVLS-Tree) reaches on
     this GPU generation, as NCCL's tuner keys it by compute capability (src/graph/tuning.cc
     ``nvlsEfficiency``); None: the protocol table's ``nvls`` efficiency (Hopper's)."""
+    nvls_channels: tuple[PositiveInt, PositiveInt] | None = None
+    """NCCL's NVLink SHARP channels (CTAs) on this GPU generation: (inside one NVLink domain,
+    across domains), ``NVLS_NCHANNELS_*`` in src/transport/nvls.cc; None: the protocol table's
+    ``nvls_chunking.channels`` (Hopper's 16) for both."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's
@@ -266,6 +270,25 @@ class NodeSpec(_Spec):
     nic_link: str
 
 
+class NvlsChunking(BaseModel):
+    """How NCCL's NVLink SHARP kernels cut a collective into chunks (src/enqueue.cc
+    ``computeCollChunkInfo``, src/transport/nvls.cc, src/device/all_reduce.h); priced by
+    :mod:`simulator.cost.nvls_chunks`.
+
+    ``channels``: NVLS channels where the GPU states none (``NVLS_NCHANNELS_SM90``);
+    ``chunk_bytes``: the largest chunk (``NCCL_NVLS_CHUNKSIZE``), the size the protocol
+    table's NVLS efficiency was measured at; ``max_heads``: heads per NVLink domain at most
+    (``NCCL_MAX_NVLS_ARITY``); ``step_latency_us``: the synchronisation one loop of a channel
+    pays (a Simple-protocol step over NVLink)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channels: PositiveInt
+    chunk_bytes: PositiveInt
+    max_heads: PositiveInt
+    step_latency_us: NonNegativeFloat
+
+
 class ProtocolTable(_Spec):
     """NCCL-style protocol constants (src/graph/tuning.cc).
 
@@ -279,6 +302,8 @@ class ProtocolTable(_Spec):
     hop_latency_us: dict[HwClass, dict[str, dict[Protocol, NonNegativeFloat]]]
     bandwidth_efficiency: dict[str, dict[Protocol, Fraction]]
     algorithm_family: dict[str, str] = Field(default_factory=dict)
+    nvls_chunking: NvlsChunking | None = None
+    """NCCL's chunking of NVLink SHARP collectives; None: priced as one ``a + b n``."""
 
     @model_validator(mode="after")
     def _complete(self) -> ProtocolTable:

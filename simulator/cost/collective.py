@@ -81,15 +81,19 @@ class PricedCollective:
 
     @property
     def time_s(self) -> float:
-        """``k a + b n`` (s) of the chosen terms over the ``k`` launches."""
-        return self.launches * self.terms.latency_s + self.terms.seconds_per_byte * self.size_bytes
+        """``k a + b n`` (s) of the chosen terms over the ``k`` launches (and each launch's
+        chunk loop, :meth:`CostTerms.launched_seconds`)."""
+        return self.terms.launched_seconds(self.size_bytes, self.launches)
 
     @property
     def launched_terms(self) -> CostTerms:
-        """The terms with the latency of every launch (what a replay of the whole waits)."""
+        """The terms with the latency (and chunk loop) of every launch: what a replay of the
+        whole waits."""
         if self.launches == 1:
             return self.terms
-        return replace(self.terms, latency_s=self.launches * self.terms.latency_s)
+        terms = self.terms
+        per_call = terms.latency_s + float(terms.extra_seconds(self.size_bytes / self.launches))
+        return replace(terms, latency_s=self.launches * per_call, chunks=None)
 
 
 def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule | None:
@@ -162,6 +166,8 @@ class CollectiveModel:
             found = self._concurrent[key] = self._concurrent_priced(op, groups, algorithm)
         terms, latency, per_byte = found
         size = float(size_bytes)
+        if any(t.chunks is not None for t in terms):
+            return min(terms, key=lambda t: t.seconds(size))
         best = min(range(len(terms)), key=lambda i: latency[i] + per_byte[i] * size)
         return terms[best]
 
@@ -241,7 +247,8 @@ class CollectiveModel:
                            np.concatenate([shape.steps[i].dst + moved for shape, moved in parts]),
                            np.concatenate([shape.steps[i].frac for shape, _ in parts]),
                            step.repeat, step.ring_like) for i, step in enumerate(first.steps))
-        return Schedule(first.op, first.algorithm, first.ranks, steps, first.pipelined, first.channels)
+        return Schedule(first.op, first.algorithm, first.ranks, steps, first.pipelined, first.channels,
+                        nvls_loop=first.nvls_loop)
 
     def _group_shape(self, op: Op, algorithm: Algorithm, gpus: tuple[int, ...]) -> tuple[Schedule, int]:
         """(the schedule of ``op`` with ``algorithm`` (one of
@@ -263,6 +270,9 @@ class CollectiveModel:
         latency = np.array([t.latency_s for t in terms])[:, None]
         per_byte = np.array([t.seconds_per_byte for t in terms])[:, None]
         times = latency + per_byte * sizes[None, :]
+        for i, t in enumerate(terms):
+            if t.chunks is not None:
+                times[i] = t.time(sizes)
         best = np.argmin(times, axis=0)
         names = np.array([t.schedule.algorithm.value for t in terms])
         protocols = np.array([t.protocol.value for t in terms])

@@ -81,7 +81,7 @@ def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[in
     if spans_servers(collectives, group):
         return collectives.concurrent_terms(op, groups, nbytes, algorithm, key=key)
     terms = collectives.terms(op, algorithm, Group(collectives.cluster, group))
-    return min(terms, key=lambda t: t.latency_s + t.seconds_per_byte * nbytes)
+    return min(terms, key=lambda t: t.seconds(nbytes))
 
 
 def ep_collective(shape: LayerShape, collectives: CollectiveModel,

@@ -11,7 +11,8 @@ edges) and each link's load is ``A.T @ frac`` (in units of the message size n).
   plus its links' wire latency.
 
 A protocol divides ``b`` by its bandwidth efficiency. Then ``T(n) = a + b n``, so
-one pass over the schedule prices a whole array of message sizes.
+one pass over the schedule prices a whole array of message sizes; NVLink SHARP schedules add
+their chunk loop's fill and synchronisation (:mod:`simulator.cost.nvls_chunks`).
 Reference: NVIDIA/nccl src/graph/tuning.cc (latency and bandwidth model).
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from simulator.collectives.schedule import Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
+from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import HW_CLASS_CODE
 from simulator.topology.routing import Router
@@ -34,19 +36,35 @@ NVLS_FAMILIES = frozenset({"nvls", "nvls-tree"})
 
 @dataclass(frozen=True)
 class CostTerms:
-    """``T(n) = latency_s + seconds_per_byte * n`` for one (schedule, protocol)."""
+    """``T(n) = latency_s + seconds_per_byte * n`` for one (schedule, protocol), plus the
+    chunk loop's :meth:`extra_seconds` where the schedule has one (``chunks``)."""
 
     schedule: Schedule
     protocol: Protocol
     latency_s: float
     seconds_per_byte: float
+    chunks: ChunkPipeline | None = None
 
     def time(self, size_bytes) -> np.ndarray:
-        return self.latency_s + self.seconds_per_byte * np.asarray(size_bytes, dtype=np.float64)
+        n = np.asarray(size_bytes, dtype=np.float64)
+        return self.latency_s + self.seconds_per_byte * n + self.extra_seconds(n)
 
     def seconds(self, size_bytes: float) -> float:
         """:meth:`time` of one size, a Python float (the same floating-point operations)."""
-        return float(self.latency_s + self.seconds_per_byte * float(size_bytes))
+        plain = self.latency_s + self.seconds_per_byte * float(size_bytes)
+        return float(plain if self.chunks is None else plain + self.extra_seconds(size_bytes))
+
+    def extra_seconds(self, size_bytes) -> np.ndarray | float:
+        """What the chunk loop adds to ``a + b n`` at ``size_bytes`` (s; 0 without one)."""
+        if self.chunks is None:
+            return 0.0
+        return self.chunks.extra_seconds(size_bytes, self.seconds_per_byte)
+
+    def launched_seconds(self, size_bytes: float, launches: int) -> float:
+        """``size_bytes`` sent in ``launches`` equal calls, each paying the latency and its
+        chunk loop: ``k (a + extra(n/k)) + b n`` (s)."""
+        per_call = self.latency_s + float(self.extra_seconds(size_bytes / launches))
+        return launches * per_call + self.seconds_per_byte * float(size_bytes)
 
 
 @dataclass(frozen=True)
@@ -77,7 +95,8 @@ class NetworkCostModel:
         priced = self._priced.get(key)
         if priced is None:
             priced = self._priced[key] = self._price(schedule)
-        return [CostTerms(schedule, proto, latency, per_byte) for proto, latency, per_byte in priced]
+        chunks = chunk_pipeline(schedule, self.protocols.nvls_chunking)
+        return [CostTerms(schedule, proto, latency, per_byte, chunks) for proto, latency, per_byte in priced]
 
     def _price(self, schedule: Schedule) -> list[tuple[Protocol, float, float]]:
         """(protocol, latency, seconds per byte) of every protocol for ``schedule``."""

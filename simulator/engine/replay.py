@@ -13,7 +13,8 @@ A phase's flows start together and the next phase starts when all of them are do
 
 Bytes are scaled by ``network efficiency / protocol efficiency`` so that a flow alone on
 its path takes ``frac n / (B eff_protocol)`` on a network whose capacities already carry
-the point-to-point efficiency. The latency term ``a`` is paid once, before the flows.
+the point-to-point efficiency. The latency term ``a`` is paid once, before the flows, with an
+NVLink SHARP schedule's chunk-loop time at that size (``CostTerms.extra_seconds``).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def replay_of(terms: CostTerms, size_bytes: float, router: Router, network_effic
         if id(step) not in made:
             made[id(step)] = _phase(router, step, scale)
     phases = tuple(made[id(step)] for step in steps)
-    return CollectiveReplay(terms.latency_s, phases, floor)
+    return CollectiveReplay(terms.latency_s + float(terms.extra_seconds(size_bytes)), phases, floor)
 
 
 def _phase_steps(schedule: Schedule, mode: str) -> list[Step]:

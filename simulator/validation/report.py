@@ -1503,11 +1503,12 @@ Why the misses, and what would fix them:
   NVSwitch servers (the switch reduces inside each server, one tree per NIC joins the servers,
   the switch multicasts the result; tuning.cc `NCCL_ALGO_NVLS_TREE`). Modelled since the same
   day (`simulator/collectives/nvls_tree.py`) at the single-server NVLS efficiency, as NCCL's
-  tuner prices it, it reads +11% to +13.5%: the two servers reach 0.90 of one server's NVLS
-  algbw (248 against 274 GB/s), for a reason no public source states (the kernel shares its
-  warps between the switch and the network); not fitted. Before it the ring read -16% to
-  -17.5% and the classic tree -20% to -22% (-27% to -29% before a server's 16 NICs were all
-  used).
+  tuner prices it, it read +11% to +13.5%; with NCCL's chunk loop (below, five warp groups in
+  series on two servers) +7.6% at 1 GiB rising to +10.7% at 16 GiB (1-4 GiB met): at its plateau
+  the two servers reach 0.90 of one server's NVLS algbw (248 against 274 GB/s), for a reason no
+  public source states (the kernel shares its warps between the switch and the network); not
+  fitted. Before it the ring read -16% to -17.5% and the classic tree -20% to -22% (-27% to -29%
+  before a server's 16 NICs were all used).
 - **Blackwell, OCI's quick starts** (oracle-quickstart/oci-gpu-quickstarts @6a0abdc7: B300
   servers, GB200 and GB300 NVL72 racks; added 2026-11-29, scored once). Read first, they changed
   two things: the B300's and GB300's GPUs reach their 800 Gb/s ConnectX-8 over PCIe Gen6, not
@@ -1517,10 +1518,12 @@ Why the misses, and what would fix them:
   measured 0.84 read every 8-GPU Blackwell NVLS row 12% high. Met: every all-to-all inside a
   rack or server (-5.5% to +5.7%; one 4 GiB row +14.2% against its 8 GiB twin's +3.9%) and
   across two and three GB200 racks (-4.5% to +5.8%), every 4- and 8-GPU all-reduce (-7.3% to
-  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack, +10.8% to +14.7% (the measured algbw
-  stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 11% more at 64);
-  NVLS-Tree across servers and racks, +15% (two B300 servers, 0.86 of one server's NVLS algbw,
-  as two H100 servers reach 0.90) to +30-47% across racks (both effects together); two B300
+  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +12.3% (+9.6% at 16 GiB; the
+  measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 11%
+  more at 64); NVLS-Tree across servers and racks, +14% to +15% (two B300 servers, 0.86 of one
+  server's NVLS algbw, as two H100 servers reach 0.90) to +22% (two GB200 racks), +31% (three)
+  and +37% (two GB300 racks) (both effects together; +30% to +47% before the chunk loop, whose
+  fill reproduces the racks' measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
   servers' all-to-all -10.5% (NCCL's point-to-point efficiency 0.9, measured over NVLink, where
   the network reaches the NICs' full rate); and the GB300's all-to-all across two racks, 48 GB/s
   with twice the GB200's NICs (which measured 90): +260%, a fabric or configuration limit of that
@@ -1529,12 +1532,16 @@ Why the misses, and what would fix them:
   ~246 GB/s effective per direction; the reporter measured 116 GB/s, which the issue thread
   attributes to the system, not NCCL. The prediction follows the datasheet.
 - **DGX H100 NVLS, mid sizes** (the DGX Cloud benchmarking recipe's sample, added on
-  2026-11-28, scored once): from 1 GiB up the model is within 2% (the 0.84 NVLS efficiency of
-  nccl-tests#212 holds on this independent log); below it the measured busbw approaches its
-  plateau more slowly than the model's latency-plus-bandwidth line (64 MiB +10.6%, 128-512
-  MiB +7.6% to +9.2%): the measured time over the plateau's is 80-190 us and does not shrink
-  with size as a fixed latency would. NCCL's per-size choice of NVLS channels and chunks is a
-  candidate the model does not carry; not fitted.""",
+  2026-11-28, scored once): met since 2026-11-29, every row from 16 MiB within -5.3% to +0.8%.
+  The measured busbw approached its plateau more slowly than a latency-plus-bandwidth line (64
+  MiB +10.6%, 128-512 MiB +7.6% to +9.2%, 32 MiB +16%): NCCL's NVLS kernel loops over chunks,
+  each channel passing one chunk per head GPU through scatter, switch-reduce and gather warp
+  groups (src/device/all_reduce.h), and cuts the chunk from 128 KiB to 64, 32 and 16 KiB below
+  64, 8 and 2 loops (src/enqueue.cc `computeCollChunkInfo`). The pipeline's fill (two loops) and
+  one NVLink Simple step's synchronisation per loop (3.4 us, NCCL's own tuning.cc figure) beyond
+  those at 128 KiB (`simulator/cost/nvls_chunks.py`) reproduce the curve; nothing was fitted to
+  it, and the plateau (0.84, nccl-tests#212) is unchanged. NCCL's NVLS latency is now paid once
+  per call, as its tuner prices it (two 25 us hops before).""",
 }
 
 OCI_QUICKSTARTS = "oracle-quickstart/oci-gpu-quickstarts @6a0abdc7"
