@@ -55,9 +55,18 @@ def test_nvls_time_is_the_closed_form():
     chunk = np.array([32, 64, 64, 128], dtype=float) * KIB
     b, k, tau = terms.seconds_per_byte, 128, 3.4 * US
     loops = tau * sizes / k * (1 / chunk - 1 / (128 * KIB))
-    expected = terms.latency_s + b * sizes + 2 * k * chunk * b + loops
+    expected = terms.latency_s + b * sizes + 2 * np.minimum(k * chunk, sizes) * b + loops
     assert terms.time(sizes) == pytest.approx(expected, rel=1e-12)
     assert [terms.seconds(s) for s in sizes] == pytest.approx(list(expected), rel=1e-12)
+
+
+def test_a_message_below_one_loop_fills_with_itself_and_an_empty_one_adds_nothing():
+    """Below ``K c`` bytes a channel's loop is the message's share: the fill is ``(D - 1) n b``."""
+    terms = _nvls_terms()
+    n = 1 * MIB                       # below K x 16 KiB = 2 MiB
+    steps = 3.4 * US * n / 128 * (1 / (16 * KIB) - 1 / (128 * KIB))
+    assert float(terms.extra_seconds(n)) == pytest.approx(2 * n * terms.seconds_per_byte + steps, rel=1e-12)
+    assert float(terms.extra_seconds(0.0)) == 0.0
 
 
 def test_blackwell_takes_24_channels_in_a_node_and_32_across():

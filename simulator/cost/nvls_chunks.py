@@ -13,11 +13,12 @@ heads`` chunks in flight (``concurrentOps``), through ``D`` warp groups in serie
   ``32 KiB`` if ``n < K c``.
 
 The pipeline fills and drains over ``D - 1`` loops, each ``K c`` bytes at the collective's
-rate ``1/b``, and every loop of a channel pays one synchronisation ``tau`` (a Simple step over
-NVLink), ``n / (K c)`` loops in all. The library's NVLS efficiency was measured at ``c_max``,
-where the loops' synchronisation is already in ``b``, so only the loops beyond those are added:
+rate ``1/b`` (a message smaller than one loop, ``n`` bytes), and every loop of a channel pays
+one synchronisation ``tau`` (a Simple step over NVLink), ``n / (K c)`` loops in all. The
+library's NVLS efficiency was measured at ``c_max``, where the loops' synchronisation is already
+in ``b``, so only the loops beyond those are added:
 
-    T(n) = a + b n + (D - 1) K c(n) b + tau n / K (1 / c(n) - 1 / c_max)
+    T(n) = a + b n + (D - 1) min(K c(n), n) b + tau n / K (1 / c(n) - 1 / c_max)
 
 (dimensions: ``b`` s/B, ``n``, ``c`` bytes, ``tau`` s). References: NVIDIA/nccl
 src/enqueue.cc (chunk rule), src/device/all_reduce.h (the loop and its warp groups),
@@ -65,10 +66,11 @@ class ChunkPipeline:
         return chunk
 
     def extra_seconds(self, size_bytes, seconds_per_byte: float) -> np.ndarray:
-        """``(D - 1) K c b + tau n / K (1/c - 1/c_max)`` for messages of ``size_bytes`` (s)."""
-        n = np.asarray(size_bytes, dtype=np.float64)
+        """``(D - 1) min(K c, n) b + tau n / K (1/c - 1/c_max)`` for messages of ``size_bytes``
+        (s; 0 for an empty message)."""
+        n = np.maximum(np.asarray(size_bytes, dtype=np.float64), 0.0)
         chunk = self.chunk_bytes(n)
-        fill = self.fill_loops * self.concurrent_ops * chunk * seconds_per_byte
+        fill = self.fill_loops * np.minimum(self.concurrent_ops * chunk, n) * seconds_per_byte
         steps = self.step_s * n / self.concurrent_ops * (1.0 / chunk - 1.0 / self.reference_chunk)
         return fill + steps
 
