@@ -180,8 +180,9 @@ ACHIEVED = {
     # 36 of their 47 rows met; the max is the GB300 two-rack all-to-all (+262%, that run's).
     # 20.8% / 262.3% with NCCL's NVLS chunk loop (simulator/cost/nvls_chunks.py, 2026-11-29):
     # the DGX H100 curve met from 16 MiB (was +10.6% at 64 MiB), two H100 servers' NVLS-Tree
-    # met at 1-4 GiB, the racks' NVLS-Tree +22% to +38% (was +30% to +47%).
-    "nccl": (0.208, 2.623),
+    # met at 1-4 GiB, the racks' NVLS-Tree +22% to +38% (was +30% to +47%). 20.6% / 262.3% with
+    # NCCL's own double binary tree (trees.cc; three GB200 racks +24% to +27%, was +31%).
+    "nccl": (0.206, 2.623),
     # tokens/s per GPU, 24 rows: 5.9% / 22.6%: MAPE target met, max NOT met (the 8B context-
     # parallel rows: CP 2 -10.0%, CP 4 +18.6%, CP 8 +22.7%; the 405B PP rows +6.2% / +7.1%).
     # 5.5% / 17.5% before attention's rate depended on the sequence length (the CP rows run
@@ -260,7 +261,8 @@ ACHIEVED = {
     # 1.9% / 3.5% with NCCL's SMs beside the overlapped data-parallel collectives (2026-11-27).
     # 2.0% / 3.5% once each data-parallel NCCL call paid the collective's latency and
     # the first weight bucket its gather dtype's bytes (simulator/engine/dp_calls.py, 2026-11-28).
-    "mlperf_gpt3": (0.020, 0.035),
+    # 2.1% / 3.6% with NCCL's own double binary tree for the fp8 amax all-reduces (2026-11-29).
+    "mlperf_gpt3": (0.021, 0.036),
     # tokens/s per GPU, 5 rows (NVIDIA's MLPerf Training v5.0 Llama 3.1 405B on 512 to 8,192
     # H100, step times from the result logs), scored once: 0.9% / 1.6%, target met; 1.0% / 1.7%
     # with the weight gathers a chunk ahead in fp8; 1.5% / 4.0% once the submissions' bf16 gradient
@@ -508,14 +510,16 @@ def test_mlperf_gpt3_loses_less_at_11616_gpus_than_measured(frame):
     0.662 measured (step times from the result logs, runs within 0.8% of each other) and 0.712
     predicted. A known miss in one direction (the model loses less at scale), guarded within 10%
     so that neither a fix nor a regression goes unnoticed; the two large runs (10,752 and 11,616
-    GPUs, the same layout per replica) agree within 0.1% measured and predicted."""
+    GPUs, the same layout per replica) agree within 0.1% measured and 0.2% predicted (NCCL's
+    bit-built trees over 448 and 484 servers, which the fp8 amax all-reduces take, cross the
+    fabric's pods at different levels)."""
     rows = frame[frame["set"] == "mlperf_gpt3"].set_index("row")
     measured = rows.loc["3", "measured"] / rows.loc["1", "measured"]
     predicted = rows.loc["3", "predicted"] / rows.loc["1", "predicted"]
     assert measured == pytest.approx(0.662, abs=0.002)
     assert measured < predicted < measured * 1.10
-    for column in ("measured", "predicted"):
-        assert rows.loc["3", column] == pytest.approx(rows.loc["2", column], rel=1e-3)
+    assert rows.loc["3", "measured"] == pytest.approx(rows.loc["2", "measured"], rel=1e-3)
+    assert rows.loc["3", "predicted"] == pytest.approx(rows.loc["2", "predicted"], rel=2e-3)
 
 
 def test_mlperf_gpt3_v31_loses_less_at_scale_than_measured(frame):

@@ -1,11 +1,13 @@
 """NCCL's double binary tree all-reduce (Sanders, Speck & Träff 2009; NCCL 2.4).
 
 Inside each server the GPUs form a chain ending at the channel's head GPU;
-between servers two binary trees each carry half the data, built so that the
-inner vertices of one are leaves of the other. Reduce flows up (chains, then
+between servers two binary trees each carry half the data, built as NCCL builds
+them (src/graph/trees.cc), so that the inner vertices of one are mostly leaves of
+the other. Reduce flows up (chains, then
 tree levels, deepest first), broadcast flows back down; both are pipelined,
-so T = 2((g-1) a_intra + log2(N) a_inter) + n/B_tree, with g GPUs per server
-and N servers (NCCL src/graph/tuning.cc latency model).
+so T = 2((g-1) a_intra + d a_inter) + n/B_tree, with g GPUs per server, N servers
+and d = ceil(log2 N) the bit-built tree's depth (NCCL's tuner, src/graph/tuning.cc, counts
+floor(log2 N); on three servers NCCL's tree is the chain 0 - 2 - 1).
 """
 
 from __future__ import annotations
@@ -80,21 +82,23 @@ def merge_levels(into: list[list], levels: list[list]) -> None:
 
 
 def double_binary_tree(n: int) -> list[dict[int, int]]:
-    """Two parent maps over 0..n-1: an in-order balanced tree and its mirror (or shift)."""
+    """NCCL's two parent maps over 0..n-1 (src/graph/trees.cc ``ncclGetDtree``): the bit-built
+    binary tree of :func:`nccl_btree_parent` rooted at 0, and its mirror (``n - 1 - i``, n even)
+    or its shift by one (``i + 1 mod n``, n odd), so that most inner vertices of one are leaves
+    of the other."""
     if n == 1:
         return [{}, {}]
-    first = _balanced(0, n - 1, None, {})
+    first = {rank: nccl_btree_parent(n, rank) for rank in range(1, n)}
     mapping = (lambda i: n - 1 - i) if n % 2 == 0 else (lambda i: (i + 1) % n)
     second = {mapping(c): mapping(p) for c, p in first.items()}
     return [first, second]
 
 
-def _balanced(lo: int, hi: int, parent: int | None, out: dict[int, int]) -> dict[int, int]:
-    if lo > hi:
-        return out
-    mid = (lo + hi) // 2
-    if parent is not None:
-        out[mid] = parent
-    _balanced(lo, mid - 1, mid, out)
-    _balanced(mid + 1, hi, mid, out)
-    return out
+def nccl_btree_parent(n: int, rank: int) -> int:
+    """Parent of ``rank`` (> 0) in NCCL's binary tree over ``n`` ranks (``ncclGetBtree``): with
+    ``bit`` its lowest set bit, ``(rank ^ bit) | (bit << 1)``, or ``rank ^ bit`` where that is
+    out of range. The root 0 has one child, the largest power of two below ``n``; the tree is
+    ``ceil(log2 n)`` deep (three ranks: the chain 0 - 2 - 1)."""
+    bit = rank & -rank
+    up = (rank ^ bit) | (bit << 1)
+    return up if up < n else rank ^ bit

@@ -1521,9 +1521,10 @@ Why the misses, and what would fix them:
   +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +12.3% (+9.6% at 16 GiB; the
   measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 11%
   more at 64); NVLS-Tree across servers and racks, +14% to +15% (two B300 servers, 0.86 of one
-  server's NVLS algbw, as two H100 servers reach 0.90) to +22% (two GB200 racks), +31% (three)
-  and +37% (two GB300 racks) (both effects together; +30% to +47% before the chunk loop, whose
-  fill reproduces the racks' measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
+  server's NVLS algbw, as two H100 servers reach 0.90) to +22% (two GB200 racks), +24% to +27%
+  (three, on NCCL's own tree: the chain 0 - 2 - 1, two levels deep) and +37% (two GB300 racks)
+  (both effects together; +30% to +47% before the chunk loop, whose fill reproduces the racks'
+  measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
   servers' all-to-all -10.5% (NCCL's point-to-point efficiency 0.9, measured over NVLink, where
   the network reaches the NICs' full rate); and the GB300's all-to-all across two racks, 48 GB/s
   with twice the GB200's NICs (which measured 90): +260%, a fabric or configuration limit of that
