@@ -115,3 +115,24 @@ def test_dgx_h100_curve_from_16_mib_is_within_six_percent():
     assert len(rows) == 11
     assert (rows["algorithm"] == "nvls").all()
     assert rows["busbw_error"].abs().max() <= 0.06
+
+
+def test_a_rack_of_64_gpus_has_32_nvls_heads():
+    """NCCL_MAX_NVLS_ARITY (src/include/device.h) caps a node's NVLS heads at 32: on 64 GPUs of
+    an NVL72 rack the busiest port (a head's) carries n (1 + 1/32) each way, not n (1 + 1/64),
+    and the loop runs 24 channels x 32 heads."""
+    cluster = make_cluster(node="gb200-nvl72", gpus_per_node=64)
+    model = CollectiveModel(cluster)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS, Group(cluster, tuple(range(64))))
+    terms = next(t for t in model.network.terms(schedule) if t.protocol == Protocol.SIMPLE)
+    port = cluster.hw.intra_link.effective_Bps * cluster.hw.node.fabric.links_per_gpu
+    eff = cluster.hw.gpu.nvls_efficiency
+    assert terms.seconds_per_byte == pytest.approx((1 + 1 / 32) / port / eff, rel=1e-9)
+    assert terms.chunks.concurrent_ops == 24 * 32
+
+
+def test_nvls_tree_across_racks_uses_32_heads_per_rack():
+    cluster = make_cluster(node="gb200-nvl72", nodes=2, gpus_per_node=64)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, Group(cluster, tuple(range(128))))
+    assert schedule.channels == 32
+    assert schedule.nvls_loop.concurrent_ops == 32 * 32

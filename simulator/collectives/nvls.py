@@ -1,12 +1,13 @@
 """NVLink SHARP (NVLS): all-reduce computed inside the NVSwitch (NCCL >= 2.17).
 
-Reduce-scatter phase: GPU i issues multimem loads of shard i, so the switch reads
-shard i from every GPU (each GPU sends n in total) and returns the reduced n/p.
-All-gather phase: GPU i multicasts its n/p shard, the switch writes it to every GPU
-(each GPU receives n). Per GPU link: n(1 + 1/p) each way, so
-T = a + n (1 + 1/p) / B_nvls and algbw = B_nvls p / (p + 1). The two phases stream through
-the switch together (one step): the latency ``a`` is NVLS's NVLink latency once, as NCCL's
-tuner prices it (src/graph/tuning.cc: ``latencies[NVLS] = intraLat``).
+Reduce-scatter phase: head GPU i issues multimem loads of shard i, so the switch reads
+shard i from every GPU (each GPU sends n in total) and returns the reduced n/h.
+All-gather phase: head i multicasts its n/h shard, the switch writes it to every GPU
+(each GPU receives n). A node has ``h = min(p, 32)`` heads (``NCCL_MAX_NVLS_ARITY``). Per head
+link: n(1 + 1/h) each way, so T = a + n (1 + 1/h) / B_nvls and algbw = B_nvls h / (h + 1).
+The two phases stream through the switch together (one step): the latency ``a`` is NVLS's
+NVLink latency once, as NCCL's tuner prices it (src/graph/tuning.cc:
+``latencies[NVLS] = intraLat``).
 Reference: NVIDIA/nccl-tests#212 (8x H100: busbw ~480 GB/s, algbw ~275 GB/s).
 
 NCCL's kernel loops over the message in chunks (:class:`NvlsLoop`): each channel's scatter,
@@ -41,10 +42,20 @@ def nvls_schedule(op: Op, group: Group) -> Schedule:
     server = cluster.server_of_vertex(group.vertices[0])
     switch = cluster.nvswitch_vertex(server)
     p = group.size
-    gather = [(g, switch, 1.0) for g in group.vertices] + [(switch, g, 1.0 / p) for g in group.vertices]
-    scatter = [(g, switch, 1.0 / p) for g in group.vertices] + [(switch, g, 1.0) for g in group.vertices]
-    return Schedule(op, Algorithm.NVLS, p, (Step.of(gather + scatter),), pipelined=True,
-                    nvls_loop=nvls_loop(group, p, NVLS_STAGES))
+    heads = group.vertices[:head_count(group, p)]
+    h = len(heads)
+    reduce = [(g, switch, 1.0) for g in group.vertices] + [(switch, g, 1.0 / h) for g in heads]
+    multicast = [(g, switch, 1.0 / h) for g in heads] + [(switch, g, 1.0) for g in group.vertices]
+    return Schedule(op, Algorithm.NVLS, p, (Step.of(reduce + multicast),), pipelined=True,
+                    nvls_loop=nvls_loop(group, h, NVLS_STAGES))
+
+
+def head_count(group: Group, candidates: int) -> int:
+    """Head GPUs NCCL's NVLS gives a node: ``candidates`` (its GPUs in one node, its NICs'
+    GPUs across nodes) at most ``NCCL_MAX_NVLS_ARITY`` (the protocol table's
+    ``nvls_chunking.max_heads``; src/graph/search.cc caps the NVLS graph's channels so)."""
+    spec = group.cluster.hw.protocols.nvls_chunking
+    return candidates if spec is None else min(candidates, spec.max_heads)
 
 
 NVLS_STAGES = 3

@@ -27,7 +27,7 @@ once, and each tree level's network latency up and down, as NCCL's tuner prices 
 from __future__ import annotations
 
 from simulator.collectives.group import Group
-from simulator.collectives.nvls import nvls_loop, require_switch_reduction
+from simulator.collectives.nvls import head_count, nvls_loop, require_switch_reduction
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.collectives.tree import double_binary_tree, merge_levels, tree_up
 from simulator.errors import InfeasibleError
@@ -40,7 +40,7 @@ def nvls_tree_schedule(op: Op, group: Group) -> Schedule:
         raise InfeasibleError("nvls-tree joins servers; inside one server NCCL runs nvls")
     if not group.uniform:
         raise InfeasibleError("nvls-tree needs the same number of group GPUs on every server")
-    heads = group.channels
+    heads = head_count(group, group.channels)
     entries = [[segment[0] for segment in group.segments(c)] for c in range(heads)]   # per channel
     owners = [list(row) for row in zip(*entries, strict=True)]                           # per server
     switches = [cluster.nvswitch_vertex(cluster.server_of_vertex(server[0]))

@@ -1518,11 +1518,12 @@ Why the misses, and what would fix them:
   measured 0.84 read every 8-GPU Blackwell NVLS row 12% high. Met: every all-to-all inside a
   rack or server (-5.5% to +5.7%; one 4 GiB row +14.2% against its 8 GiB twin's +3.9%) and
   across two and three GB200 racks (-4.5% to +5.8%), every 4- and 8-GPU all-reduce (-7.3% to
-  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +12.3% (+9.6% at 16 GiB; the
-  measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 11%
-  more at 64); NVLS-Tree across servers and racks, +14% to +15% (two B300 servers, 0.86 of one
-  server's NVLS algbw, as two H100 servers reach 0.90) to +22% (two GB200 racks), +24% to +27%
-  (three, on NCCL's own tree: the chain 0 - 2 - 1, two levels deep) and +37% (two GB300 racks)
+  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +10.6% (+8.0% at 16 GiB; the
+  measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 9.5%
+  more at 64 with NCCL's 32 heads, `NCCL_MAX_NVLS_ARITY`); NVLS-Tree across servers and racks,
+  +14% to +15% (two B300 servers, 0.86 of one server's NVLS algbw, as two H100 servers reach
+  0.90) to +20% (two GB200 racks), +22% to +25% (three, on NCCL's own tree: the chain 0 - 2 - 1,
+  two levels deep) and +34% to +36% (two GB300 racks)
   (both effects together; +30% to +47% before the chunk loop, whose fill reproduces the racks'
   measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
   servers' all-to-all -10.5% (NCCL's point-to-point efficiency 0.9, measured over NVLink, where
