@@ -33,15 +33,6 @@ KNOWN_MISSES = {
         None, "NCCL 2.26.5's tuner runs ring on two servers (tuning.cc prices ring and tree alike "
         "at the intra-node graph bandwidth there and tree at 0.92 of it); clustersim's auto picks "
         "the faster tree (+22.6%); the ring prediction, 191.7 GB/s, is within 0.1%"),
-    "h100_2node_16gpu_oci_allreduce": (
-        lambda size: size >= 2**33, "NVLS-Tree (NCCL 2.21's choice: 465 GB/s is more than a ring "
-        "over 16 x 200 GbE can carry) is priced at the single-server NVLS rate, as NCCL's tuner "
-        "prices it; measured, two servers reach 0.90 of one server's NVLS algbw: with the chunk "
-        "loop's fill +7.6% at 1 GiB rising to +10.7% at 16 GiB"),
-    "b300_2node_16gpu_allreduce_oci": (
-        None, "NVLS-Tree at the single-server NVLS efficiency (NCCL's tuner prices it so): two "
-        "B300 servers reach 0.86 of one server's NVLS algbw (409 against 477 GB/s), as two H100 "
-        "servers reach 0.90 (+14% to +15%)"),
     "b300_2node_16gpu_alltoall_oci": (
         None, "sends are priced at NCCL's point-to-point efficiency, 0.9 of the links' rate "
         "(nccl-tests#331, measured over NVLink); over the network this run reaches the NICs' full "

@@ -17,7 +17,7 @@ from conftest import make_cluster
 from simulator.collectives import Algorithm, Group, Op, build_schedule
 from simulator.config import Protocol
 from simulator.cost import CollectiveModel
-from simulator.engine.replay import replay_of
+from simulator.engine.replay import protocol_efficiency, replay_of
 from simulator.units import KIB, MIB, US
 from simulator.validation.nccl_suite import replay
 
@@ -136,3 +136,27 @@ def test_nvls_tree_across_racks_uses_32_heads_per_rack():
     schedule = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, Group(cluster, tuple(range(128))))
     assert schedule.channels == 32
     assert schedule.nvls_loop.concurrent_ops == 32 * 32
+
+
+def test_nvls_tree_on_two_h100_servers_is_held_to_nccls_ceiling_per_head():
+    """perChMaxNVLSTreeBws (src/graph/tuning.cc, Hopper, two nodes: 57.7 GB/s per head): with 8
+    heads busbw <= 461.6 GB/s, i.e. s/B >= 2 (p-1)/p / (8 x 57.7e9) over p = 16 ranks, where
+    the links of two DGX H100 with 16 x 200 GbE would allow more. The replay reads the
+    lowered efficiency, so it moves its flows at that rate."""
+    cluster = make_cluster(nodes=2, link="roce-200g", nics_per_node=16)
+    model = CollectiveModel(cluster)
+    schedule = build_schedule(Op.ALL_REDUCE, Algorithm.NVLS_TREE, Group(cluster, tuple(range(16))))
+    terms = next(t for t in model.network.terms(schedule) if t.protocol == Protocol.SIMPLE)
+    ceiling = 2 * 15 / 16 / (8 * 57.7e9)
+    assert terms.seconds_per_byte == pytest.approx(ceiling, rel=1e-12)
+    table = cluster.hw.protocols.bandwidth_efficiency["nvls-tree"][Protocol.SIMPLE]
+    assert terms.efficiency < table
+    assert protocol_efficiency(cluster, terms) == terms.efficiency
+
+
+def test_a_blackwell_nvls_replay_takes_the_gpus_own_efficiency():
+    """NCCL's nvlsEfficiency for Blackwell (0.74, the GPU file) prices the terms; the replay
+    scales its flows by the same figure, not the protocol table's Hopper 0.84."""
+    terms = _nvls_terms(node="dgx-b200")
+    cluster = make_cluster(node="dgx-b200")
+    assert protocol_efficiency(cluster, terms) == pytest.approx(0.74)

@@ -166,6 +166,10 @@ class GpuSpec(_Spec):
     """NCCL's NVLink SHARP channels (CTAs) on this GPU generation: (inside one NVLink domain,
     across domains), ``NVLS_NCHANNELS_*`` in src/transport/nvls.cc; None: the protocol table's
     ``nvls_chunking.channels`` (Hopper's 16) for both."""
+    nvls_tree_head_GBps: tuple[PositiveFloat, PositiveFloat] | None = None
+    """NVLS-Tree's bus bandwidth per head GPU at most on this generation, GB/s, on two nodes and
+    on more (NCCL's ``perChMaxNVLSTreeBws``); None: the protocol table's
+    ``nvls_chunking.tree_head_GBps``."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's
@@ -287,6 +291,9 @@ class NvlsChunking(BaseModel):
     chunk_bytes: PositiveInt
     max_heads: PositiveInt
     step_latency_us: NonNegativeFloat
+    tree_head_GBps: tuple[PositiveFloat, PositiveFloat] | None = None
+    """NVLS-Tree's bus bandwidth per head GPU at most, GB/s, on two nodes and on more
+    (``perChMaxNVLSTreeBws``, src/graph/tuning.cc), where the GPU states none."""
 
 
 class ProtocolTable(_Spec):

@@ -24,7 +24,7 @@ import numpy as np
 
 from simulator.collectives.schedule import Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
-from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline
+from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import HW_CLASS_CODE
 from simulator.topology.routing import Router
@@ -44,6 +44,9 @@ class CostTerms:
     latency_s: float
     seconds_per_byte: float
     chunks: ChunkPipeline | None = None
+    efficiency: float | None = None
+    """The bandwidth efficiency ``seconds_per_byte`` was divided by (the protocol's, or less
+    where NCCL's NVLS-Tree ceiling binds); None: the protocol table's."""
 
     def time(self, size_bytes) -> np.ndarray:
         n = np.asarray(size_bytes, dtype=np.float64)
@@ -84,7 +87,7 @@ class NetworkCostModel:
         self.router = router or Router(cluster)
         self.protocols: ProtocolTable = cluster.hw.protocols
         self._inv_bw = 1.0 / cluster.bandwidth_Bps
-        self._priced: dict[tuple, list[tuple[Protocol, float, float]]] = {}
+        self._priced: dict[tuple, list[tuple[Protocol, float, float, float]]] = {}
         self._hops: dict[tuple[str, Protocol], np.ndarray] = {}
 
     def terms(self, schedule: Schedule) -> list[CostTerms]:
@@ -96,18 +99,24 @@ class NetworkCostModel:
         if priced is None:
             priced = self._priced[key] = self._price(schedule)
         chunks = chunk_pipeline(schedule, self.protocols.nvls_chunking)
-        return [CostTerms(schedule, proto, latency, per_byte, chunks) for proto, latency, per_byte in priced]
+        return [CostTerms(schedule, proto, latency, per_byte, chunks, eff)
+                for proto, latency, per_byte, eff in priced]
 
-    def _price(self, schedule: Schedule) -> list[tuple[Protocol, float, float]]:
-        """(protocol, latency, seconds per byte) of every protocol for ``schedule``."""
+    def _price(self, schedule: Schedule) -> list[tuple[Protocol, float, float, float]]:
+        """(protocol, latency, seconds per byte, efficiency) of every protocol for
+        ``schedule``; an NVLS-Tree schedule's efficiency is lowered where NCCL's per-head
+        ceiling binds (:func:`~simulator.cost.nvls_chunks.tree_head_seconds_per_byte`)."""
         loads = [(self._step_load(step), step.repeat) for step in schedule.steps]
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
+        ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
         out = []
         for proto, eff in self._efficiencies(family).items():
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
-            out.append((proto, latency, per_byte / eff))
+            if ceiling > per_byte / eff > 0.0:
+                eff = per_byte / ceiling
+            out.append((proto, latency, per_byte / eff, eff))
         return out
 
     def _efficiencies(self, family: str) -> dict[Protocol, float]:

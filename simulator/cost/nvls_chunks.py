@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.collectives.schedule import Algorithm, NvlsLoop, Schedule
-from simulator.config.hardware import NvlsChunking
-from simulator.units import KIB, US
+from simulator.config.hardware import GpuSpec, NvlsChunking
+from simulator.units import GBPS_TO_BYTES_PER_S, KIB, US
 
 NVLS_HALVINGS = ((64.0, 64 * KIB), (8.0, 32 * KIB), (2.0, 16 * KIB))
 """NVLS: (loops of ``K c`` below which, the chunk then), in NCCL's order."""
@@ -87,3 +87,18 @@ def chunk_pipeline(schedule: Schedule, spec: NvlsChunking | None) -> ChunkPipeli
         largest = min(largest, 64 * KIB)
     return ChunkPipeline(loop.concurrent_ops, loop.stages - 1, largest, float(spec.chunk_bytes),
                          NVLS_TREE_HALVINGS if tree else NVLS_HALVINGS, spec.step_latency_us * US)
+
+
+def tree_head_seconds_per_byte(schedule: Schedule, spec: NvlsChunking | None, gpu: GpuSpec) -> float:
+    """The least seconds per byte of an NVLS-Tree ``schedule`` under NCCL's per-head ceiling:
+    bus bandwidth at most ``heads x r`` (``r`` the GPU's, else the table's, ``tree_head_GBps``
+    on two nodes or on more; src/graph/tuning.cc ``perChMaxNVLSTreeBws``), so
+    ``2 (p - 1) / p / (heads r)`` over ``p`` ranks (0 for any other schedule or without a
+    ceiling)."""
+    loop = schedule.nvls_loop
+    rates = gpu.nvls_tree_head_GBps or (spec.tree_head_GBps if spec else None)
+    if schedule.algorithm != Algorithm.NVLS_TREE or loop is None or rates is None:
+        return 0.0
+    rate = rates[0] if loop.nodes <= 2 else rates[1]
+    p = schedule.ranks
+    return 2.0 * (p - 1) / p / (loop.heads * rate * GBPS_TO_BYTES_PER_S)

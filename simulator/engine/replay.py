@@ -48,7 +48,10 @@ class CollectiveReplay:
 
 
 def protocol_efficiency(cluster: Cluster, terms: CostTerms) -> float:
-    """Bandwidth efficiency of the terms' (algorithm family, protocol) in NCCL's table."""
+    """Bandwidth efficiency the terms were priced at (the GPU's NVLS efficiency, NCCL's
+    NVLS-Tree ceiling), else that of their (algorithm family, protocol) in NCCL's table."""
+    if terms.efficiency is not None:
+        return terms.efficiency
     table = cluster.hw.protocols
     family = table.algorithm_family.get(terms.schedule.algorithm.value, "ring")
     return table.bandwidth_efficiency[family][terms.protocol]

@@ -1498,17 +1498,17 @@ Why the misses, and what would fix them:
   two servers and the tree at 0.92 of it, so it may pick the ring where the tree is faster;
   clustersim's `auto` picks the faster one (+22.6%). Reproducing NCCL's own choice needs its
   tuning model per version; not built.
-- **OCI BM.GPU.H100.8** (added 2026-11-29, scored once): 446-465 GB/s over two servers, more than
-  a ring over their 16 x 200 GbE (400 GB/s of line rate) can carry: NCCL 2.21 runs NVLS-Tree on
-  NVSwitch servers (the switch reduces inside each server, one tree per NIC joins the servers,
-  the switch multicasts the result; tuning.cc `NCCL_ALGO_NVLS_TREE`). Modelled since the same
-  day (`simulator/collectives/nvls_tree.py`) at the single-server NVLS efficiency, as NCCL's
-  tuner prices it, it read +11% to +13.5%; with NCCL's chunk loop (below, five warp groups in
-  series on two servers) +7.6% at 1 GiB rising to +10.7% at 16 GiB (1-4 GiB met): at its plateau
-  the two servers reach 0.90 of one server's NVLS algbw (248 against 274 GB/s), for a reason no
-  public source states (the kernel shares its warps between the switch and the network); not
-  fitted. Before it the ring read -16% to -17.5% and the classic tree -20% to -22% (-27% to -29%
-  before a server's 16 NICs were all used).
+- **OCI BM.GPU.H100.8** (added 2026-11-29, scored once; met since the same day): 446-465 GB/s
+  over two servers, more than a ring over their 16 x 200 GbE (400 GB/s of line rate) can carry:
+  NCCL 2.21 runs NVLS-Tree on NVSwitch servers (the switch reduces inside each server, one tree
+  per NIC joins the servers, the switch multicasts the result; tuning.cc `NCCL_ALGO_NVLS_TREE`).
+  Modelled (`simulator/collectives/nvls_tree.py`) at the single-server NVLS efficiency it read
+  +11% to +13.5% (the ring -16% to -17.5%, the classic tree -20% to -22%); with NCCL's chunk loop
+  (below) +7.6% to +10.7%; and with NCCL's own ceiling on NVLS-Tree's bus bandwidth per head GPU
+  (tuning.cc `perChMaxNVLSTreeBws`, 2.28: Hopper 57.7 GB/s on two nodes; 8 heads, 461.6 GB/s,
+  against the 464.6 measured at 16 GiB) -3.8% at 1 GiB to -1.1% at 16 GiB. The ceiling is NCCL's
+  tuner constant, set by NVIDIA from its own measurements and first shipped in 2.28, after this
+  run's 2.21.5; the kernel it describes is the same.
 - **Blackwell, OCI's quick starts** (oracle-quickstart/oci-gpu-quickstarts @6a0abdc7: B300
   servers, GB200 and GB300 NVL72 racks; added 2026-11-29, scored once). Read first, they changed
   two things: the B300's and GB300's GPUs reach their 800 Gb/s ConnectX-8 over PCIe Gen6, not
@@ -1518,14 +1518,16 @@ Why the misses, and what would fix them:
   measured 0.84 read every 8-GPU Blackwell NVLS row 12% high. Met: every all-to-all inside a
   rack or server (-5.5% to +5.7%; one 4 GiB row +14.2% against its 8 GiB twin's +3.9%) and
   across two and three GB200 racks (-4.5% to +5.8%), every 4- and 8-GPU all-reduce (-7.3% to
-  +9.2%). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +10.6% (+8.0% at 16 GiB; the
-  measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the switch-port model gives 9.5%
-  more at 64 with NCCL's 32 heads, `NCCL_MAX_NVLS_ARITY`); NVLS-Tree across servers and racks,
-  +14% to +15% (two B300 servers, 0.86 of one server's NVLS algbw, as two H100 servers reach
-  0.90) to +20% (two GB200 racks), +22% to +25% (three, on NCCL's own tree: the chain 0 - 2 - 1,
-  two levels deep) and +34% to +36% (two GB300 racks)
-  (both effects together; +30% to +47% before the chunk loop, whose fill reproduces the racks'
-  measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
+  +9.2%), and two B300 servers' all-reduce (-0.5%, -0.2%: NCCL's NVLS-Tree ceiling per head,
+  96 GB/s on two Blackwell nodes x 8 heads = 768 GB/s against 767 measured, leaves the ring the
+  faster; +15% before the ceiling). Misses: NVLS over 64 GPUs of a GB300 rack at 8 GiB, +10.6%
+  (+8.0% at 16 GiB; the measured algbw stays at 473-481 GB/s from 8 to 64 GPUs, where the
+  switch-port model gives 9.5% more at 64 with NCCL's 32 heads, `NCCL_MAX_NVLS_ARITY`);
+  NVLS-Tree across racks, +20% (two GB200 racks), +22% to +25% (three, on NCCL's own tree: the
+  chain 0 - 2 - 1, two levels deep) and +34% to +36% (two GB300 racks): the rack's 64-GPU NVLS
+  above its measured rate and NVLS-Tree's further 0.84 of it compound, while NCCL's per-head
+  ceiling (32 heads a rack) does not bind (+30% to +47% before the chunk loop, whose fill
+  reproduces the racks' measured rise from 4 to 8 GiB, +6%, and 8 to 16 GiB, +4%); two B300
   servers' all-to-all -10.5% (NCCL's point-to-point efficiency 0.9, measured over NVLink, where
   the network reaches the NICs' full rate); and the GB300's all-to-all across two racks, 48 GB/s
   with twice the GB200's NICs (which measured 90): +260%, a fabric or configuration limit of that
