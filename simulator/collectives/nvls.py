@@ -64,14 +64,14 @@ switch buffers, reduce and multicast through the switch, gather out of them."""
 
 
 def nvls_loop(group: Group, heads: int, stages: int) -> NvlsLoop | None:
-    """The NVLS loop NCCL runs on ``group`` with ``heads`` head GPUs per NVLink domain (at most
-    the protocol table's ``max_heads``) and ``stages`` warp groups in series: the GPU's NVLS
-    channels inside one domain or across (its ``nvls_channels``, else the table's); None
-    where the protocol table has no ``nvls_chunking``."""
+    """The NVLS loop NCCL runs on ``group`` with ``heads`` head GPUs per NVLink domain
+    (:func:`head_count`) and ``stages`` warp groups in series: the GPU's NVLS channels inside
+    one domain or across (its ``nvls_channels``, else the table's); None where the protocol
+    table has no ``nvls_chunking``."""
     spec = group.cluster.hw.protocols.nvls_chunking
     if spec is None:
         return None
     own = group.cluster.hw.gpu.nvls_channels
     nodes = group.servers
     channels = (own[0] if nodes == 1 else own[1]) if own else spec.channels
-    return NvlsLoop(channels, min(heads, spec.max_heads), stages, nodes)
+    return NvlsLoop(channels, heads, stages, nodes)
