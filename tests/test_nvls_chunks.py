@@ -17,6 +17,7 @@ from conftest import make_cluster
 from simulator.collectives import Algorithm, Group, Op, build_schedule
 from simulator.config import Protocol
 from simulator.cost import CollectiveModel
+from simulator.cost.collective import PricedCollective
 from simulator.engine.replay import protocol_efficiency, replay_of
 from simulator.units import KIB, MIB, US
 from simulator.validation.nccl_suite import replay
@@ -160,3 +161,16 @@ def test_a_blackwell_nvls_replay_takes_the_gpus_own_efficiency():
     terms = _nvls_terms(node="dgx-b200")
     cluster = make_cluster(node="dgx-b200")
     assert protocol_efficiency(cluster, terms) == pytest.approx(0.74)
+
+
+def test_bucketed_calls_each_pay_their_own_chunk_loop():
+    """A collective sent in k equal calls pays k latencies and k chunk loops at n/k:
+    ``k (a + extra(n/k)) + b n``, and its replay waits the same before its flows."""
+    terms = _nvls_terms()
+    n, k = 512 * MIB, 8
+    priced = PricedCollective(Op.ALL_REDUCE, n, terms, launches=k)
+    expected = k * (terms.latency_s + float(terms.extra_seconds(n / k))) + terms.seconds_per_byte * n
+    assert priced.time_s == pytest.approx(expected, rel=1e-12)
+    launched = priced.launched_terms
+    assert launched.chunks is None
+    assert launched.seconds(n) == pytest.approx(expected, rel=1e-12)
