@@ -91,9 +91,8 @@ class PricedCollective:
         whole waits."""
         if self.launches == 1:
             return self.terms
-        terms = self.terms
-        per_call = terms.latency_s + float(terms.extra_seconds(self.size_bytes / self.launches))
-        return replace(terms, latency_s=self.launches * per_call, chunks=None)
+        return replace(self.terms, latency_s=self.terms.launched_latency_s(self.size_bytes, self.launches),
+                       chunks=None)
 
 
 def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule | None:
@@ -112,8 +111,8 @@ class CollectiveModel:
         self.cluster = cluster
         self.network = network or NetworkCostModel(cluster)
         self._terms: dict[tuple, list[CostTerms]] = {}
-        self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
-        self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float]]] = {}
+        self._concurrent: dict[tuple, tuple[list[CostTerms], list[float], list[float], bool]] = {}
+        self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float], bool]] = {}
         self._shapes: dict[tuple, Schedule | None] = {}
         self._group_shapes: dict[tuple, Schedule] = {}
 
@@ -164,26 +163,27 @@ class CollectiveModel:
         found = self._concurrent.get(key)
         if found is None:
             found = self._concurrent[key] = self._concurrent_priced(op, groups, algorithm)
-        terms, latency, per_byte = found
+        terms, latency, per_byte, chunked = found
         size = float(size_bytes)
-        if any(t.chunks is not None for t in terms):
+        if chunked:
             return min(terms, key=lambda t: t.seconds(size))
         best = min(range(len(terms)), key=lambda i: latency[i] + per_byte[i] * size)
         return terms[best]
 
     def _concurrent_priced(self, op: Op, groups, algorithm: Algorithm | None
-                           ) -> tuple[list[CostTerms], list[float], list[float]]:
-        """Candidate terms of ``op`` on ``groups`` with their latencies and seconds per byte,
-        cached by the groups themselves: different names for one set of groups (a stage's
-        data-parallel groups are its ZeRO-3 shard groups without context parallelism)
-        share one pricing."""
+                           ) -> tuple[list[CostTerms], list[float], list[float], bool]:
+        """Candidate terms of ``op`` on ``groups`` with their latencies and seconds per byte, and
+        whether any has a chunk loop (then priced by ``seconds``), cached by the groups
+        themselves: different names for one set of groups (a stage's data-parallel groups are
+        its ZeRO-3 shard groups without context parallelism) share one pricing."""
         groups = groups() if callable(groups) else groups
         key = (op, algorithm, tuple(tuple(g) for g in groups))
         found = self._by_groups.get(key)
         if found is None:
             terms = self._concurrent_candidates(op, groups, algorithm)
             found = self._by_groups[key] = (terms, [t.latency_s for t in terms],
-                                            [t.seconds_per_byte for t in terms])
+                                            [t.seconds_per_byte for t in terms],
+                                            any(t.chunks is not None for t in terms))
         return found
 
     def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:

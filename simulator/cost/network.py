@@ -63,11 +63,14 @@ class CostTerms:
             return 0.0
         return self.chunks.extra_seconds(size_bytes, self.seconds_per_byte)
 
+    def launched_latency_s(self, size_bytes: float, launches: int) -> float:
+        """The fixed part of ``size_bytes`` sent in ``launches`` equal calls, each paying the
+        latency and its chunk loop: ``k (a + extra(n/k))`` (s)."""
+        return launches * (self.latency_s + float(self.extra_seconds(size_bytes / launches)))
+
     def launched_seconds(self, size_bytes: float, launches: int) -> float:
-        """``size_bytes`` sent in ``launches`` equal calls, each paying the latency and its
-        chunk loop: ``k (a + extra(n/k)) + b n`` (s)."""
-        per_call = self.latency_s + float(self.extra_seconds(size_bytes / launches))
-        return launches * per_call + self.seconds_per_byte * float(size_bytes)
+        """``size_bytes`` sent in ``launches`` equal calls: ``k (a + extra(n/k)) + b n`` (s)."""
+        return self.launched_latency_s(size_bytes, launches) + self.seconds_per_byte * float(size_bytes)
 
 
 @dataclass(frozen=True)
