@@ -57,6 +57,17 @@ KNOWN_MISSES = {
         None, "48 GB/s across two racks with 2 x 400 GbE per GPU, half of what the GB200 racks "
         "measured with one 400 Gb/s NIC per GPU (90 GB/s, predicted within 5%): a fabric or "
         "configuration limit of that run the source does not explain (+260%)"),
+    "azure_nda100v4_8gpu_allreduce_nccl-2.18": (
+        lambda size: size <= 2**16 or size in (2**26, 2**27), "Azure's NCCL 2.18.5 run on an "
+        "ND A100 v4 VM (its script set NCCL_ALGO to NVLS, which Ampere lacks; what ran is not "
+        "stated) takes 42-45 us at every size up to 1 MiB, three times a ring's LL latency "
+        "(15 us predicted; the H100 VM's 2.18.5 run shows the same ~42 us floor from 64 KiB), "
+        "and reaches its plateau late (+29% / +30% at 64 / 128 MiB, +3.5% at 8 GiB)"),
+    "azure_ndgb200v6_4gpu_allreduce_ring_nccl-2.25": (
+        lambda size: size in (2**27, 2**28, 2**29), "a ring over the 4 GPUs of a GB200 tray "
+        "plateaus at 680 GB/s (OCI's tray: 663), 0.755 of the NVLink5 rate where NCCL's "
+        "SM100_NVLINK_BW (0.80) gives 719 (+5.8% at 8 GiB), and climbs to it more slowly than "
+        "modelled (+13% to +15% at 128-512 MiB)"),
     "h100pcie_x2_nvlink_bridge_allreduce_nccl-1161": (
         None, "measured 116 GB/s is half of what the H100 PCIe datasheet's 600 GB/s NVLink "
         "bridge implies; the reporter's system likely ran fewer bridges (NVIDIA/nccl#1161)"),

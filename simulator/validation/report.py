@@ -1545,9 +1545,25 @@ Why the misses, and what would fix them:
   one NVLink Simple step's synchronisation per loop (3.4 us, NCCL's own tuning.cc figure) beyond
   those at 128 KiB (`simulator/cost/nvls_chunks.py`) reproduce the curve; nothing was fitted to
   it, and the plateau (0.84, nccl-tests#212) is unchanged. NCCL's NVLS latency is now paid once
-  per call, as its tuner prices it (two 25 us hops before).""",
+  per call, as its tuner prices it (two 25 us hops before).
+- **Azure's AI benchmarking guide** (Azure/AI-benchmarking-guide, one VM each; added
+  2026-11-29 after the NVLS chunk loop was written, scored once). The guide publishes the
+  in-place busbw of `all_reduce_perf` from 1 KiB to 8 GiB with the algorithm forced
+  (`NCCL_ALGO=NVLS` on the 8-GPU VMs, `Ring` on the 4-GPU GB200 VM); the logs' rows are derived
+  from those figures (time = size / algbw). NVLS forced on H100 (NCCL 2.18.5) and H200 (2.20.5):
+  every row from 16 MiB within -7.0% to +0.5%, the chunk loop's mid-size curve included, and
+  the small-message floor at NVLS's 25 us (measured 25-31 us; the 2.18.5 run sits at 42 us from
+  64 KiB to 1 MiB, which no modelled cost gives). Misses: the GB200 tray's ring, which plateaus
+  at 680 GB/s (OCI's tray: 663), 0.755 of NVLink5's rate where NCCL's own `SM100_NVLINK_BW`
+  (0.80, the library's efficiency) gives 719 (+5.8% at 8 GiB), and climbs to it more slowly
+  (+13% to +15% at 128-512 MiB); and the A100 VM (NCCL 2.18.5; the script sets `NCCL_ALGO` to
+  NVLS, which Ampere lacks, so what ran is not stated): 42-45 us at every size to 1 MiB (3x a
+  ring's LL latency) and a late plateau (+29% / +30% at 64 / 128 MiB, +3.5% at 8 GiB).""",
 }
 
+AZURE_GUIDE = "Azure/AI-benchmarking-guide"
+AZURE_ADDED = (" (busbw tables only, rows derived from them; added 2026-11-29 as an out-of-sample "
+               "check, scored once)")
 OCI_QUICKSTARTS = "oracle-quickstart/oci-gpu-quickstarts @6a0abdc7"
 ADDED_ONCE = " (added 2026-11-29, scored once)"
 
@@ -1630,4 +1646,16 @@ NCCL_LOGS = {
         "deepseek-ai/DeepEP#303", "8 x H20 NVSwitch (8 GPUs assumed); messages <= 2 KiB only"),
     "mi300x_1node_allreduce_rccl-tests_ai-scripts": (
         "hisohara/ai-scripts @0780bb3c", "8 x MI300X, fully connected Infinity Fabric, RCCL"),
+    "azure_ndh100v5_8gpu_allreduce_nvls_nccl-2.18": (
+        AZURE_GUIDE + " @f350e7e6", "1 x Azure ND H100 v5 (8 H100 SXM, NVSwitch), NCCL 2.18.5, "
+        "NCCL_ALGO=NVLS at every size" + AZURE_ADDED),
+    "azure_ndh200v5_8gpu_allreduce_nvls_nccl-2.20": (
+        AZURE_GUIDE + " @7f20e5fa", "1 x Azure ND H200 v5 (8 H200, NVSwitch), NCCL 2.20.5, "
+        "NCCL_ALGO=NVLS at every size" + AZURE_ADDED),
+    "azure_nda100v4_8gpu_allreduce_nccl-2.18": (
+        AZURE_GUIDE + " @3bb66cac", "1 x Azure ND A100 v4 (8 A100 80GB, NVSwitch), NCCL 2.18.5, "
+        "algorithm not stated" + AZURE_ADDED),
+    "azure_ndgb200v6_4gpu_allreduce_ring_nccl-2.25": (
+        AZURE_GUIDE + " @2a370be6", "1 x Azure ND GB200 v6 (the 4 GPUs of one GB200 NVL72 tray), "
+        "NCCL 2.25.1, NCCL_ALGO=Ring" + AZURE_ADDED),
 }
