@@ -253,7 +253,11 @@ ACHIEVED = {
     # slower), 2026-11-28.
     # 11.1% / 14.5% once Blackwell's per-tensor fp8 casts wrote one copy, not a copy and its
     # transpose (gpu fp8_any_layout, TransformerEngine's FP8 docs), 2026-11-28.
-    "megatron_bridge_b200": (0.111, 0.145),
+    # 2.6% / 6.1%, met, once Blackwell's sustained-load clock (b200.yaml sustained_clock_fraction
+    # 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put the GB200 0.863 of where
+    # A100, H100 and H200 sit against the model), 2026-11-29: the 405B rows +12.1% / +14.5% ->
+    # -0.4% / +2.2%, the 8B rows +6.4% / +11.6% -> -6.1% / -1.7%.
+    "megatron_bridge_b200": (0.026, 0.061),
     # tokens/s per GPU, 1 row (BLOOM 176B on 384 A100, Megatron-DeepSpeed with DeepSpeed's
     # BF16_Optimizer), the first DeepSpeed check, scored once after the stack was read from the
     # code: +5.8% (+12.6% without the fp32 upcast-and-add accumulation and the all-reduce);
@@ -282,7 +286,12 @@ ACHIEVED = {
     # 8.7% now.
     # 5.6% / 8.7% once Blackwell's per-tensor fp8 casts wrote one copy, not a copy and its
     # transpose (gpu fp8_any_layout, TransformerEngine's FP8 docs), 2026-11-28.
-    "mlperf_gpt3_v41": (0.056, 0.087),
+    # 8.7% / 10.3%, NOT met, once Blackwell's sustained-load clock (b200.yaml
+    # sustained_clock_fraction 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put
+    # the GB200 0.863 of where A100, H100 and H200 sit against the model), 2026-11-29: the B200
+    # row +1.2% -> -10.3%, now as slow as its round's H100 rows (-8.7%, -7.0%); the round's
+    # measured B200/H100 ratio per GPU, 2.03, is modelled 2.00 (2.25 before).
+    "mlperf_gpt3_v41": (0.087, 0.103),
     # tokens/s per GPU, 8 rows (MLPerf Training v3.1 GPT-3 175B: NVIDIA Eos on 512 to 10,752 H100,
     # Azure on 10,752), scored once: 5.3% / 11.4%, target met; the error grows as the
     # microbatches per step fall (-0.8% with 128, +4.5% with 16, +8% with 8; Azure +11.4%);
@@ -352,7 +361,11 @@ ACHIEVED = {
     # step's attention (simulator/cost/context_parallel.py, 2026-11-28).
     # 13.7% / 16.8% once Blackwell's per-tensor fp8 casts wrote one copy, not a copy and its
     # transpose (gpu fp8_any_layout, TransformerEngine's FP8 docs), 2026-11-28.
-    "mlperf_llama31_405b_gb200": (0.137, 0.168),
+    # 1.5% / 2.6%, met, once Blackwell's sustained-load clock (b200.yaml sustained_clock_fraction
+    # 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put the GB200 0.863 of where
+    # A100, H100 and H200 sit against the model), 2026-11-29: every row +10% to +17% -> -2.2% to
+    # +2.6%.
+    "mlperf_llama31_405b_gb200": (0.015, 0.026),
     # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
     # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample: 2.7% / 5.7% (3.3% / 6.5%
     # when scored first), target met. The 340B curve loses 10.5% from 128 to 2,048 GPUs
@@ -410,7 +423,12 @@ ACHIEVED = {
     # 19.1% / 62.8% once Blackwell's per-tensor fp8 casts wrote one copy, not a copy and its
     # transpose (gpu fp8_any_layout, TransformerEngine's FP8 docs), 2026-11-28.
     # 18.4% once Dell's one-server B300 8B row (+8.7%) joined with the b300 GPU (2026-11-29).
-    "mlperf_v51_llama31": (0.184, 0.628),
+    # 10.4% / 50.1%, NOT met, once Blackwell's sustained-load clock (b200.yaml
+    # sustained_clock_fraction 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put
+    # the GB200 0.863 of where A100, H100 and H200 sit against the model), 2026-11-29: the B200
+    # 405B rows +17.4% / +18.5% -> +3.9% / +4.9%; the B300 8B row (inheriting it) +8.6% ->
+    # -3.8%; the small-step 8B rows stay fast (+9% to +50%).
+    "mlperf_v51_llama31": (0.104, 0.501),
     # tokens/s per GPU, 3 rows (Megatron-Bridge 26.04.01: Llama 3 70B on 64 H100, Llama 3.1 405B on
     # 1,024 H100 and 256 GB200 without cp), out of sample, scored once on 2026-11-28: 5.3% / 9.4%,
     # met (the 405B rows -1.1% and +5.5%, the 70B row -9.4%). 9.6% / 16.7%, NOT met, with the
@@ -419,7 +437,12 @@ ACHIEVED = {
     # 9.8% / 16.7% once Blackwell's per-tensor fp8 casts wrote one copy, not a copy and its
     # transpose (gpu fp8_any_layout, TransformerEngine's FP8 docs), 2026-11-28.
     # 9.1% / 16.7% with the GB200 NVFP4 rows (+3.9%, -10.9%) once NVFP4 was modelled, 2026-11-28.
-    "megatron_bridge_2604": (0.091, 0.167),
+    # 7.0% / 20.7%, MAPE met, max NOT met, once Blackwell's sustained-load clock (b200.yaml
+    # sustained_clock_fraction 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put
+    # the GB200 0.863 of where A100, H100 and H200 sit against the model), 2026-11-29: the GB200
+    # MXFP8 rows +16.7% / +15.3% -> +2.4% / +0.7%, the NVFP4 405B row -10.9% -> -20.7% (its rows'
+    # measured NVFP4 gain over FP8, 26.04.01, is not reproduced).
+    "megatron_bridge_2604": (0.070, 0.207),
     # tokens/s per GPU, 2 rows (Megatron-Bridge 26.04.01 Qwen3 30B-A3B on 16 H100 and 235B-A22B on
     # 256 H100, FP8 current scaling, 16- and 32-way expert parallelism), out of sample, scored once
     # on 2026-11-28: 18.9% / 21.7%, NOT met (both slow, -16.1% and -21.7%: the expert all-to-alls
@@ -430,7 +453,11 @@ ACHIEVED = {
     # quantization were priced (kernels.grouped_gemm_streams, 2026-11-28): the 30B row -17.7%.
     # 10.8% / 21.5% once the table's four 8-GPU Blackwell rows of the 30B joined (2026-11-29):
     # GB300 -2.1%, B300 -0.3% at micro batch 8; GB200 +14.5%, B200 +8.6% at micro batch 4.
-    "megatron_bridge_2604_moe": (0.108, 0.215),
+    # 9.4% / 21.5% once Blackwell's sustained-load clock (b200.yaml sustained_clock_fraction
+    # 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put the GB200 0.863 of where
+    # A100, H100 and H200 sit against the model), 2026-11-29: GB200 +14.5% -> +6.9%, B200 +8.6% ->
+    # +1.2%, B300 -0.3% -> -6.9% (inheriting it); GB300 unchanged.
+    "megatron_bridge_2604_moe": (0.094, 0.215),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -438,7 +465,12 @@ ACHIEVED = {
     # unmeasured here, so not modelled). 43.6% / 57.2% once the recipes' recompute_modules
     # [mla_up_proj] became expressible (2026-11-29); 42.9% / 56.5% once flash attention's backward
     # counted 3 d_qk + 2 d_v products per score (2.6x forward at 192/128) the same day.
-    "megatron_bridge_dsv3": (0.429, 0.565),
+    # 28.2% / 39.8% once Blackwell's sustained-load clock (b200.yaml sustained_clock_fraction
+    # 0.863, GB200 0.93 x it: Azure's 10,000-iteration cuBLASLt GEMMs put the GB200 0.863 of where
+    # A100, H100 and H200 sit against the model), 2026-11-29: GB200 +15.4% -> +5.2%, the B200 rows
+    # +45% to +57% -> +29% to +40% (their experts per GPU: the host's per-expert kernel issue,
+    # unmodelled).
+    "megatron_bridge_dsv3": (0.282, 0.398),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300
@@ -467,11 +499,11 @@ def test_set_error_does_not_regress(scores, name):
 def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
     """MLPerf v5.0 Llama 3.1 405B on GB200: every row runs the same 64-GPU replica, so the
     measured steps fit ``m w + X`` (Carina's 512- and 1,024-GPU rows: w = 0.169 s per microbatch,
-    X = 0.33 s). A known miss in both parts, guarded so that a fix or a regression shows: the
-    predicted w is 10-25% short of the measured (16% since the GB200's sustained clock came from
-    the paired B200/GB200 measurement; 21% at its datasheet peaks) and the predicted X is 1.5-3x
-    the measured (0.69 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after
-    the last backward)."""
+    X = 0.33 s). The predicted w is within 4% of the measured (0.163 s) since Blackwell's
+    sustained-load clock came from Azure's long cuBLASLt runs (b200.yaml; 16% short before, 21% at
+    the datasheet peaks), guarded both ways; the predicted X stays a known miss, 1.5-3x the
+    measured (0.71 s: the bf16 reduce-scatter of 25 GB per GPU over one NIC, exposed after the
+    last backward)."""
     rows = frame[frame["set"] == "mlperf_llama31_405b_gb200"].set_index("row")
     tokens = {"3": 896 * 8192, "4": 768 * 8192}         # global batch x sequence
     microbatches = {"3": 112, "4": 48}
@@ -482,7 +514,7 @@ def test_mlperf_gb200_steps_split_into_microbatch_work_and_a_fixed_part(frame):
         return w, step["3"] - microbatches["3"] * w
     (w, fixed), (w_model, fixed_model) = split("measured"), split("predicted")
     assert w == pytest.approx(0.169, abs=0.002) and fixed == pytest.approx(0.33, abs=0.02)
-    assert 0.75 < w_model / w < 0.90 and 1.5 < fixed_model / fixed < 3.0
+    assert 0.92 < w_model / w < 1.02 and 1.5 < fixed_model / fixed < 3.0
 
 
 def test_megatron_core_strong_scaling_loses_more_than_measured(frame):
@@ -570,15 +602,16 @@ def test_mlperf_v51_h200_405b_level_and_scaling(frame):
 def test_mlperf_v51_b200_8b_curve_is_a_known_miss(frame):
     """University of Florida's MLPerf v5.1 Llama 3.1 8B at cp 2 and one microbatch of 4,096 tokens
     per GPU per step on 32 to 256 B200 (10 runs per point, within 1% of each other): the step
-    grows 17.3% measured and 2.4% predicted, the ring latency of Megatron-Core's 48 bucket
-    calls included (0.3% before it, simulator/engine/dp_calls.py); what the runs lose from 128
+    grows 17.3% measured and 1.0% predicted, the ring latency of Megatron-Core's 48 bucket
+    calls included (0.3% before it, simulator/engine/dp_calls.py; 2.4% until Blackwell's
+    sustained-load clock slowed the compute that hides them, b200.yaml); what the runs lose from 128
     to 256 GPUs is not identified (docs/validation.md). Guarded in one direction so that a fix
     or a regression shows."""
     curves = scaling_curves(frame[frame["set"] == "mlperf_v51_llama31"]).set_index("curve")
     curve = curves.loc["llama31-8b-b200-cp2-fp8"]
     assert (curve["first"], curve["last"]) == (32, 256)
     assert curve["measured"] == pytest.approx(0.173, abs=0.002)
-    assert 0.01 <= curve["predicted"] < 0.05
+    assert 0.005 <= curve["predicted"] < 0.05
 
 
 def test_llama3_scaling_from_8k_to_16k_gpus(frame):

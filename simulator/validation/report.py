@@ -363,25 +363,26 @@ pipeline over racks, the set read MAPE 16.3%, max 25.9% (the 2,496-GPU row -3.4%
 (`pretrain.py`: `grad_reduce_in_fp32=False`), encoded after. Not expressible: the full-iteration
 CUDA graphs, IB SHARP, the deferred embedding weight gradient, the DDP bucket of 200 parameters.
 
-Result (the figures below as first scored; since 2026-11-28 a per-tensor fp8 cast on Blackwell
-writes one copy, not a copy and its transpose (`fp8_any_layout`, TransformerEngine's FP8 docs:
-Blackwell takes fp8 operands in any layout), which reads every Blackwell FP8 row 0.7-2 points
-faster: MAPE 13.7%, max 16.8% now): every row is
-fast, by 10-16%, a level error: +15% to +16% with 112 microbatches per step
-(256 and 512 GPUs), +11% to +12% with 48 and 40, +10% with 32 (2,496 GPUs); it was 17-24%
-before the GB200's sustained clock came from the paired B200/GB200 measurement and the
+Result: MAPE 1.5%, max 2.6%, met, every row within -2.2% to +2.6%, since 2026-11-29, when
+Blackwell's sustained-load clock entered the library (`hardware_specs/gpus/b200.yaml`
+`sustained_clock_fraction` 0.863, which the GB200 takes times its own 0.93): measured with one
+method on four GPUs (Azure's AI benchmarking guide, cuBLASLt after 10,000 warm-up iterations),
+the GB200's sustained GEMM rate stands 0.863 of where the A100's, H100's and H200's stand against
+this library's kernel-benchmark model, the power limit cutting the clock under continuous load
+(flashinfer-ai/flashinfer PR #2899 saw a B200's SM clock fall from 1,965 to ~1,580 MHz). Nothing
+was fitted to these rows. Before it every row read fast, by 10-16% (13.6% / 16.8%): +15% to +16%
+with 112 microbatches per step (256 and 512 GPUs), +11% to +12% with 48 and 40, +10% with 32
+(2,496 GPUs); 17-24% before the GB200's clock came from the paired B200/GB200 measurement and the
 Blackwell memory-bound rate from cuDNN's normalization benchmark (2026-11-27).
 The runs fix two things apart, because the replica's work per microbatch is the same in every
 row: the measured steps fit `step = m w + X` with w = 0.169 s per microbatch and X = 0.33-0.41 s
-per step. The model's w is 0.143 s, 15% short (0.134 s, 21%, at the datasheet peaks): the same
-shortfall as the B200 Megatron-Bridge 405B row (+11%), whose GPU the gb200 file inherits its
-fractions of peak from, so what is missing is shared by Blackwell's 405B layouts, not
-GB200-specific. Its X is about 0.68 s, twice the measured, most of it the exposed data-parallel
-reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each stage's last
-backward. The NVIDIA H100 405B set, the same software one release earlier, measures X at
-0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's exposure
-(docs/research/stack_facts.md section 17). The curve: 0.893 of the 256-GPU throughput at 2,496
-GPUs predicted, 0.941 measured.""",
+per step. The model's w is 0.163 s, 4% short (0.143 s, 15%, before the sustained-load clock;
+0.134 s at the datasheet peaks). Its X is about 0.71 s, twice the measured, most of it the
+exposed data-parallel reduction: 25 GB of bf16 gradients per GPU over one NIC, started with each
+stage's last backward. The NVIDIA H100 405B set, the same software one release earlier, measures
+X at 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's
+exposure (docs/research/stack_facts.md section 17). The curve: 0.905 of the 256-GPU throughput
+at 2,496 GPUs predicted, 0.941 measured.""",
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -550,7 +551,9 @@ DDP buckets of one tensor, 64 and 200 parameters, are then moot); the other subm
 reset it to False. Not expressible: full-iteration CUDA graphs (the B200 rows), IB SHARP, the NCCL
 CTA limits, the LayerNorm SM margins.
 
-Result: MAPE 19.1%, max 62.8%, not met (17.9% / 60.0% before a per-tensor fp8 cast on Blackwell
+Result: MAPE 10.4%, max 50.1%, not met (18.4% / 62.8% until Blackwell's sustained-load clock
+entered the library, below, 2026-11-29; 19.1% / 62.8% over the first 15 rows and 17.9% / 60.0%
+before a per-tensor fp8 cast on Blackwell
 writes one copy, not a copy and its transpose (`fp8_any_layout`, TransformerEngine's FP8 docs:
 Blackwell takes fp8 operands in any layout), which reads every Blackwell FP8 row 0.7-2 points
 faster; 15.7% / 50.6% over the first nine rows, 17.9% / 50.6% with
@@ -559,23 +562,26 @@ the University of Florida curve, 20.2% / 57.2% with NVIDIA's GB200 rows as first
 exchanges held their NCCL kernels' SMs beside the attention, 2026-11-28). The H200
 405B rows read -2.5% and -2.8%, and the loss of throughput per GPU from 512 to 1,024 GPUs is 1.4%
 measured, 1.7% predicted: the layout of the H100 v5.0 set at tp 4 on the larger-memory GPU is right.
-The B200 405B rows read +16.6% and +17.7%, the Blackwell 405B level error already seen in the
-Megatron-Bridge B200 row (+11%) and the v5.0 GB200 set (+10-16%): three independent B200/GB200
-sources agree that the model's Blackwell 405B step is 10-18% short, while the same layout on H200 is
-right and the one-server B200 8B row reads +4.2%; what the 405B layout exposes on Blackwell and not
-on Hopper (its userbuffers GEMM chunks, the cp ring, the pipeline sends at Blackwell's compute rate,
-a lower sustained clock under long dense FP8 GEMMs) is not identified. The software moves by as
-much: NVIDIA's own Megatron-Bridge tables (docs/performance-summary-archive.md @ 067f987df) show the
-same layouts at the same batch 3-9% faster two months later (26.02 to 26.04.01: Llama 3 70B on 64
-H100 1,621 to 1,664 tokens/s per GPU, Llama 3.1 405B on 1,024 H100 311 to 328, on 256 GB200 at tp 4
-x pp 16 x v 4 without cp 793 to 864), and that GB200 row, scored in the `megatron_bridge_2604` set,
-reads +6.3% against 26.04.01 (+16% against 26.02's figure): the Blackwell 405B gap of the 2025 runs
-is of the size of the software's own drift, which no scenario key carries. The 8B rows grow fast
-with the servers at the same work per GPU: on B200 +4.2% on one server, +9.8% / +11.1% on two
+The B200 405B rows read +3.9% and +4.9%; until 2026-11-29 they read +17.4% and +18.5%, the
+Blackwell 405B level error seen in three independent sources (this set, the Megatron-Bridge B200
+rows +11-15%, the v5.0 GB200 set +10-16%) while the same layout on H200 was right. It was
+Blackwell's sustained-load clock: measured with one method on four GPUs (Azure's AI benchmarking
+guide, cuBLASLt GEMMs after 10,000 warm-up iterations), the GB200's sustained rate stands 0.863 of
+where the A100's, H100's and H200's stand against this library's kernel-benchmark model (the power
+limit cutting the SM clock under continuous load; flashinfer-ai/flashinfer PR #2899 saw a B200
+fall from 1,965 to ~1,580 MHz), now the B200 family's `sustained_clock_fraction`
+(`hardware_specs/gpus/b200.yaml`). Against the H200 rows the model read the B200 1.20x too fast
+per GPU before, 1.07x now; nothing was fitted to these rows. The software moves by as much as
+what is left: NVIDIA's own Megatron-Bridge tables (docs/performance-summary-archive.md @ 067f987df)
+show the same layouts at the same batch 3-9% faster two months later (26.02 to 26.04.01: Llama 3
+70B on 64 H100 1,621 to 1,664 tokens/s per GPU, Llama 3.1 405B on 1,024 H100 311 to 328, on 256
+GB200 at tp 4 x pp 16 x v 4 without cp 793 to 864), which no scenario key carries. The 8B rows grow fast
+with the servers at the same work per GPU: on B200 -6.6% on one server, -1.5% / -0.3% on two
 (University of Florida / Dell: both measured 6-7% slower than one server, predicted 0.2%), and at
-one microbatch of 4,096 tokens per GPU (0.19-0.22 s steps) +19.4% on 32 GPUs rising to +36.8% on
+one microbatch of 4,096 tokens per GPU (0.19-0.22 s steps) +8.6% on 32 GPUs rising to +26.2% on
 256: measured, the step grows 17.3% from 32 to 256 GPUs (most of it from 128 to 256), predicted
-2.4%. Megatron-Core reduces and gathers bucket by bucket, one NCCL call per bucket, and each call
+1.0% (2.4% before the sustained-load clock slowed the compute that hides the bucket calls).
+Megatron-Core reduces and gathers bucket by bucket, one NCCL call per bucket, and each call
 pays the ring's latency; priced so since 2026-11-28 (`simulator/engine/dp_calls.py`: 48
 reduce-scatters of about 134M parameters, each choosing its own protocol, LL128 at 0.34 ms over 256
 ranks) the curve's prediction rose from 0.3% to 2.4% (+39.9% -> +37.0% at 256 GPUs). A first trial
@@ -588,24 +594,27 @@ On H100 over Cisco's Ethernet +5.4% at tp 1 and **+27.3% at tp 2** (+14.8% and +
 runs' `OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP` was encoded, 2026-11-28: with bucketing off the whole
 model's reduce-scatter starts after the backward and its gather after the optimizer step, both
 exposed, 56 and 58 ms a step): halving each GPU's work with tp 2 made the measured step 0.67x as
-long, the predicted 0.56x. NVIDIA's GB200 rows read +12.8% on one
-NVL72 rack (cp 2, 4,096 tokens per GPU) and **+60.0%** on 512 GPUs with tp 2 x cp 4 (0.089 s
-measured, 0.056 s predicted; +61.4% before the cp exchanges' SMs, +57.2% until the first
+long, the predicted 0.56x. NVIDIA's GB200 rows read +2.6% on one
+NVL72 rack (cp 2, 4,096 tokens per GPU) and **+50.1%** on 512 GPUs with tp 2 x cp 4 (0.089 s
+measured, 0.059 s predicted; +14.7% and +62.8% before the sustained-load clock, +61.4% before the
+cp exchanges' SMs, +57.2% until the first
 weight bucket the forward waits for was priced in fp8 bytes, 768 MB of its 768M parameters, not
 the 1.5 GB of their bf16 gradients, 2026-11-28):
 the two tp 2 rows, one eager on H100 and one CUDA-graphed on GB200, miss alike, so host dispatch is
 not the cause. Both run an 8B layer on 1,024-4,096 tokens per GPU, where every GEMM takes tens of
 microseconds and the step is thousands of small kernels (fp8 casts and transposes, userbuffers
 chunks, the cp ring's per-step kernels). Across the set's 8B rows the error follows the work per
-kernel: +4% at 16K tokens per GPU per microbatch on one server, +13% to +22% at 4K (cp 2), +27% to
-+61% with tp 2. The model prices a layer's forward and backward as about 30 kernels, each with a
+kernel: -7% to 0% at 16K tokens per GPU per microbatch on one and two servers, +3% to +26% at 4K
+(cp 2), +27% to +50% with tp 2. The model prices a layer's forward and backward as about 30
+kernels, each with a
 fixed 2 us (an estimate), where TransformerEngine's FP8 layer launches several times as many; the
 real count and per-kernel cost have no published figure at this granularity, so nothing is added.
 Row 16 (added 2026-11-29 with the `b300` library GPU, scored once): Dell's one-server B300 run of
-row 1's config (only the bucket size differs) reads +8.7%; measured, the B300 ran 0.993x the
-University of Florida's B200 per GPU, where the model gives 1.02x (its attention at the GB300/GB200
-cuDNN ratio, `hardware_specs/gpus/b300.yaml`): on this 8B step the Blackwell Ultra's faster
-attention does not show.""",
+row 1's config (only the bucket size differs) reads -3.8% (+8.6% until the B300 inherited the
+B200's sustained-load clock); measured, the B300 ran 0.993x the University of Florida's B200 per
+GPU, where the model gives 1.02x (its attention at the GB300/GB200 cuDNN ratio,
+`hardware_specs/gpus/b300.yaml`): on this 8B step the Blackwell Ultra's faster attention does not
+show.""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -636,30 +645,34 @@ The NVFP4 rows (recipe at v0.4.2, the 26.04.01 table's tag): `bf16_with_nvfp4_mi
 for the 405B the weight gathers' overlap off (`disable_param_gather_overlap`, Megatron-Bridge
 issue #3714).
 
-Result: MAPE 9.1%, max 16.7% over the seven rows, not met (9.8% / 16.7% over the first five,
-before the NVFP4 rows; 5.3% / 9.4%, met, over the first three; 9.6% / 16.7% before Blackwell's
-per-tensor fp8 casts wrote one copy, `fp8_any_layout`, the same day). The MXFP8 rows read +16.7%
-(70B) and +15.3% (405B): the table ran the 405B in
+Result: MAPE 7.0%, max 20.7% over the seven rows, not met (the max). Since 2026-11-29 Blackwell's
+sustained-load clock is in the library (`hardware_specs/gpus/b200.yaml`, 0.863, which the GB200
+takes times its own 0.93: Azure's long cuBLASLt runs put the GB200 0.863 of where the A100, H100
+and H200 stand against the kernel-benchmark model); before it the set read 9.1% / 16.7% (9.8% /
+16.7% over the first five rows, before the NVFP4 rows; 5.3% / 9.4%, met, over the first three;
+9.6% / 16.7% before Blackwell's per-tensor fp8 casts wrote one copy, `fp8_any_layout`, 2026-11-28).
+The MXFP8 rows read +2.4% (70B) and +0.7% (405B) (+16.7% and +15.3% before the sustained-load
+clock): the table ran the 405B in
 MXFP8 7.4% slower than in FP8 current scaling (800 against 864 tokens/s per GPU, at 8 virtual
 stages against 4), the model 0.5% faster; with the Megatron-Bridge 25.11 B200 pairs (MXFP8 3.6%
 and 5.6% slower, `megatron_bridge_b200`) three same-table pairs put MXFP8 4-7% behind per-tensor
 current scaling on Blackwell, which the modelled mechanisms (no amax pass, 16-bit weight
 gathers, GEMMs at the fp8 rate) do not produce; no kernel measurement that would explain it was
-found. The 405B rows are right on both GPUs (H100 -1.1%, GB200 +6.3%):
-the Blackwell 405B row without cp and with 2026 software reads within the band of the Hopper rows,
-where the 2025 Blackwell runs with cp 2 read +10-18% (MLPerf v5.0 and v5.1, Megatron-Bridge
-25.11). The 70B H100 row reads -9.4% (the 25.11 row at half the batch -6.9%). The GB200 row's
+found. The FP8-CS 405B rows read -1.1% (H100) and -7.2% (GB200; +6.3% before the sustained-load
+clock), the GB200 row +1.1% against the 26.02 release's figure for the same layout (793 tokens/s
+per GPU): the software's own drift between releases (3-9% on these rows) is of the size of the
+remaining errors. The 70B H100 row reads -9.4% (the 25.11 row at half the batch -6.9%). The GB200 row's
 predicted memory was 205 GiB when scored, 11% over the 185 GiB it ran in; with TransformerEngine's
 fp8 copies of the linear inputs counted as what its layers keep for backward (one byte, not two:
 `kernels.fp8_saved_inputs`, read from `transformer_engine/pytorch/module/linear.py` the same day)
-it is 184.9 GiB and fits, as the run did. The NVFP4 rows read +3.9% (70B) and -10.9% (405B): the
+it is 184.9 GiB and fits, as the run did. The NVFP4 rows read -7.6% (70B) and -20.7% (405B;
++3.9% and -10.9% before the sustained-load clock): the
 GEMMs at the fp4 peak and `fp4_gemm_peak_fraction` (cuBLAS's block-scaled FP4 GEMM on a B200,
 not a training-shape sweep), the casts an amax pass and a fused cast writing both 4-bit copies,
-the weights gathered in 4 bits. The 405B row's 46.6 s predicted step holds 5.0 s of exposed
-tensor-parallel collectives (userbuffers off for NVFP4); with them overlapped as in the FP8 rows
-it would read -2.5%, so the miss sits in how much of tp 4's NCCL traffic on NVLink 5 the run
-hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and 1.48x (405B) the MXFP8 rows'
-rate; predicted 1.17x and 1.14x.""",
+the weights gathered in 4 bits. The 405B row's predicted step holds about 5 s of exposed
+tensor-parallel collectives (userbuffers off for NVFP4), so the miss sits in how much of tp 4's
+NCCL traffic on NVLink 5 the run hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and
+1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x.""",
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current
@@ -689,7 +702,8 @@ TE's cross entropy and fused token permutations, grouped expert GEMMs and forced
 Not expressible: the 30B row's flex dispatcher with DeepEP's hybridep kernels (priced as the
 alltoall dispatcher) and the fused router.
 
-Result: MAPE 10.8%, max 21.5% over the six rows, not met; the two H100 rows 19.6% / 21.5% (18.8%
+Result: MAPE 9.4%, max 21.5% over the six rows, not met (10.8% / 21.5% until Blackwell's
+sustained-load clock, `hardware_specs/gpus/b200.yaml`, 2026-11-29); the two H100 rows 19.6% / 21.5% (18.8%
 until TransformerEngine's per-expert GEMMs on 4 streams and per-expert fp8 quantization were
 priced, `kernels.grouped_gemm_streams`, 2026-11-28: the 30B row's 8 experts per GPU -16.1% ->
 -17.7%). First scored with the 235B row's all-to-alls in line:
@@ -710,17 +724,19 @@ the 2024-25 MoE sets (Grok-1 and Mixtral) also reading fast, points at the mixtu
 compute (the grouped expert GEMMs, fp8 casts and padding of the dispatched rows, the dispatcher's
 host synchronisation) as under-priced; not identified, so neither is changed.
 
-The Blackwell rows (3-6, scored once on 2026-11-29) make that pattern sharper: the same 30B model
-on one 8-GPU node, 16 experts per GPU, reads -2.1% on GB300 and -0.3% on B300 at micro batch 8
-(2,048 tokens per expert per microbatch) but +14.5% on GB200 and +8.6% on B200 at micro batch 4
-(1,024 tokens per expert). Measured, the Blackwell Ultra nodes at micro batch 8 ran 1.13-1.22x the
-Blackwell ones at 4; the model gives 1.04-1.05x, the attention's gain alone. The model's expert
-GEMMs take the same rate at 1,024 and 2,048 rows (both fill the GPU), so the difference is per
-kernel, not per FLOP: halving the tokens per expert doubles the expert kernels per token (GEMMs,
-per-expert quantization, permutations), and DeepSeek-V3's B200 rows (1,024 tokens per expert, 32
-experts per GPU, `megatron_bridge_dsv3`) read +45-57%. The evidence points at a per-kernel cost
-(the host issuing them, `docs/research/stack_facts.md` section 35) that the model lacks; with no
-measurement of it for this stack, it is reported, not fitted.""",
+The Blackwell rows (3-6, scored once on 2026-11-29) point the same way: the same 30B model on one
+8-GPU node, 16 experts per GPU, reads -2.1% on GB300 and -6.9% on B300 at micro batch 8 (2,048
+tokens per expert per microbatch) but +6.9% on GB200 and +1.2% on B200 at micro batch 4 (1,024
+tokens per expert); +14.5%, +8.6% and, on the B300, -0.3% until Blackwell's sustained-load clock
+entered the library (`hardware_specs/gpus/b200.yaml`, the same day; the GB300 keeps its own).
+Measured, the B300 at micro batch 8 ran 1.13x the B200 at 4, modelled 1.04x, the attention's gain
+alone. The model's expert GEMMs take the same rate at 1,024 and 2,048 rows (both fill the GPU), so
+the difference is per kernel, not per FLOP: halving the tokens per expert doubles the expert
+kernels per token (GEMMs, per-expert quantization, permutations), and DeepSeek-V3's B200 rows
+(1,024 tokens per expert, 32 experts per GPU, `megatron_bridge_dsv3`) read +29% to +40%. The
+evidence points at a per-kernel cost (the host issuing them, `docs/research/stack_facts.md`
+section 35) that the model lacks; with no measurement of it for this stack, it is reported, not
+fitted.""",
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -749,15 +765,19 @@ attention's backward counted its ``3 d_qk + 2 d_v`` products per score, 2.6x the
 expert to its capacity (factor 1), the balanced load the model assumes. Not expressible: the
 fused router.
 
-Result: MAPE 42.9%, max 56.5%, not met: every row fast, by a margin that grows with the experts
-a GPU holds. The GB200 row (4 experts per GPU, 8,192 tokens each per microbatch) reads +15.4%
-(predicted step 8.2 s against 9.49 s); the three B200 rows (32 experts per GPU, 1,024 tokens
-each) +44.6%, +55.1% and +56.5% (9.8-10.0 s against 14.5-15.3 s). cuDNN's training benchmark
+Result: MAPE 28.2%, max 39.8%, not met: every row fast, by a margin that grows with the experts
+a GPU holds. The GB200 row (4 experts per GPU, 8,192 tokens each per microbatch) reads +5.2%
+(predicted step 9.0 s against 9.49 s); the three B200 rows (32 experts per GPU, 1,024 tokens
+each) +29.4%, +38.5% and +39.8% (11.0-11.2 s against 14.5-15.3 s). Until Blackwell's
+sustained-load clock entered the library (`hardware_specs/gpus/b200.yaml`, 2026-11-29: Azure's
+long cuBLASLt runs put the GB200 0.863 of where the A100, H100 and H200 stand against the
+kernel-benchmark model) the set read 42.9% / 56.5% (GB200 +15.4%, B200 +44.6% to +56.5%). cuDNN's
+training benchmark
 puts this attention shape's backward at 0.88-0.94 of the Llama shape's rate per FLOP on a GB200
 (`docs/research/gpu_kernel_efficiency.md`); the model's width factor gives it 1.03, so the
 attention backward here is priced about 10% fast, a point or two of the step. The B200 pipeline's busiest
 stage runs about 100 ms per microbatch (the step less its 9% bubble, over 128 microbatches)
-where the model gives about 70 ms. Pricing TransformerEngine's
+where the model gives about 78 ms. Pricing TransformerEngine's
 per-expert GEMMs on 4 streams and per-expert quantization (the mechanism the recipes run, added
 with this set) moved the B200 rows 2-4 points, not 50. What the rest is has no measurement in
 the validation data; the candidates, with what is known of each: the host (CPU) issuing about
@@ -784,8 +804,9 @@ pp 8 x v 4 (FP8-CS, NVFP4) and tp 2 x pp 8 x v 4 x cp 2 (MXFP8), 70B tp 1 x pp 4
 current scaling, 16-bit under MXFP8, 4-bit under NVFP4; GB300 NVL72 racks with 64 GPUs used and
 ConnectX-8 (800G XDR) NICs. The GB300 (`hardware_specs/gpus/gb300.yaml`): the GB200's bf16 and fp8
 peaks, 1.5x its dense fp4 peak (15 PFLOPS), 288 GB (NVIDIA's Blackwell Ultra blog and GB300 NVL72
-page); the GB200's GEMM and memory fractions and sustained clock (no GEMM benchmark of
-the part was found); attention 1.21x (forward) and 1.08x (backward) the GB200's, the ratio of one
+page); the GB200's GEMM and memory fractions and its clock relative to the datasheet (0.93), not
+the B200 family's sustained-load factor (0.863, measured on the GB200 at 1,200 W; no GEMM benchmark
+of the 1,400 W part was found); attention 1.21x (forward) and 1.08x (backward) the GB200's, the ratio of one
 cuDNN 9.26 benchmark run on both parts (NVIDIA/cudnn-frontend sdpa_benchmark_training, bf16,
 causal, head dimension 128, 8k): its doubled special-function-unit rate speeds up the softmax
 exponentials (NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", 2026).
@@ -797,11 +818,10 @@ day, before the cuDNN pair was found (nothing was read off these rows), 7.7% / 9
 kept). Two MLPerf Training v5.1
 pairs run one configuration on GB300 and GB200 (NVIDIA's Theia and Tyche systems, NeMo 25.09,
 `config_GB300_*` and `config_GB200_*` identical): Llama 3.1 8B on 72 GPUs measured 1.157x faster
-per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.02x
-and 1.03x. What it lacks is the GEMMs: the clock the GB300 sustains at 1,400 W against the GB200's
-1,200 W has no measurement that separates it, so it is not set from these rows. The same table's
-GB200 rows read the other way (+6% to +17% for the FP8 and MXFP8 rows, `megatron_bridge_2604`),
-with the GB200's clock set from one B200 pair.""",
+per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.14x
+and 1.10x since the GB200 took the B200 family's sustained-load factor (2026-11-29; 1.02x and 1.03x
+before), the GB300 not: the 72-GPU pair agrees, the 512-GPU pair sits between. The same table's
+GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`).""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
@@ -1101,10 +1121,13 @@ Encoding: `validation/scenarios/mlperf_gpt3_v41/`, from each submission's config
 pipelined in 4 splits and 24 SMs withheld and fc2 by ring exchange, 200 or 125 MiB buckets), on
 a non-blocking NDR fat-tree (no network is given).
 
-Result: the B200 row +1.2% (+0.3% until Blackwell's per-tensor fp8 casts wrote one copy instead of a
-copy and its transpose, `fp8_any_layout`, 2026-11-28; +0.8% before the B200's memory-bound rate came
-from cuDNN's normalization benchmark, 2026-11-27), the H100 rows -8.7% and -6.9%. The H100 rows are
-slow by more than
+Result: MAPE 8.7%, max 10.3%, not met: every row slow, the B200 row -10.3% and the H100 rows
+-8.7% and -7.0%. The round's B200/H100 ratio per GPU, 2.03 measured, is modelled 2.00. The B200
+row read +1.2% (met) until Blackwell's sustained-load clock entered the library on 2026-11-29
+(`hardware_specs/gpus/b200.yaml`, 0.863, from Azure's long cuBLASLt runs; the ratio was modelled
+2.25 then); +0.3% until Blackwell's per-tensor fp8 casts wrote one copy instead of a copy and its
+transpose (`fp8_any_layout`, 2026-11-28); +0.8% before the B200's memory-bound rate came from
+cuDNN's normalization benchmark (2026-11-27). The H100 rows are slow by more than
 `mlperf_gpt3`'s 512-GPU row of the round before (-3.2%, NeMo 24.04): measured, NeMo 24.09 ran 2.3%
 faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
@@ -1244,20 +1267,24 @@ all-gathered in the gradient buffer's bf16 and quantized after the gather (Megat
 `llama31_llm_pretrain.py`), so its weight gather runs in line. Not expressible: the 8B
 recipe's full-iteration CUDA graphs.
 
-Result: the set reads MAPE 11.1%, max 14.5% (the max met, the MAPE not). The FP8-CS rows: the
-8B row +6.4%, the 405B row +12.1% (+5.2% and +11.3%, MAPE 8.2%, until Blackwell's per-tensor fp8
-casts wrote one copy instead of a copy and its transpose, `fp8_any_layout`, 2026-11-28). The recipes run
+Result: MAPE 2.6%, max 6.1%, met: the FP8-CS rows -6.1% (8B) and -0.4% (405B), the FP8-MX rows
+-1.7% and +2.2%, since Blackwell's sustained-load clock entered the library on 2026-11-29
+(`hardware_specs/gpus/b200.yaml` `sustained_clock_fraction` 0.863: Azure's cuBLASLt GEMMs after
+10,000 warm-up iterations put the GB200 0.863 of where the A100, H100 and H200 stand against the
+library's kernel-benchmark model; the power limit cuts the clock under continuous load). Before
+it the set read 11.1% / 14.5%: the FP8-CS rows +6.4% and +12.1%, the FP8-MX rows +11.6% and
++14.5%. Earlier history of the FP8-CS rows: +5.2% and +11.3% (MAPE 8.2%) until Blackwell's
+per-tensor fp8 casts wrote one copy instead of a copy and its transpose (`fp8_any_layout`,
+2026-11-28). The recipes run
 TransformerEngine's cross entropy (`cross_entropy_fusion_impl: te`), 6 B per logit where every
 stack was priced at 36 until 2026-11-28 (`loss.kernel`); with the old count the rows read +3.2%
 / +11.2% (MAPE 7.2%, met), +4.2% / +11.7% before the B200's memory-bound rate came from
 cuDNN's normalization benchmark on 2026-11-27, replacing an estimate; +11.8% before NCCL's
 SMs beside the overlapped data-parallel collectives were priced the same day; +12.1% before
-the weight gathers were launched a chunk ahead in fp8. The
-405B reads high as its H100 sibling does (+8.8%): both are the library's widest pipelined-405B misses on
-NVIDIA's own stack, and the B200 row adds the
+the weight gathers were launched a chunk ahead in fp8. The B200 row adds the
 fabric, whose NICs did not get faster with the GPU (exposed pipeline sends and
-data-parallel gathers are 12% of its predicted step, 5% on H100). The FP8-MX rows read +11.6% (8B)
-and +14.5% (405B): MXFP8 ran 3.6% and 5.6% slower than FP8-CS in the table; the model has the 8B
+data-parallel gathers are a larger share of its predicted step than on H100). MXFP8 ran 3.6%
+and 5.6% slower than FP8-CS in the table; the model has the 8B
 1.1% faster (no amax pass, against two copies of each tensor written; its 16-bit weight gather stays
 hidden) and the 405B 3.6% slower (the in-line 16-bit weight gather). The 8B difference is not
 explained: cuBLAS's block-scaled GEMM ran
