@@ -37,7 +37,7 @@ def test_ring_all_reduce_matches_closed_form(h100_node, p):
                                           Group(h100_node, tuple(range(p)))))
     hop, base = _hop(model)
     assert terms.latency_s == pytest.approx(base + 2 * (p - 1) * hop, rel=1e-12)
-    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("op,factor", [(Op.REDUCE_SCATTER, 1), (Op.ALL_GATHER, 1)])
@@ -47,7 +47,7 @@ def test_ring_half_collectives_closed_form(h100_node, op, factor):
     terms = _simple(model, build_schedule(op, Algorithm.RING, whole_cluster(h100_node)))
     hop, base = _hop(model)
     assert terms.latency_s == pytest.approx(base + (p - 1) * hop, rel=1e-12)
-    assert terms.seconds_per_byte == pytest.approx((p - 1) / p / NVLINK4_B, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx((p - 1) / p / NVLINK4_B, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("p", [2, 4, 8])
@@ -60,7 +60,7 @@ def test_halving_doubling_matches_closed_form(h100_node, p):
     hop, base = _hop(model)
     assert schedule.step_count == 2 * int(math.log2(p))
     assert terms.latency_s == pytest.approx(base + 2 * math.log2(p) * hop, rel=1e-12)
-    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / NVLINK4_B, rel=1e-12, abs=0)
 
 
 def test_halving_doubling_non_power_of_two_adds_two_full_steps(h100_node):
@@ -69,7 +69,7 @@ def test_halving_doubling_non_power_of_two_adds_two_full_steps(h100_node):
                               Group(h100_node, tuple(range(6))))
     assert schedule.step_count == 2 * 2 + 2
     terms = _simple(model, schedule)
-    assert terms.seconds_per_byte == pytest.approx((2 * 3 / 4 + 2) / NVLINK4_B, rel=1e-12)
+    assert terms.seconds_per_byte == pytest.approx((2 * 3 / 4 + 2) / NVLINK4_B, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("algorithm", list(Algorithm))

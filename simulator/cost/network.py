@@ -117,10 +117,25 @@ class NetworkCostModel:
         for proto, eff in self._efficiencies(family).items():
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
-            if ceiling > per_byte / eff > 0.0:
-                eff = per_byte / ceiling
-            out.append((proto, latency, per_byte / eff, eff))
+            seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
+                       if family in NVLS_FAMILIES else per_byte / eff)
+            seconds = max(seconds, ceiling)
+            out.append((proto, latency, seconds, per_byte / seconds if seconds > 0.0 else eff))
         return out
+
+    def _switch_seconds_per_byte(self, loads: list[tuple[_StepLoad, int]], pipelined: bool,
+                                 switch_efficiency: float) -> float:
+        """Seconds per byte of an NVLink SHARP schedule: ``max_e load_e / (B_e f_e)`` with
+        ``f_e`` the switch's efficiency on NVLink edges and 1 on the others (PCIe, network),
+        as NCCL's tuner prices NVLS-Tree: ``min(bwIntra x nvlsEfficiency, bwInter x (2 on two
+        nodes))``, the efficiency on the intra-node part only (src/graph/tuning.cc). Inside
+        one server every loaded edge is NVLink, so this is ``b / f``."""
+        nvlink = self.cluster.hw_class == HW_CLASS_CODE[HwClass.NVLINK]
+        inv_bw = np.where(nvlink, self._inv_bw / switch_efficiency, self._inv_bw)
+        if pipelined:
+            total = sum(rep * load.edge_load for load, rep in loads)
+            return float(np.max(total * inv_bw, initial=0.0))
+        return float(sum(rep * np.max(load.edge_load * inv_bw, initial=0.0) for load, rep in loads))
 
     def _efficiencies(self, family: str) -> dict[Protocol, float]:
         """Bandwidth efficiency per protocol of ``family``: the protocol table's, with NVLink

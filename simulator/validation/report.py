@@ -1511,7 +1511,16 @@ Why the misses, and what would fix them:
   from 64 MiB to 8 GiB). Both are properties of Google's TCP-offload transport that no public
   specification states; the scenario uses RoCE 200G and NCCL's default network latencies. A
   `gcp-tcpxo-200g` link with its own protocol latencies would fix it, but its numbers would
-  have to be fitted to this same log, so it would no longer be a validation.
+  have to be fitted to this same log, so it would no longer be a validation. Since NVLS-Tree's
+  network legs run at the network's rate rather than NVLink SHARP's efficiency (below), the
+  model runs NVLS-Tree from 1 GiB here (+5% to +13%); whether TCPXO's NCCL ran it is not stated.
+- **NVLS-Tree's network legs** (2026-11-29): NCCL's tuner prices NVLS-Tree at ``min(bwIntra x
+  nvlsEfficiency, bwInter x 2 on two nodes, heads x perChMaxNVLSTreeBw)`` (src/graph/tuning.cc):
+  the switch's efficiency (0.85 Hopper, 0.74 Blackwell; the library's 0.84 measured on Hopper)
+  on the intra-node part only. The library applied it to every edge of the schedule, the
+  network's too; now NVLink edges carry it and PCIe and network edges their own rate. Where the
+  network binds (two servers with 400 GB/s of NICs each, no per-head ceiling in the way), the
+  network part is 1/0.74 faster on Blackwell; no scored row other than A3 Mega's moved.
 - **A100 sendrecv.** The first row of the log (128 MiB) took 1211 us, while 256 MiB took
   1423 us: a warm-up effect no steady-state model reproduces. The other rows are 10-14% high
   (within issue #2's 15%, not issue #8's 10%): they use NCCL's point-to-point efficiency (0.9
