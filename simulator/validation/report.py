@@ -1594,9 +1594,21 @@ Why the misses, and what would fix them:
   (0.80, the library's efficiency) gives 719 (+5.8% at 8 GiB), and climbs to it more slowly
   (+13% to +15% at 128-512 MiB); and the A100 VM (NCCL 2.18.5; the script sets `NCCL_ALGO` to
   NVLS, which Ampere lacks, so what ran is not stated): 42-45 us at every size to 1 MiB (3x a
-  ring's LL latency) and a late plateau (+29% / +30% at 64 / 128 MiB, +3.5% at 8 GiB).""",
+  ring's LL latency) and a late plateau (+29% / +30% at 64 / 128 MiB, +3.5% at 8 GiB).
+- **Two servers, mid sizes** (dstack's cluster guides: two Nebius H100 servers, two Lambda B200
+  servers with NCCL 2.26.2, two GCP A4 B200 servers over RoCE; added 2026-11-29, scored once).
+  From 512 MiB every row is within 8% (NVLS-Tree, the per-head ceiling binding on H100, the NICs
+  on B200), but between 1 and 256 MiB all three runs are slower than any algorithm the model
+  prices: 87-118 us from 1 to 4 MiB, where the model's fastest, NCCL's tree with LL or LL128,
+  takes 36-70 us (its ring 53-101 us), and +15% to +54% at the scored 64-256 MiB rows. The small
+  sizes run 30-45 us against 25 modelled (NCCL's own tree latency constants). Whether NCCL ran
+  its tree there (the logs do not say) or something slower, the latency and LL128 rates of a
+  two-server all-reduce below 256 MiB are optimistic in the model; nothing was fitted to these
+  logs, and the data-parallel buckets of 25-200 MB that training stacks send cross this range.""",
 }
 
+DSTACK_DOCS = "dstackai/dstack @511c318c mkdocs/docs/examples/clusters/"
+DSTACK_ADDED = " (added 2026-11-29 as an out-of-sample check, scored once)"
 AZURE_GUIDE = "Azure/AI-benchmarking-guide"
 AZURE_ADDED = (" (busbw tables only, rows derived from them; added 2026-11-29 as an out-of-sample "
                "check, scored once)")
@@ -1682,6 +1694,15 @@ NCCL_LOGS = {
         "deepseek-ai/DeepEP#303", "8 x H20 NVSwitch (8 GPUs assumed); messages <= 2 KiB only"),
     "mi300x_1node_allreduce_rccl-tests_ai-scripts": (
         "hisohara/ai-scripts @0780bb3c", "8 x MI300X, fully connected Infinity Fabric, RCCL"),
+    "nebius_h100_2node_16gpu_allreduce_dstack": (
+        DSTACK_DOCS + " nebius.md", "2 Nebius nodes x 8 H100 on InfiniBand (the NICs not "
+        "stated: a DGX H100's 8 x 400 Gb/s assumed)" + DSTACK_ADDED),
+    "lambda_b200_2node_16gpu_allreduce_dstack": (
+        DSTACK_DOCS + " lambda.md", "2 Lambda 1-Click Cluster nodes x 8 B200 on InfiniBand (the "
+        "NICs not stated: a DGX B200's 8 x 400 Gb/s assumed), NCCL 2.26.2" + DSTACK_ADDED),
+    "gcp_a4_b200_2node_16gpu_allreduce_dstack": (
+        DSTACK_DOCS + " gcp.md", "2 GCP A4 nodes x 8 B200, 3.2 Tbps RoCE per node (8 x 400 "
+        "Gb/s)" + DSTACK_ADDED),
     "azure_ndh100v5_8gpu_allreduce_nvls_nccl-2.18": (
         AZURE_GUIDE + " @f350e7e6", "1 x Azure ND H100 v5 (8 H100 SXM, NVSwitch), NCCL 2.18.5, "
         "NCCL_ALGO=NVLS at every size" + AZURE_ADDED),
