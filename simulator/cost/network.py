@@ -131,11 +131,8 @@ class NetworkCostModel:
         nodes))``, the efficiency on the intra-node part only (src/graph/tuning.cc). Inside
         one server every loaded edge is NVLink, so this is ``b / f``."""
         nvlink = self.cluster.hw_class == HW_CLASS_CODE[HwClass.NVLINK]
-        inv_bw = np.where(nvlink, self._inv_bw / switch_efficiency, self._inv_bw)
-        if pipelined:
-            total = sum(rep * load.edge_load for load, rep in loads)
-            return float(np.max(total * inv_bw, initial=0.0))
-        return float(sum(rep * np.max(load.edge_load * inv_bw, initial=0.0) for load, rep in loads))
+        return self._seconds_per_byte(loads, pipelined,
+                                      np.where(nvlink, self._inv_bw / switch_efficiency, self._inv_bw))
 
     def _efficiencies(self, family: str) -> dict[Protocol, float]:
         """Bandwidth efficiency per protocol of ``family``: the protocol table's, with NVLink
@@ -162,11 +159,15 @@ class NetworkCostModel:
         wire = _row_sums(self.cluster.latency_s[edges], indptr)
         return _StepLoad(edge_load, flow_class, wire, step.frac, step.ring_like)
 
-    def _seconds_per_byte(self, loads: list[tuple[_StepLoad, int]], pipelined: bool) -> float:
+    def _seconds_per_byte(self, loads: list[tuple[_StepLoad, int]], pipelined: bool,
+                          inv_bw: np.ndarray | None = None) -> float:
+        """``max_e sum_steps load_e / B_e`` (pipelined) or ``sum_steps max_e load_e / B_e``,
+        with ``inv_bw`` (s/B per edge) for ``1 / B`` where given."""
+        inv_bw = self._inv_bw if inv_bw is None else inv_bw
         if pipelined:
             total = sum(rep * load.edge_load for load, rep in loads)
-            return float(np.max(total * self._inv_bw, initial=0.0))
-        return float(sum(rep * np.max(load.edge_load * self._inv_bw, initial=0.0)
+            return float(np.max(total * inv_bw, initial=0.0))
+        return float(sum(rep * np.max(load.edge_load * inv_bw, initial=0.0)
                          for load, rep in loads))
 
     def _step_latency(self, load: _StepLoad, family: str, proto: Protocol) -> float:
