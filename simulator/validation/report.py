@@ -1695,13 +1695,13 @@ NCCL_LOGS = {
     "mi300x_1node_allreduce_rccl-tests_ai-scripts": (
         "hisohara/ai-scripts @0780bb3c", "8 x MI300X, fully connected Infinity Fabric, RCCL"),
     "nebius_h100_2node_16gpu_allreduce_dstack": (
-        DSTACK_DOCS + " nebius.md", "2 Nebius nodes x 8 H100 on InfiniBand (the NICs not "
+        DSTACK_DOCS + "nebius.md", "2 Nebius nodes x 8 H100 on InfiniBand (the NICs not "
         "stated: a DGX H100's 8 x 400 Gb/s assumed)" + DSTACK_ADDED),
     "lambda_b200_2node_16gpu_allreduce_dstack": (
-        DSTACK_DOCS + " lambda.md", "2 Lambda 1-Click Cluster nodes x 8 B200 on InfiniBand (the "
+        DSTACK_DOCS + "lambda.md", "2 Lambda 1-Click Cluster nodes x 8 B200 on InfiniBand (the "
         "NICs not stated: a DGX B200's 8 x 400 Gb/s assumed), NCCL 2.26.2" + DSTACK_ADDED),
     "gcp_a4_b200_2node_16gpu_allreduce_dstack": (
-        DSTACK_DOCS + " gcp.md", "2 GCP A4 nodes x 8 B200, 3.2 Tbps RoCE per node (8 x 400 "
+        DSTACK_DOCS + "gcp.md", "2 GCP A4 nodes x 8 B200, 3.2 Tbps RoCE per node (8 x 400 "
         "Gb/s)" + DSTACK_ADDED),
     "azure_ndh100v5_8gpu_allreduce_nvls_nccl-2.18": (
         AZURE_GUIDE + " @f350e7e6", "1 x Azure ND H100 v5 (8 H100 SXM, NVSwitch), NCCL 2.18.5, "
