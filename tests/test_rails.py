@@ -275,9 +275,10 @@ _FAT_TREE = {
     ("ring-all-reduce", 64, 1.0): (0.0012244249999999995, 2 * 127 / 128 / (8 * 48e9)),
     # NCCL's double tree (trees.cc, mirrored on 16 servers): each server is inner (2 children
     # and a parent: 3 shares of n/(2 C) each way) in one tree and a leaf (1) in the other, so
-    # each of its C = 8 NICs carries 2 n / C, at the tree's Simple efficiency 0.9 (7.23e-12, 2.5
-    # shares, with the in-order balanced trees used before 2026-11-29)
-    ("tree-all-reduce", 16, 1.0): (0.0001923999999999999, 2 / 8 / (48e9 * 0.9)),
+    # each of its C = 8 NICs carries 2 n / C, at the tree's Simple efficiency 0.92 (NCCL's
+    # tuning.cc; 0.9 before 2026-11-29; 7.23e-12, 2.5 shares, with the in-order balanced trees
+    # used before that day)
+    ("tree-all-reduce", 16, 1.0): (0.0001923999999999999, 2 / 8 / (48e9 * 0.92)),
     # tp 2 data-parallel all-gathers together: (p-1)/p / (4 B_nic), p = 64
     ("ring-all-gather-tp2", 16, 1.0): (0.00042105000000000007, 63 / 64 / (4 * 48e9)),
     ("ring-all-gather-tp2", 16, 2.0): (0.0004129289062500001, 1.5380859375e-11),

@@ -311,6 +311,10 @@ class ProtocolTable(_Spec):
     algorithm_family: dict[str, str] = Field(default_factory=dict)
     nvls_chunking: NvlsChunking | None = None
     """NCCL's chunking of NVLink SHARP collectives; None: priced as one ``a + b n``."""
+    tree_correction: dict[Protocol, tuple[Fraction, ...]] = Field(default_factory=dict)
+    """Per protocol, the factor on the tree all-reduce's bandwidth at messages of
+    ``64 B x 2^i`` bytes, entry ``i`` (NCCL's ``treeCorrectionFactor``, src/graph/tuning.cc;
+    between powers of two :func:`simulator.cost.network.size_factor`). Empty: none."""
 
     @model_validator(mode="after")
     def _complete(self) -> ProtocolTable:
@@ -329,6 +333,13 @@ class ProtocolTable(_Spec):
                 if set(self.hop_latency_us.get(cls, {}).get(family, {})) != set(protocols):
                     raise ValueError(f"hop_latency_us.{cls.value}.{family} must list the protocols "
                                      f"of bandwidth_efficiency.{family}")
+        extra = set(self.tree_correction) - set(self.bandwidth_efficiency.get("tree", {}))
+        if extra:
+            raise ValueError(f"tree_correction lists protocols the tree does not run: {sorted(extra)}")
+        for proto, factors in self.tree_correction.items():
+            if any(b >= 2.0 * a for a, b in zip((1.0, *factors), (*factors, 1.0), strict=True)):
+                raise ValueError(f"tree_correction.{proto}: an entry may not double the one before "
+                                 "it (a larger message would then take less time)")
         return self
 
 

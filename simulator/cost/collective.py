@@ -28,7 +28,7 @@ from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules,
 from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.collectives.ring import SAME_RING_STEPS
 from simulator.collectives.schedule import POINT_TO_POINT
-from simulator.cost.network import CostTerms, NetworkCostModel
+from simulator.cost.network import CostTerms, NetworkCostModel, size_factor
 from simulator.errors import InfeasibleError
 from simulator.topology import symmetry
 from simulator.topology.cluster import Cluster
@@ -91,8 +91,13 @@ class PricedCollective:
         whole waits."""
         if self.launches == 1:
             return self.terms
-        return replace(self.terms, latency_s=self.terms.launched_latency_s(self.size_bytes, self.launches),
-                       chunks=None)
+        terms = replace(self.terms, latency_s=self.terms.launched_latency_s(self.size_bytes, self.launches),
+                        chunks=None)
+        if terms.size_factors is None:
+            return terms
+        factor = size_factor(terms.size_factors, self.size_bytes / self.launches)
+        return replace(terms, seconds_per_byte=terms.seconds_per_byte / factor, size_factors=None,
+                       efficiency=None if terms.efficiency is None else terms.efficiency * factor)
 
 
 def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule | None:
@@ -173,7 +178,8 @@ class CollectiveModel:
     def _concurrent_priced(self, op: Op, groups, algorithm: Algorithm | None
                            ) -> tuple[list[CostTerms], list[float], list[float], bool]:
         """Candidate terms of ``op`` on ``groups`` with their latencies and seconds per byte, and
-        whether any has a chunk loop (then priced by ``seconds``), cached by the groups
+        whether any is not ``a + b n`` (a chunk loop, the tree correction: then priced by
+        ``seconds``), cached by the groups
         themselves: different names for one set of groups (a stage's data-parallel groups are
         its ZeRO-3 shard groups without context parallelism) share one pricing."""
         groups = groups() if callable(groups) else groups
@@ -183,7 +189,7 @@ class CollectiveModel:
             terms = self._concurrent_candidates(op, groups, algorithm)
             found = self._by_groups[key] = (terms, [t.latency_s for t in terms],
                                             [t.seconds_per_byte for t in terms],
-                                            any(t.chunks is not None for t in terms))
+                                            not all(t.linear for t in terms))
         return found
 
     def _concurrent_candidates(self, op: Op, groups, algorithm: Algorithm | None) -> list[CostTerms]:
@@ -271,7 +277,7 @@ class CollectiveModel:
         per_byte = np.array([t.seconds_per_byte for t in terms])[:, None]
         times = latency + per_byte * sizes[None, :]
         for i, t in enumerate(terms):
-            if t.chunks is not None:
+            if not t.linear:
                 times[i] = t.time(sizes)
         best = np.argmin(times, axis=0)
         names = np.array([t.schedule.algorithm.value for t in terms])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.collectives.schedule import Schedule, Step
+from simulator.collectives.schedule import Op, Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
@@ -47,15 +47,31 @@ class CostTerms:
     efficiency: float | None = None
     """The bandwidth efficiency ``seconds_per_byte`` was divided by (the protocol's, or less
     where NCCL's NVLS-Tree ceiling binds); None: the protocol table's."""
+    size_factors: tuple[float, ...] | None = None
+    """NCCL's tree correction: the bandwidth at ``n = 64 B x 2^i`` bytes is ``size_factors[i]``
+    times the plain one (:func:`size_factor`); None: none (every schedule but the tree
+    all-reduce)."""
+
+    @property
+    def linear(self) -> bool:
+        """Whether the time is exactly ``a + b n`` (no chunk loop, no size correction)."""
+        return self.chunks is None and self.size_factors is None
+
+    def per_byte_at(self, size_bytes) -> np.ndarray | float:
+        """Seconds per byte at ``size_bytes``: ``b / f(n)`` with NCCL's tree correction ``f``."""
+        if self.size_factors is None:
+            return self.seconds_per_byte
+        return self.seconds_per_byte / size_factor(self.size_factors, size_bytes)
 
     def time(self, size_bytes) -> np.ndarray:
         n = np.asarray(size_bytes, dtype=np.float64)
-        return self.latency_s + self.seconds_per_byte * n + self.extra_seconds(n)
+        return self.latency_s + self.per_byte_at(n) * n + self.extra_seconds(n)
 
     def seconds(self, size_bytes: float) -> float:
         """:meth:`time` of one size, a Python float (the same floating-point operations)."""
-        plain = self.latency_s + self.seconds_per_byte * float(size_bytes)
-        return float(plain if self.chunks is None else plain + self.extra_seconds(size_bytes))
+        if self.linear:
+            return float(self.latency_s + self.seconds_per_byte * float(size_bytes))
+        return float(self.time(float(size_bytes)))
 
     def extra_seconds(self, size_bytes) -> np.ndarray | float:
         """What the chunk loop adds to ``a + b n`` at ``size_bytes`` (s; 0 without one)."""
@@ -69,8 +85,27 @@ class CostTerms:
         return launches * (self.latency_s + float(self.extra_seconds(size_bytes / launches)))
 
     def launched_seconds(self, size_bytes: float, launches: int) -> float:
-        """``size_bytes`` sent in ``launches`` equal calls: ``k (a + extra(n/k)) + b n`` (s)."""
-        return self.launched_latency_s(size_bytes, launches) + self.seconds_per_byte * float(size_bytes)
+        """``size_bytes`` sent in ``launches`` equal calls: ``k (a + extra(n/k)) + b n / f(n/k)``
+        (s), ``f`` the tree correction of one call's size."""
+        per_byte = float(self.per_byte_at(size_bytes / launches))
+        return self.launched_latency_s(size_bytes, launches) + per_byte * float(size_bytes)
+
+
+def size_factor(factors: tuple[float, ...], size_bytes) -> np.ndarray | float:
+    """NCCL's tree correction at ``size_bytes``: ``factors[i]`` at ``n = 64 B x 2^i`` and 1 at
+    32 B and at ``64 B x 2^len(factors)`` and beyond, linear in ``log2 n`` between.
+
+    NCCL (``ncclTopoGetAlgoTime``, src/graph/tuning.cc) holds ``factors[floor(log2(n/64))]``
+    over each octave, so its time ``a + b n / f`` drops where ``f`` steps up (from 0.6 to 0.8
+    at 4 MiB for LL128): a larger message would take less time. Interpolating in ``log2 n``
+    keeps NCCL's value at every power of two and ``n / f(n)`` increasing, since no entry
+    more than doubles from one octave to the next.
+    """
+    n = np.asarray(size_bytes, dtype=np.float64)
+    octave = np.log2(np.maximum(n, 1.0) / 64.0)
+    knots = np.arange(-1.0, len(factors) + 1.0)
+    out = np.interp(octave, knots, (1.0, *factors, 1.0))
+    return float(out) if out.ndim == 0 else out
 
 
 @dataclass(frozen=True)
@@ -102,8 +137,17 @@ class NetworkCostModel:
         if priced is None:
             priced = self._priced[key] = self._price(schedule)
         chunks = chunk_pipeline(schedule, self.protocols.nvls_chunking)
-        return [CostTerms(schedule, proto, latency, per_byte, chunks, eff)
+        return [CostTerms(schedule, proto, latency, per_byte, chunks, eff,
+                          self._size_factors(schedule, proto))
                 for proto, latency, per_byte, eff in priced]
+
+    def _size_factors(self, schedule: Schedule, proto: Protocol) -> tuple[float, ...] | None:
+        """NCCL's tree correction of ``proto`` for a tree all-reduce (the only collective NCCL
+        runs as a tree), None for every other schedule."""
+        family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
+        if family != "tree" or schedule.op != Op.ALL_REDUCE:
+            return None
+        return self.protocols.tree_correction.get(proto)
 
     def _price(self, schedule: Schedule) -> list[tuple[Protocol, float, float, float]]:
         """(protocol, latency, seconds per byte, efficiency) of every protocol for

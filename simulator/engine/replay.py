@@ -13,7 +13,8 @@ A phase's flows start together and the next phase starts when all of them are do
 
 Bytes are scaled by ``network efficiency / protocol efficiency`` so that a flow alone on
 its path takes ``frac n / (B eff_protocol)`` on a network whose capacities already carry
-the point-to-point efficiency. The latency term ``a`` is paid once, before the flows, with an
+the point-to-point efficiency (times NCCL's tree correction at that size for a tree
+all-reduce, ``CostTerms.size_factors``). The latency term ``a`` is paid once, before the flows, with an
 NVLink SHARP schedule's chunk-loop time at that size (``CostTerms.extra_seconds``).
 """
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from simulator.collectives import Group, build_schedule
 from simulator.collectives.schedule import Schedule, Step
-from simulator.cost.network import CostTerms
+from simulator.cost.network import CostTerms, size_factor
 from simulator.topology.cluster import Cluster
 from simulator.topology.routing import Router
 
@@ -65,7 +66,10 @@ def replay_of(terms: CostTerms, size_bytes: float, router: Router, network_effic
     collapsed fidelity); the replay is then floored at the priced time of all groups.
     """
     cluster = router.cluster
-    scale = size_bytes * network_efficiency / protocol_efficiency(cluster, terms)
+    efficiency = protocol_efficiency(cluster, terms)
+    if terms.size_factors is not None:
+        efficiency *= size_factor(terms.size_factors, size_bytes)
+    scale = size_bytes * network_efficiency / efficiency
     schedule, floor = terms.schedule, 0.0
     if only_group is not None:
         schedule = build_schedule(schedule.op, schedule.algorithm, Group(cluster, only_group))

@@ -1,0 +1,129 @@
+"""NCCL's tree correction (``treeCorrectionFactor``, src/graph/tuning.cc): the tree
+all-reduce's bandwidth at 64 B x 2^i is NCCL's factor i times the plain one, interpolated in
+log2 of the size between powers of two, so that a larger message never takes less time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_cluster
+from oracles import replay_alone_seconds
+
+from simulator.collectives import Algorithm, Group, Op
+from simulator.config import HardwareLibrary
+from simulator.config.hardware import ProtocolTable
+from simulator.cost import CollectiveModel
+from simulator.cost.network import size_factor
+from simulator.engine.replay import replay_of
+
+# NVIDIA/nccl src/graph/tuning.cc treeCorrectionFactor (LL, LL128, Simple), 2.18.5 to 2.29.
+NCCL_TABLE = {
+    "LL": (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9,
+           1.0, 1.0, 1.0, 1.0),
+    "LL128": (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9,
+              .9, .9, 1.0, 1.0),
+    "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7,
+               .8, .9, .9),
+}
+_CACHE: dict = {}
+
+
+def _protocols() -> ProtocolTable:
+    return HardwareLibrary().protocols("nccl")
+
+
+def _two_servers() -> CollectiveModel:
+    if "model" not in _CACHE:
+        _CACHE["model"] = CollectiveModel(make_cluster(nodes=2, topology="single-switch"))
+    return _CACHE["model"]
+
+
+def _tree_terms():
+    model = _two_servers()
+    group = Group(model.cluster, tuple(range(16)))
+    return model.terms(Op.ALL_REDUCE, Algorithm.TREE, group)
+
+
+def test_the_library_carries_nccls_table():
+    table = _protocols().tree_correction
+    assert {str(proto): tuple(values) for proto, values in table.items()} == NCCL_TABLE
+
+
+@pytest.mark.parametrize("proto", sorted(NCCL_TABLE))
+def test_ncclss_factor_at_every_power_of_two_and_one_outside(proto):
+    factors = NCCL_TABLE[proto]
+    sizes = 64.0 * 2.0 ** np.arange(len(factors))
+    assert np.array_equal(size_factor(factors, sizes), np.array(factors))
+    assert size_factor(factors, 32.0) == 1.0
+    assert size_factor(factors, 16.0) == 1.0
+    assert size_factor(factors, 2.0**29) == 1.0
+    assert size_factor(factors, 2.0**34) == 1.0
+
+
+@pytest.mark.parametrize("proto", sorted(NCCL_TABLE))
+def test_a_larger_message_never_takes_less_time(proto):
+    """``n / f(n)`` increases (NCCL's step table would not: at 4 MiB LL128's factor steps
+    from 0.6 to 0.8, so 4 MiB would take 25% less than 4 MiB - 1 B)."""
+    sizes = np.logspace(3.0, 33.0, 20001, base=2.0)
+    assert np.all(np.diff(sizes / size_factor(NCCL_TABLE[proto], sizes)) > 0.0)
+
+
+def test_a_table_whose_entry_doubles_is_refused():
+    data = _protocols().model_dump()
+    data["tree_correction"] = {"LL128": [0.4, 0.9]}
+    with pytest.raises(ValueError, match="may not double"):
+        ProtocolTable.model_validate(data)
+
+
+@pytest.mark.parametrize("size", [2.0**23, 3.0 * 2**20, 2.0**28, 2.0**30])
+def test_tree_time_divides_the_bandwidth_term_by_the_factor(size):
+    for terms in _tree_terms():
+        factor = size_factor(NCCL_TABLE[terms.protocol.value], size)
+        expected = terms.latency_s + terms.seconds_per_byte * size / factor
+        assert terms.time(size) == pytest.approx(expected, rel=1e-12, abs=0)
+        assert terms.seconds(size) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_only_the_tree_all_reduce_is_corrected():
+    model = _two_servers()
+    group = Group(model.cluster, tuple(range(16)))
+    for op, algorithm in [(Op.ALL_REDUCE, Algorithm.RING), (Op.ALL_GATHER, Algorithm.RING),
+                          (Op.ALL_REDUCE, Algorithm.NVLS_TREE)]:
+        for terms in model.terms(op, algorithm, group):
+            assert terms.size_factors is None        # NVLS-Tree keeps its chunk loop only
+
+
+def test_launches_pay_the_factor_of_one_call():
+    """A bucketed reduction of 64 MiB in 16 calls runs 4 MiB calls, each at 4 MiB's factor."""
+    from simulator.cost.collective import PricedCollective
+
+    for terms in _tree_terms():
+        priced = PricedCollective(Op.ALL_REDUCE, 2.0**26, terms, launches=16)
+        factor = size_factor(NCCL_TABLE[terms.protocol.value], 2.0**22)
+        expected = 16 * terms.latency_s + terms.seconds_per_byte * 2.0**26 / factor
+        assert priced.time_s == pytest.approx(expected, rel=1e-12, abs=0)
+        launched = priced.launched_terms
+        assert launched.linear
+        assert launched.seconds(2.0**26) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("size", [2.0**23, 3.0 * 2**20])
+def test_a_corrected_tree_replayed_alone_takes_the_cost_model_time(size):
+    model = _two_servers()
+    efficiency = model.cluster.hw.protocols.bandwidth_efficiency["p2p"]["Simple"]
+    for terms in _tree_terms():
+        replay = replay_of(terms, size, model.network.router, efficiency, "steps")
+        assert replay_alone_seconds(model.cluster, replay) == pytest.approx(
+            float(terms.time(size)), rel=1e-9)
+
+
+def test_auto_prices_the_corrected_tree():
+    """The candidate chosen for a size is the fastest with the correction applied."""
+    model = _two_servers()
+    group = Group(model.cluster, tuple(range(16)))
+    sizes = np.logspace(10.0, 30.0, 41, base=2.0)
+    best = model.sweep(Op.ALL_REDUCE, None, group, sizes).time_s
+    tree = model.sweep(Op.ALL_REDUCE, Algorithm.TREE, group, sizes).time_s
+    expected = np.min([t.time(sizes) for t in _tree_terms()], axis=0)
+    assert np.allclose(tree, expected, rtol=1e-12, atol=0)
+    assert np.all(best <= tree * (1 + 1e-12))
