@@ -311,6 +311,9 @@ class ProtocolTable(_Spec):
     algorithm_family: dict[str, str] = Field(default_factory=dict)
     nvls_chunking: NvlsChunking | None = None
     """NCCL's chunking of NVLink SHARP collectives; None: priced as one ``a + b n``."""
+    ring_plateau_latency_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
+    """Factor on the latency of a ring all-reduce with the Simple protocol across servers
+    (NCCL's "plateau effect of ring", src/graph/tuning.cc ``ncclTopoGetAlgoTime``)."""
     tree_correction: dict[Protocol, tuple[Fraction, ...]] = Field(default_factory=dict)
     """Per protocol, the factor on the tree all-reduce's bandwidth at messages of
     ``64 B x 2^i`` bytes, entry ``i`` (NCCL's ``treeCorrectionFactor``, src/graph/tuning.cc;

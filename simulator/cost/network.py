@@ -157,10 +157,14 @@ class NetworkCostModel:
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
         ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
+        plateau = (schedule.algorithm.value == "ring" and schedule.op == Op.ALL_REDUCE
+                   and any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads))
         out = []
         for proto, eff in self._efficiencies(family).items():
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
+            if plateau and proto == Protocol.SIMPLE:
+                latency *= self.protocols.ring_plateau_latency_factor
             seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
                        if family in NVLS_FAMILIES else per_byte / eff)
             seconds = max(seconds, ceiling)

@@ -1,6 +1,8 @@
-"""NCCL's tree correction (``treeCorrectionFactor``, src/graph/tuning.cc): the tree
-all-reduce's bandwidth at 64 B x 2^i is NCCL's factor i times the plain one, interpolated in
-log2 of the size between powers of two, so that a larger message never takes less time."""
+"""NCCL's corrections of its own alpha-beta model (src/graph/tuning.cc ``ncclTopoGetAlgoTime``):
+the tree all-reduce's bandwidth at 64 B x 2^i is ``treeCorrectionFactor`` i times the plain one
+(interpolated in log2 of the size between powers of two, so that a larger message never takes
+less time), and a Simple ring all-reduce across servers pays 1.4 times its latency ("plateau
+effect of ring")."""
 
 from __future__ import annotations
 
@@ -127,3 +129,44 @@ def test_auto_prices_the_corrected_tree():
     expected = np.min([t.time(sizes) for t in _tree_terms()], axis=0)
     assert np.allclose(tree, expected, rtol=1e-12, atol=0)
     assert np.all(best <= tree * (1 + 1e-12))
+
+
+def _ring_latencies(model: CollectiveModel, gpus: tuple[int, ...], op: Op = Op.ALL_REDUCE) -> dict:
+    group = Group(model.cluster, gpus)
+    return {t.protocol.value: t.latency_s for t in model.terms(op, Algorithm.RING, group)}
+
+
+def _unscaled_latency(model: CollectiveModel, gpus: tuple[int, ...], proto: str,
+                      op: Op = Op.ALL_REDUCE) -> float:
+    """``base + sum of the steps' hop latencies``, as priced before any correction."""
+    from simulator.collectives import build_schedule
+    from simulator.config.hardware import Protocol
+
+    network = model.network
+    schedule = build_schedule(op, Algorithm.RING, Group(model.cluster, gpus))
+    protocol = Protocol(proto)
+    steps = sum(step.repeat * network._step_latency(network._step_load(step), "ring", protocol)
+                for step in schedule.steps)
+    return network.protocols.base_latency_us["ring"][protocol] * 1e-6 + steps
+
+
+def test_a_simple_ring_all_reduce_across_servers_pays_the_plateau_factor():
+    model = _two_servers()
+    gpus = tuple(range(16))
+    latencies = _ring_latencies(model, gpus)
+    assert _protocols().ring_plateau_latency_factor == 1.4
+    assert latencies["Simple"] == pytest.approx(1.4 * _unscaled_latency(model, gpus, "Simple"),
+                                                rel=1e-12, abs=0)
+    for proto in ("LL", "LL128"):
+        assert latencies[proto] == pytest.approx(_unscaled_latency(model, gpus, proto),
+                                                 rel=1e-12, abs=0)
+
+
+def test_no_plateau_inside_a_server_or_for_other_collectives():
+    model = _two_servers()
+    inside = tuple(range(8))
+    assert _ring_latencies(model, inside)["Simple"] == pytest.approx(
+        _unscaled_latency(model, inside, "Simple"), rel=1e-12, abs=0)
+    gather = _ring_latencies(model, tuple(range(16)), Op.ALL_GATHER)["Simple"]
+    assert gather == pytest.approx(_unscaled_latency(model, tuple(range(16)), "Simple",
+                                                     Op.ALL_GATHER), rel=1e-12, abs=0)
