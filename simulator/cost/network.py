@@ -18,6 +18,7 @@ Reference: NVIDIA/nccl src/graph/tuning.cc (latency and bandwidth model).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,9 +70,9 @@ class CostTerms:
 
     def seconds(self, size_bytes: float) -> float:
         """:meth:`time` of one size, a Python float (the same floating-point operations)."""
-        if self.linear:
-            return float(self.latency_s + self.seconds_per_byte * float(size_bytes))
-        return float(self.time(float(size_bytes)))
+        n = float(size_bytes)
+        plain = self.latency_s + self.per_byte_at(n) * n
+        return float(plain if self.chunks is None else plain + self.extra_seconds(n))
 
     def extra_seconds(self, size_bytes) -> np.ndarray | float:
         """What the chunk loop adds to ``a + b n`` at ``size_bytes`` (s; 0 without one)."""
@@ -101,11 +102,25 @@ def size_factor(factors: tuple[float, ...], size_bytes) -> np.ndarray | float:
     keeps NCCL's value at every power of two and ``n / f(n)`` increasing, since no entry
     more than doubles from one octave to the next.
     """
+    if isinstance(size_bytes, float | int):          # one size (the pricing's hot path)
+        return _one_size_factor(factors, float(size_bytes))
     n = np.asarray(size_bytes, dtype=np.float64)
     octave = np.log2(np.maximum(n, 1.0) / 64.0)
     knots = np.arange(-1.0, len(factors) + 1.0)
     out = np.interp(octave, knots, (1.0, *factors, 1.0))
     return float(out) if out.ndim == 0 else out
+
+
+def _one_size_factor(factors: tuple[float, ...], size_bytes: float) -> float:
+    """:func:`size_factor` of one size without numpy: ``np.interp``'s arithmetic,
+    ``f_i + (f_{i+1} - f_i) (x - i)`` on unit-spaced knots, so the same bits."""
+    octave = math.log2(max(size_bytes, 1.0) / 64.0)
+    if octave <= -1.0 or octave >= len(factors):
+        return 1.0
+    i = math.floor(octave)
+    left = 1.0 if i < 0 else factors[i]
+    right = 1.0 if i + 1 >= len(factors) else factors[i + 1]
+    return (right - left) * (octave - i) + left
 
 
 @dataclass(frozen=True)
