@@ -70,6 +70,16 @@ def test_a_larger_message_never_takes_less_time(proto):
     assert np.all(np.diff(sizes / size_factor(NCCL_TABLE[proto], sizes)) > 0.0)
 
 
+@pytest.mark.parametrize("proto", sorted(NCCL_TABLE))
+def test_one_size_and_an_array_give_the_same_bits(proto):
+    """The scalar path (the pricing's) and numpy's ``interp`` (sweeps, replays) agree exactly,
+    so both engines and every entry point see the same time."""
+    rng = np.random.default_rng(3)
+    sizes = np.concatenate([2.0 ** rng.uniform(-2.0, 35.0, 4000), 64.0 * 2.0 ** np.arange(-3, 26)])
+    one = np.array([size_factor(NCCL_TABLE[proto], float(n)) for n in sizes])
+    assert np.array_equal(one, size_factor(NCCL_TABLE[proto], sizes))
+
+
 def test_a_table_whose_entry_doubles_is_refused():
     data = _protocols().model_dump()
     data["tree_correction"] = {"LL128": [0.4, 0.9]}
