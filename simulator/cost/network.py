@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.collectives.schedule import Op, Schedule, Step
+from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
@@ -172,7 +172,7 @@ class NetworkCostModel:
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
         ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
-        plateau = (schedule.algorithm.value == "ring" and schedule.op == Op.ALL_REDUCE
+        plateau = (schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
                    and any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads))
         out = []
         for proto, eff in self._efficiencies(family).items():
