@@ -80,11 +80,19 @@ def test_one_size_and_an_array_give_the_same_bits(proto):
     assert np.array_equal(one, size_factor(NCCL_TABLE[proto], sizes))
 
 
-def test_a_table_whose_entry_doubles_is_refused():
-    data = _protocols().model_dump()
+def test_a_table_whose_entry_doubles_is_refused_in_one_line():
+    """A user's protocol file whose correction would make a larger message faster is refused
+    with the file, the key and the reason (no dump of the whole section)."""
+    from simulator.config.yaml_io import validate_model
+    from simulator.errors import ConfigError
+
+    data = _protocols().model_dump(mode="json")
     data["tree_correction"] = {"LL128": [0.4, 0.9]}
-    with pytest.raises(ValueError, match="may not double"):
-        ProtocolTable.model_validate(data)
+    with pytest.raises(ConfigError) as caught:
+        validate_model(ProtocolTable, data, "nccl.yaml")
+    text = str(caught.value)
+    assert "nccl.yaml" in text and "tree_correction.LL128: an entry may not double" in text
+    assert "a dict" not in text and "\n" not in text
 
 
 @pytest.mark.parametrize("size", [2.0**23, 3.0 * 2**20, 2.0**28, 2.0**30])

@@ -184,11 +184,13 @@ def _pydantic_message(err: dict, model: type[BaseModel], loc: list[str]) -> str:
     if kind in ("enum", "literal_error"):
         expected = err.get("ctx", {}).get("expected", "")
         return f"{short_value(value)} is not one of {expected}{did_you_mean(value, _enum_words(expected))}"
-    shown = short_value(value)
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    return f"{shown}: {msg[0].lower() + msg[1:]}"
+    msg = msg[0].lower() + msg[1:]
+    if isinstance(value, dict):      # a check of a whole section: its message names the keys
+        return msg
+    return f"{short_value(value)}: {msg}"
 
 
 def _key_path(err: dict, data: Any) -> tuple[list[Any], int | None]:
