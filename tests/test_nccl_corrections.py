@@ -188,3 +188,54 @@ def test_no_plateau_inside_a_server_or_for_other_collectives():
     gather = _ring_latencies(model, tuple(range(16)), Op.ALL_GATHER)["Simple"]
     assert gather == pytest.approx(_unscaled_latency(model, tuple(range(16)), "Simple",
                                                      Op.ALL_GATHER), rel=1e-12, abs=0)
+
+
+# -- NCCL's LL ceiling (llMaxBws) ---------------------------------------------------------------
+
+def _ll_terms(node: str, nodes: int, algorithm: Algorithm, op: Op = Op.ALL_REDUCE, gpus_per_node=None):
+    extra = {"gpus_per_node": gpus_per_node} if gpus_per_node else {}
+    key = ("ll", node, nodes, gpus_per_node)
+    if key not in _CACHE:
+        _CACHE[key] = CollectiveModel(make_cluster(node=node, nodes=nodes, topology="single-switch", **extra))
+    model = _CACHE[key]
+    group = Group(model.cluster, tuple(range(model.cluster.gpus)))
+    (terms,) = [t for t in model.terms(op, algorithm, group) if t.protocol.value == "LL"]
+    return terms, model.cluster.gpus
+
+
+@pytest.mark.parametrize("node,nodes,busbw", [
+    ("dgx-h100", 2, 39.0),        # Intel hosts, two nodes
+    ("dgx-h100", 3, 20.4),        # Intel hosts, three or more
+    ("dgx-a100-80gb", 2, 22.5),   # AMD hosts (DGX A100: 2x EPYC 7742)
+    ("dgx-a100-80gb", 4, 19.0),
+])
+def test_an_ll_ring_across_nodes_runs_at_nccls_ceiling(node, nodes, busbw):
+    """A ring all-reduce with LL moves ``2 (p-1)/p`` of the message per bus byte; across
+    nodes NCCL caps its bus bandwidth at ``llMaxBws`` by host CPU, which binds on these
+    servers (their NICs would carry 100-400 GB/s of LL)."""
+    terms, p = _ll_terms(node, nodes, Algorithm.RING)
+    assert terms.seconds_per_byte == pytest.approx(2 * (p - 1) / p / (busbw * 1e9), rel=1e-12, abs=0)
+
+
+def test_an_ll_tree_across_nodes_runs_at_half_the_ceiling():
+    """NCCL prices a tree's algorithm bandwidth at half its bus bandwidth (ratio 0.5)."""
+    terms, _ = _ll_terms("dgx-h100", 2, Algorithm.TREE)
+    assert terms.seconds_per_byte == pytest.approx(2 / 39.0e9, rel=1e-12, abs=0)
+
+
+def test_inside_a_node_the_ceiling_is_the_gpus_and_only_nccls_gpus_have_one():
+    from simulator.cost.ll_ceiling import ll_ceiling_GBps
+
+    for node, expected in [("dgx-h100", 141.0), ("dgx-a100-80gb", 87.7), ("dgx-b200", 282.0),
+                           ("mi300x-platform", None)]:
+        model = CollectiveModel(make_cluster(node=node, nodes=1))
+        group = Group(model.cluster, tuple(range(model.cluster.gpus)))
+        schedule = next(iter(model.terms(Op.ALL_REDUCE, Algorithm.RING, group))).schedule
+        assert ll_ceiling_GBps(schedule, model.cluster) == expected
+
+
+def test_the_ceiling_leaves_ll128_and_simple_alone():
+    model = CollectiveModel(make_cluster(nodes=2, topology="single-switch"))
+    group = Group(model.cluster, tuple(range(16)))
+    rates = {t.protocol.value: t.seconds_per_byte for t in model.terms(Op.ALL_REDUCE, Algorithm.RING, group)}
+    assert rates["LL128"] < 2 * 15 / 16 / 39.0e9 and rates["Simple"] < rates["LL128"]

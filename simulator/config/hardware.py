@@ -170,6 +170,11 @@ class GpuSpec(_Spec):
     """NVLS-Tree's bus bandwidth per head GPU at most on this generation, GB/s, on two nodes and
     on more (NCCL's ``perChMaxNVLSTreeBws``); None: the protocol table's
     ``nvls_chunking.tree_head_GBps``."""
+    nccl_ll_max_busbw_GBps: PositiveFloat | None = None
+    """NCCL's ceiling on the LL protocol's bus bandwidth inside one node for this generation
+    (``llMaxBws``, src/graph/tuning.cc: Ampere 87.7, Hopper 141, Blackwell 282 GB/s), applied
+    to ring and tree; across nodes the protocol table's ``ll_max_busbw_GBps`` by host CPU.
+    None: no ceiling (parts NCCL does not tune: RCCL's, TPUs)."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's
@@ -263,8 +268,15 @@ class PcieSpec(BaseModel):
     (NVLink-C2C between Hopper and Grace on a GH200 superchip); None: ``link``."""
 
 
+class CpuVendor(StrEnum):
+    INTEL = "intel"
+    AMD = "amd"
+    ARM = "arm"
+
+
 class NodeSpec(_Spec):
-    """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs."""
+    """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs, and
+    the host CPUs' vendor (NCCL keys its LL ceiling across nodes by it; None: not stated)."""
 
     gpu: str
     gpus: PositiveInt
@@ -272,6 +284,7 @@ class NodeSpec(_Spec):
     pcie: PcieSpec
     nics: Annotated[int, Strict(), Field(ge=0, le=1024)]
     nic_link: str
+    cpu_vendor: CpuVendor | None = None
 
 
 class NvlsChunking(BaseModel):
@@ -311,6 +324,10 @@ class ProtocolTable(_Spec):
     algorithm_family: dict[str, str] = Field(default_factory=dict)
     nvls_chunking: NvlsChunking | None = None
     """NCCL's chunking of NVLink SHARP collectives; None: priced as one ``a + b n``."""
+    ll_max_busbw_GBps: dict[CpuVendor, tuple[PositiveFloat, PositiveFloat]] = Field(default_factory=dict)
+    """Per host CPU vendor, NCCL's ceiling on the LL protocol's bus bandwidth of a ring or tree
+    across two nodes and across three or more (``llMaxBws``, src/graph/tuning.cc; NCCL reads
+    the AMD row for AMD hosts and the Intel row for every other, Arm included)."""
     ring_plateau_latency_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
     """Factor on the latency of a ring all-reduce with the Simple protocol across servers
     (NCCL's "plateau effect of ring", src/graph/tuning.cc ``ncclTopoGetAlgoTime``)."""

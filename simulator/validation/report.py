@@ -1613,7 +1613,10 @@ Why the misses, and what would fix them:
   is slower than NCCL's own corrected tree: the logs do not say which algorithm ran. The single-
   server curves move where the tree had been the model's fastest: the DGX H100 at 2-4 MiB reads
   -17% / -12% (was -4%, now NVLS), the MI300X -30% / -18% at 2 / 4 MiB (was -19% / -10%), the
-  Azure A100 VM +11% / +20% / +39% at 1-4 MiB (was +23% / +36% / +47%); none of those is scored.""",
+  Azure A100 VM +11% / +20% / +39% at 1-4 MiB (was +23% / +36% / +47%); none of those is scored.
+  NCCL's ceiling on LL's bus bandwidth (``llMaxBws``: across nodes 39 GB/s on two Intel or Arm
+  hosts, 22.5 on AMD ones; `simulator/cost/ll_ceiling.py`, the same day) brings the pairs'
+  128-256 KiB rows from +42% to +107% to +12% to +48%.""",
 }
 
 DSTACK_DOCS = "dstackai/dstack @511c318c mkdocs/docs/examples/clusters/"

@@ -1,0 +1,59 @@
+"""NCCL's ceiling on the LL protocol's bandwidth (``llMaxBws``, src/graph/tuning.cc).
+
+NCCL's tuner caps the bus bandwidth of a ring or tree with the LL protocol at a measured
+figure: inside one node by GPU generation (Ampere 87.7, Hopper 141, Blackwell 282 GB/s),
+across nodes by the hosts' CPU vendor (Intel and every other host 39.0 GB/s on two nodes and
+20.4 on three or more, AMD 22.5 and 19.0; "avg of ring & tree"), unchanged from 2.21 to 2.29.
+LL moves 8-byte lines of 4 data bytes and a flag that the receiver polls; across nodes the
+proxy forwards them through host-visible buffers, so the host sets the rate.
+
+In seconds per byte of the message: a ring of ``p`` ranks moves ``nsteps / p`` of it per
+bus byte (``nsteps = 2 (p - 1)`` for an all-reduce, ``p - 1`` for a reduce-scatter or
+all-gather, ``p`` otherwise: NCCL's busBw-to-algBw ratio), a tree twice it (its ratio 0.5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.collectives.schedule import Algorithm, Op, Schedule
+from simulator.config.hardware import CpuVendor
+from simulator.topology.cluster import Cluster
+from simulator.units import GBPS_TO_BYTES_PER_S
+
+_RING_STEPS = {Op.ALL_REDUCE: lambda p: 2 * (p - 1), Op.REDUCE_SCATTER: lambda p: p - 1,
+               Op.ALL_GATHER: lambda p: p - 1}
+
+
+def ll_floor_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> float:
+    """Seconds per byte below which an LL ring or tree of ``schedule`` cannot run on
+    ``cluster`` (0 for other algorithms, or where the GPU states no ceiling)."""
+    busbw = ll_ceiling_GBps(schedule, cluster)
+    if busbw is None:
+        return 0.0
+    if schedule.algorithm == Algorithm.TREE:
+        return 2.0 / (busbw * GBPS_TO_BYTES_PER_S)
+    p = schedule.ranks
+    steps = _RING_STEPS.get(schedule.op, lambda ranks: ranks)(p)
+    return steps / (p * busbw * GBPS_TO_BYTES_PER_S)
+
+
+def ll_ceiling_GBps(schedule: Schedule, cluster: Cluster) -> float | None:
+    """NCCL's LL bus-bandwidth ceiling for ``schedule`` (GB/s), None where it has none."""
+    hw = cluster.hw
+    if schedule.algorithm not in (Algorithm.RING, Algorithm.TREE) or hw.gpu.nccl_ll_max_busbw_GBps is None:
+        return None
+    nodes = _servers(schedule, cluster)
+    if nodes <= 1:
+        return hw.gpu.nccl_ll_max_busbw_GBps
+    table = hw.protocols.ll_max_busbw_GBps
+    row = table.get(CpuVendor.AMD if hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL)
+    if row is None:
+        return None
+    return row[0] if nodes == 2 else row[1]
+
+
+def _servers(schedule: Schedule, cluster: Cluster) -> int:
+    """Distinct servers (NVLink domains) the schedule's flows touch."""
+    vertices = np.concatenate([np.concatenate((s.src, s.dst)) for s in schedule.steps] or [np.zeros(0, int)])
+    return int(np.unique(vertices // cluster.layout.vertices).size)
