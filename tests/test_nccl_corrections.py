@@ -224,7 +224,7 @@ def test_an_ll_tree_across_nodes_runs_at_half_the_ceiling():
 
 
 def test_inside_a_node_the_ceiling_is_the_gpus_and_only_nccls_gpus_have_one():
-    from simulator.cost.ll_ceiling import ll_ceiling_GBps
+    from simulator.cost.nccl_ceilings import ll_ceiling_GBps
 
     for node, expected in [("dgx-h100", 141.0), ("dgx-a100-80gb", 87.7), ("dgx-b200", 282.0),
                            ("mi300x-platform", None)]:
@@ -239,3 +239,36 @@ def test_the_ceiling_leaves_ll128_and_simple_alone():
     group = Group(model.cluster, tuple(range(16)))
     rates = {t.protocol.value: t.seconds_per_byte for t in model.terms(Op.ALL_REDUCE, Algorithm.RING, group)}
     assert rates["LL128"] < 2 * 15 / 16 / 39.0e9 and rates["Simple"] < rates["LL128"]
+
+
+# -- NCCL's per-channel tree ceilings (perChMaxTreeBws, perChMaxTreeLL128Bws) -------------------
+
+@pytest.mark.parametrize("node,nodes,proto,busbw", [
+    ("dgx-b200", 2, "LL128", 31.67),   # NCCL 2.28's Blackwell figures, two nodes
+    ("dgx-b200", 2, "Simple", 42.8),
+    ("dgx-b200", 3, "LL128", 20.0),    # three or more
+    ("dgx-b200", 3, "Simple", 24.0),
+])
+def test_a_blackwell_tree_across_nodes_runs_at_its_channels_ceiling(node, nodes, proto, busbw):
+    """Two DGX B200 with 8 NICs each: 16 tree channels (2 per NIC), each at most NCCL's
+    per-channel bus bandwidth; the tree's algorithm bandwidth is half its bus bandwidth, so
+    ``b >= 2 / (16 x ceiling)``, which binds where the NICs alone would allow more."""
+    key = ("tree", node, nodes)
+    if key not in _CACHE:
+        _CACHE[key] = CollectiveModel(make_cluster(node=node, nodes=nodes, topology="single-switch"))
+    model = _CACHE[key]
+    group = Group(model.cluster, tuple(range(model.cluster.gpus)))
+    (terms,) = [t for t in model.terms(Op.ALL_REDUCE, Algorithm.TREE, group) if t.protocol.value == proto]
+    assert terms.seconds_per_byte == pytest.approx(2 / (16 * busbw * 1e9), rel=1e-12, abs=0)
+
+
+def test_no_tree_ceiling_inside_one_node_or_for_a_ring():
+    from simulator.config.hardware import Protocol
+    from simulator.cost.nccl_ceilings import tree_floor_seconds_per_byte
+
+    one = CollectiveModel(make_cluster(node="dgx-b200", nodes=1))
+    two = CollectiveModel(make_cluster(node="dgx-b200", nodes=2, topology="single-switch"))
+    inside = one.terms(Op.ALL_REDUCE, Algorithm.TREE, Group(one.cluster, tuple(range(8))))[0].schedule
+    ring = two.terms(Op.ALL_REDUCE, Algorithm.RING, Group(two.cluster, tuple(range(16))))[0].schedule
+    for schedule, cluster in ((inside, one.cluster), (ring, two.cluster)):
+        assert tree_floor_seconds_per_byte(schedule, cluster, Protocol.SIMPLE) == 0.0

@@ -175,6 +175,10 @@ class GpuSpec(_Spec):
     (``llMaxBws``, src/graph/tuning.cc: Ampere 87.7, Hopper 141, Blackwell 282 GB/s), applied
     to ring and tree; across nodes the protocol table's ``ll_max_busbw_GBps`` by host CPU.
     None: no ceiling (parts NCCL does not tune: RCCL's, TPUs)."""
+    nccl_tree_channel_GBps: dict[Protocol, tuple[PositiveFloat, PositiveFloat]] | None = None
+    """Per protocol, NCCL's ceiling on a tree's bus bandwidth per channel across two nodes and
+    across three or more, GB/s (``perChMaxTreeBws``, and for LL128 the smaller of it and
+    ``perChMaxTreeLL128Bws``, src/graph/tuning.cc); None: no ceiling."""
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and later. TransformerEngine's
@@ -328,6 +332,9 @@ class ProtocolTable(_Spec):
     """Per host CPU vendor, NCCL's ceiling on the LL protocol's bus bandwidth of a ring or tree
     across two nodes and across three or more (``llMaxBws``, src/graph/tuning.cc; NCCL reads
     the AMD row for AMD hosts and the Intel row for every other, Arm included)."""
+    tree_channels_per_nic: PositiveInt = 2
+    """NCCL's tree channels per NIC of a server (one per NIC, doubled by
+    ``ncclTopoDupChannels``): the count a tree's per-channel ceiling multiplies."""
     ring_plateau_latency_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
     """Factor on the latency of a ring all-reduce with the Simple protocol across servers
     (NCCL's "plateau effect of ring", src/graph/tuning.cc ``ncclTopoGetAlgoTime``)."""

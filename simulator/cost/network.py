@@ -25,7 +25,7 @@ import numpy as np
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
-from simulator.cost.ll_ceiling import ll_floor_seconds_per_byte
+from simulator.cost.nccl_ceilings import ll_floor_seconds_per_byte, tree_floor_seconds_per_byte
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import HW_CLASS_CODE
@@ -169,7 +169,8 @@ class NetworkCostModel:
         """(protocol, latency, seconds per byte, efficiency) of every protocol for
         ``schedule``; an NVLS-Tree schedule's efficiency is lowered where NCCL's per-head
         ceiling binds (:func:`~simulator.cost.nvls_chunks.tree_head_seconds_per_byte`), an
-        LL ring's or tree's where NCCL's LL ceiling does (:mod:`simulator.cost.ll_ceiling`)."""
+        LL ring's or tree's where NCCL's LL ceiling does, a tree's where its per-channel one does
+        (:mod:`simulator.cost.nccl_ceilings`)."""
         loads = [(self._step_load(step), step.repeat) for step in schedule.steps]
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
@@ -185,7 +186,8 @@ class NetworkCostModel:
                 latency *= self.protocols.ring_plateau_latency_factor
             seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
                        if family in NVLS_FAMILIES else per_byte / eff)
-            seconds = max(seconds, ceiling, ll_floor if proto == Protocol.LL else 0.0)
+            seconds = max(seconds, ceiling, ll_floor if proto == Protocol.LL else 0.0,
+                          tree_floor_seconds_per_byte(schedule, self.cluster, proto))
             out.append((proto, latency, seconds, per_byte / seconds if seconds > 0.0 else eff))
         return out
 

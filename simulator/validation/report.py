@@ -1608,15 +1608,20 @@ Why the misses, and what would fix them:
   all-reduce (`hardware_specs/protocols/nccl.yaml` `tree_correction`, interpolated between
   powers of two so that a larger message never takes less time). The Nebius H100 pair now meets
   the target at every scored row (+8.6% at 64 MiB, was +19%), and both B200 pairs from 256 MiB
-  (+8.8% / +9.5%, were +15% / +16%); the B200 pairs still read +28% to +41% at 64-128 MiB and
-  all three about 1.5-2.4x fast from 1 to 4 MiB, where the runs take 87-118 us. What is left
-  is slower than NCCL's own corrected tree: the logs do not say which algorithm ran. The single-
+  (+8.8% / +9.5%, were +15% / +16%). The single-
   server curves move where the tree had been the model's fastest: the DGX H100 at 2-4 MiB reads
   -17% / -12% (was -4%, now NVLS), the MI300X -30% / -18% at 2 / 4 MiB (was -19% / -10%), the
   Azure A100 VM +11% / +20% / +39% at 1-4 MiB (was +23% / +36% / +47%); none of those is scored.
   NCCL's ceiling on LL's bus bandwidth (``llMaxBws``: across nodes 39 GB/s on two Intel or Arm
-  hosts, 22.5 on AMD ones; `simulator/cost/ll_ceiling.py`, the same day) brings the pairs'
-  128-256 KiB rows from +42% to +107% to +12% to +48%.""",
+  hosts, 22.5 on AMD ones; `simulator/cost/nccl_ceilings.py`, the same day) brings the pairs'
+  128-256 KiB rows from +42% to +107% to +12% to +48%; and its per-channel ceilings on a tree
+  (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``: NVIDIA's own Blackwell figures of NCCL 2.28,
+  under half what 2.26 assumed across nodes; 16 channels on 8-NIC servers, 2 per NIC as NCCL's
+  search duplicates them) bring the B200 pairs to +4% / +10% at 64 MiB and +13% / +21% at 128
+  MiB (were +28% / +35% and +32% / +41%), within 8% from 256 MiB. Left: all three pairs run
+  1.4-2.1x slower than modelled from 1 to 4 MiB (87-118 us measured, 55-77 predicted, NCCL's
+  corrected tree with LL128), and the B200 pairs' 128 MiB rows; the logs do not say which
+  algorithm ran.""",
 }
 
 DSTACK_DOCS = "dstackai/dstack @511c318c mkdocs/docs/examples/clusters/"

@@ -1,11 +1,19 @@
-"""NCCL's ceiling on the LL protocol's bandwidth (``llMaxBws``, src/graph/tuning.cc).
+"""NCCL's ceilings on a ring's and a tree's bandwidth (src/graph/tuning.cc
+``ncclTopoTuneModel``), measured figures NCCL's tuner caps its model with.
 
-NCCL's tuner caps the bus bandwidth of a ring or tree with the LL protocol at a measured
-figure: inside one node by GPU generation (Ampere 87.7, Hopper 141, Blackwell 282 GB/s),
-across nodes by the hosts' CPU vendor (Intel and every other host 39.0 GB/s on two nodes and
-20.4 on three or more, AMD 22.5 and 19.0; "avg of ring & tree"), unchanged from 2.21 to 2.29.
-LL moves 8-byte lines of 4 data bytes and a flag that the receiver polls; across nodes the
-proxy forwards them through host-visible buffers, so the host sets the rate.
+- **LL** (``llMaxBws``): the LL protocol's bus bandwidth of a ring or tree, inside one node by
+  GPU generation (Ampere 87.7, Hopper 141, Blackwell 282 GB/s), across nodes by the hosts' CPU
+  vendor (Intel and every other host 39.0 GB/s on two nodes and 20.4 on three or more, AMD
+  22.5 and 19.0; "avg of ring & tree"), unchanged from 2.21 to 2.29. LL moves 8-byte lines of
+  4 data bytes and a flag the receiver polls; across nodes the proxy forwards them through
+  host-visible buffers, so the host sets the rate.
+- **Tree, per channel** (``perChMaxTreeBws`` for every protocol, ``perChMaxTreeLL128Bws`` for
+  LL128 besides): a tree's bus bandwidth is at most ``nChannels x`` a per-channel figure by GPU
+  generation, on two nodes and on three or more. NVIDIA lowered Blackwell's in 2.28 (Simple
+  82.8 -> 42.8 GB/s on two nodes, LL128 73.4 -> 31.67), from twice Hopper's to figures of
+  their own. The channels: NCCL's search finds one per NIC and doubles them where a channel's
+  bandwidth allows (src/graph/search.cc ``ncclTopoDupChannels``), the protocol table's
+  ``tree_channels_per_nic``.
 
 In seconds per byte of the message: a ring of ``p`` ranks moves ``nsteps / p`` of it per
 bus byte (``nsteps = 2 (p - 1)`` for an all-reduce, ``p - 1`` for a reduce-scatter or
@@ -17,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule
-from simulator.config.hardware import CpuVendor
+from simulator.config.hardware import CpuVendor, Protocol
 from simulator.topology.cluster import Cluster
 from simulator.units import GBPS_TO_BYTES_PER_S
 
@@ -36,6 +44,23 @@ def ll_floor_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> float:
     p = schedule.ranks
     steps = _RING_STEPS.get(schedule.op, lambda ranks: ranks)(p)
     return steps / (p * busbw * GBPS_TO_BYTES_PER_S)
+
+
+def tree_floor_seconds_per_byte(schedule: Schedule, cluster: Cluster, protocol: Protocol) -> float:
+    """Seconds per byte below which a tree all-reduce of ``schedule`` with ``protocol`` cannot
+    run across nodes: ``2 / (channels x per-channel ceiling)`` (0 inside one node, for other
+    algorithms and where the GPU states no ceiling)."""
+    hw = cluster.hw
+    per_channel = hw.gpu.nccl_tree_channel_GBps
+    if schedule.algorithm != Algorithm.TREE or per_channel is None or protocol not in per_channel:
+        return 0.0
+    nodes = _servers(schedule, cluster)
+    if nodes <= 1:
+        return 0.0
+    ceilings = per_channel[protocol]
+    busbw = ceilings[0] if nodes == 2 else ceilings[1]
+    channels = hw.protocols.tree_channels_per_nic * max(hw.nics_per_node, 1)
+    return 2.0 / (channels * busbw * GBPS_TO_BYTES_PER_S)
 
 
 def ll_ceiling_GBps(schedule: Schedule, cluster: Cluster) -> float | None:
