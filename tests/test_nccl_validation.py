@@ -71,7 +71,7 @@ KNOWN_MISSES = {
     "lambda_b200_2node_16gpu_allreduce_dstack": (
         lambda size: size == 512 or size == 2**27, "two B200 servers: with NCCL 2.28's Blackwell "
         "per-channel tree ceilings (16 channels) the model reads +13% at 128 MiB (its tree "
-        "LL128), within 8% from 64 MiB otherwise; 114-118 us are measured from 1 to 4 MiB "
+        "with Simple), within 8% from 64 MiB otherwise; 114-118 us are measured from 1 to 4 MiB "
         "against 55-69 predicted; the 512 B out-of-place row (51 us against its in-place twin's "
         "37) is an outlier of the run"),
     "gcp_a4_b200_2node_16gpu_allreduce_dstack": (
