@@ -1528,12 +1528,12 @@ Why the misses, and what would fix them:
   (nccl-tests#331) and not refitted to this log.
 - **OCI BM.GPU4.8, NCCL 2.26.5** (added 2026-11-29 with its NCCL 2.21.5 twin, scored once):
   the same two servers measured 223 GB/s with NCCL 2.21.5 and the tutorial's NCCL settings
-  (+5.5%, the tree) and 192 GB/s with NCCL 2.26.5 and none. 192 is the ring's rate (predicted
+  (+6.0%, the tree) and 192 GB/s with NCCL 2.26.5 and none. 192 is the ring's rate (predicted
   191.7); 223 is more than a ring over 16 x 100 GbE can carry, so 2.21.5 ran the tree. NCCL's
   tuner (src/graph/tuning.cc) prices ring and tree alike at the intra-node graph bandwidth on
   two servers and the tree at 0.92 of it, so it may pick the ring where the tree is faster;
-  clustersim's `auto` picks the faster one (+22.6%). Reproducing NCCL's own choice needs its
-  tuning model per version; not built.
+  clustersim's `auto` picks the faster one (+23.2%; +22.6% before NCCL's own tree rates).
+  Reproducing NCCL's own choice needs its tuning model per version; not built.
 - **OCI BM.GPU.H100.8** (added 2026-11-29, scored once; met since the same day): 446-465 GB/s
   over two servers, more than a ring over their 16 x 200 GbE (400 GB/s of line rate) can carry:
   NCCL 2.21 runs NVLS-Tree on NVSwitch servers (the switch reduces inside each server, one tree
