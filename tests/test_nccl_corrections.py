@@ -272,3 +272,17 @@ def test_no_tree_ceiling_inside_one_node_or_for_a_ring():
     ring = two.terms(Op.ALL_REDUCE, Algorithm.RING, Group(two.cluster, tuple(range(16))))[0].schedule
     for schedule, cluster in ((inside, one.cluster), (ring, two.cluster)):
         assert tree_floor_seconds_per_byte(schedule, cluster, Protocol.SIMPLE) == 0.0
+
+
+def test_concurrent_groups_inside_their_servers_count_as_one_node():
+    """Four 8-GPU groups, one per server, priced together (a merged schedule touches four
+    servers): each communicator is one node, so the one-node LL ceiling applies, not the
+    multi-node one; eight rail groups across the four servers are four-node communicators."""
+    from simulator.cost.nccl_ceilings import ll_ceiling_GBps
+
+    model = CollectiveModel(make_cluster(nodes=4, topology="single-switch"))
+    inside = [tuple(range(8 * s, 8 * s + 8)) for s in range(4)]
+    rails = [tuple(8 * s + r for s in range(4)) for r in range(8)]
+    for groups, expected in ((inside, 141.0), (rails, 20.4)):
+        terms = model.concurrent_terms(Op.ALL_REDUCE, groups, 2.0**20, Algorithm.RING)
+        assert ll_ceiling_GBps(terms.schedule, model.cluster) == expected

@@ -23,6 +23,8 @@ all-gather, ``p`` otherwise: NCCL's busBw-to-algBw ratio), a tree twice it (its 
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule
 from simulator.config.hardware import CpuVendor, Protocol
@@ -79,6 +81,18 @@ def ll_ceiling_GBps(schedule: Schedule, cluster: Cluster) -> float | None:
 
 
 def _servers(schedule: Schedule, cluster: Cluster) -> int:
-    """Distinct servers (NVLink domains) the schedule's flows touch."""
-    vertices = np.concatenate([np.concatenate((s.src, s.dst)) for s in schedule.steps] or [np.zeros(0, int)])
-    return int(np.unique(vertices // cluster.layout.vertices).size)
+    """Servers (NVLink domains) of one communicator of ``schedule``: the most any connected
+    set of its flows touches (a merged schedule holds every concurrent group's flows; a ring
+    or tree connects each group's ranks and no two groups)."""
+    src = np.concatenate([s.src for s in schedule.steps] or [np.zeros(0, np.int64)])
+    dst = np.concatenate([s.dst for s in schedule.steps] or [np.zeros(0, np.int64)])
+    if src.size == 0:
+        return 1
+    vertices, index = np.unique(np.concatenate((src, dst)), return_inverse=True)
+    pairs = index.reshape(2, -1)
+    graph = coo_matrix((np.ones(pairs.shape[1]), (pairs[0], pairs[1])), shape=(vertices.size,) * 2)
+    _, group = connected_components(graph, directed=False)
+    servers = vertices // cluster.layout.vertices
+    span = int(servers.max()) + 1
+    touched = np.unique(group.astype(np.int64) * span + servers)   # one per (group, server)
+    return int(np.bincount(touched // span).max())
