@@ -224,14 +224,14 @@ def test_an_ll_tree_across_nodes_runs_at_half_the_ceiling():
 
 
 def test_inside_a_node_the_ceiling_is_the_gpus_and_only_nccls_gpus_have_one():
-    from simulator.cost.nccl_ceilings import ll_ceiling_GBps
+    from simulator.cost.nccl_ceilings import communicator_nodes, ll_ceiling_GBps
 
     for node, expected in [("dgx-h100", 141.0), ("dgx-a100-80gb", 87.7), ("dgx-b200", 282.0),
                            ("mi300x-platform", None)]:
         model = CollectiveModel(make_cluster(node=node, nodes=1))
         group = Group(model.cluster, tuple(range(model.cluster.gpus)))
         schedule = next(iter(model.terms(Op.ALL_REDUCE, Algorithm.RING, group))).schedule
-        assert ll_ceiling_GBps(schedule, model.cluster) == expected
+        assert ll_ceiling_GBps(model.cluster, communicator_nodes(schedule, model.cluster)) == expected
 
 
 def test_the_ceiling_leaves_ll128_and_simple_alone():
@@ -264,25 +264,26 @@ def test_a_blackwell_tree_across_nodes_runs_at_its_channels_ceiling(node, nodes,
 
 def test_no_tree_ceiling_inside_one_node_or_for_a_ring():
     from simulator.config.hardware import Protocol
-    from simulator.cost.nccl_ceilings import tree_floor_seconds_per_byte
+    from simulator.cost.nccl_ceilings import floors_seconds_per_byte
 
     one = CollectiveModel(make_cluster(node="dgx-b200", nodes=1))
     two = CollectiveModel(make_cluster(node="dgx-b200", nodes=2, topology="single-switch"))
     inside = one.terms(Op.ALL_REDUCE, Algorithm.TREE, Group(one.cluster, tuple(range(8))))[0].schedule
     ring = two.terms(Op.ALL_REDUCE, Algorithm.RING, Group(two.cluster, tuple(range(16))))[0].schedule
     for schedule, cluster in ((inside, one.cluster), (ring, two.cluster)):
-        assert tree_floor_seconds_per_byte(schedule, cluster, Protocol.SIMPLE) == 0.0
+        assert floors_seconds_per_byte(schedule, cluster).get(Protocol.SIMPLE, 0.0) == 0.0
 
 
 def test_concurrent_groups_inside_their_servers_count_as_one_node():
     """Four 8-GPU groups, one per server, priced together (a merged schedule touches four
     servers): each communicator is one node, so the one-node LL ceiling applies, not the
     multi-node one; eight rail groups across the four servers are four-node communicators."""
-    from simulator.cost.nccl_ceilings import ll_ceiling_GBps
+    from simulator.cost.nccl_ceilings import communicator_nodes, ll_ceiling_GBps
 
     model = CollectiveModel(make_cluster(nodes=4, topology="single-switch"))
     inside = [tuple(range(8 * s, 8 * s + 8)) for s in range(4)]
     rails = [tuple(8 * s + r for s in range(4)) for r in range(8)]
     for groups, expected in ((inside, 141.0), (rails, 20.4)):
         terms = model.concurrent_terms(Op.ALL_REDUCE, groups, 2.0**20, Algorithm.RING)
-        assert ll_ceiling_GBps(terms.schedule, model.cluster) == expected
+        nodes = communicator_nodes(terms.schedule, model.cluster)
+        assert ll_ceiling_GBps(model.cluster, nodes) == expected

@@ -35,52 +35,60 @@ _RING_STEPS = {Op.ALL_REDUCE: lambda p: 2 * (p - 1), Op.REDUCE_SCATTER: lambda p
                Op.ALL_GATHER: lambda p: p - 1}
 
 
-def ll_floor_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> float:
-    """Seconds per byte below which an LL ring or tree of ``schedule`` cannot run on
-    ``cluster`` (0 for other algorithms, or where the GPU states no ceiling)."""
-    busbw = ll_ceiling_GBps(schedule, cluster)
-    if busbw is None:
-        return 0.0
+def floors_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> dict[Protocol, float]:
+    """Per protocol, the seconds per byte below which a ring or tree of ``schedule`` cannot run
+    on ``cluster`` under NCCL's ceilings (LL's, and a tree's per channel across nodes); empty
+    for other algorithms. The communicator's node count is read once."""
+    gpu = cluster.hw.gpu
+    if schedule.algorithm not in (Algorithm.RING, Algorithm.TREE) or (
+            gpu.nccl_ll_max_busbw_GBps is None and gpu.nccl_tree_channel_GBps is None):
+        return {}
+    nodes = communicator_nodes(schedule, cluster)
+    floors = {}
+    ll = ll_ceiling_GBps(cluster, nodes)
+    if ll is not None:
+        floors[Protocol.LL] = _bus_bytes_per_byte(schedule) / (ll * GBPS_TO_BYTES_PER_S)
     if schedule.algorithm == Algorithm.TREE:
-        return 2.0 / (busbw * GBPS_TO_BYTES_PER_S)
-    p = schedule.ranks
-    steps = _RING_STEPS.get(schedule.op, lambda ranks: ranks)(p)
-    return steps / (p * busbw * GBPS_TO_BYTES_PER_S)
+        for protocol, busbw in _tree_ceilings_GBps(cluster, nodes).items():
+            channels = cluster.hw.protocols.tree_channels_per_nic * max(cluster.hw.nics_per_node, 1)
+            floor = 2.0 / (channels * busbw * GBPS_TO_BYTES_PER_S)
+            floors[protocol] = max(floors.get(protocol, 0.0), floor)
+    return floors
 
 
-def tree_floor_seconds_per_byte(schedule: Schedule, cluster: Cluster, protocol: Protocol) -> float:
-    """Seconds per byte below which a tree all-reduce of ``schedule`` with ``protocol`` cannot
-    run across nodes: ``2 / (channels x per-channel ceiling)`` (0 inside one node, for other
-    algorithms and where the GPU states no ceiling)."""
+def ll_ceiling_GBps(cluster: Cluster, nodes: int) -> float | None:
+    """NCCL's LL bus-bandwidth ceiling for a communicator over ``nodes`` nodes (GB/s): the
+    GPU generation's on one node, the hosts' CPU vendor's across nodes; None where the GPU
+    states none."""
     hw = cluster.hw
-    per_channel = hw.gpu.nccl_tree_channel_GBps
-    if schedule.algorithm != Algorithm.TREE or per_channel is None or protocol not in per_channel:
-        return 0.0
-    nodes = _servers(schedule, cluster)
-    if nodes <= 1:
-        return 0.0
-    ceilings = per_channel[protocol]
-    busbw = ceilings[0] if nodes == 2 else ceilings[1]
-    channels = hw.protocols.tree_channels_per_nic * max(hw.nics_per_node, 1)
-    return 2.0 / (channels * busbw * GBPS_TO_BYTES_PER_S)
-
-
-def ll_ceiling_GBps(schedule: Schedule, cluster: Cluster) -> float | None:
-    """NCCL's LL bus-bandwidth ceiling for ``schedule`` (GB/s), None where it has none."""
-    hw = cluster.hw
-    if schedule.algorithm not in (Algorithm.RING, Algorithm.TREE) or hw.gpu.nccl_ll_max_busbw_GBps is None:
+    if hw.gpu.nccl_ll_max_busbw_GBps is None:
         return None
-    nodes = _servers(schedule, cluster)
     if nodes <= 1:
         return hw.gpu.nccl_ll_max_busbw_GBps
-    table = hw.protocols.ll_max_busbw_GBps
-    row = table.get(CpuVendor.AMD if hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL)
+    row = hw.protocols.ll_max_busbw_GBps.get(
+        CpuVendor.AMD if hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL)
     if row is None:
         return None
     return row[0] if nodes == 2 else row[1]
 
 
-def _servers(schedule: Schedule, cluster: Cluster) -> int:
+def _tree_ceilings_GBps(cluster: Cluster, nodes: int) -> dict[Protocol, float]:
+    """Per protocol, a tree channel's bus-bandwidth ceiling across ``nodes`` nodes (none on one)."""
+    per_channel = cluster.hw.gpu.nccl_tree_channel_GBps
+    if per_channel is None or nodes <= 1:
+        return {}
+    return {protocol: pair[0] if nodes == 2 else pair[1] for protocol, pair in per_channel.items()}
+
+
+def _bus_bytes_per_byte(schedule: Schedule) -> float:
+    """Bus bytes per message byte: a tree's 2 (NCCL's ratio 0.5), a ring's ``nsteps / p``."""
+    if schedule.algorithm == Algorithm.TREE:
+        return 2.0
+    p = schedule.ranks
+    return _RING_STEPS.get(schedule.op, lambda ranks: ranks)(p) / p
+
+
+def communicator_nodes(schedule: Schedule, cluster: Cluster) -> int:
     """Servers (NVLink domains) of one communicator of ``schedule``: the most any connected
     set of its flows touches (a merged schedule holds every concurrent group's flows; a ring
     or tree connects each group's ranks and no two groups)."""
@@ -88,11 +96,14 @@ def _servers(schedule: Schedule, cluster: Cluster) -> int:
     dst = np.concatenate([s.dst for s in schedule.steps] or [np.zeros(0, np.int64)])
     if src.size == 0:
         return 1
+    per_server = cluster.layout.vertices
+    if np.array_equal(src // per_server, dst // per_server):      # no flow leaves its server
+        return 1
     vertices, index = np.unique(np.concatenate((src, dst)), return_inverse=True)
     pairs = index.reshape(2, -1)
     graph = coo_matrix((np.ones(pairs.shape[1]), (pairs[0], pairs[1])), shape=(vertices.size,) * 2)
     _, group = connected_components(graph, directed=False)
-    servers = vertices // cluster.layout.vertices
+    servers = vertices // per_server
     span = int(servers.max()) + 1
     touched = np.unique(group.astype(np.int64) * span + servers)   # one per (group, server)
     return int(np.bincount(touched // span).max())

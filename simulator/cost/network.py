@@ -25,7 +25,7 @@ import numpy as np
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
 from simulator.config.hardware import HwClass, Protocol, ProtocolTable
-from simulator.cost.nccl_ceilings import ll_floor_seconds_per_byte, tree_floor_seconds_per_byte
+from simulator.cost.nccl_ceilings import floors_seconds_per_byte
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import HW_CLASS_CODE
@@ -177,7 +177,7 @@ class NetworkCostModel:
         ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
         plateau = (schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
                    and any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads))
-        ll_floor = ll_floor_seconds_per_byte(schedule, self.cluster)
+        floors = floors_seconds_per_byte(schedule, self.cluster)
         out = []
         for proto, eff in self._efficiencies(family).items():
             latency = self.protocols.base_latency_us[family][proto] * US
@@ -186,8 +186,7 @@ class NetworkCostModel:
                 latency *= self.protocols.ring_plateau_latency_factor
             seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
                        if family in NVLS_FAMILIES else per_byte / eff)
-            seconds = max(seconds, ceiling, ll_floor if proto == Protocol.LL else 0.0,
-                          tree_floor_seconds_per_byte(schedule, self.cluster, proto))
+            seconds = max(seconds, ceiling, floors.get(proto, 0.0))
             out.append((proto, latency, seconds, per_byte / seconds if seconds > 0.0 else eff))
         return out
 
