@@ -28,7 +28,7 @@ from simulator.collectives.concurrent import SHIFT_EQUIVARIANT, merge_schedules,
 from simulator.collectives.registry import AUTO_ALGORITHMS
 from simulator.collectives.ring import SAME_RING_STEPS
 from simulator.collectives.schedule import POINT_TO_POINT
-from simulator.cost.network import CostTerms, NetworkCostModel, size_factor
+from simulator.cost.network import CostTerms, NetworkCostModel
 from simulator.errors import InfeasibleError
 from simulator.topology import symmetry
 from simulator.topology.cluster import Cluster
@@ -95,8 +95,9 @@ class PricedCollective:
                         chunks=None)
         if terms.size_factors is None:
             return terms
-        factor = size_factor(terms.size_factors, self.size_bytes / self.launches)
-        return replace(terms, seconds_per_byte=terms.seconds_per_byte / factor, size_factors=None,
+        per_byte = float(terms.per_byte_at(self.size_bytes / self.launches))   # one call's
+        factor = terms.seconds_per_byte / per_byte
+        return replace(terms, seconds_per_byte=per_byte, size_factors=None,
                        efficiency=None if terms.efficiency is None else terms.efficiency * factor)
 
 

@@ -26,13 +26,10 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from simulator.collectives.schedule import Algorithm, Op, Schedule
+from simulator.collectives.schedule import BUS_FACTOR, Algorithm, Schedule
 from simulator.config.hardware import CpuVendor, Protocol
 from simulator.topology.cluster import Cluster
 from simulator.units import GBPS_TO_BYTES_PER_S
-
-_RING_STEPS = {Op.ALL_REDUCE: lambda p: 2 * (p - 1), Op.REDUCE_SCATTER: lambda p: p - 1,
-               Op.ALL_GATHER: lambda p: p - 1}
 
 
 def floors_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> dict[Protocol, float]:
@@ -81,11 +78,11 @@ def _tree_ceilings_GBps(cluster: Cluster, nodes: int) -> dict[Protocol, float]:
 
 
 def _bus_bytes_per_byte(schedule: Schedule) -> float:
-    """Bus bytes per message byte: a tree's 2 (NCCL's ratio 0.5), a ring's ``nsteps / p``."""
+    """Bus bytes per message byte: a tree's 2 (NCCL's ratio 0.5), a ring's ``nsteps / p``,
+    nccl-tests' bus factor (:data:`~simulator.collectives.schedule.BUS_FACTOR`)."""
     if schedule.algorithm == Algorithm.TREE:
         return 2.0
-    p = schedule.ranks
-    return _RING_STEPS.get(schedule.op, lambda ranks: ranks)(p) / p
+    return BUS_FACTOR.get(schedule.op, lambda p: 1.0)(schedule.ranks)
 
 
 def communicator_nodes(schedule: Schedule, cluster: Cluster) -> int:
