@@ -197,7 +197,9 @@ ACHIEVED = {
     # 14.0% / 262.3% with NCCL's per-channel tree ceilings (perChMaxTreeBws, 2.28's Blackwell
     # figures; 2 channels per NIC) and LL ceiling (llMaxBws): the B200 pairs +4% / +10% at 64
     # MiB (were +28% / +35%), +13% / +21% at 128 MiB (were +32% / +41%).
-    "nccl": (0.140, 2.623),
+    # 13.5% / 262.3% with four MI325X rccl-tests ring logs of AMD's AAC11 cluster (1, 2, 4 and
+    # 8 servers, 4-16 GiB; 2026-11-29, scored once): every row met, +5.2% to +9.5%.
+    "nccl": (0.135, 2.623),
     # tokens/s per GPU, 24 rows: 5.9% / 22.6%: MAPE target met, max NOT met (the 8B context-
     # parallel rows: CP 2 -10.0%, CP 4 +18.6%, CP 8 +22.7%; the 405B PP rows +6.2% / +7.1%).
     # 5.5% / 17.5% before attention's rate depended on the sequence length (the CP rows run
@@ -333,7 +335,9 @@ ACHIEVED = {
     # 12.3% / 29.2% once each data-parallel NCCL call paid the collective's latency and
     # the first weight bucket its gather dtype's bytes (simulator/engine/dp_calls.py, 2026-11-28).
     # 12.4% / 29.3% once each buffer's buckets held its own tensors (experts' or the rest's, 2026-11-29).
-    "primus_mi325x": (0.124, 0.293),
+    # 10.4% / 29.3% with the same author's Megatron-LM Llama 3.1 70B FSDP2 log on 64 MI325X
+    # added as row 4 (2026-11-29, scored once: -4.5%).
+    "primus_mi325x": (0.104, 0.293),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,

@@ -1155,7 +1155,7 @@ ideal, does not lose what these runs lost at 384 servers, whose step times swing
 to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' step
 (congestion on a shared Ethernet fabric is not modelled).""",
     "primus_mi325x": """\
-Measured: three complete Primus-Megatron training logs on AMD Instinct MI325X (AMD's AAC11
+Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD Instinct MI325X (AMD's AAC11
 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node; `rocm/primus:v25.9_gfx942`, a
 Megatron-LM fork at 5a676b36), published in hisohara/ai-scripts at 4fb66ab5
 (`training/03_primus/`, the same author's MI300X rccl-tests log is in the nccl set): Llama 2 7B
@@ -1199,7 +1199,18 @@ with the experts' tensors and the rest's with the rest's, 2026-11-29). Left: the
 (`moe_grouped_gemm` True), which has no benchmark in the library, and the auxiliary loss's
 kernels (coefficient 0.01; a few passes over the 8 scores per token, not counted). The logs' memory
 (HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
-peak.""",
+peak.
+
+Row 4, added on 2026-11-29 and scored once with nothing changed: the same author's Megatron-LM
+run of Llama 3.1 70B on 64 MI325X of the same cluster (hisohara/ai-scripts @97db03fb,
+`training/04_megatron-pyxis/`: `rocm/megatron-lm:v25.9_gfx942`, the same image digest as the
+Primus rows', launched through Slurm and Pyxis), torch FSDP2 over all 64 GPUs, full recompute,
+FP8, sequence 8,192, micro batch 4 and one microbatch per GPU per step, 10 iterations (the step
+is the median of iterations 2-10, `clustersim import-log`'s rule for a 10-iteration log; 6-10
+give 19.007 s). The scenario is `clustersim import-log`'s draft of the log, unchanged but for its
+comments: -4.5%, the FSDP2 path read at a fourth the size of the 16-GPU row and at twice its
+sequence. The log's 829.5 TFLOP/s per GPU (Megatron's count, 32% of the FP8 peak) is the run's
+own figure; the model predicts 792.""",
     "mlperf_llama31_405b": """\
 Measured: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B submissions (closed division, NeMo 25.01
 on DGX H100 "Eos-dfw"; mlcommons/training_results_v5.0 at 0fdc28f0) on 512, 2,048, 2,432, 2,560
@@ -1621,7 +1632,18 @@ Why the misses, and what would fix them:
   MiB (were +28% / +35% and +32% / +41%), within 8% from 256 MiB. Left: all three pairs run
   1.4-2.1x slower than modelled from 1 to 4 MiB (87-118 us measured, 55-77 predicted, NCCL's
   corrected tree with LL128), and the B200 pairs' 128 MiB rows; the logs do not say which
-  algorithm ran.""",
+  algorithm ran.
+- **AMD MI325X, one to eight servers** (the same author's rccl-tests runs on AMD's AAC11
+  cluster, hisohara/ai-scripts @f26b661, ring forced, 4-16 GiB rows only; added 2026-11-29 and
+  scored once, met). The measured ring runs faster across servers (350 GB/s from two to eight)
+  than inside one (319), which the model reproduces: inside a server the ring's channels
+  spread over a GPU's seven Infinity Fabric links (48 GB/s usable each of 64, RCCL's own
+  figure: 336 GB/s), across servers each server's eight 400G NICs carry what leaves it (384). Both read fast, by 5-6% inside a server (as the MI300X log,
+  +6-7%) and 7.5-9.5% across (383 against 350 GB/s at 16 GiB on two servers: the NICs at 43.8
+  GB/s each measured, where the library's RoCE 400G efficiency, 0.96, comes from NVIDIA's
+  statement for its own adapters; the Broadcom adapters' rate under RCCL is not published, so
+  nothing was changed). The same README's two-server MI300X run (AAC10, default algorithm) is
+  not in the set: its NICs' rate is not stated.""",
 }
 
 DSTACK_DOCS = "dstackai/dstack @511c318c mkdocs/docs/examples/clusters/"
@@ -1631,6 +1653,9 @@ AZURE_ADDED = (" (busbw tables only, rows derived from them; added 2026-11-29 as
                "check, scored once)")
 OCI_QUICKSTARTS = "oracle-quickstart/oci-gpu-quickstarts @6a0abdc7"
 ADDED_ONCE = " (added 2026-11-29, scored once)"
+
+AAC11_ADDED = " (4, 8 and 16 GiB rows only; added 2026-11-29, scored once)"
+"""How the MI325X rccl-tests logs of AMD's AAC11 cluster entered the set."""
 
 NCCL_LOGS = {
     "b300x8_1node_allreduce_oci": (
@@ -1711,6 +1736,18 @@ NCCL_LOGS = {
         "deepseek-ai/DeepEP#303", "8 x H20 NVSwitch (8 GPUs assumed); messages <= 2 KiB only"),
     "mi300x_1node_allreduce_rccl-tests_ai-scripts": (
         "hisohara/ai-scripts @0780bb3c", "8 x MI300X, fully connected Infinity Fabric, RCCL"),
+    "mi325x_1node_allreduce_ring_rccl-tests_ai-scripts": (
+        "hisohara/ai-scripts @f26b661", "8 x MI325X (AMD AAC11), RCCL of ROCm 6.4.1, NCCL_ALGO=Ring"
+        + AAC11_ADDED),
+    "mi325x_2node_16gpu_allreduce_ring_rccl-tests_ai-scripts": (
+        "hisohara/ai-scripts @f26b661", "2 AAC11 nodes x 8 MI325X, 8 Broadcom 400G RoCE NICs per node, "
+        "NCCL_ALGO=Ring" + AAC11_ADDED),
+    "mi325x_4node_32gpu_allreduce_ring_rccl-tests_ai-scripts": (
+        "hisohara/ai-scripts @f26b661", "4 AAC11 nodes x 8 MI325X, 8 Broadcom 400G RoCE NICs per node, "
+        "NCCL_ALGO=Ring" + AAC11_ADDED),
+    "mi325x_8node_64gpu_allreduce_ring_rccl-tests_ai-scripts": (
+        "hisohara/ai-scripts @f26b661", "8 AAC11 nodes x 8 MI325X, 8 Broadcom 400G RoCE NICs per node, "
+        "NCCL_ALGO=Ring" + AAC11_ADDED),
     "nebius_h100_2node_16gpu_allreduce_dstack": (
         DSTACK_DOCS + "nebius.md", "2 Nebius nodes x 8 H100 on InfiniBand (the NICs not "
         "stated: a DGX H100's 8 x 400 Gb/s assumed)" + DSTACK_ADDED),
