@@ -1155,9 +1155,9 @@ ideal, does not lose what these runs lost at 384 servers, whose step times swing
 to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' step
 (congestion on a shared Ethernet fabric is not modelled).""",
     "primus_mi325x": """\
-Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD Instinct MI325X (AMD's AAC11
-cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node; `rocm/primus:v25.9_gfx942`, a
-Megatron-LM fork at 5a676b36), published in hisohara/ai-scripts at 4fb66ab5
+Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD
+Instinct MI325X (AMD's AAC11 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node;
+`rocm/primus:v25.9_gfx942`, a Megatron-LM fork at 5a676b36), published in hisohara/ai-scripts at 4fb66ab5
 (`training/03_primus/`, the same author's MI300X rccl-tests log is in the nccl set): Llama 2 7B
 on 64 GPUs (data parallel, FP8), Llama 2 70B on 16 GPUs (torch FSDP2, full recompute, FP8) and
 Mixtral 8x7B on 64 GPUs (expert parallel 8, BF16), sequence 4096, 50 iterations each. The step
@@ -1636,14 +1636,14 @@ Why the misses, and what would fix them:
 - **AMD MI325X, one to eight servers** (the same author's rccl-tests runs on AMD's AAC11
   cluster, hisohara/ai-scripts @f26b661, ring forced, 4-16 GiB rows only; added 2026-11-29 and
   scored once, met). The measured ring runs faster across servers (350 GB/s from two to eight)
-  than inside one (319), which the model reproduces: inside a server the ring's channels
-  spread over a GPU's seven Infinity Fabric links (48 GB/s usable each of 64, RCCL's own
-  figure: 336 GB/s), across servers each server's eight 400G NICs carry what leaves it (384). Both read fast, by 5-6% inside a server (as the MI300X log,
-  +6-7%) and 7.5-9.5% across (383 against 350 GB/s at 16 GiB on two servers: the NICs at 43.8
-  GB/s each measured, where the library's RoCE 400G efficiency, 0.96, comes from NVIDIA's
-  statement for its own adapters; the Broadcom adapters' rate under RCCL is not published, so
-  nothing was changed). The same README's two-server MI300X run (AAC10, default algorithm) is
-  not in the set: its NICs' rate is not stated.""",
+  than inside one (319), which the model reproduces: inside a server the ring's channels spread
+  over a GPU's seven Infinity Fabric links (48 GB/s usable each of 64, RCCL's own figure: 336
+  GB/s), across servers each server's eight 400G NICs carry what leaves it (384). Both read
+  fast, by 5-6% inside a server (as the MI300X log, +6-7%) and 7.5-9.5% across (383 against 350
+  GB/s at 16 GiB on two servers: the NICs at 43.8 GB/s each measured, where the library's RoCE
+  400G efficiency, 0.96, comes from NVIDIA's statement for its own adapters; the Broadcom
+  adapters' rate under RCCL is not published, so nothing was changed). The same README's two-
+  server MI300X run (AAC10, default algorithm) is not in the set: its NICs' rate is not stated.""",
 }
 
 DSTACK_DOCS = "dstackai/dstack @511c318c mkdocs/docs/examples/clusters/"

@@ -518,8 +518,8 @@ SETS: dict[str, ValidationSet] = {
         "mlperf_gpt3_oci", "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over "
         "RoCE (mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_oci.csv"),
     "primus_mi325x": _step_entry(
-        "primus_mi325x", "Primus-Megatron and Megatron-LM on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 70B and "
-        "Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)", "primus_mi325x.csv"),
+        "primus_mi325x", "Primus-Megatron and Megatron-LM on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 "
+        "70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)", "primus_mi325x.csv"),
     "mlperf_llama31_405b": _step_entry(
         "mlperf_llama31_405b", "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
         "(mlcommons/training_results_v5.0 @ 0fdc28f0)"),
