@@ -382,3 +382,33 @@ def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):
     stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
     assert stack.get("kernels", {}).get("fp8_scaling") == scaling
     assert stack.get("data_parallel", {}).get("param_gather_dtype") == gather
+
+
+@pytest.mark.parametrize("row", range(4))
+def test_mi325x_set_measurements_are_their_logs_steady_state(row):
+    """Each row of validation/primus_mi325x.csv is the steady state ``clustersim import-log``
+    reads from the log the row's source names (the CSV is typed from the logs; this ties them):
+    tokens/s per GPU = global batch x sequence / (step x GPUs), to the CSV's rounding."""
+    import pandas as pd
+
+    table = pd.read_csv(ROOT / "validation" / "primus_mi325x.csv")
+    entry = table.iloc[row]
+    name = re.search(r"validation/training_logs/(\S+?\.log\.gz)", entry.source).group(1)
+    log = read_megatron_log(LOG.parent / name)
+    measured = draft_from_log(log, NODE, int(entry.nodes)).measured
+    tokens = entry.global_batch * entry.seq_len / (measured.step_time_s * entry.gpus)
+    assert tokens == pytest.approx(entry.measured, rel=1e-3)
+
+
+def test_megatron_lm_fsdp2_log_drafts_its_layout():
+    """The Megatron-LM (ROCm image) log of Llama 3.1 70B on 8 x 8 MI325X: torch FSDP2 over all 64
+    GPUs, full recompute, sequence 8192, Llama 3.1's vocabulary, 10 iterations of which the
+    warm-up rule keeps 2-10 (iteration 1 takes 302 s)."""
+    log = read_megatron_log(LOG.parent / "megatron-lm_llama31-70b_8x8-mi325x.log.gz")
+    draft = draft_from_log(log, NODE, 8)
+    parallelism, model = draft.scenario["parallelism"], draft.scenario["model"]
+    assert parallelism["zero_stage"] == 3 and parallelism["dp"] == 64 and parallelism["tp"] == 1
+    assert parallelism["recompute"] == "full"
+    assert model["seq_len"] == 8192 and model["vocab"] == 128256 and model["layers"] == 80
+    assert draft.measured.iterations == list(range(2, 11)) and draft.measured.logged == 10
+    assert draft.measured.step_time_s == pytest.approx(19.019)
