@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from simulator.cli import main
@@ -384,15 +385,15 @@ def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):
     assert stack.get("data_parallel", {}).get("param_gather_dtype") == gather
 
 
-@pytest.mark.parametrize("row", range(4))
+MI325X_SET = pd.read_csv(ROOT / "validation" / "primus_mi325x.csv")
+
+
+@pytest.mark.parametrize("row", range(len(MI325X_SET)))
 def test_mi325x_set_measurements_are_their_logs_steady_state(row):
     """Each row of validation/primus_mi325x.csv is the steady state ``clustersim import-log``
     reads from the log the row's source names (the CSV is typed from the logs; this ties them):
     tokens/s per GPU = global batch x sequence / (step x GPUs), to the CSV's rounding."""
-    import pandas as pd
-
-    table = pd.read_csv(ROOT / "validation" / "primus_mi325x.csv")
-    entry = table.iloc[row]
+    entry = MI325X_SET.iloc[row]
     name = re.search(r"validation/training_logs/(\S+?\.log\.gz)", entry.source).group(1)
     log = read_megatron_log(LOG.parent / name)
     measured = draft_from_log(log, NODE, int(entry.nodes)).measured
