@@ -50,6 +50,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``dgxc_grok1``: the same release's Grok-1 314B recipe (NeMo 24.12; mixture of experts, 8
   experts, top 2, expert parallel 8), BF16 and FP8 on 32 to 2,048 H100, with the recipe's
   smaller proxies below 512 GPUs (validation/dgxc_grok1_h100.csv), tokens/s per GPU.
+- ``fms_fsdp``: IBM's fms-fsdp README benchmarks: PyTorch FSDP1 (HSDP for 7B, full sharding with
+  full recompute for 34B and 70B), eager and torch.compile, Llama 2 on 128 A100 and 96 H100
+  (validation/fms_fsdp.csv), tokens/s per GPU.
 - ``mlperf_llama31_405b_gb200``: MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72 racks (NVIDIA's
   Tyche on 256 and 512 GPUs, CoreWeave's Carina on 512 to 2,496;
   validation/mlperf_llama31_405b_gb200.csv), tokens/s per GPU: the GB200 check.
@@ -540,6 +543,9 @@ SETS: dict[str, ValidationSet] = {
     "llm_foundry": _curve_entry(
         "llm_foundry",
         "llm-foundry MPT benchmarks, PyTorch FSDP on 128-512 H100 (mosaicml/llm-foundry @ 5e85bd62d)"),
+    "fms_fsdp": _step_entry(
+        "fms_fsdp", "IBM fms-fsdp, PyTorch FSDP1 Llama 2 7B-70B on 128 A100 and 96 H100 "
+        "(foundation-model-stack/fms-fsdp @ 4ffb9bd, 3b1ce15)", "fms_fsdp.csv"),
     "mlperf_llama31_405b_gb200": _step_entry(
         "mlperf_llama31_405b_gb200",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA and CoreWeave on 256 to 2,496 GB200 in NVL72 racks "
