@@ -99,6 +99,28 @@ def test_run_report_has_the_breakdowns(capsys):
         assert fragment in out
 
 
+def _time_table_rows(out: str) -> dict[str, float]:
+    """The "time per step" table's rows of ``clustersim run``'s report: name -> seconds."""
+    table = out.split("time per step", 1)[1].split("└", 1)[0]
+    cells = [line.split("│")[1:3] for line in table.splitlines() if line.startswith("│")]
+    return {name.rstrip(): float(seconds) for name, seconds in cells}
+
+
+@pytest.mark.parametrize("scenario", [GPT3, str(ROOT / "validation" / "scenarios" / "fms_fsdp"
+                                                    / "llama2-7b-96gpu-h100-hsdp-eager.yaml")])
+def test_time_table_parts_add_up_to_the_step(capsys, scenario):
+    """The top-level rows of the step's breakdown sum to the step (the "of which" rows are
+    inside their parent): under ZeRO-3/FSDP the gathers' exposed time is inside the pipeline
+    row, not a second time under data-parallel sync."""
+    code, out, _ = _run(capsys, "run", scenario, "--json")
+    step = json.loads(out)["step_time_s"]
+    code, out, _ = _run(capsys, "run", scenario)
+    assert code == 0
+    rows = _time_table_rows(out)
+    top = [seconds for name, seconds in rows.items() if not name.startswith("   ")]
+    assert sum(top) == pytest.approx(step, abs=5e-4 * len(top))   # each printed to 0.1 ms
+
+
 def test_infeasible_layout_says_what_would_satisfy_it(capsys, tmp_path):
     text = Path(GPT3).read_text().replace("global_batch: 1536", "global_batch: 1500")
     bad = tmp_path / "bad.yaml"

@@ -551,8 +551,8 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
             ) -> StepResult:
     """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
     part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
-    ZeRO-3 in the passes), ``sms`` the part of the end-of-step sync that is compute slowed
-    by NCCL's SMs (:func:`_data_parallel`)."""
+    ZeRO-3 in the passes: already in ``pipe``), ``sms`` the part of the end-of-step sync that
+    is compute slowed by NCCL's SMs (:func:`_data_parallel`)."""
     (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)
@@ -579,5 +579,5 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
         stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx),
-        dp_sm_slowdown_s=sms),
+        dp_sm_slowdown_s=sms, dp_in_pipeline_s=float(dp_exposed[1])),
         analytical=True, busiest=None if breakdowns else float(stage_work.max()))

@@ -83,8 +83,10 @@ def _time_table(r: StepResult) -> Table:
             row(f"  of which {dim} communication", seconds)
     if r.stages and r.stages[0].amax_comm_s > 0:
         row("  of which fp8 amax all-reduces", r.microbatches * r.stages[0].amax_comm_s)
+    if r.dp_in_pipeline_s > 0:
+        row("  of which ZeRO-3/FSDP gathers and reductions", r.dp_in_pipeline_s)
     row("pipeline bubble", r.bubble_s)
-    row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s)
+    row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s - r.dp_in_pipeline_s)
     if r.dp_sm_slowdown_s > 0:
         row("  of which compute slowed by NCCL's SMs", r.dp_sm_slowdown_s)
     row("optimizer", r.optimizer_s)

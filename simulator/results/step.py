@@ -68,6 +68,7 @@ class StepResult:
     sequences: dict | None = None         # sequence-length variation: mean work factors (analytical)
     stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
     dp_sm_slowdown_s: float = 0.0         # of dp_comm_exposed_s: NCCL's SMs beside compute
+    dp_in_pipeline_s: float = 0.0         # of dp_comm_exposed_s: ZeRO-3/FSDP's, inside pipeline_s
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
