@@ -119,6 +119,11 @@ MEANINGS = {
     "parallelism.shard_size": "ZeRO-3 hybrid sharding: shard inside groups of this many dp x cp "
                               "ranks, replicate across them",
     "parallelism.recompute": "activation recompute; what `selective` recomputes depends on the stack",
+    "parallelism.recompute_fraction": "with `recompute: full`, the share of each stage's layers "
+                                      "recomputed, the others keeping their activations (Megatron-Core "
+                                      "`--recompute-method block --recompute-num-layers n`: n / layers per "
+                                      "model chunk; torchtitan's layer-wise checkpointing of every N-th "
+                                      "block: 1/N; fms-fsdp's `selective_checkpointing` p); default 1",
     "parallelism.recompute_modules": "with `recompute: selective`, the modules it re-runs "
                                      "(Megatron-Core `--recompute-modules`; docs/scenario_extensions.md); "
                                      "default: the stack's policy (Megatron: core_attn)",

@@ -253,6 +253,11 @@ class ParallelismConfig(_Section):
     recompute_modules: tuple[RecomputeModule, ...] | None = None
     """What ``recompute: selective`` re-runs, by Megatron-Core's module names (None: the stack's
     selective policy, :class:`simulator.config.stack.RecomputeProfile`)."""
+    recompute_fraction: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None
+    """Under ``recompute: full``, the share of each stage's layers recomputed; the others keep
+    their activations (Megatron-Core ``--recompute-method block --recompute-num-layers n``:
+    ``n`` over the layers of a model chunk; torchtitan's layer-wise selective checkpointing of
+    every ``N``-th block: ``1 / N``; fms-fsdp's ``selective_checkpointing`` ``p``). None: 1."""
     overlap_grad_reduce: Flag = True
     rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
@@ -275,6 +280,14 @@ class ParallelismConfig(_Section):
         if self.recompute != Recompute.SELECTIVE or self.recompute_modules is None:
             return None
         return frozenset(self.recompute_modules)
+
+    @property
+    def full_recompute_share(self) -> float:
+        """The share of the layers fully recomputed in backward: ``recompute_fraction`` (1 when
+        unset) under ``recompute: full``, else 0."""
+        if self.recompute != Recompute.FULL:
+            return 0.0
+        return 1.0 if self.recompute_fraction is None else self.recompute_fraction
 
     @property
     def expert_tp(self) -> int:

@@ -159,18 +159,19 @@ def exchanged_elements(stack: StackProfile, shape: LayerShape) -> tuple[float, f
     return mdl.heads * per_head, heads * per_head
 
 
-def attention_recomputed(scenario: Scenario, stack: StackProfile) -> bool:
-    """Whether backward reruns a layer's attention core (and so its cp ring): full
-    recompute, or selective recompute of the attention core (Megatron; with
-    ``recompute_modules``, only where ``core_attn`` is named); not torchtitan's per-op
-    checkpointing, which saves attention's output."""
+def attention_recomputed(scenario: Scenario, stack: StackProfile) -> float:
+    """The share of the layers whose attention core (and so its cp ring) backward reruns:
+    full recompute's share (``recompute_fraction``), or 1 under selective recompute of the
+    attention core (Megatron; with ``recompute_modules``, only where ``core_attn`` is named);
+    0 under torchtitan's per-op checkpointing, which saves attention's output."""
     mode = scenario.parallelism.recompute
     modules = scenario.parallelism.recomputed_modules
     if modules is not None:
-        return RecomputeModule.CORE_ATTN in modules
-    saved = (mode == Recompute.SELECTIVE
-             and stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL)
-    return mode in (Recompute.FULL, Recompute.SELECTIVE) and not saved
+        return float(RecomputeModule.CORE_ATTN in modules)
+    if mode == Recompute.FULL:
+        return scenario.parallelism.full_recompute_share
+    saved = stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL
+    return float(mode == Recompute.SELECTIVE and not saved)
 
 
 def torch_merge_bytes(e_q: float, e_kv: float, cp: int) -> tuple[float, float]:
@@ -197,7 +198,7 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     gather = _kv_all_gather(2 * e_kv * shape.dtype_bytes, collectives, layout)
     if stack.context_parallel.ring == CpRing.GENERIC:
         return CpCost((CpCollective(gather, GENERIC_PASSES, GENERIC_PASSES),))
-    rerun = int(attention_recomputed(scenario, stack))
+    rerun = attention_recomputed(scenario, stack)
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
     return CpCost((CpCollective(gather, 1, 1 + rerun), CpCollective(shift, 0, layout.cp)),
@@ -210,7 +211,7 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     in forward (again in backward when attention is recomputed), in backward ``cp - 2``
     exchanges of K/V with dK/dV and two of one of them; a step's attention is ``1/cp`` of
     the layer's."""
-    cp, rerun = layout.cp, int(attention_recomputed(scenario, stack))
+    cp, rerun = layout.cp, attention_recomputed(scenario, stack)
     e_q, e_kv = exchanged_elements(stack, shape)
     block = 2 * e_kv * shape.dtype_bytes
     single = _ring_shift(block, collectives, layout)
@@ -230,7 +231,7 @@ def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     """TE's K/V all-gather cp (module docstring): per forward all-gathers of K and V
     (``E_kv`` elements each), per backward the same again plus reduce-scatters of dK and dV,
     in line; a recomputed forward gathers again."""
-    rerun = int(attention_recomputed(scenario, stack))
+    rerun = attention_recomputed(scenario, stack)
     _, e_kv = exchanged_elements(stack, shape)
     block = e_kv * shape.dtype_bytes
     gather = _kv_all_gather(block, collectives, layout)
@@ -248,7 +249,7 @@ def _ulysses_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     """DeepSpeed-Ulysses (module docstring): per pass two all-to-alls of ``E_q`` elements (q
     and the output, or their gradients) and two of ``E_kv`` (k and v), in line, again for a
     recomputed forward; 8 B of layout copies per element moved."""
-    rerun = int(attention_recomputed(scenario, stack))
+    rerun = attention_recomputed(scenario, stack)
     e_q, e_kv = exchanged_elements(stack, shape)
     q = _all_to_all(e_q * shape.dtype_bytes, collectives, layout)
     kv = _all_to_all(e_kv * shape.dtype_bytes, collectives, layout)

@@ -222,8 +222,9 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
                site: TpSite) -> tuple[float, float]:
     """(recompute compute seconds, its exposed TP seconds) of one layer in backward."""
     mode = scenario.parallelism.recompute
-    if mode == Recompute.FULL:
-        return forward, tp_fwd
+    if mode == Recompute.FULL:                  # a share of the layers (recompute_fraction)
+        share = scenario.parallelism.full_recompute_share
+        return share * forward, share * tp_fwd
     if mode != Recompute.SELECTIVE:
         return 0.0, 0.0
     modules = scenario.parallelism.recomputed_modules

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from simulator.collectives import Op
 from simulator.collectives.group import Group
 from simulator.config.hardware import Dtype
-from simulator.config.scenario import Recompute, Scenario
+from simulator.config.scenario import Scenario
 from simulator.config.stack import GatherUnit, GradCopyIn, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
@@ -194,15 +194,14 @@ def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layer
     return ShardingCost(fwd / microbatches, bwd / microbatches, total)
 
 
-def gather_counts(scenario: Scenario, stack: StackProfile, microbatches: int) -> tuple[int, int]:
+def gather_counts(scenario: Scenario, stack: StackProfile, microbatches: int) -> tuple[int, float]:
     """(forward all-gathers per step, backward re-gathers per microbatch) of one unit: every
     microbatch's forward gathers it when ``reshard_after_forward`` frees it after use (else
     the step's first), and its backward gathers it again then, once more for a full
-    recompute with ``regather_for_recompute``."""
+    recompute with ``regather_for_recompute`` (on the recomputed share of the units)."""
     prof = stack.sharding
-    full_recompute = scenario.parallelism.recompute == Recompute.FULL
-    regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full_recompute)
-    return (microbatches if prof.reshard_after_forward else 1), regathers
+    recomputed = scenario.parallelism.full_recompute_share if prof.regather_for_recompute else 0.0
+    return (microbatches if prof.reshard_after_forward else 1), int(prof.reshard_after_forward) + recomputed
 
 
 def _pass_exposed(layers: float, compute: float, gather: float, reduce: float, prefetch: int,

@@ -239,7 +239,8 @@ def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
     memoised) with the documents' mean work factors ``work``."""
     sc = ctx.scenario
     par = sc.parallelism
-    key = ("flops", par.recompute, par.recompute_modules, par.tp > 1, work)   # tp: async TP's recompute
+    key = ("flops", par.recompute, par.recompute_fraction, par.recompute_modules,
+           par.tp > 1, work)   # tp: async TP's recompute
     return memoised(ctx, key, lambda: step_flops(sc, work))
 
 

@@ -63,7 +63,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     stack = scenario_stack(scenario)
     op_sac = stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL
     if recompute == Recompute.FULL:
-        extra = layer_flops
+        extra = scenario.parallelism.full_recompute_share * layer_flops
     elif modules is not None:
         extra = _modules_flops(full, modules, layers, dense)
     elif recompute == Recompute.SELECTIVE and op_sac:
@@ -74,7 +74,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
         extra = 0.0
     if work == (1.0, 1.0):
         return model, model + extra
-    core_extra = core if attention_recomputed(scenario, stack) else 0.0
+    core_extra = core * attention_recomputed(scenario, stack)
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a

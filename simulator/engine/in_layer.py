@@ -118,7 +118,7 @@ def _recomputed_sites(ctx: Context, sites: int, layers: float, dense: float) -> 
     (:func:`~simulator.workload.recompute_modules.reruns_mlp_collectives`)."""
     par, model = ctx.scenario.parallelism, ctx.scenario.model
     if par.recompute == Recompute.FULL:
-        return sites * layers
+        return sites * layers * par.full_recompute_share
     modules = par.recomputed_modules
     if modules is None or sites < 2:
         return 0.0

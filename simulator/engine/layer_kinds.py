@@ -42,7 +42,7 @@ def _layer_key(ctx: Context, name: str) -> tuple:
     """The memo key of a layer cost: what it reads of a layout."""
     par = ctx.scenario.parallelism
     return (name, ctx.layout, ctx.shape.micro_batch, par.sequence_parallel, par.recompute, ctx.microbatches,
-            par.virtual_stages, par.recompute_modules)
+            par.virtual_stages, par.recompute_modules, par.recompute_fraction)
 
 
 def stage_layers(ctx: Context, stack) -> list[LayerCost]:

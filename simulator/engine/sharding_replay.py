@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from simulator.collectives import Op
 from simulator.config.loader import scenario_stack
-from simulator.config.scenario import Fidelity, Recompute
+from simulator.config.scenario import Fidelity
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.sharding import UnitComm, sharding_cost, stage_unit_comm
@@ -60,8 +60,8 @@ class StageSharding:
         prof, m = scenario_stack(ctx.scenario).sharding, ctx.microbatches
         if forward:
             return [(self.gather, self.chunk_layers * (1.0 if prof.reshard_after_forward else 1.0 / m))]
-        full = ctx.scenario.parallelism.recompute == Recompute.FULL
-        regathers = int(prof.reshard_after_forward) + int(prof.regather_for_recompute and full)
+        recomputed = ctx.scenario.parallelism.full_recompute_share if prof.regather_for_recompute else 0.0
+        regathers = int(prof.reshard_after_forward) + recomputed
         reduces = 1.0 if prof.reduce_every_microbatch else 1.0 / m
         out = [(self.gather, self.chunk_layers * regathers), (self.reduce, self.chunk_layers * reduces)]
         return [(c, n) for c, n in out if n > 0]

@@ -167,7 +167,7 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
     """The recompute of :func:`simulator.cost.layer._recompute`, by class."""
     mode = ctx.scenario.parallelism.recompute
     if mode == Recompute.FULL:
-        return forward
+        return forward * ctx.scenario.parallelism.full_recompute_share
     if mode != Recompute.SELECTIVE:
         return Classes()
     modules = ctx.scenario.parallelism.recomputed_modules

@@ -389,6 +389,10 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
     modules = _recompute_modules(args, extra) if parallelism["recompute"] == "selective" else None
     if modules is not None:
         parallelism["recompute_modules"] = modules
+    full = parallelism["recompute"] == "full"
+    fraction = _block_recompute_fraction(args, sizes["pp"] * stages) if full else None
+    if fraction is not None:
+        parallelism["recompute_fraction"] = fraction
     etp = args.get("expert_tensor_parallel_size")
     if sizes["ep"] > 1 and isinstance(etp, int) and not isinstance(etp, bool) and 0 < etp != sizes["tp"]:
         parallelism["etp"] = etp
@@ -435,6 +439,19 @@ def _zero_stage(args: dict[str, Any]) -> int:
     return 1 if args.get("use_distributed_optimizer") else 0
 
 
+def _block_recompute_fraction(args: dict[str, Any], chunks: int) -> float | None:
+    """``recompute_fraction`` of Megatron's ``--recompute-method block``: the first
+    ``recompute_num_layers`` layers of each of the ``chunks`` model chunks are recomputed,
+    ``n / (layers / chunks)`` of them (None: every layer, or not the block method)."""
+    count, layers = args.get("recompute_num_layers"), args.get("num_layers")
+    if str(args.get("recompute_method") or "").lower() != "block":
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (count, layers)):
+        return None
+    fraction = count * chunks / layers
+    return round(fraction, 6) if fraction < 1.0 else None
+
+
 def _recompute_modules(args: dict[str, Any], extra: list[str]) -> list[str] | None:
     """``recompute_modules`` as logged (``['mla_up_proj', 'moe_act']``), None when absent or
     Megatron-Core's default ``['core_attn']``; names clustersim does not know are noted."""
@@ -452,9 +469,9 @@ def _recompute(args: dict[str, Any], extra: list[str]) -> str:
     granularity = str(args.get("recompute_granularity") or "").lower()
     if granularity == "full":
         method, count = args.get("recompute_method"), args.get("recompute_num_layers")
-        if method or count:
+        if (method or count) and _block_recompute_fraction(args, 1) is None:
             extra.append(f"recompute_method {method}, recompute_num_layers {count} "
-                         "(modelled as full recompute of every layer)")
+                         "(every layer recomputed)")
         return "full"
     if granularity == "selective" or args.get("recompute_activations"):
         return "selective"

@@ -94,6 +94,8 @@ def check_record(session: ClusterSession, result: StepResult | None = None) -> d
 def _recompute_text(par) -> str:
     """``recompute none|full|selective``, with the named modules where selective names them."""
     modules = par.recomputed_modules
+    if par.recompute_fraction is not None and par.full_recompute_share:
+        return f"recompute full ({par.recompute_fraction:g} of the layers)"
     if modules is None:
         return f"recompute {par.recompute.value}"
     named = ", ".join(m.value for m in par.recompute_modules) or "nothing"

@@ -21,7 +21,7 @@ names the key or the number behind it:
 from __future__ import annotations
 
 from simulator.config.recompute_rules import idle_module_warnings
-from simulator.config.scenario import NoiseConfig, Scenario, Schedule, SimulateConfig
+from simulator.config.scenario import NoiseConfig, Recompute, Scenario, Schedule, SimulateConfig
 from simulator.results.step import StepResult
 from simulator.units import format_bytes
 
@@ -111,6 +111,9 @@ def layout_warnings(scenario: Scenario) -> list[str]:
         found.append("parallelism.sequence_parallel has no effect with tp 1 (Megatron-LM turns "
                      "it off)")
     found += idle_module_warnings(scenario)
+    if par.recompute_fraction is not None and par.recompute != Recompute.FULL:
+        found.append(f"parallelism.recompute_fraction has no effect with parallelism.recompute "
+                     f"{par.recompute.value} (it is the share of the layers full recompute re-runs)")
     if not _megatron_family(scenario) or par.pp == 1:
         return found
     if par.pipeline_layout is not None or par.first_stage_layers or par.last_stage_layers:

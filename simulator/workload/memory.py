@@ -420,14 +420,14 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
     kept, recompute_workspace, extra, logits = remembered(
         memo, ("stage_memory.activations", training.micro_batch, par.tp, par.sequence_parallel, par.cp,
-               par.recompute, par.recompute_modules, first, last),
+               par.recompute, par.recompute_fraction, par.recompute_modules, first, last),
         lambda: _activation_parts(model, training, par, first, last, stack))
     mix = stage_mix(model, par)[stage]
     layer_bytes = kept * layers_on_stage
     if any(mix):
         dense_kept, dense_workspace = remembered(
             memo, ("stage_memory.dense_activations", training.micro_batch, par.tp, par.sequence_parallel,
-                   par.cp, par.recompute, par.recompute_modules),
+                   par.cp, par.recompute, par.recompute_fraction, par.recompute_modules),
             lambda: _activation_parts(model.dense_model(), training, par, False, False, stack)[:2])
         layer_bytes += (dense_kept - kept) * mix[0] + kept * mix[1]
         recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
@@ -488,8 +488,21 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     recomputes = par.recompute == Recompute.FULL or op_sac
     if not recomputes:
         kept += gathered
+    elif par.recompute == Recompute.FULL and par.full_recompute_share < 1.0:
+        kept = _partly_recomputed(kept, per_layer(_kept_mode(training)) + gathered, par.full_recompute_share)
     workspace = per_layer(Recompute.SELECTIVE) + gathered if recomputes else 0.0
     return kept, workspace, extra, logits
+
+
+def _kept_mode(training: TrainingConfig) -> Recompute:
+    """What a layer that is not recomputed keeps: everything, but flash attention's scores."""
+    return Recompute.SELECTIVE if training.attention == AttentionKernel.FLASH else Recompute.NONE
+
+
+def _partly_recomputed(checkpointed: float, kept: float, share: float) -> float:
+    """Bytes per layer when ``share`` of the layers keep only their input (``checkpointed``)
+    and the others everything (``kept``): the mean over the stage's layers."""
+    return share * checkpointed + (1.0 - share) * kept
 
 
 def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
