@@ -53,10 +53,12 @@ def test_step_flops_and_memory_are_linear_in_the_share(tmp_path):
     none = _run(tmp_path, _with_parallelism(PIPELINE, recompute="none"))
     full = _run(tmp_path, PIPELINE)
     shares = {f: _run(tmp_path, _with_parallelism(PIPELINE, recompute_fraction=f)) for f in (0.25, 0.5, 0.75)}
+    def mix(f: float, value) -> float:
+        return (1 - f) * value(none) + f * value(full)
+
     for f, result in shares.items():
-        assert result.step_time_s == pytest.approx((1 - f) * none.step_time_s + f * full.step_time_s, rel=1e-9)
-        assert _hardware_flops(result) == pytest.approx((1 - f) * _hardware_flops(none) + f * _hardware_flops(full),
-                                                        rel=1e-9)
+        assert result.step_time_s == pytest.approx(mix(f, lambda r: r.step_time_s), rel=1e-9)
+        assert _hardware_flops(result) == pytest.approx(mix(f, _hardware_flops), rel=1e-9)
     memory = {f: r.memory_per_gpu_bytes for f, r in shares.items()}
     assert memory[0.5] - memory[0.75] == pytest.approx(memory[0.25] - memory[0.5], rel=1e-9)
     at_zero = 2 * memory[0.25] - memory[0.5]           # the line's value at share 0
