@@ -75,6 +75,7 @@ def _time_table(r: StepResult) -> Table:
     table.add_column("share", justify="right")
 
     def row(name: str, seconds: float) -> None:
+        seconds = seconds if abs(seconds) >= 5e-5 else 0.0    # no "-0.0000" from round-off
         table.add_row(name, f"{seconds:.4f}", f"{seconds / r.step_time_s:.1%}")
 
     row("pipeline (compute + in-line comm)", r.pipeline_s - r.bubble_s)
