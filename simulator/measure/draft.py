@@ -469,7 +469,7 @@ def _recompute(args: dict[str, Any], extra: list[str]) -> str:
     granularity = str(args.get("recompute_granularity") or "").lower()
     if granularity == "full":
         method, count = args.get("recompute_method"), args.get("recompute_num_layers")
-        if (method or count) and _block_recompute_fraction(args, 1) is None:
+        if (method or count) and str(method or "").lower() != "block":    # block: a share, below
             extra.append(f"recompute_method {method}, recompute_num_layers {count} "
                          "(every layer recomputed)")
         return "full"

@@ -341,16 +341,16 @@ working set beyond one layer; none has a closed form we could source, so none is
 factor.""",
     "fms_fsdp": """\
 Measured: IBM's fms-fsdp README (foundation-model-stack/fms-fsdp), table "Training throughput
-benchmarks": Llama 2 7B, 34B and 70B pre-trained with PyTorch FSDP1 (`FullyShardedDataParallel`,
-one unit per decoder block, bf16 mixed precision, PyTorch's SDPA FlashAttention-2), batch 2 x
-4,096 tokens per GPU and one batch per step, on 128 A100 80GB (servers with 400 Gb/s of network)
-and 96 H100 80GB (800 Gb/s), clusters not named (`validation/fms_fsdp.csv`), compared as tokens/s per
-GPU. Two versions of the table: eager PyTorch (the table of 2024-02-27 and 2024-03-21, 4ffb9bd:
-7B with hybrid sharding and no recompute, 13B fully sharded with "selective" checkpointing, 34B
-and 70B fully sharded with full recompute) and
-torch.compile (2024-05-09, 3b1ce15, unchanged since). The first PyTorch FSDP set on A100, and
-the first with a quarter of a DGX's network per server. Added on 2026-11-29 as an out-of-sample check, scored
-once with no constant changed.
+benchmarks": Llama 2 7B to 70B pre-trained with PyTorch FSDP1 (`FullyShardedDataParallel`, one
+unit per decoder block, bf16 mixed precision, PyTorch's SDPA FlashAttention-2), batch 2 x 4,096
+tokens per GPU and one batch per step, on 128 A100 80GB (servers with 400 Gb/s of network) and
+96 H100 80GB (800 Gb/s), clusters not named (`validation/fms_fsdp.csv`), compared as tokens/s
+per GPU. Two versions of the table: eager PyTorch (the table of 2024-02-27 and 2024-03-21,
+4ffb9bd: 7B with hybrid sharding and no recompute, 13B fully sharded with "selective"
+checkpointing, 34B and 70B fully sharded with full recompute) and torch.compile (2024-05-09,
+3b1ce15, unchanged since). The first PyTorch FSDP set on A100, and the first with a quarter of
+a DGX's network per server. Added on 2026-11-29 as an out-of-sample check, scored once with no
+constant changed.
 
 Encoding: `validation/scenarios/fms_fsdp/`, from the repository at the table's commits
 (`main_training.py`, `fms_fsdp/utils/config_utils.py`, `fms_fsdp/policies/`): stack `fsdp`
