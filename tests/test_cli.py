@@ -113,6 +113,7 @@ def test_time_table_parts_add_up_to_the_step(capsys, scenario):
     inside their parent): under ZeRO-3/FSDP the gathers' exposed time is inside the pipeline
     row, not a second time under data-parallel sync."""
     code, out, _ = _run(capsys, "run", scenario, "--json")
+    assert code == 0
     step = json.loads(out)["step_time_s"]
     code, out, _ = _run(capsys, "run", scenario)
     assert code == 0
