@@ -191,6 +191,26 @@ def test_upstream_format_maps_gqa_interleaving_and_recompute(tmp_path):
     assert any("recompute_num_layers 1" in item for item in draft.not_modelled)
 
 
+def test_block_recompute_drafts_the_recomputed_share(tmp_path):
+    """--recompute-method block --recompute-num-layers 2 on 32 layers over pp 2 x 4 virtual
+    stages (4 layers a chunk): half of each chunk's layers, parallelism.recompute_fraction 0.5,
+    and no "not modelled" note; the drafted scenario loads."""
+    path = _upstream_log(tmp_path)
+
+    def line(key: str, value) -> str:       # as _upstream_log prints an argument
+        return f"  {key} {'.' * (48 - len(key))} {value}\n"
+
+    text = path.read_text().replace(line("recompute_method", "uniform"), line("recompute_method", "block"))
+    path.write_text(text.replace(line("recompute_num_layers", 1), line("recompute_num_layers", 2)))
+    draft = draft_from_log(read_megatron_log(path), "dgx-h100", 2)
+    p = draft.scenario["parallelism"]
+    assert (p["recompute"], p["recompute_fraction"]) == ("full", 0.5)
+    assert not any("recompute_num_layers" in item for item in draft.not_modelled)
+    out = tmp_path / "draft.yaml"
+    out.write_text(render_draft(draft, path.name))
+    assert open_scenario(out).scenario.parallelism.full_recompute_share == 0.5
+
+
 def test_upstream_uneven_pipeline_split_maps_to_stage_layer_counts(tmp_path):
     """--decoder-first/last-pipeline-num-layers become parallelism.first/last_stage_layers."""
     path = _upstream_log(tmp_path)
