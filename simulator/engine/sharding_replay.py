@@ -22,7 +22,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
-from simulator.cost.sharding import UnitComm, sharding_cost, stage_unit_comm
+from simulator.cost.sharding import UnitComm, gather_counts, sharding_cost, stage_unit_comm
 from simulator.engine.context import Context
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
@@ -57,11 +57,11 @@ class StageSharding:
         first's gathers spread over the step); backward re-gathers (twice with a recompute
         re-gather) and reduce-scatters every layer (every microbatch, or once per step).
         """
-        prof, m = scenario_stack(ctx.scenario).sharding, ctx.microbatches
+        stack, m = scenario_stack(ctx.scenario), ctx.microbatches
+        prof = stack.sharding
         if forward:
             return [(self.gather, self.chunk_layers * (1.0 if prof.reshard_after_forward else 1.0 / m))]
-        recomputed = ctx.scenario.parallelism.full_recompute_share if prof.regather_for_recompute else 0.0
-        regathers = int(prof.reshard_after_forward) + recomputed
+        regathers = gather_counts(ctx.scenario, stack, m)[1]
         reduces = 1.0 if prof.reduce_every_microbatch else 1.0 / m
         out = [(self.gather, self.chunk_layers * regathers), (self.reduce, self.chunk_layers * reduces)]
         return [(c, n) for c, n in out if n > 0]

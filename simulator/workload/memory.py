@@ -478,9 +478,7 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)
     extra += head if last else 0.0
     logits = _logit_bytes(model, training.micro_batch, par, _loss_bytes(stack, par)) if last else 0.0
-    stored = par.recompute
-    if stored == Recompute.NONE and training.attention == AttentionKernel.FLASH:
-        stored = Recompute.SELECTIVE
+    stored = _kept_mode(training) if par.recompute == Recompute.NONE else par.recompute
     op_sac = _op_sac(stack, par)
     kept = (op_sac_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel, par.cp,
                                    act_bytes) if op_sac else per_layer(stored))
