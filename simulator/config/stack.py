@@ -202,6 +202,11 @@ class ShardingProfile(_Part):
     reduce_every_microbatch: Flag = True
     grad_copy_in: GradCopyIn = GradCopyIn.NONE
     """Memory-bound kernels that assemble each unit's gradients before its reduce-scatter."""
+    gather_copy_out: Flag = False
+    """After each all-gather, one copy kernel on the compute stream moves the gathered bytes
+    from the all-gather output into the parameters' unsharded tensors (read and write; FSDP2
+    ``foreach_all_gather_copy_out``, ``torch.split_with_sizes_copy``); FSDP1 gathers into the
+    flat parameter in place."""
     predivide: Flag = False
     """The assembled gradient is divided by a pre-divide factor before the reduce-scatter, a
     separate elementwise kernel (FSDP1 ``_div_if_needed``; FSDP2 lets NCCL average fp32 and

@@ -1,5 +1,6 @@
 """FSDP gradients: the kernels that assemble each unit's gradients for its reduce-scatter
-(:func:`copy_in_seconds`, every sharded stack), and what torch.distributed.pipelining adds per
+(:func:`copy_in_seconds`, every sharded stack) and copy FSDP2's gathered parameters into place
+(:func:`copy_out_seconds`), and what torch.distributed.pipelining adds per
 microbatch and at the end of a stage's step.
 
 torch 2.6 ``PipelineStage.backward_maybe_with_nosync`` (``torch/distributed/pipelining/stage.py``)
@@ -30,16 +31,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulator.collectives import Op
+from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.grad_accumulation import upcast_accumulation_seconds
-from simulator.cost.sharding import copy_in_bytes_per_param, gradient_dtype_bytes
+from simulator.cost.sharding import copy_in_bytes_per_param, gather_counts, gradient_dtype_bytes
 from simulator.workload.memory import shard_group_size, stage_parameters
 from simulator.workload.stage_layers import stage_kinds
 
-__all__ = ["accumulation_seconds", "copy_in_seconds", "deferred_reduce_collectives", "defers_reduce",
-           "gradient_kernel_seconds", "reduces_deferred"]
+__all__ = ["accumulation_seconds", "copy_in_seconds", "copy_out_seconds", "deferred_reduce_collectives",
+           "defers_reduce", "gradient_kernel_seconds", "reduces_deferred"]
 
 
 def _applies(scenario, flag: bool) -> bool:
@@ -60,6 +62,11 @@ def reduces_deferred(ctx) -> bool:
     return defers_reduce(ctx.scenario) and ctx.layout.dp * ctx.layout.cp > 1
 
 
+def _sharded(ctx) -> bool:
+    """Whether the layout's stages are ZeRO-3 sharded over more than one GPU."""
+    return ctx.scenario.parallelism.zero_stage >= 3 and ctx.layout.dp * ctx.layout.cp > 1
+
+
 def _dtype_bytes(scenario, stack=None) -> tuple[float, float]:
     """(gradient bytes as autograd makes them, reduce-dtype bytes) per parameter."""
     return gradient_dtype_bytes(scenario, stack or scenario_stack(scenario))
@@ -74,7 +81,7 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
     which prices its own copy-in (:func:`deferred_reduce_collectives`)."""
     sc = ctx.scenario
     stack = scenario_stack(sc)
-    if sc.parallelism.zero_stage < 3 or ctx.layout.dp * ctx.layout.cp <= 1 or reduces_deferred(ctx):
+    if not _sharded(ctx) or reduces_deferred(ctx):
         return 0.0
     per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc, stack))
     if per_param <= 0.0:
@@ -82,6 +89,29 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
     reduces = 1.0 if stack.sharding.reduce_every_microbatch else 1.0 / ctx.microbatches
     params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
     return reduces * float(ctx.compute.memory_time(per_param * params))
+
+
+def copy_out_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
+                     mtp_layers: int = 0) -> float:
+    """Seconds per microbatch of the copy kernels after a stage's all-gathers (stack
+    ``sharding.gather_copy_out``; ZeRO-3 stages sharded over more than one GPU): each gather's
+    bytes are read from the all-gather output and written to the unsharded parameters,
+    ``t_mem(2 n P (f / m + b))`` for ``P`` parameters gathered in ``n`` bytes each, ``f``
+    forward gathers per step over ``m`` microbatches and ``b`` backward re-gathers per
+    microbatch (:func:`simulator.cost.sharding.gather_counts`). torch 2.4-2.6
+    ``torch/distributed/_composable/fsdp/_fsdp_collectives.py`` ``foreach_all_gather_copy_out``
+    runs ``torch.split_with_sizes_copy`` on the current (compute) stream after waiting for the
+    all-gather, so it does not overlap the unit's compute. The forward's copies are priced with
+    the backward's memory-bound kernels: the same step with one stage."""
+    sc = ctx.scenario
+    stack = scenario_stack(sc)
+    if not stack.sharding.gather_copy_out or not _sharded(ctx):
+        return 0.0
+    forward, backward = gather_counts(sc, stack, ctx.microbatches)
+    gathered = stack.sharding.param_gather_dtype.nbytes(Dtype(sc.training.dtype))
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
+    per_microbatch = forward / ctx.microbatches + backward
+    return float(ctx.compute.memory_time(2.0 * gathered * params * per_microbatch))
 
 
 def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) -> float:
@@ -132,8 +162,9 @@ def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool, dense_lay
                             mtp_layers: int = 0) -> float:
     """Seconds per microbatch of a stage's memory-bound gradient kernels, added to its
     backward: the unsharded accumulation (:func:`accumulation_seconds`), the reduce-scatter
-    copy-in (:func:`copy_in_seconds`) and the upcast-and-add accumulation of ZeRO 0-2 stacks
+    copy-in (:func:`copy_in_seconds`), FSDP2's gather copy-outs (:func:`copy_out_seconds`) and
+    the upcast-and-add accumulation of ZeRO 0-2 stacks
     (:func:`simulator.cost.grad_accumulation.upcast_accumulation_seconds`)."""
     kind = (layers, first, last, dense_layers, mtp_layers)
-    return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind)
+    return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind) + copy_out_seconds(ctx, *kind)
             + upcast_accumulation_seconds(ctx, *kind))

@@ -53,6 +53,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``fms_fsdp``: IBM's fms-fsdp README benchmarks: PyTorch FSDP1 (HSDP for 7B, full sharding with
   full recompute for 34B and 70B), eager and torch.compile, Llama 2 on 128 A100 and 96 H100
   (validation/fms_fsdp.csv), tokens/s per GPU.
+- ``olmo_core``: Ai2's OLMo-core README throughput table: PyTorch FSDP2 with torch.compile and
+  gradient accumulation, OLMo 1B-13B and a Llama 3 8B, BF16 and torchao FP8, on one 8-GPU H100
+  server (validation/olmo_core.csv), tokens/s per GPU.
 - ``mlperf_llama31_405b_gb200``: MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72 racks (NVIDIA's
   Tyche on 256 and 512 GPUs, CoreWeave's Carina on 512 to 2,496;
   validation/mlperf_llama31_405b_gb200.csv), tokens/s per GPU: the GB200 check.
@@ -546,6 +549,9 @@ SETS: dict[str, ValidationSet] = {
     "fms_fsdp": _step_entry(
         "fms_fsdp", "IBM fms-fsdp, PyTorch FSDP1 Llama 2 7B-70B on 128 A100 and 96 H100 "
         "(foundation-model-stack/fms-fsdp @ 4ffb9bd, 3b1ce15)", "fms_fsdp.csv"),
+    "olmo_core": _step_entry(
+        "olmo_core", "Ai2 OLMo-core, PyTorch FSDP2 OLMo 1B-13B and Llama 8B, BF16 and FP8 on 8 H100 "
+        "(allenai/OLMo-core @ 41400c46f)", "olmo_core.csv"),
     "mlperf_llama31_405b_gb200": _step_entry(
         "mlperf_llama31_405b_gb200",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA and CoreWeave on 256 to 2,496 GB200 in NVL72 racks "
