@@ -27,7 +27,7 @@ from simulator.workload.params import (
 )
 from simulator.workload.transformer import LayerShape, layer_forward
 
-QWEN3 = {"mlp": "swiglu", "vocab": 151936, "kv_heads": 8, "head_dim": 128}
+QWEN3 = {"mlp": "swiglu", "vocab": 151936, "kv_heads": 8, "head_dim": 128, "qk_norm": True}
 QWEN3_4B = ModelConfig(layers=36, hidden=2560, heads=32, ffn_hidden=9728, tied_embeddings=True, **QWEN3)
 QWEN3_32B = ModelConfig(layers=64, hidden=5120, heads=64, ffn_hidden=25600, tied_embeddings=False, **QWEN3)
 

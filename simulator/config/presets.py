@@ -19,7 +19,9 @@ Sources
   every layer MoE, 128 experts, 8 per token), vocab_size 151936, tie_word_embeddings), whose
   parameter counts match the model cards (4.0B / 32.8B / 30.5B with 3.3B active;
   ``tests/test_head_dim.py``); sequence 4,096, the length of the
-  Qwen3 Technical Report's general and reasoning pre-training stages (arXiv:2505.09388).
+  Qwen3 Technical Report's general and reasoning pre-training stages (arXiv:2505.09388), whose
+  sec. 2 adds QK-Norm to every Qwen3 model (``model.qk_norm``; transformers' ``Qwen3Attention``
+  normalises each query and key head with ``q_norm`` and ``k_norm``).
   Qwen3 235B-A22B likewise (Qwen/Qwen3-235B-A22B ``config.json``: 94 layers, hidden 4096, 64
   heads, 4 key-value heads, head_dim 128, moe_intermediate_size 1536, 128 experts, 8 per token,
   vocabulary 151936, untied embeddings; 235B parameters with 22B active, the model card).
@@ -59,7 +61,7 @@ def _megatron(layers: int, hidden: int, heads: int) -> dict:
 
 
 _LLAMA3 = {"mlp": "swiglu", "seq_len": 8192, "vocab": 128256, "kv_heads": 8}
-_QWEN3 = {"mlp": "swiglu", "seq_len": 4096, "vocab": 151936, "kv_heads": 8, "head_dim": 128}
+_QWEN3 = {"mlp": "swiglu", "seq_len": 4096, "vocab": 151936, "kv_heads": 8, "head_dim": 128, "qk_norm": True}
 
 MODEL_PRESETS = MappingProxyType({
     "gpt3-175b": _megatron(96, 12288, 96),

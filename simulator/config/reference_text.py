@@ -53,6 +53,8 @@ MEANINGS = {
     "model.seq_len": "tokens per sequence",
     "model.vocab": "vocabulary size",
     "model.experts": "experts per MoE layer (1: dense)",
+    "model.qk_norm": "an RMSNorm over the queries and keys after their projections (Qwen3, OLMo 2): "
+                     "one more memory-bound pass over them a layer, its input kept for backward",
     "model.tied_embeddings": "the output layer shares the token embedding (default: true for `gelu`, "
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",

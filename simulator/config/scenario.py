@@ -154,6 +154,11 @@ class ModelConfig(_Section):
     kind), two norms and a ``2h -> h`` projection, and runs the shared output layer and loss
     again. They sit on the last pipeline stage after its layers (Megatron-Bridge's layout
     token ``m`` before the loss ``L``)."""
+    qk_norm: Annotated[bool, Strict()] = False
+    """An RMSNorm over the queries and keys after their projections (QK-norm: Qwen3 per head,
+    OLMo 2 over the whole projection; Gemma 3): one more memory-bound kernel a layer over the
+    ``(heads + kv_heads) head_dim`` query and key elements of each token, whose input backward
+    keeps."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""

@@ -102,7 +102,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     output-projection input of ``a d_v`` and the latents (``r_q + r_kv + d_r``, twice, not split
     by TP); MLP inner ``2 f`` elements for GELU (its
     input and fc2 input) or ``3 f`` for SwiGLU (the ``2 f`` fc1 output that
-    Megatron's fused SwiGLU saves, and the fc2 input); for MoE the MLP inner is
+    Megatron's fused SwiGLU saves, and the fc2 input); with ``model.qk_norm`` the norm's
+    input, the projected queries and keys, is kept too (``q_width + kv_width``, split by TP:
+    TransformerEngine's RMSNorm saves its input for backward); for MoE the MLP inner is
     times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits,
     permutation buffers and capacity padding are ignored). ``dtype_bytes`` scales tensors,
     not masks. Dropout masks are kept for every model (an upper bound for dropout-free Llama training).
@@ -172,7 +174,8 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     inner = (2 if model.mlp == Mlp.GELU else 3) * _fc2_inputs(model)
     replicated = dtype_bytes * (4 * h + 2 * _latent_widths(model)) + MASK_BYTES * 2 * h
     widths = model.q_width + model.context_width + model.kv_width + model.v_width   # Q, context; K, V
-    return replicated, dtype_bytes * (widths + inner)
+    qk_norm_inputs = model.q_width + model.kv_width if model.qk_norm else 0
+    return replicated, dtype_bytes * (widths + qk_norm_inputs + inner)
 
 
 def _latent_widths(model: ModelConfig) -> int:

@@ -302,6 +302,8 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     rotary (SwiGLU/      read + write q, k                fp32 complex product: 10x q, k
     Llama models)
     attention output     -                                transpose + contiguous: 2 act
+    QK-norm              read + write q, k                fp32 RMSNorm ops: 18x q, k
+    (``model.qk_norm``)
     ===================  ===============================  ===================================
 
     ``fused_activation`` (the stack's ``kernels.fused_activation``) sets the activation row
@@ -322,6 +324,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     residual = _residual_bytes(shape)
     kernels = [norm, norm, residual, residual, activation] + ([] if shape.fused else [2.0 * act])
     kernels += [rotary_bytes(shape)] if llama else []
+    kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
     kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
@@ -340,6 +343,15 @@ def rotary_bytes(shape: LayerShape) -> float:
     """Bytes the rotary embedding moves over the queries and keys (:func:`_memory_bytes`' table):
     fused 2, eager 10 per byte of :func:`rotated_elements`."""
     return (2.0 if shape.fused else 10.0) * rotated_elements(shape) * shape.dtype_bytes
+
+
+def qk_norm_bytes(shape: LayerShape) -> float:
+    """Bytes the QK-norm moves over the queries and keys (:func:`_memory_bytes`' table): a
+    norm's traffic (:func:`norm_traffic`) per byte of the ``b s (a + k) d / t`` query and key
+    elements (``model.qk_norm``)."""
+    mdl = shape.model
+    elements = shape.tokens * (mdl.q_width + mdl.kv_width) / shape.tp
+    return norm_traffic(shape) * elements * shape.dtype_bytes
 
 
 def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]:
