@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from simulator.config import HardwareLibrary, scenario_from_mapping
-from simulator.config.stack import LossKernel
+from simulator.config.stack import LossKernel, LossProfile
 from simulator.engine.context import make_context
 from simulator.pipeline import session_from_scenario
 from simulator.workload.loss_kernels import LOSS_TRAFFIC, loss_traffic
@@ -60,3 +60,27 @@ def test_the_output_layer_gemms_keep_their_backward():
     forward = logits_forward(shape)
     assert (logits_backward(shape).gemms == forward.backward().gemms).all()
     assert logits_backward(shape).flops == pytest.approx(2 * forward.flops)
+
+
+@pytest.mark.parametrize(("kernel", "fp32_kernel"), [
+    (LossKernel.VOCAB_PARALLEL, (38 - 6, 14 - 6)), (LossKernel.VOCAB_PARALLEL_FUSED, (26 + 2, 14 - 6)),
+    (LossKernel.TE, (2 * 2, 2 * 4)), (LossKernel.TORCH, (22 - 6, 26 - 6)),
+    (LossKernel.XENTROPY, (2 * 4, 2 * 4))])
+def test_fp32_logits_drop_the_kernels_casts_and_add_the_models(kernel, fp32_kernel):
+    """On fp32 logits a kernel's own casts are no-ops (Megatron's and torch's ``.float()``, 2 + 4
+    forward, and the cast of the gradient back, 4 + 2), the fused Megatron kernel's cast-and-max
+    reads 4 bytes, TE's and xentropy's passes move 4-byte elements; the model's cast adds 6 each way."""
+    profile = LossProfile(kernel=kernel, fp32_logits=True)
+    assert loss_traffic(profile) == (fp32_kernel[0] + 6, fp32_kernel[1] + 6)
+
+
+@pytest.mark.parametrize(("fp32", "width"), [(False, 2), (True, 4)])
+def test_a_shift_copy_moves_the_logits_twice_forward_and_three_times_backward(fp32, width):
+    base = loss_traffic(LossProfile(kernel=LossKernel.XENTROPY, fp32_logits=fp32))
+    shifted = loss_traffic(LossProfile(kernel=LossKernel.XENTROPY, fp32_logits=fp32, shift_copy=True))
+    assert (shifted[0] - base[0], shifted[1] - base[1]) == (2 * width, 3 * width)
+
+
+def test_the_profile_defaults_are_the_bare_kernels():
+    for kernel in LossKernel:
+        assert loss_traffic(LossProfile(kernel=kernel)) == LOSS_TRAFFIC[kernel]

@@ -330,6 +330,14 @@ class LossProfile(_Part):
     parallel_logit_bytes: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] | None = None
     """Bytes per logit element at the loss's peak when the vocabulary is sharded over
     tensor-parallel ranks (DTensor ``loss_parallel``: 16); None: ``logit_bytes``."""
+    fp32_logits: Flag = False
+    """The model casts its logits to fp32 before the loss (OLMo-core's ``self.w_out(h).float()``;
+    Hugging Face causal-LM heads' ``logits.float()``): a cast each way and the loss kernel on
+    4-byte logits (:func:`simulator.workload.loss_kernels.loss_traffic`)."""
+    shift_copy: Flag = False
+    """The trainer shifts the logits with a copy before the loss
+    (``logits[..., :-1, :].contiguous()``): a copy forward and, backward, a zero-filled
+    gradient of the whole logits with the slice's gradient copied in."""
 
 
 # --- pipeline runtime (memory) -------------------------------------------------------------

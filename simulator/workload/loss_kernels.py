@@ -36,6 +36,14 @@ write the input gradient (4 + 4 + 4 + 4); the cast back to bf16 (4 + 2).
 the forward kernel reads the bf16 row for the max and again for the sum (2 + 2); backward reads
 it once and writes the gradient (2 + 2).
 
+On fp32 logits (the stack's ``loss.fp32_logits``: the model casts them, read 2 write 4 forward,
+read 4 write 2 backward) each kernel reads and writes 4-byte logits and drops its own casts
+(``.float()`` of an fp32 tensor returns it): ``vocab_parallel`` (32, 8), ``vocab_parallel_fused``
+(28, 8: the compiled cast-and-max reads 4), ``te`` (4, 8), ``torch`` (16, 20), ``xentropy``
+(8, 8). A shift copy before the loss (``loss.shift_copy``) adds ``2 n`` forward (read and write
+the shifted logits) and ``3 n`` backward (the slice's gradient: a zero-filled tensor of the whole
+logits written, the slice's gradient read and written into it) for ``n``-byte logits.
+
 The count is the bytes the kernels move, as for the layer's other memory-bound kernels
 (:mod:`simulator.workload.transformer`); the scalar all-reduces over the tensor-parallel group
 and the per-row gathers are left out.
@@ -43,7 +51,7 @@ and the per-row gathers are left out.
 
 from __future__ import annotations
 
-from simulator.config.stack import LossKernel
+from simulator.config.stack import LossKernel, LossProfile
 
 LOSS_TRAFFIC: dict[LossKernel, tuple[float, float]] = {
     LossKernel.VOCAB_PARALLEL: (38.0, 14.0),
@@ -69,6 +77,35 @@ output, its incoming gradient and the input gradient at the start of backward; f
 xentropy saves the bf16 logits and writes a bf16 gradient beside them."""
 
 
-def loss_traffic(kernel: LossKernel) -> tuple[float, float]:
-    """(forward, backward) bytes per logit element the loss ``kernel`` moves."""
-    return LOSS_TRAFFIC[LossKernel(kernel)]
+LOSS_TRAFFIC_FP32: dict[LossKernel, tuple[float, float]] = {
+    LossKernel.VOCAB_PARALLEL: (32.0, 8.0),
+    LossKernel.VOCAB_PARALLEL_FUSED: (28.0, 8.0),
+    LossKernel.TE: (4.0, 8.0),
+    LossKernel.TORCH: (16.0, 20.0),
+    LossKernel.XENTROPY: (8.0, 8.0),
+}
+"""(forward, backward) bytes per logit element of each implementation on fp32 logits
+(module docstring), the model's cast apart."""
+
+FP32_CAST = (6.0, 6.0)
+"""Bytes per logit element of the model's cast to fp32 (read 2, write 4) and of its backward
+(read 4, write 2)."""
+
+
+def loss_traffic(loss: LossKernel | LossProfile) -> tuple[float, float]:
+    """(forward, backward) bytes per logit element the loss moves: its kernel's
+    (:data:`LOSS_TRAFFIC`; a bare kernel is taken on bf16 logits), with a :class:`LossProfile`'s
+    fp32 logits (:data:`LOSS_TRAFFIC_FP32` plus :data:`FP32_CAST`) and shift copy
+    (``2 n``, ``3 n`` for ``n``-byte logits) added."""
+    if not isinstance(loss, LossProfile):
+        return LOSS_TRAFFIC[LossKernel(loss)]
+    kernel = LossKernel(loss.kernel)
+    if not loss.fp32_logits:
+        forward, backward = LOSS_TRAFFIC[kernel]
+        width = 2.0
+    else:
+        forward, backward = (a + b for a, b in zip(LOSS_TRAFFIC_FP32[kernel], FP32_CAST, strict=True))
+        width = 4.0
+    if loss.shift_copy:
+        forward, backward = forward + 2.0 * width, backward + 3.0 * width
+    return forward, backward
