@@ -53,39 +53,28 @@ from __future__ import annotations
 
 from simulator.config.stack import LossKernel, LossProfile
 
-LOSS_TRAFFIC: dict[LossKernel, tuple[float, float]] = {
-    LossKernel.VOCAB_PARALLEL: (38.0, 14.0),
-    LossKernel.VOCAB_PARALLEL_FUSED: (26.0, 14.0),
-    LossKernel.TE: (2.0, 4.0),
-    LossKernel.TORCH: (22.0, 26.0),
-    LossKernel.XENTROPY: (4.0, 4.0),
+_BYTES: dict[LossKernel, tuple[tuple[float, float], tuple[float, float], float]] = {
+    # kernel:                      (bf16 logits,  fp32 logits,  peak)
+    LossKernel.VOCAB_PARALLEL: ((38.0, 14.0), (32.0, 8.0), 4.0),
+    LossKernel.VOCAB_PARALLEL_FUSED: ((26.0, 14.0), (28.0, 8.0), 4.0),
+    LossKernel.TE: ((2.0, 4.0), (4.0, 8.0), 2.0),
+    LossKernel.TORCH: ((22.0, 26.0), (16.0, 20.0), 12.0),
+    LossKernel.XENTROPY: ((4.0, 4.0), (8.0, 8.0), 4.0),
 }
+
+LOSS_TRAFFIC: dict[LossKernel, tuple[float, float]] = {k: v[0] for k, v in _BYTES.items()}
 """(forward, backward) HBM bytes per logit element of each implementation (module docstring)."""
 
+LOSS_TRAFFIC_FP32: dict[LossKernel, tuple[float, float]] = {k: v[1] for k, v in _BYTES.items()}
+"""(forward, backward) bytes per logit element of each implementation on fp32 logits
+(module docstring), the model's cast apart."""
 
-LOSS_PEAK_BYTES: dict[LossKernel, float] = {
-    LossKernel.VOCAB_PARALLEL: 4.0,
-    LossKernel.VOCAB_PARALLEL_FUSED: 4.0,
-    LossKernel.TE: 2.0,
-    LossKernel.TORCH: 12.0,
-    LossKernel.XENTROPY: 4.0,
-}
+LOSS_PEAK_BYTES: dict[LossKernel, float] = {k: v[2] for k, v in _BYTES.items()}
 """Bytes per logit element alive at each implementation's memory peak: Megatron's keeps one
 fp32 ``exp_logits``, reused in place for the gradient (Korthikanti et al. 2022 sec. 4.3); TE's
 saves the bf16 logits and writes the gradient over them; eager torch holds the fp32 log-softmax
 output, its incoming gradient and the input gradient at the start of backward; flash-attn's
 xentropy saves the bf16 logits and writes a bf16 gradient beside them."""
-
-
-LOSS_TRAFFIC_FP32: dict[LossKernel, tuple[float, float]] = {
-    LossKernel.VOCAB_PARALLEL: (32.0, 8.0),
-    LossKernel.VOCAB_PARALLEL_FUSED: (28.0, 8.0),
-    LossKernel.TE: (4.0, 8.0),
-    LossKernel.TORCH: (16.0, 20.0),
-    LossKernel.XENTROPY: (8.0, 8.0),
-}
-"""(forward, backward) bytes per logit element of each implementation on fp32 logits
-(module docstring), the model's cast apart."""
 
 FP32_CAST = (6.0, 6.0)
 """Bytes per logit element of the model's cast to fp32 (read 2, write 4) and of its backward
