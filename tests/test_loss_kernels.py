@@ -84,3 +84,12 @@ def test_a_shift_copy_moves_the_logits_twice_forward_and_three_times_backward(fp
 def test_the_profile_defaults_are_the_bare_kernels():
     for kernel in LossKernel:
         assert loss_traffic(LossProfile(kernel=kernel)) == LOSS_TRAFFIC[kernel]
+
+
+@pytest.mark.parametrize(("fp32", "width"), [(False, 2), (True, 4)])
+def test_an_unfused_z_loss_is_atens_logsumexp_and_its_gradient(fp32, width):
+    """amax 1 + subtract 2 + exp 2 + sum 1 passes forward; (x - lse), exp, times grad (2 each)
+    and the add into the cross entropy's gradient (3) backward, of ``n``-byte elements."""
+    base = loss_traffic(LossProfile(kernel=LossKernel.TORCH, fp32_logits=fp32))
+    with_z = loss_traffic(LossProfile(kernel=LossKernel.TORCH, fp32_logits=fp32, z_loss=True))
+    assert (with_z[0] - base[0], with_z[1] - base[1]) == ((1 + 2 + 2 + 1) * width, (2 + 2 + 2 + 3) * width)

@@ -338,6 +338,12 @@ class LossProfile(_Part):
     """The trainer shifts the logits with a copy before the loss
     (``logits[..., :-1, :].contiguous()``): a copy forward and, backward, a zero-filled
     gradient of the whole logits with the slice's gradient copied in."""
+    z_loss: Flag = False
+    """An auxiliary z-loss computed apart from the cross-entropy kernel
+    (``logits.logsumexp(-1).pow(2)``, PaLM's, OLMo's unfused path): ATen's logsumexp passes over
+    the logits forward and its gradient backward (:func:`simulator.workload.loss_kernels.loss_traffic`);
+    a fused kernel that computes it in the same pass (flash-attn's, OLMo-core's Triton one) adds
+    nothing."""
 
 
 # --- pipeline runtime (memory) -------------------------------------------------------------

@@ -412,33 +412,33 @@ OLMo-core's Float8Config default). Model shapes from `TransformerConfig` (the 1B
 vocabulary 100,352, the dolma2 tokenizer padded to 128; untied output; the OLMo models'
 QK-norm as `model.qk_norm`). Assumed: one 8-GPU server, the launch default
 (`BeakerLaunchConfig num_nodes=1`); with more servers OLMo-core shards inside each server and
-the prediction is 1-5% slower on four. Not modelled: the 1B's z-loss, a logsumexp over the
-logits outside its loss kernel.
+the prediction is 1-5% slower on four.
 
-Result: MAPE 11.3%, max 30.1%, not met; every row is predicted fast. First scored at 17.6% /
-37.7% (1B +19.6% / +18.7%, 7B +10.5% / +10.8%, 8B +9.6% / +9.4%, 13B +24.2% / +37.7%, BF16 /
-FP8); reading FSDP2's code for these rows showed a kernel the model lacked, now priced for both
-FSDP2 stacks (`sharding.gather_copy_out`, `simulator/engine/pipeline_fsdp.py`): after every
-all-gather, `foreach_all_gather_copy_out` copies the gathered bytes into the parameters'
-unsharded tensors with `torch.split_with_sizes_copy` on the compute stream (torch 2.4-2.6
-`_fsdp_collectives.py`), a read and a write of every gathered byte, twice per block per
-microbatch here (5% of the 13B step): 14.7% / 33.1% (torchtitan's one-microbatch rows moved by
-0.5-1.5 points). The OLMo models' QK-norm (an RMSNorm over the whole query and key projections,
-`model.qk_norm`, added the same day for these and Qwen3's models; its input kept for backward)
-then gave 13.5% / 31.4%, and the loss as OLMo-core runs it (fp32 logits cast by the model,
-shifted with a copy: 48 bytes per logit element with the fused kernel where 8 were counted,
-`loss.fp32_logits` and `loss.shift_copy`, the same day) 1B +12.4% / +11.2%, 7B +4.8% / +5.2%,
-8B (no QK-norm) +5.2% / +5.6%, 13B +16.0% / +30.1%. What
-is left grows with the FSDP traffic beside the compute: the gathers and reduce-scatters take a
-third of the predicted step on the 13B (micro batch 1) and a sixth on the 7B and 8B (micro
-batch 2), almost all of it hidden behind compute in the model, and the measured step exceeds
-the prediction by 0.5-0.65 times that hidden time (7B, 8B, 13B BF16) and 1.2 times (13B FP8),
-as if much of it were not overlapped. The model charges an overlapped collective only the SMs
-NCCL holds (16 of 132); what else slows a GPU that gathers and reduce-scatters at NVLink rate
-while it computes (HBM traffic, power) is not in the model, and no H100 measurement of it was
-found to source it. The 1B's miss is not that: its FSDP traffic is 6% of its step; a
-2,048-wide model in 0.3 s microbatches of many small kernels is the small-model pattern of
-fms-fsdp and llm-foundry.""",
+Result: MAPE 8.7%, max 30.1%, not met (the 13B rows); every row but the 1B FP8 is predicted
+fast. First scored at 17.6% / 37.7% (1B +19.6% / +18.7%, 7B +10.5% / +10.8%, 8B +9.6% / +9.4%,
+13B +24.2% / +37.7%, BF16 / FP8). Reading the code of these rows then showed four things the
+model lacked, each now priced (all added on 2026-11-29, none fitted): FSDP2's copy of every
+gathered byte into the parameters' unsharded tensors on the compute stream after each
+all-gather (`foreach_all_gather_copy_out`, `torch.split_with_sizes_copy`, torch 2.4-2.6
+`_fsdp_collectives.py`; `sharding.gather_copy_out` for both FSDP2 stacks, twice per block per
+microbatch here, 5% of the 13B step): 14.7% / 33.1% (torchtitan's one-microbatch rows moved by
+0.5-1.5 points); the OLMo models' QK-norm (`model.qk_norm`, also in the qwen3 presets): 13.5% /
+31.4%; the loss as OLMo-core runs it, on logits the model casts to fp32 and the trainer shifts
+with a copy (48 bytes per logit element with the fused kernel where 8 were counted;
+`loss.fp32_logits`, `loss.shift_copy`): 11.3% / 30.1%; and the 1B's z-loss, which without
+`fused_loss` is `logits.logsumexp(-1).pow(2)` apart from the cross entropy, ATen's logsumexp
+passes over the 1.6 G fp32 logits of each microbatch and their gradient (60 more bytes per
+logit element, `loss.z_loss`): 8.7% / 30.1%, the 1B from +12.4% / +11.2% to +2.0% / -0.4%.
+Now: 1B +2.0% / -0.4%, 7B +4.8% / +5.2%, 8B (no QK-norm) +5.2% / +5.6%, 13B +16.0% / +30.1%.
+What is left grows with the FSDP traffic beside the compute: the gathers and reduce-scatters
+take a third of the predicted step on the 13B (micro batch 1) and a sixth on the 7B and 8B
+(micro batch 2), almost all of it hidden behind compute in the model, and the measured step
+exceeds the prediction by 0.35-0.4 times that hidden time on the 7B and 8B, 0.6 on the 13B in
+BF16 and 1.1 in FP8, as if much of it were not overlapped. The model charges an overlapped
+collective only the SMs NCCL holds (16 of 132). One mechanism for more, Hopper's persistent
+cuBLAS GEMMs running in two waves beside an NCCL kernel (pytorch/pytorch#143988), was tried and
+not adopted: it brings this set to 7.9% / 20.2% but reads NVIDIA's MLPerf GPT-3 rows 5-8% and
+fms-fsdp's H100 34B and 70B rows 18-20% slow (docs/research/stack_facts.md section 43).""",
     "mlperf_llama31_405b_gb200": """\
 Measured: MLPerf Training v5.0, Llama 3.1 405B on GB200 NVL72 racks (mlcommons/training_results_v5.0
 at 0fdc28f0, closed division, NeMo 25.04): NVIDIA's Tyche on 256 and 512 GPUs and CoreWeave's (with

@@ -42,7 +42,12 @@ read 4 write 2 backward) each kernel reads and writes 4-byte logits and drops it
 (28, 8: the compiled cast-and-max reads 4), ``te`` (4, 8), ``torch`` (16, 20), ``xentropy``
 (8, 8). A shift copy before the loss (``loss.shift_copy``) adds ``2 n`` forward (read and write
 the shifted logits) and ``3 n`` backward (the slice's gradient: a zero-filled tensor of the whole
-logits written, the slice's gradient read and written into it) for ``n``-byte logits.
+logits written, the slice's gradient read and written into it) for ``n``-byte logits. An unfused
+z-loss (``loss.z_loss``: ``logits.logsumexp(-1)``) adds ``6 n`` forward and ``9 n`` backward:
+ATen's ``logsumexp`` (aten/src/ATen/native/ReduceOps.cpp ``logsumexp_out_impl``) runs ``amax``
+(read), ``self - maxes`` (read, write), ``exp_`` in place (read, write) and ``sum`` (read); its
+backward ``grad * (self - result).exp()`` reads and writes three times, and autograd adds that
+gradient to the cross entropy's (two reads, a write).
 
 The count is the bytes the kernels move, as for the layer's other memory-bound kernels
 (:mod:`simulator.workload.transformer`); the scalar all-reduces over the tensor-parallel group
@@ -84,8 +89,8 @@ FP32_CAST = (6.0, 6.0)
 def loss_traffic(loss: LossKernel | LossProfile) -> tuple[float, float]:
     """(forward, backward) bytes per logit element the loss moves: its kernel's
     (:data:`LOSS_TRAFFIC`; a bare kernel is taken on bf16 logits), with a :class:`LossProfile`'s
-    fp32 logits (:data:`LOSS_TRAFFIC_FP32` plus :data:`FP32_CAST`) and shift copy
-    (``2 n``, ``3 n`` for ``n``-byte logits) added."""
+    fp32 logits (:data:`LOSS_TRAFFIC_FP32` plus :data:`FP32_CAST`), shift copy (``2 n``,
+    ``3 n`` for ``n``-byte logits) and unfused z-loss (``6 n``, ``9 n``) added."""
     if not isinstance(loss, LossProfile):
         return LOSS_TRAFFIC[LossKernel(loss)]
     kernel = LossKernel(loss.kernel)
@@ -97,4 +102,6 @@ def loss_traffic(loss: LossKernel | LossProfile) -> tuple[float, float]:
         width = 4.0
     if loss.shift_copy:
         forward, backward = forward + 2.0 * width, backward + 3.0 * width
+    if loss.z_loss:
+        forward, backward = forward + 6.0 * width, backward + 9.0 * width
     return forward, backward
