@@ -82,3 +82,16 @@ def test_step_grows_by_the_copy_in_of_every_microbatch():
     a, b = simulate_step(with_copy, collectives), simulate_step(without, collectives)
     assert a.step_time_s - b.step_time_s == pytest.approx(extra, rel=1e-9)
     assert extra > 0.0
+
+
+def test_later_microbatches_add_their_shard_to_the_accumulated_gradient():
+    """Reducing every microbatch, each reduce-scatter's output is added to the shard the earlier
+    ones left (read both, write one: ``3 r / s`` per parameter) on ``m - 1`` of the ``m``
+    microbatches: FSDP2 at global batch 64 on 16 ranks, m = 4, fp32 reduction (r = 4, s = 16):
+    ``t_mem((6 + 12 / 16 x 3 / 4) P)`` per microbatch."""
+    scenario, collectives = _scenario("fsdp2", gb=64, sharding={"grad_reduce_dtype": "fp32"})
+    ctx = make_context(scenario, collectives, 1.0, None)
+    assert ctx.microbatches == 4
+    params = stage_parameters(scenario.model, scenario.parallelism, scenario.model.layers, True, True)[0]
+    expected = float(ctx.compute.memory_time((2 + 4 + 3 * 4 / 16 * 3 / 4) * params))
+    assert copy_in_seconds(ctx, scenario.model.layers, True, True) == pytest.approx(expected, rel=1e-12)

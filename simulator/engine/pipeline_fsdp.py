@@ -77,18 +77,27 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
     """Seconds per microbatch a stage spends assembling its units' gradients for their
     reduce-scatters (:func:`simulator.cost.sharding.copy_in_bytes_per_param`; ZeRO-3 stages
     sharded over more than one GPU, once per reduce-scatter: every microbatch with
-    ``reduce_every_microbatch``, else once a step). 0 when the reduction is the deferred one,
-    which prices its own copy-in (:func:`deferred_reduce_collectives`)."""
+    ``reduce_every_microbatch``, else once a step), and, reducing every microbatch, adding each
+    reduce-scatter's output to the gradient shard the earlier microbatches left: ``3 r / s``
+    bytes per parameter on the ``m - 1`` later microbatches for ``s`` shards (FSDP2
+    ``foreach_reduce``'s ``sharded_param.grad += new_sharded_grad``, torch 2.4-2.6
+    ``_fsdp_collectives.py``; FSDP1 ``_accumulate_sharded_grad``). 0 when the reduction is the
+    deferred one, which prices its own copy-in (:func:`deferred_reduce_collectives`)."""
     sc = ctx.scenario
     stack = scenario_stack(sc)
     if not _sharded(ctx) or reduces_deferred(ctx):
         return 0.0
     per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc, stack))
+    if stack.sharding.reduce_every_microbatch:
+        shards = shard_group_size(sc.parallelism, ctx.layout.dp)
+        m = ctx.microbatches
+        per_param += 3.0 * _dtype_bytes(sc, stack)[1] / shards * (m - 1) / m
+    else:
+        per_param /= ctx.microbatches
     if per_param <= 0.0:
         return 0.0
-    reduces = 1.0 if stack.sharding.reduce_every_microbatch else 1.0 / ctx.microbatches
     params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
-    return reduces * float(ctx.compute.memory_time(per_param * params))
+    return float(ctx.compute.memory_time(per_param * params))
 
 
 def copy_out_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,

@@ -415,9 +415,9 @@ QK-norm as `model.qk_norm`). Assumed: one 8-GPU server, the launch default
 (`BeakerLaunchConfig num_nodes=1`); with more servers OLMo-core shards inside each server and
 the prediction is 1-5% slower on four.
 
-Result: MAPE 8.8%, max 30.2%, not met (the 13B rows); every row but the 1B FP8 is predicted
+Result: MAPE 8.2%, max 28.7%, not met (the 13B rows); every row but the 1B FP8 is predicted
 fast. First scored at 17.6% / 37.7% (1B +19.6% / +18.7%, 7B +10.5% / +10.8%, 8B +9.6% / +9.4%,
-13B +24.2% / +37.7%, BF16 / FP8). Reading the code of these rows then showed four things the
+13B +24.2% / +37.7%, BF16 / FP8). Reading the code of these rows then showed five things the
 model lacked, each now priced (all added on 2026-11-29, none fitted): FSDP2's copy of every
 gathered byte into the parameters' unsharded tensors on the compute stream after each
 all-gather (`foreach_all_gather_copy_out`, `torch.split_with_sizes_copy`, torch 2.4-2.6
@@ -430,13 +430,16 @@ kernel, where the first encoding counted 8 for a two-read fused kernel, `xentrop
 30.1%; and the 1B's z-loss, which without `fused_loss` is `logits.logsumexp(-1).pow(2)` apart
 from the cross entropy, ATen's logsumexp passes over the 1.6 G fp32 logits of each microbatch
 and their gradient (60 more bytes per logit element, `loss.z_loss`): 8.8% / 30.2%, the 1B from
-+12.4% / +11.2% to +2.0% / -0.4%. Now: 1B +2.0% / -0.4%, 7B +4.9% / +5.4%, 8B (no QK-norm)
-+5.4% / +5.8%, 13B +16.1% / +30.2%.
++12.4% / +11.2% to +2.0% / -0.4%; and the addition of each later microbatch's reduce-scattered
+shard to the accumulated fp32 gradient shard (`sharded_param.grad += ...` in FSDP2's
+`foreach_reduce`, 3 x 4 bytes per shard element on 255 of the 13B's 256 microbatches; priced
+for every sharded stack that reduces every microbatch): 8.2% / 28.7%. Now: 1B +1.8% / -0.7%,
+7B +4.4% / +4.7%, 8B (no QK-norm) +4.9% / +5.1%, 13B +15.0% / +28.7%.
 What is left grows with the FSDP traffic beside the compute: the gathers and reduce-scatters
 take a third of the predicted step on the 13B (micro batch 1) and a sixth on the 7B and 8B
 (micro batch 2), almost all of it hidden behind compute in the model, and the measured step
-exceeds the prediction by 0.35-0.4 times that hidden time on the 7B and 8B, 0.6 on the 13B in
-BF16 and 1.1 in FP8, as if much of it were not overlapped. The model charges an overlapped
+exceeds the prediction by a third of that hidden time on the 7B and 8B, 0.56 on the 13B in
+BF16 and 1.05 in FP8, as if much of it were not overlapped. The model charges an overlapped
 collective only the SMs NCCL holds (16 of 132). One mechanism for more, Hopper's persistent
 cuBLAS GEMMs running in two waves beside an NCCL kernel (pytorch/pytorch#143988), was tried and
 not adopted: it brings this set to 7.9% / 20.2% but reads NVIDIA's MLPerf GPT-3 rows 5-8% and
