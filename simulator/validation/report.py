@@ -442,7 +442,8 @@ exceeds the prediction by a third of that hidden time on the 7B and 8B, 0.56 on 
 BF16 and 1.05 in FP8, as if much of it were not overlapped. The model charges an overlapped
 collective only the SMs NCCL holds (16 of 132). One mechanism for more, Hopper's persistent
 cuBLAS GEMMs running in two waves beside an NCCL kernel (pytorch/pytorch#143988), was tried and
-not adopted: it brings this set to 7.9% / 20.2% but reads NVIDIA's MLPerf GPT-3 rows 5-8% and
+not adopted: it took this set from 13.5% / 31.4% to 7.9% / 20.2% (before the loss was encoded
+as run) but read NVIDIA's MLPerf GPT-3 rows 5-8% and
 fms-fsdp's H100 34B and 70B rows 18-20% slow (docs/research/stack_facts.md section 43).""",
     "mlperf_llama31_405b_gb200": """\
 Measured: MLPerf Training v5.0, Llama 3.1 405B on GB200 NVL72 racks (mlcommons/training_results_v5.0
