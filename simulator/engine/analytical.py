@@ -459,10 +459,12 @@ def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: t
 
 def _gradient_kernels(ctx: Context, kind: tuple) -> float:
     """:func:`~simulator.engine.pipeline_fsdp.gradient_kernel_seconds` of a stage kind,
-    memoised by what it reads of a layout: the rank grid (parameters per GPU, shard group),
-    the ZeRO stage, the microbatches (reductions per step) and the compute speedup."""
-    key = ("grad-kernels", ctx.layout, ctx.scenario.parallelism.zero_stage, ctx.microbatches,
-           ctx.compute.speedup, kind)
+    memoised by what it reads of a layout: the rank grid (parameters per GPU), the ZeRO stage
+    and hybrid shard size (the shard group), the microbatches (reductions per step), the
+    recomputed share (re-gathers, and so copy-outs, for recompute) and the compute speedup."""
+    par = ctx.scenario.parallelism
+    key = ("grad-kernels", ctx.layout, par.zero_stage, par.shard_size, par.full_recompute_share,
+           ctx.microbatches, ctx.compute.speedup, kind)
     return memoised(ctx, key, lambda: gradient_kernel_seconds(ctx, *kind))
 
 
