@@ -61,6 +61,15 @@ class GradCopyIn(StrEnum):
     CHUNK_CAT = "chunk_cat"  # FSDP2: one chunk_cat into the reduce-scatter input, cast included
 
 
+class GatherCopyIn(StrEnum):
+    """What a sharded stack runs on a unit's fp32 parameter shard before its all-gather (see
+    simulator.engine.pipeline_fsdp.gather_copy_seconds)."""
+
+    NONE = "none"            # the shard is gathered as stored (DeepSpeed's 16-bit parameters)
+    CAST = "cast"            # FSDP1: the fp32 shard cast to the gather dtype (_use_low_precision_shard)
+    CAST_COPY = "cast_copy"  # FSDP2: that cast, then a foreach copy into the all-gather buffer
+
+
 class Fp8Scaling(StrEnum):
     DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
@@ -202,6 +211,11 @@ class ShardingProfile(_Part):
     reduce_every_microbatch: Flag = True
     grad_copy_in: GradCopyIn = GradCopyIn.NONE
     """Memory-bound kernels that assemble each unit's gradients before its reduce-scatter."""
+    gather_copy_in: GatherCopyIn = GatherCopyIn.NONE
+    """Kernels on the fp32 parameter shard before each all-gather: its cast to a narrower
+    gather dtype (read 4, write ``n`` bytes per shard element; an fp8 gather's cast is the fp8
+    weight cast, priced with the fp8 casts) and, for FSDP2, the copy into the all-gather
+    buffer (read and write ``n``)."""
     gather_copy_out: Flag = False
     """After each all-gather, one copy kernel on the compute stream moves the gathered bytes
     from the all-gather output into the parameters' unsharded tensors (read and write; FSDP2

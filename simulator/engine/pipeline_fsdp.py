@@ -1,6 +1,6 @@
 """FSDP gradients: the kernels that assemble each unit's gradients for its reduce-scatter
-(:func:`copy_in_seconds`, every sharded stack) and copy FSDP2's gathered parameters into place
-(:func:`copy_out_seconds`), and what torch.distributed.pipelining adds per
+(:func:`copy_in_seconds`, every sharded stack) and the kernels around each all-gather
+(:func:`gather_copy_seconds`), and what torch.distributed.pipelining adds per
 microbatch and at the end of a stage's step.
 
 torch 2.6 ``PipelineStage.backward_maybe_with_nosync`` (``torch/distributed/pipelining/stage.py``)
@@ -33,6 +33,7 @@ from dataclasses import replace
 from simulator.collectives import Op
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
+from simulator.config.stack import GatherCopyIn, ReduceDtype, StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.grad_accumulation import upcast_accumulation_seconds
@@ -40,8 +41,8 @@ from simulator.cost.sharding import copy_in_bytes_per_param, gather_counts, grad
 from simulator.workload.memory import shard_group_size, stage_parameters
 from simulator.workload.stage_layers import stage_kinds
 
-__all__ = ["accumulation_seconds", "copy_in_seconds", "copy_out_seconds", "deferred_reduce_collectives",
-           "defers_reduce", "gradient_kernel_seconds", "reduces_deferred"]
+__all__ = ["accumulation_seconds", "copy_in_seconds", "deferred_reduce_collectives", "defers_reduce",
+           "gather_bytes_per_param", "gather_copy_seconds", "gradient_kernel_seconds", "reduces_deferred"]
 
 
 def _applies(scenario, flag: bool) -> bool:
@@ -100,27 +101,53 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
     return float(ctx.compute.memory_time(per_param * params))
 
 
-def copy_out_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
-                     mtp_layers: int = 0) -> float:
-    """Seconds per microbatch of the copy kernels after a stage's all-gathers (stack
-    ``sharding.gather_copy_out``; ZeRO-3 stages sharded over more than one GPU): each gather's
-    bytes are read from the all-gather output and written to the unsharded parameters,
-    ``t_mem(2 n P (f / m + b))`` for ``P`` parameters gathered in ``n`` bytes each, ``f``
-    forward gathers per step over ``m`` microbatches and ``b`` backward re-gathers per
-    microbatch (:func:`simulator.cost.sharding.gather_counts`). torch 2.4-2.6
-    ``torch/distributed/_composable/fsdp/_fsdp_collectives.py`` ``foreach_all_gather_copy_out``
-    runs ``torch.split_with_sizes_copy`` on the current (compute) stream after waiting for the
-    all-gather, so it does not overlap the unit's compute. The forward's copies are priced with
-    the backward's memory-bound kernels: the same step with one stage."""
+def gather_bytes_per_param(stack: StackProfile, dtype: Dtype, shards: int) -> float:
+    """Bytes per parameter of the kernels around one all-gather of ``n``-byte elements over
+    ``s`` = ``shards`` ranks (read + write):
+
+    - copy-in (``sharding.gather_copy_in``), on the ``1 / s`` shard: the fp32 shard's cast to a
+      narrower, non-fp8 gather dtype, ``4 + n`` (FSDP1 ``FlatParamHandle._use_low_precision_shard``;
+      FSDP2 ``FSDPParam.all_gather_inputs`` -> ``_to_dtype_if_needed``), and FSDP2's
+      ``torch._foreach_copy_`` of the shards into the all-gather input, ``2 n``
+      (``foreach_all_gather``, on its copy-in stream);
+    - copy-out (``sharding.gather_copy_out``), on the whole unit: ``2 n``, FSDP2's
+      ``foreach_all_gather_copy_out`` (``torch.split_with_sizes_copy`` from the all-gather
+      output into each parameter's unsharded tensor, on the compute stream after waiting for
+      the gather; torch 2.4-2.6 ``torch/distributed/_composable/fsdp/_fsdp_collectives.py``).
+    """
+    prof = stack.sharding
+    n = prof.param_gather_dtype.nbytes(dtype)
+    moved = 2.0 * n if prof.gather_copy_out else 0.0
+    if prof.gather_copy_in == GatherCopyIn.NONE:
+        return moved
+    cast = 4.0 + n if n < 4.0 and prof.param_gather_dtype != ReduceDtype.FP8 else 0.0
+    copy = 2.0 * n if prof.gather_copy_in == GatherCopyIn.CAST_COPY else 0.0
+    return moved + (cast + copy) / shards
+
+
+def gather_copy_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
+                        mtp_layers: int = 0) -> float:
+    """Seconds per microbatch of the kernels around a stage's all-gathers (ZeRO-3 stages
+    sharded over more than one GPU): ``t_mem(c P (f / m + b))`` for ``P`` parameters, ``c``
+    bytes per parameter and gather (:func:`gather_bytes_per_param`), ``f`` forward gathers per
+    step over ``m`` microbatches and ``b`` backward re-gathers per microbatch
+    (:func:`simulator.cost.sharding.gather_counts`). The copy-out does not overlap the unit's
+    compute; the copy-in runs on a side stream beside it, as memory-bound kernels taking the
+    GPU's HBM all the same, so its time is added too (an upper bound, as for the gradients'
+    copy-in). The forward's kernels are priced with the backward's memory-bound kernels: the
+    same step with one stage."""
     sc = ctx.scenario
+    if not _sharded(ctx):
+        return 0.0
     stack = scenario_stack(sc)
-    if not stack.sharding.gather_copy_out or not _sharded(ctx):
+    shards = shard_group_size(sc.parallelism, ctx.layout.dp)
+    per_gather = gather_bytes_per_param(stack, Dtype(sc.training.dtype), shards)
+    if per_gather <= 0.0:
         return 0.0
     forward, backward = gather_counts(sc, stack, ctx.microbatches)
-    gathered = stack.sharding.param_gather_dtype.nbytes(Dtype(sc.training.dtype))
     params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
     per_microbatch = forward / ctx.microbatches + backward
-    return float(ctx.compute.memory_time(2.0 * gathered * params * per_microbatch))
+    return float(ctx.compute.memory_time(per_gather * params * per_microbatch))
 
 
 def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) -> float:
@@ -171,9 +198,9 @@ def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool, dense_lay
                             mtp_layers: int = 0) -> float:
     """Seconds per microbatch of a stage's memory-bound gradient kernels, added to its
     backward: the unsharded accumulation (:func:`accumulation_seconds`), the reduce-scatter
-    copy-in (:func:`copy_in_seconds`), FSDP2's gather copy-outs (:func:`copy_out_seconds`) and
-    the upcast-and-add accumulation of ZeRO 0-2 stacks
+    copy-in (:func:`copy_in_seconds`), the kernels around the all-gathers
+    (:func:`gather_copy_seconds`) and the upcast-and-add accumulation of ZeRO 0-2 stacks
     (:func:`simulator.cost.grad_accumulation.upcast_accumulation_seconds`)."""
     kind = (layers, first, last, dense_layers, mtp_layers)
-    return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind) + copy_out_seconds(ctx, *kind)
+    return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind) + gather_copy_seconds(ctx, *kind)
             + upcast_accumulation_seconds(ctx, *kind))

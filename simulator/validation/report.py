@@ -311,7 +311,8 @@ micro-batch 4-16 (+5.7% for 70B fp8, below the +15.9% pytorch#149990 reports on 
 are below the modelled ones (section 5). FSDP2's gather copy-out (each gathered byte copied
 into the unsharded parameters on the compute stream, `sharding.gather_copy_out`, found while
 encoding the `olmo_core` set, 2026-11-29) moved the one-microbatch rows by 0.5-1.5 points (rows
-1, 2, 4, 5 toward the measurement, the fp8 rows 3, 6, 20, 21 away from it); MAPE 5.9% to 5.8%.""",
+1, 2, 4, 5 toward the measurement, the fp8 rows 3, 6, 20, 21 away from it); MAPE 5.9% to 5.8%;
+5.7% with the fp32 shard's cast and copy before each all-gather (`sharding.gather_copy_in`).""",
     "torchtitan_memory": """\
 Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
 22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
@@ -372,11 +373,13 @@ checkpointing schemes). Left out: the compiled 13B, 34B and 70B rows, whose rati
 different shares on the two GPUs for what the README calls one configuration (p near 1 on A100,
 0.6-0.8 on H100 for 34B and 70B; 0.39 and 0.21 for 13B).
 
-Result: MAPE 8.1%, max 22.4%, not met. On A100 the model is slow: -4.4% (34B) and -9.3% (70B)
-with full recompute, +1.3% (13B), +1.6% (7B eager) and -8.8% (7B compiled); the 70B's measured 370 tokens/s
+Result: MAPE 8.0%, max 21.9%, not met (8.1% / 22.4% until FSDP1's cast of each fp32 shard to
+bf16 before its all-gather was priced, `sharding.gather_copy_in`, 2026-11-29). On A100 the model
+is slow: -4.4% (34B) and -9.3% (70B)
+with full recompute, +1.3% (13B), +1.3% (7B eager) and -9.1% (7B compiled); the 70B's measured 370 tokens/s
 per GPU is 0.67 of the A100's peak in executed FLOPs (the README's HFU), at or above the A100's
 calibrated GEMM rate (0.73 of peak, SC21). On H100 it is fast: +2.6% (70B), +5.0% (34B), +14.8%
-(13B), +10.8% (7B compiled) and +22.4% (7B eager), the README's own MFU for the 7B (0.37 eager,
+(13B), +10.3% (7B compiled) and +21.9% (7B eager), the README's own MFU for the 7B (0.37 eager,
 0.46 compiled) against the model's 0.43 and 0.50. The two GPUs miss in opposite directions with
 the same software, so no one constant explains the set; on both the error rises by 10-20 points
 from the 70B (full recompute) to the 7B (none), as in llm-foundry's FSDP1 curves (small models
@@ -415,9 +418,9 @@ QK-norm as `model.qk_norm`). Assumed: one 8-GPU server, the launch default
 (`BeakerLaunchConfig num_nodes=1`); with more servers OLMo-core shards inside each server and
 the prediction is 1-5% slower on four.
 
-Result: MAPE 8.2%, max 28.7%, not met (the 13B rows); every row but the 1B FP8 is predicted
+Result: MAPE 7.6%, max 28.1%, not met (the 13B rows); every row but the 1B FP8 is predicted
 fast. First scored at 17.6% / 37.7% (1B +19.6% / +18.7%, 7B +10.5% / +10.8%, 8B +9.6% / +9.4%,
-13B +24.2% / +37.7%, BF16 / FP8). Reading the code of these rows then showed five things the
+13B +24.2% / +37.7%, BF16 / FP8). Reading the code of these rows then showed six things the
 model lacked, each now priced (all added on 2026-11-29, none fitted): FSDP2's copy of every
 gathered byte into the parameters' unsharded tensors on the compute stream after each
 all-gather (`foreach_all_gather_copy_out`, `torch.split_with_sizes_copy`, torch 2.4-2.6
@@ -433,13 +436,16 @@ and their gradient (60 more bytes per logit element, `loss.z_loss`): 8.8% / 30.2
 +12.4% / +11.2% to +2.0% / -0.4%; and the addition of each later microbatch's reduce-scattered
 shard to the accumulated fp32 gradient shard (`sharded_param.grad += ...` in FSDP2's
 `foreach_reduce`, 3 x 4 bytes per shard element on 255 of the 13B's 256 microbatches; priced
-for every sharded stack that reduces every microbatch): 8.2% / 28.7%. Now: 1B +1.8% / -0.7%,
-7B +4.4% / +4.7%, 8B (no QK-norm) +4.9% / +5.1%, 13B +15.0% / +28.7%.
+for every sharded stack that reduces every microbatch): 8.2% / 28.7%; and the kernels before each
+all-gather, the fp32 shard's cast to bf16 (`_to_dtype_if_needed`) and FSDP2's copy of it into
+the all-gather buffer (`torch._foreach_copy_`; `sharding.gather_copy_in`, also FSDP1's cast):
+7.6% / 28.1%. Now: 1B +1.5% / -0.7%, 7B +3.6% / +4.5%, 8B (no QK-norm) +4.0% / +4.9%, 13B
++13.3% / +28.1%.
 What is left grows with the FSDP traffic beside the compute: the gathers and reduce-scatters
 take a third of the predicted step on the 13B (micro batch 1) and a sixth on the 7B and 8B
 (micro batch 2), almost all of it hidden behind compute in the model, and the measured step
-exceeds the prediction by a third of that hidden time on the 7B and 8B, 0.56 on the 13B in
-BF16 and 1.05 in FP8, as if much of it were not overlapped. The model charges an overlapped
+exceeds the prediction by 0.27-0.35 of that hidden time on the 7B and 8B, 0.5 on the 13B in
+BF16 and 1.04 in FP8, as if much of it were not overlapped. The model charges an overlapped
 collective only the SMs NCCL holds (16 of 132). One mechanism for more, Hopper's persistent
 cuBLAS GEMMs running in two waves beside an NCCL kernel (pytorch/pytorch#143988), was tried and
 not adopted: it took this set from 13.5% / 31.4% to 7.9% / 20.2% (before the loss was encoded
