@@ -60,7 +60,7 @@ def reduces_deferred(ctx) -> bool:
     """Whether the layout's gradient reduction is the deferred one (:func:`defers_reduce` and
     the stages are sharded over more than one GPU): what
     :func:`deferred_reduce_collectives` prices."""
-    return defers_reduce(ctx.scenario) and ctx.layout.dp * ctx.layout.cp > 1
+    return defers_reduce(ctx.scenario) and _sharded(ctx)
 
 
 def _sharded(ctx) -> bool:
@@ -88,11 +88,12 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
     stack = scenario_stack(sc)
     if not _sharded(ctx) or reduces_deferred(ctx):
         return 0.0
-    per_param = copy_in_bytes_per_param(stack, *_dtype_bytes(sc, stack))
+    grad, reduce = _dtype_bytes(sc, stack)
+    per_param = copy_in_bytes_per_param(stack, grad, reduce)
     if stack.sharding.reduce_every_microbatch:
         shards = shard_group_size(sc.parallelism, ctx.layout.dp)
         m = ctx.microbatches
-        per_param += 3.0 * _dtype_bytes(sc, stack)[1] / shards * (m - 1) / m
+        per_param += 3.0 * reduce / shards * (m - 1) / m
     else:
         per_param /= ctx.microbatches
     if per_param <= 0.0:
