@@ -48,16 +48,25 @@ def test_a_unit_gathers_its_layer_in_the_gather_dtype_over_all_data_parallel_ran
     assert unit_comm(scenario, stack, collectives, layout, 0).gather == pytest.approx(alone, rel=1e-12)
 
 
-def test_list_collectives_add_one_copy_per_rank_to_every_collective():
-    """DeepSpeed 2021's tensor-list collectives: each of a unit's per-parameter collectives
-    over r ranks gains r copies of n / r bytes, r t_k + 2 n / B (closed form against the
-    same profile without them); the gathers in the param dtype, the reduce-scatters too."""
+def _list_and_plain(host_us):
+    """DeepSpeed 2021's profile with ``sharding.list_copy_host_us`` set, and without the
+    tensor-list collectives, on a 32-rank Llama 3 8B."""
     scenario, collectives = _fsdp(stack="deepspeed-2021")
     stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
     assert stack.sharding.list_collectives and layout.dp == 32
-    sharding = stack.sharding.model_copy(update={"list_collectives": False})
-    plain = stack.model_copy(update={"sharding": sharding})
-    with_copies = unit_comm(scenario, stack, collectives, layout, 0)
+    listed = stack.model_copy(update={"sharding": stack.sharding.model_copy(
+        update={"list_copy_host_us": host_us})})
+    plain = stack.model_copy(update={"sharding": stack.sharding.model_copy(
+        update={"list_collectives": False})})
+    return scenario, collectives, layout, listed, plain
+
+
+def test_list_collectives_add_one_copy_per_rank_to_every_collective():
+    """With a free host, each of a unit's per-parameter collectives over r ranks gains r
+    device copies of n / r bytes, r t_k + 2 n / B (closed form against the same profile
+    without them); the gathers in the param dtype, the reduce-scatters too."""
+    scenario, collectives, layout, listed, plain = _list_and_plain(0.0)
+    with_copies = unit_comm(scenario, listed, collectives, layout, 0)
     without = unit_comm(scenario, plain, collectives, layout, 0)
     gpu = collectives.cluster.hw.gpu
     rate = gpu.hbm_bandwidth_Bps * gpu.compute.memory_bandwidth_fraction
@@ -65,6 +74,19 @@ def test_list_collectives_add_one_copy_per_rank_to_every_collective():
     expected = sum(32 * gpu.compute.kernel_overhead_us * 1e-6 + 2 * 2.0 * n / rate for n in tensors)
     assert with_copies.gather - without.gather == pytest.approx(expected, rel=1e-9)
     assert with_copies.reduce - without.reduce == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_slow_host_bounds_each_list_collective_by_its_copies_issue_time():
+    """A host that takes 1 ms to issue each copy: the reduce-scatter's copies are issued
+    before NCCL's kernel (r h + t_c each), the all-gather's behind it (max(t_c + r g, r h),
+    here r h = 32 ms, longer than any gather of a Llama 3 8B weight), so both grow by the
+    host's time and the gather no longer pays its communication."""
+    scenario, collectives, layout, listed, plain = _list_and_plain(1000.0)
+    slow = unit_comm(scenario, listed, collectives, layout, 0)
+    without = unit_comm(scenario, plain, collectives, layout, 0)
+    count = len(layer_tensor_sizes(scenario.model, 1))
+    assert slow.reduce - without.reduce == pytest.approx(count * 32 * 1e-3, rel=1e-9)
+    assert slow.gather == pytest.approx(count * 32 * 1e-3, rel=1e-9)
 
 
 def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across():

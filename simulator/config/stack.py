@@ -230,6 +230,11 @@ class ShardingProfile(_Part):
     PyTorch 1.x ``ProcessGroupNCCL`` copies the flat NCCL output back into each rank's tensor
     (all-gather), or each rank's input into a flat buffer (reduce-scatter), one copy kernel per
     rank on the collective's stream (DeepSpeed ZeRO-3 of 2021, one collective per parameter)."""
+    list_copy_host_us: Annotated[float, Field(ge=0.0, le=1e4, allow_inf_nan=False)] = 0.0
+    """Host microseconds to issue one of those per-rank copies (an eager ``aten::copy_``
+    launching one device-to-device ``cudaMemcpyAsync``, from C++ in the process group): the
+    host issues them one after the other, so ``r`` of them take ``r`` times this however
+    small each copy is. Used only with ``list_collectives``."""
 
 
 class TensorParallelProfile(_Part):

@@ -8,8 +8,8 @@ more for the recompute when ``regather_for_recompute``), and its gradients are
 reduce-scattered after its backward (Rajbhandari et al. 2020, ZeRO sec. 5.3; Zhao et al.
 2023, "PyTorch FSDP", VLDB, sec. 3.3-3.4). The gather runs in ``param_gather_dtype``, the
 reduction in ``grad_reduce_dtype``. With ``list_collectives`` (tensor-list collectives of
-PyTorch 1.x, DeepSpeed ZeRO-3 of 2021) each collective also runs one copy kernel per rank
-(:class:`_ListCopies`).
+PyTorch 1.x, DeepSpeed ZeRO-3 of 2021) each collective also runs one copy per rank, issued by
+the host one after the other (:class:`_ListCopies`).
 
 Overlap follows the stack's ``prefetch`` depth. With ``prefetch: 0`` every collective waits
 for the device and compute waits for it (DeepSpeed ZeRO-3 of 2021): ``L c`` exposed per
@@ -98,15 +98,17 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
                      ("shard", layout, stage, shard), scenario)
     edp = _Priced(collectives, lambda: layout.stage_expert_dp_groups(stage), ("edp-stage", layout, stage),
                   scenario)
-    split = layout.tp / layout.expert_tp           # an expert's shard is t / etp times a dense one's
-    gather = (sum(shards.time(Op.ALL_GATHER, n * gather_bytes) for n in sizes)
-              + sum(edp.time(Op.ALL_GATHER, n * gather_bytes * split) for n in expert_sizes))
-    reduce = (sum(shards.time(Op.REDUCE_SCATTER, n * reduce_bytes) for n in sizes)
-              + sum(edp.time(Op.REDUCE_SCATTER, n * reduce_bytes * split) for n in expert_sizes))
+    unit = _UnitCollectives(sizes, expert_sizes, layout.tp / layout.expert_tp, shards, edp,
+                            shard, layout.expert_dp)
+    gathers = unit.each(Op.ALL_GATHER, gather_bytes)
+    reduces = unit.each(Op.REDUCE_SCATTER, reduce_bytes)
     if stack.sharding.list_collectives:
-        copies = _ListCopies(ComputeModel(collectives.cluster.hw.gpu, dtype), shard, layout.expert_dp)
-        gather += copies.seconds(sizes, expert_sizes, gather_bytes, split)
-        reduce += copies.seconds(sizes, expert_sizes, reduce_bytes, split)
+        copies = _ListCopies(ComputeModel(collectives.cluster.hw.gpu, dtype),
+                             stack.sharding.list_copy_host_us * 1e-6)
+        gather = sum(copies.gather_seconds(*one) for one in gathers)
+        reduce = sum(copies.reduce_seconds(*one) for one in reduces)
+    else:
+        gather, reduce = sum(one[2] for one in gathers), sum(one[2] for one in reduces)
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)
@@ -135,26 +137,56 @@ def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: Collec
 
 @dataclass(frozen=True)
 class _ListCopies:
-    """The per-rank copies of tensor-list collectives (``sharding.list_collectives``): a
-    collective over ``r`` ranks of ``n`` bytes (unsharded) runs ``r`` copy kernels of ``n / r``
-    bytes on its stream, ``r (t_k + 2 n / (r B))`` seconds with the kernel overhead ``t_k`` and
-    the sustained HBM rate ``B`` (:meth:`ComputeModel.memory_time`; PyTorch 1.x
-    ``ProcessGroupNCCL::allgather`` / ``reduce_scatter`` with tensor lists)."""
+    """The per-rank copies of tensor-list collectives (``sharding.list_collectives``; PyTorch
+    1.x ``ProcessGroupNCCL::allgather`` / ``reduce_scatter`` with tensor lists): a collective
+    over ``r`` ranks of ``n`` bytes (unsharded) runs ``r`` copies of ``n / r`` bytes on its
+    stream, each ``g = t_k + 2 n / (r B)`` seconds on the device (the kernel overhead ``t_k``
+    and the sustained HBM rate ``B``, :meth:`ComputeModel.memory_time`) and ``h`` on the host
+    (``sharding.list_copy_host_us``), which issues them one after the other.
+
+    - all-gather: NCCL's kernel is launched first and the host then issues the copies behind
+      it, so the collective ends at ``max(t_c + r g, r h)``;
+    - reduce-scatter: the copies into the flat buffer are issued before NCCL's kernel, which
+      starts after the last: ``r max(g, h) + t_c``.
+    """
 
     compute: ComputeModel
+    host_s: float
+
+    def _device(self, nbytes: float, ranks: int) -> float:
+        return float(self.compute.memory_time(2.0 * nbytes / ranks))
+
+    def gather_seconds(self, nbytes: float, ranks: int, comm_s: float) -> float:
+        """``max(t_c + r g, r h)`` seconds of one list all-gather of ``nbytes``."""
+        if ranks <= 1 or nbytes <= 0:
+            return comm_s
+        return max(comm_s + ranks * self._device(nbytes, ranks), ranks * self.host_s)
+
+    def reduce_seconds(self, nbytes: float, ranks: int, comm_s: float) -> float:
+        """``r max(g, h) + t_c`` seconds of one list reduce-scatter of ``nbytes``."""
+        if ranks <= 1 or nbytes <= 0:
+            return comm_s
+        return comm_s + ranks * max(self._device(nbytes, ranks), self.host_s)
+
+
+@dataclass(frozen=True)
+class _UnitCollectives:
+    """One unit's collectives: a dense tensor of ``n`` elements over the ``ranks`` of its
+    shard group, an expert's over its ``expert_ranks`` (``split`` times an expert's share)."""
+
+    sizes: list
+    expert_sizes: list
+    split: float
+    shards: "_Priced"
+    experts: "_Priced"
     ranks: int
     expert_ranks: int
 
-    def seconds(self, sizes, expert_sizes, bytes_per: float, split: float) -> float:
-        """Copy seconds of one unit's collectives: dense tensors over the shard group, experts
-        over their expert-data-parallel group (``split`` times an expert's share)."""
-        dense = sum(self._one(n * bytes_per, self.ranks) for n in sizes)
-        return dense + sum(self._one(n * bytes_per * split, self.expert_ranks) for n in expert_sizes)
-
-    def _one(self, nbytes: float, ranks: int) -> float:
-        if ranks <= 1 or nbytes <= 0:
-            return 0.0
-        return ranks * float(self.compute.memory_time(2.0 * nbytes / ranks))
+    def each(self, op: Op, bytes_per: float) -> list[tuple[float, int, float]]:
+        """(bytes, ranks, seconds) of each of the unit's ``op`` collectives."""
+        dense = [(n * bytes_per, self.ranks, self.shards) for n in self.sizes]
+        expert = [(n * bytes_per * self.split, self.expert_ranks, self.experts) for n in self.expert_sizes]
+        return [(nbytes, ranks, priced.time(op, nbytes)) for nbytes, ranks, priced in dense + expert]
 
 
 @dataclass(frozen=True)

@@ -609,22 +609,28 @@ each rank's tensor, one copy kernel per rank per collective (`sharding.list_coll
 credited (one bucket ahead, hiding all but a pass's first gather) cannot hide the gathers:
 it is issued in the submodule's pre-forward hook before its compute, and `_allgather_param`
 synchronises the device before each gather, so all but the bucket's last gather finish
-first (`sharding.prefetch` 1 -> 0, docs/stacks.md): 51.5% / 99.0%.
+first (`sharding.prefetch` 1 -> 0, docs/stacks.md): 51.5% / 99.0%. On 2026-11-29 the copies'
+host side (`sharding.list_copy_host_us`, the same day): `ProcessGroupNCCL` issues the `r` copies
+from the host one after the other (behind NCCL's kernel for an all-gather, before it for a
+reduce-scatter), each an eager `aten::copy_` that launches one `cudaMemcpyAsync`, 9 us of host
+time in the median of 1,165 such calls in a PyTorch profiler trace on A100
+(`validation/traces/`, HolisticTraceAnalysis test data): over 1,536 ranks 14 ms for every
+collective however small the tensor, and GPT's layer has 12 tensors, 6 of them biases and
+LayerNorm weights of 80 KB or less: 18.5% / 36.3%.
 
-Result: **the widest miss in the library**, every row fast, by +17% (175B on 384 GPUs) to +99%
-(530B on 2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
-66.7 s for 175B; 255.5, 179.9, 183.7 s for 530B) while each GPU's compute halves: the time is
-set by the volume each GPU gathers and reduces per step (three passes over the fp16 weights),
-which the measured steps move at about 20 GB/s per GPU, near one HDR NIC's rate, where the
-model's NCCL rings over a server's eight NICs move it several times faster (now exposed, no
-longer hidden). Candidates read in the code and not modelled: DeepSpeed's Python loops over
-the world size that build each collective's lists (`_allgather_param`,
-`_reduce_scatter_gradient`), a `torch.zeros` of every full parameter before its gather, and the
+Result: 175B within -2% to +13% (384 to 1,536 GPUs); 530B still fast, by +23% (640 GPUs) to
++36% (2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
+66.7 s for 175B; 255.5, 179.9, 183.7 s for 530B) while each GPU's compute halves: the host's
+copies, `r` per collective, grow as the compute shrinks. The 530B rows leave about 45 s per step
+unexplained at every size (40-49 s), where the 175B rows leave under 8; that is neither
+proportional to the weights' bytes (which would leave 15 s at 175B) nor to the GPUs.
+Candidates read in the code and not modelled: DeepSpeed's Python loops over the world size
+that build each collective's lists (`_allgather_param`, `_reduce_scatter_gradient`), a
+`torch.zeros` of every full parameter before its gather (3.4 GB for a 530B MLP weight: the
+caching allocator's frees and retries near the 80 GB limit are a candidate at 530B), and the
 host time of the per-parameter and per-submodule synchronisations; none is priced by a sourced
-constant, so none is added.
-Until such a mechanism is found, `deepspeed-2021` predictions of ZeRO-3 beyond a few hundred GPUs
-are not to be trusted; the later `deepspeed` profile has not been checked against a ZeRO-3 run
-at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
+constant, so none is added. The later `deepspeed` profile has not been checked against a ZeRO-3
+run at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
 with the prefetch of 1, over what it ran in; the paper: it did not fit on 560).""",
     "mlperf_v51_llama31": """\
 Measured: MLPerf Training v5.1 (mlcommons/training_results_v5.1 at 441d65f4, closed division,
