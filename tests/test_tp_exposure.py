@@ -9,12 +9,14 @@ import pytest
 from simulator.collectives import Op
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
 from simulator.config.loader import scenario_stack
+from simulator.config.stack import Fp8Scaling
 from simulator.cost import CollectiveModel
 from simulator.cost.in_layer import tp_collectives
 from simulator.cost.layer import layer_cost
 from simulator.cost.tp_exposure import (
     FP8_GATHER_SCALE,
     chunked_exposed,
+    gather_scale,
     pipelined_rs_exposed,
     tp_exposed,
     tp_site,
@@ -70,7 +72,7 @@ def test_layout_copies_vanish_at_micro_batch_one():
 
 
 def test_fp8_all_gather_halves_the_forward_gathers_bytes_only():
-    ctx, stack, _ = _layer(_scenario(dtype="fp8", fp8_all_gather=True))
+    ctx, stack, _ = _layer(_scenario(dtype="fp8", fp8_all_gather=True, fp8_grad_all_gather=False))
     site = _site(ctx, stack)
     fwd = {c.op: c for c in site.forward}
     bwd = {c.op: c for c in site.backward}
@@ -78,6 +80,23 @@ def test_fp8_all_gather_halves_the_forward_gathers_bytes_only():
     assert fwd[Op.REDUCE_SCATTER] == bwd[Op.REDUCE_SCATTER]
     ctx16, stack16, _ = _layer(_scenario(dtype="bf16", fp8_all_gather=True))
     assert _site(ctx16, stack16).forward == _site(ctx16, stack16).backward  # bf16: no change
+
+
+def test_transformer_engine_stacks_gather_fp8_in_both_passes():
+    """TE gathers the quantized norm output in forward and the quantized output gradient in
+    backward (megatron-core, nemo): every all-gather of an fp8 layer at half the bf16 bytes,
+    the reduce-scatters unchanged."""
+    for base in ("megatron-core", "nemo"):
+        data = _scenario(dtype="fp8").model_dump(mode="json", exclude_none=True)
+        data["training"]["stack"] = base
+        ctx, stack, _ = _layer(scenario_from_mapping(data, "<test>"))
+        ctx16, stack16, _ = _layer(scenario_from_mapping(
+            {**data, "training": {**data["training"], "dtype": "bf16"}}, "<test>"))
+        fp8, bf16 = _site(ctx, stack), _site(ctx16, stack16)
+        for got, ref in ((fp8.forward, bf16.forward), (fp8.backward, bf16.backward)):
+            pairs = {c.op: (c.size_bytes, r.size_bytes) for c, r in zip(got, ref, strict=True)}
+            assert pairs[Op.ALL_GATHER][0] == FP8_GATHER_SCALE * pairs[Op.ALL_GATHER][1]
+            assert pairs[Op.REDUCE_SCATTER][0] == pairs[Op.REDUCE_SCATTER][1]
 
 
 def test_async_tp_without_input_grad_overlap_leaves_the_reduce_scatters_in_line():
@@ -104,20 +123,20 @@ def test_fused_reduce_scatter_sum_reads_the_full_activation_once():
 
 
 def test_the_fields_default_to_megatrons_behaviour():
-    """Off by default: a stack that sets none of them prices TP as before (sequence-first
-    activations, NCCL reduce-scatters, bf16 gathers)."""
+    """Megatron-Core's profile: sequence-first activations, NCCL reduce-scatters, and (TE)
+    fp8 all-gathers in both passes under fp8."""
     stack = scenario_stack(_scenario())
     defaults = {f: getattr(stack.tensor_parallel, f) for f in TP_FIELDS}
-    assert defaults == {"layout_copies": False, "fp8_all_gather": False,
+    assert defaults == {"layout_copies": False, "fp8_all_gather": True,
                         "comm_overlap_input_grad": True, "sum_after_exchange": False,
-                        "fp8_grad_all_gather": False, "fused_pairs": False,
+                        "fp8_grad_all_gather": True, "fused_pairs": False,
                         "fused_gather_major": False}
 
 
 def test_fp8_grad_all_gather_halves_the_backward_gathers_bytes_only():
     """torchao casts the output gradient on its shard before the all-gather: under fp8 the
     backward all-gather moves 1 byte per element; reduce-scatters and bf16 runs unchanged."""
-    ctx, stack, _ = _layer(_scenario(dtype="fp8", fp8_grad_all_gather=True))
+    ctx, stack, _ = _layer(_scenario(dtype="fp8", fp8_grad_all_gather=True, fp8_all_gather=False))
     site = _site(ctx, stack)
     fwd = {c.op: c for c in site.forward}
     bwd = {c.op: c for c in site.backward}
@@ -269,3 +288,18 @@ def test_dgrad_overlap_slows_the_weight_gradient_by_the_sms_nccl_holds():
     assert backward == pytest.approx(want, rel=1e-12)
     _, unshared = tp_exposed(stack, _site(ctx, stack), ctx.layout.tp, None, wgrads)
     assert unshared == pytest.approx(2 * rest + comm - comm / 2, rel=1e-12)
+
+
+def test_block_scaled_gathers_carry_their_scales():
+    """TE gathers MXFP8's 1-byte values with an E8M0 scale per 32 and NVFP4's packed 4-bit
+    values with an E4M3 scale per 16: (1 + 1/32) / 2 and (1/2 + 1/16) / 2 of the bf16 bytes;
+    one scale per tensor leaves 1/2."""
+    assert gather_scale(Fp8Scaling.DELAYED) == gather_scale(Fp8Scaling.DYNAMIC) == FP8_GATHER_SCALE
+    assert gather_scale(Fp8Scaling.MXFP8) == pytest.approx(33 / 64)
+    assert gather_scale(Fp8Scaling.NVFP4) == pytest.approx(9 / 32)
+    ctx, stack, _ = _layer(_scenario(dtype="fp8"))
+    nv = stack.model_copy(update={"kernels": stack.kernels.model_copy(update={"fp8_scaling": "nvfp4"})})
+    per_tensor = {c.op: c.size_bytes for c in _site(ctx, stack).forward}
+    block = {c.op: c.size_bytes for c in _site(ctx, nv).forward}
+    assert block[Op.ALL_GATHER] == pytest.approx(per_tensor[Op.ALL_GATHER] * (9 / 32) / FP8_GATHER_SCALE)
+    assert block[Op.REDUCE_SCATTER] == per_tensor[Op.REDUCE_SCATTER]

@@ -177,8 +177,8 @@ class _UnitCollectives:
     sizes: list
     expert_sizes: list
     split: float
-    shards: "_Priced"
-    experts: "_Priced"
+    shards: _Priced
+    experts: _Priced
     ranks: int
     expert_ranks: int
 

@@ -40,12 +40,13 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
   ``torch/distributed/_symmetric_memory``): the fused op computes the tp partial products,
   exchanges them, and sums them with ``torch.sum`` over the stacked partials: a memory-bound
   pass reading ``n`` bytes (the full activation) and writing ``n/t``;
-- ``fp8_all_gather`` (torchao ``Float8ColwiseParallel`` / ``PrepareFloat8ModuleInput``):
-  under fp8 the forward all-gathers move the fp8 cast input, one byte per element;
+- ``fp8_all_gather`` (torchao ``Float8ColwiseParallel`` / ``PrepareFloat8ModuleInput``;
+  TransformerEngine's ``gather_along_first_dim`` with a quantizer): under fp8 the forward
+  all-gathers move the quantized input's row-wise data and scales (:func:`gather_scale`);
 - ``fp8_grad_all_gather`` (torchao ``Float8RowwiseParallel._prepare_output_fn``, eab345c:
   ``NoopFwToFloat8BwDynamic`` is applied after the output's ``redistribute``, so backward
-  casts the output gradient to fp8 on its sequence shard and then all-gathers it): under
-  fp8 the backward all-gathers move one byte per element too;
+  casts the output gradient to fp8 on its sequence shard and then all-gathers it; TE's
+  ``grad_output_preprocess``): under fp8 the backward all-gathers are quantized too;
 - ``fused_pairs`` (torch 2.6 ``micro_pipeline_tp.py``: ``_find_consumer_matmuls``,
   ``_find_producer_matmul``; ``_pipelined_multi_all_gather_and_consume`` in
   ``torch/distributed/_symmetric_memory``): a fused all-gather is pipelined only with the
@@ -77,13 +78,26 @@ from dataclasses import dataclass, replace
 
 from simulator.collectives import Op
 from simulator.config.hardware import Dtype
-from simulator.config.stack import StackProfile
+from simulator.config.stack import Fp8Scaling, StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.nccl_sms import excess_beside
 
 FP8_GATHER_SCALE = 0.5
 """Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
+
+_GATHER_BYTES = {Fp8Scaling.MXFP8: 1.0 + 1.0 / 32, Fp8Scaling.NVFP4: 0.5 + 1.0 / 16}
+"""Bytes per element of a block-scaled quantized all-gather: the row-wise data and one scale
+byte per block (MXFP8: an E8M0 per 32; NVFP4: packed 4-bit values and an E4M3 per 16).
+TransformerEngine 2.x gathers only the row-wise copy (``set_usage(rowwise=True,
+columnwise=False)`` before ``gather_along_first_dim``; ``_all_gather_mxfp8``,
+``_all_gather_nvfp4`` gather data and scales)."""
+
+
+def gather_scale(scaling: Fp8Scaling) -> float:
+    """Bytes of a quantized all-gather over its bf16 size: 1/2 with one scale per tensor,
+    ``(1 + 1/32) / 2`` under MXFP8, ``(1/2 + 1/16) / 2`` under NVFP4."""
+    return _GATHER_BYTES.get(scaling, 1.0) / 2.0
 
 
 @dataclass(frozen=True)
@@ -154,8 +168,9 @@ def tp_site(stack: StackProfile, compute: ComputeModel, found: list[PricedCollec
     the SMs the group's NCCL kernels hold (:attr:`TpSite.nccl_share`)."""
     tp = stack.tensor_parallel
     fp8 = compute.dtype == Dtype.FP8
-    forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather)
-    backward = _gathers_fp8(found, fp8 and tp.fp8_grad_all_gather)
+    scale = gather_scale(stack.kernels.fp8_scaling)
+    forward = _gathers_fp8(found, fp8 and tp.fp8_all_gather, scale)
+    backward = _gathers_fp8(found, fp8 and tp.fp8_grad_all_gather, scale)
     copies = tp.layout_copies and micro_batch > 1
 
     def copy_s(collectives) -> tuple[float, ...]:
@@ -192,13 +207,10 @@ def _gathered_bytes(collectives) -> float:
     return next((c.size_bytes for c in collectives if c.op == Op.ALL_GATHER), 0.0)
 
 
-def _gathers_fp8(found: list[PricedCollective], fp8: bool) -> tuple[PricedCollective, ...]:
-    """``found`` with its all-gathers fp8 sized when ``fp8``."""
-    return tuple(_fp8_sized(c) if fp8 and c.op == Op.ALL_GATHER else c for c in found)
-
-
-def _fp8_sized(c: PricedCollective) -> PricedCollective:
-    return replace(c, size_bytes=c.size_bytes * FP8_GATHER_SCALE)
+def _gathers_fp8(found: list[PricedCollective], fp8: bool, scale: float) -> tuple[PricedCollective, ...]:
+    """``found`` with its all-gathers quantized (``scale`` times their bytes) when ``fp8``."""
+    return tuple(replace(c, size_bytes=c.size_bytes * scale) if fp8 and c.op == Op.ALL_GATHER else c
+                 for c in found)
 
 
 def tp_exposed(stack: StackProfile, site: TpSite, tp: int, sites_gemm,

@@ -494,7 +494,12 @@ exposed data-parallel reduction: 25 GB of bf16 gradients per GPU over one NIC, s
 stage's last backward. The NVIDIA H100 405B set, the same software one release earlier, measures
 X at 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's
 exposure (docs/research/stack_facts.md section 17). The curve: 0.905 of the 256-GPU throughput
-at 2,496 GPUs predicted, 0.941 measured.""",
+at 2,496 GPUs predicted, 0.941 measured.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 1.5% / 3.1% (was 1.5% / 2.6%); the per-row figures
+above predate it, the table below is current.""",
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -732,7 +737,12 @@ row 1's config (only the bucket size differs) reads -3.8% (+8.6% until the B300 
 B200's sustained-load clock); measured, the B300 ran 0.993x the University of Florida's B200 per
 GPU, where the model gives 1.02x (its attention at the GB300/GB200 cuDNN ratio,
 `hardware_specs/gpus/b300.yaml`): on this 8B step the Blackwell Ultra's faster attention does not
-show.""",
+show.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 10.5% / 51.2% (was 10.4% / 50.1%); the per-row figures
+above predate it, the table below is current.""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -790,7 +800,12 @@ not a training-shape sweep), the casts an amax pass and a fused cast writing bot
 the weights gathered in 4 bits. The 405B row's predicted step holds about 5 s of exposed
 tensor-parallel collectives (userbuffers off for NVFP4), so the miss sits in how much of tp 4's
 NCCL traffic on NVLink 5 the run hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and
-1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x.""",
+1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 5.9% / 16.6% (was 7.0% / 20.7%); the per-row figures
+above predate it, the table below is current.""",
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current
@@ -941,7 +956,12 @@ pairs run one configuration on GB300 and GB200 (NVIDIA's Theia and Tyche systems
 per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.14x
 and 1.10x since the GB200 took the B200 family's sustained-load factor (2026-11-29; 1.02x and 1.03x
 before), the GB300 not: the 72-GPU pair agrees, the 512-GPU pair sits between. The same table's
-GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`).""",
+GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`).
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 5.8% / 9.5% (was 7.4% / 9.5%); the per-row figures
+above predate it, the table below is current.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
@@ -968,7 +988,12 @@ all-gather, TransformerEngine FP8 with delayed scaling, cuDNN fused attention, u
 overlap; no recompute (the recipes' activations_checkpoint_granularity is null). The GPT-3
 175B 128-GPU row runs `gpt3/175b.yaml`, which has no TP overlap and 220 MiB buckets (stack
 overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Configs per row:
-`docs/research/stack_facts.md` section 1.""",
+`docs/research/stack_facts.md` section 1.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 3.6% / 7.0% (was 4.0% / 7.0%); the per-row figures
+above predate it, the table below is current.""",
     "nemo_more": """\
 Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
 `docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
@@ -1002,7 +1027,12 @@ not public. The Nemotron 340B row is 10% slow; its predicted memory was 82.9 GiB
 the run had, until TransformerEngine's fp8 copies of the linear inputs were counted as what its
 layers keep for backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits. The
 table's run used a layout (PP 8 x VP 12) other than the config's (PP 12 x VP 8), and whatever else
-it changed is not published.""",
+it changed is not published.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 6.2% / 12.1% (was 6.8% / 11.5%); the per-row figures
+above predate it, the table below is current.""",
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP
@@ -1112,7 +1142,15 @@ microbatches under Megatron-Core (`kernels.fp8_weight_cast: per_step`,
 `simulator/cost/fp8_casts.py`), which moved the rows to -7.9% / +9.8%. The recipes' userbuffers
 configs run proj and fc2 with ring-exchange reduce-scatters and a one-SM margin
 (`tensor_parallel.rs_splits` 0, `rs_sm_margin` 1), so the per-GEMM userbuffers model barely
-moves them. Not modelled: CUDA graphs.""",
+moves them. Not modelled: CUDA graphs.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 8.3% / 11.1% (was 7.8% / 8.7%); the per-row figures
+above predate it, the table below is current. The 405B row, +11.1%, is the one the 26.04.01
+table measured 12% faster at the same layout (328 against 292 tokens/s per GPU,
+`megatron_bridge_2604` row 2, which reads +1.1%): the software's drift between releases, which
+this set no longer meets.""",
     "bloom": """\
 Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
 `train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
@@ -1188,7 +1226,12 @@ first and last stages after the data-parallel reduction, NeMo's `allreduce_first
 13 ms). From 512 to 11,616 GPUs (a different layout and a 25x smaller batch per replica) the
 measured throughput per GPU falls to 0.662 of the 512-GPU figure, the predicted to 0.678 (0.694
 before the per-call latency). At 11,616 GPUs the model exposes 201 ms of data-parallel
-reduce-scatter, gathers and the embedding's all-reduce (22% of the step).""",
+reduce-scatter, gathers and the embedding's all-reduce (22% of the step).
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 1.4% / 2.8% (was 2.1% / 3.6%); the per-row figures
+above predate it, the table below is current.""",
     "mlperf_gpt3_v31": """\
 Measured: MLPerf Training v3.1 GPT-3 175B (closed division, NeMo of the 23.09 container;
 mlcommons/training_results_v3.1 at d06288b2): NVIDIA's Eos on 512, 768, 4,096, 6,144, 8,192,
@@ -1224,7 +1267,12 @@ Fitting predicted minus measured step as a per-microbatch offset plus a per-step
 the 128-, 16- and 8-microbatch rows gives about 1.3 ms a microbatch too slow and about 40 ms a
 step missing (60 ms before the per-call latency, 65 ms before 2026-11-27's SM pricing); what it
 is was not found. Azure's cluster ran 2.9% slower than Eos with
-the same recipe.""",
+the same recipe.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 2.4% / 6.0% (was 2.1% / 5.4%); the per-row figures
+above predate it, the table below is current.""",
     "mlperf_gpt3_v41": """\
 Measured: NVIDIA's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39): 64 B200 (the "b200_n8_preview" system, NVIDIA's
@@ -1251,7 +1299,12 @@ cuDNN's normalization benchmark (2026-11-27). The H100 rows are slow by more tha
 `mlperf_gpt3`'s 512-GPU row of the round before (-3.2%, NeMo 24.04): measured, NeMo 24.09 ran 2.3%
 faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
-512-GPU config sets) is not in the model.""",
+512-GPU config sets) is not in the model.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 8.0% / 9.9% (was 8.7% / 10.3%); the per-row figures
+above predate it, the table below is current.""",
     "mlperf_gpt3_oci": """\
 Measured: Oracle's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39) on 192 and 384 OCI BM.GPU.H100.8 servers (1,536 and
@@ -1273,7 +1326,12 @@ fp8 and the tied embedding's all-reduce was modelled. The throughput per GPU fal
 of the 1,536-GPU figure measured and to 0.928 predicted: the model, whose RoCE fabric is
 ideal, does not lose what these runs lost at 384 servers, whose step times swing from block
 to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' step
-(congestion on a shared Ethernet fabric is not modelled).""",
+(congestion on a shared Ethernet fabric is not modelled).
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 8.9% / 17.4% (was 8.8% / 16.5%); the per-row figures
+above predate it, the table below is current.""",
     "primus_mi325x": """\
 Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD
 Instinct MI325X (AMD's AAC11 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node;
@@ -1367,7 +1425,12 @@ does not otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 
 fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0 with
 fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8%
 on Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
-what separates the two is not found.""",
+what separates the two is not found.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 2.6% / 5.3% (was 1.4% / 3.8%); the per-row figures
+above predate it, the table below is current.""",
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling (FP8-CS) and, in the table's parentheses, MXFP8
@@ -1420,7 +1483,12 @@ and 5.6% slower than FP8-CS in the table; the model has the 8B
 hidden) and the 405B 3.6% slower (the in-line 16-bit weight gather). The 8B difference is not
 explained: cuBLAS's block-scaled GEMM ran
 at 0.99 of the per-tensor kernel on a B200 (flashinfer-ai/flashinfer#2256), so the GEMM fraction
-is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found.""",
+is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 2.7% / 6.1% (was 2.6% / 6.1%); the per-row figures
+above predate it, the table below is current.""",
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
@@ -1463,7 +1531,12 @@ costs it 4.4% from 1,024 to 2,048 GPUs is not modelled (fabric congestion at 256
 candidate, not checked).
 The 128-GPU 340B row was predicted at 82.9 GiB per GPU, over the 80 GiB it ran in, until
 TransformerEngine's fp8 copies of the linear inputs were counted as what its layers keep for
-backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits.""",
+backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits.
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 3.1% / 6.0% (was 2.5% / 5.3%); the per-row figures
+above predate it, the table below is current.""",
     "dgxc_llama31": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Llama 3.1 (NVIDIA/dgxc-benchmarking
 `llama3.1/README_{8b,70b,405b}.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX
@@ -1522,7 +1595,12 @@ grows by 2.2% (BF16) and 5.9% (FP8) from 128 to 2,048 GPUs, the predicted one by
 (the FP8 amax all-reduces, `kernels.fp8_amax_reduction`, span the stage's 16 to 256 GPUs), so
 the FP8 error climbs from +2.7% to +7.8%. Jitter at the levels of ByteDance's traces gives
 0.6-3.3% (table below), not the FP8 curve's 5.9%. First scored at 4.8% / 10.1%, before the amax
-all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the sequence length).""",
+all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the sequence length).
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 3.8% / 8.5% (was 3.4% / 7.8%); the per-row figures
+above predate it, the table below is current.""",
     "dgxc_grok1": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for Grok-1 314B (NVIDIA/dgxc-benchmarking
 `grok1/README_314b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100), the
@@ -1565,7 +1643,12 @@ loss's bytes taken from NeMo 2's fused vocab-parallel cross entropy (`loss.kerne
 day): 8.5% / 19.5%. Then the MoE layers' MLP block stopped paying dense tensor-parallel
 collectives (the dispatcher's gather replaces them; both had been counted) and the experts'
 gradients moved to their expert-data-parallel groups (docs/research/stack_facts.md section 23):
-8.7% / 19.7% (19.8% once each data-parallel NCCL call paid its latency).""",
+8.7% / 19.7% (19.8% once each data-parallel NCCL call paid its latency).
+
+Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
+(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
+read from TE 1.9 and 2.4): the set reads 8.9% / 20.3% (was 8.6% / 19.7%); the per-row figures
+above predate it, the table below is current.""",
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,
