@@ -10,7 +10,7 @@ import pytest
 from simulator.collectives import Group, Op
 from simulator.config import scenario_from_mapping
 from simulator.config.loader import scenario_stack
-from simulator.cost.sharding import _pass_exposed, unit_comm
+from simulator.cost.sharding import _pass_exposed, backward_gather_seconds, sharding_cost, unit_comm
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
@@ -71,22 +71,28 @@ def test_list_collectives_add_one_copy_per_rank_to_every_collective():
     gpu = collectives.cluster.hw.gpu
     rate = gpu.hbm_bandwidth_Bps * gpu.compute.memory_bandwidth_fraction
     tensors = layer_tensor_sizes(scenario.model, 1)
-    expected = sum(32 * gpu.compute.kernel_overhead_us * 1e-6 + 2 * 2.0 * n / rate for n in tensors)
-    assert with_copies.gather - without.gather == pytest.approx(expected, rel=1e-9)
-    assert with_copies.reduce - without.reduce == pytest.approx(expected, rel=1e-9)
+    def copies(sizes):
+        return sum(32 * gpu.compute.kernel_overhead_us * 1e-6 + 2 * 2.0 * n / rate for n in sizes)
+    gathered = [n for n in tensors if n >= 1e5]       # the RMSNorm weights persist
+    assert len(gathered) == len(tensors) - 2
+    assert with_copies.gather - without.gather == pytest.approx(copies(gathered), rel=1e-9)
+    assert with_copies.per_step_gather - without.per_step_gather == pytest.approx(
+        copies([n for n in tensors if n < 1e5]), rel=1e-9)
+    assert with_copies.reduce - without.reduce == pytest.approx(copies(tensors), rel=1e-9)
 
 
 def test_a_slow_host_bounds_each_list_collective_by_its_copies_issue_time():
     """A host that takes 1 ms to issue each copy: the reduce-scatter's copies are issued
     before NCCL's kernel (r h + t_c each), the all-gather's behind it (max(t_c + r g, r h),
     here r h = 32 ms, longer than any gather of a Llama 3 8B weight), so both grow by the
-    host's time and the gather no longer pays its communication."""
+    host's time and the gather no longer pays its communication (the RMSNorm weights, under
+    the persistence threshold, are not gathered per pass)."""
     scenario, collectives, layout, listed, plain = _list_and_plain(1000.0)
     slow = unit_comm(scenario, listed, collectives, layout, 0)
     without = unit_comm(scenario, plain, collectives, layout, 0)
-    count = len(layer_tensor_sizes(scenario.model, 1))
-    assert slow.reduce - without.reduce == pytest.approx(count * 32 * 1e-3, rel=1e-9)
-    assert slow.gather == pytest.approx(count * 32 * 1e-3, rel=1e-9)
+    tensors = layer_tensor_sizes(scenario.model, 1)
+    assert slow.reduce - without.reduce == pytest.approx(len(tensors) * 32 * 1e-3, rel=1e-9)
+    assert slow.gather == pytest.approx(sum(n >= 1e5 for n in tensors) * 32 * 1e-3, rel=1e-9)
 
 
 def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across():
@@ -243,3 +249,51 @@ def test_moe_zero3_units_gather_experts_over_their_own_groups(nodes, expert_rank
         assert {len(g) for g in groups} == {expert_ranks}
         expected += collectives.concurrent_terms(Op.ALL_GATHER, groups, expert).time(expert).item()
     assert comm.gather == pytest.approx(expected, rel=1e-9)
+
+
+def _deepspeed_unit(**sharding):
+    """Modern DeepSpeed's per-tensor unit on a 32-rank Llama 3 8B with ``sharding`` set."""
+    scenario, collectives = _fsdp(stack="deepspeed")
+    stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
+    stack = stack.model_copy(update={"sharding": stack.sharding.model_copy(update=sharding)})
+    return unit_comm(scenario, stack, collectives, layout, 0), scenario, stack
+
+
+def test_persistent_tensors_leave_the_passes_for_one_gather_a_step():
+    """Under the persistence threshold a tensor is gathered once per step, not per pass: the
+    two RMSNorm weights (4,096 elements) at the default 1e5, everything at 1e9."""
+    none, *_ = _deepspeed_unit(persistence_threshold_params=0.0)
+    norms, *_ = _deepspeed_unit()
+    every, scenario, stack = _deepspeed_unit(persistence_threshold_params=1e9)
+    assert none.per_step_gather == 0.0 and every.gather == 0.0
+    assert norms.gather + norms.per_step_gather == pytest.approx(none.gather, rel=1e-12)
+    assert 0.0 < norms.per_step_gather < 0.1 * none.gather      # two latency-bound gathers
+    assert every.per_step_gather == pytest.approx(none.gather, rel=1e-12)
+    assert every.reduce == none.reduce                  # their gradients are still reduced
+    cost = sharding_cost(scenario, stack, every, 10, 1.0, 2.0, 4)
+    assert cost.comm_per_step == pytest.approx(10 * (every.per_step_gather + 4 * every.reduce), rel=1e-12)
+
+
+def test_reuse_distance_regathers_the_tensors_far_from_their_backward():
+    """Full recompute: tensor i is gathered again for backward when twice the layer's later
+    tensors reach the limit. Llama 3 8B: w2 (58.7M) is last, w3 has 2 x 58.7M after it:
+    a 100M limit regathers all but w2, a 200M one all but w2 and w3 (the same size), 0 all,
+    none without a limit."""
+    full, *_ = _deepspeed_unit(max_reuse_distance_params=0.0)
+    hundred, *_ = _deepspeed_unit(max_reuse_distance_params=1e8)
+    two_hundred, *_ = _deepspeed_unit(max_reuse_distance_params=2e8)
+    unlimited, *_ = _deepspeed_unit(max_reuse_distance_params=None)
+    assert full.recompute_regather == pytest.approx(full.gather, rel=1e-12)
+    assert unlimited.recompute_regather == 0.0
+    w2 = full.gather - hundred.recompute_regather
+    assert w2 > 0.0
+    assert full.gather - two_hundred.recompute_regather == pytest.approx(2 * w2, rel=1e-9)
+
+
+def test_the_regathered_tensors_are_paid_only_under_full_recompute():
+    """backward gather = regathers x gather + full_recompute_share x recompute_regather."""
+    unit, scenario, stack = _deepspeed_unit(max_reuse_distance_params=0.0)
+    par = scenario.parallelism
+    full = scenario.model_copy(update={"parallelism": par.model_copy(update={"recompute": "full"})})
+    assert backward_gather_seconds(scenario, stack, unit, 1.0) == pytest.approx(unit.gather, rel=1e-12)
+    assert backward_gather_seconds(full, stack, unit, 1.0) == pytest.approx(2 * unit.gather, rel=1e-12)

@@ -363,9 +363,10 @@ ACHIEVED = {
     # parallelism, GPT 175B and 530B on 384-2,240 A100), scored once on 2026-11-28: 147% / 292%
     # with the profile as it stood, 117% / 241% with the list collectives' per-rank copies,
     # 51.5% / 99.0% with prefetch 0 (the gathers' device syncs, read from DeepSpeed 0.4);
-    # 18.5% / 36.3% with the host's issue of those copies, 9 us each (2026-11-29): NOT met,
-    # the 530B rows 23-36% fast (about 45 s per step unexplained at every size).
-    "sc21_zero3": (0.185, 0.364),
+    # 18.5% / 36.3% with the host's issue of those copies, 9 us each (2026-11-29); 22.5% /
+    # 45.6% with v0.4.0's persistent small tensors and its reuse-distance re-gathers (the same
+    # day): NOT met, every row fast (the 530B rows 23-46%).
+    "sc21_zero3": (0.225, 0.456),
     # tokens/s per GPU, 7 rows (MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72: NVIDIA's Tyche
     # on 256 and 512, CoreWeave's Carina on 512 to 2,496 GPUs), the first GB200 check: 16.3% /
     # 25.9% when scored without the runs' rank mapping, 13.9% / 20.4% with it

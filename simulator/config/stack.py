@@ -230,6 +230,16 @@ class ShardingProfile(_Part):
     PyTorch 1.x ``ProcessGroupNCCL`` copies the flat NCCL output back into each rank's tensor
     (all-gather), or each rank's input into a flat buffer (reduce-scatter), one copy kernel per
     rank on the collective's stream (DeepSpeed ZeRO-3 of 2021, one collective per parameter)."""
+    persistence_threshold_params: Annotated[float, Field(ge=0.0, le=1e15, allow_inf_nan=False)] = 0.0
+    """With ``unit: parameter``: tensors of fewer elements (on a rank) stay gathered, one
+    all-gather each per step after the optimizer step and none per pass; their gradients are
+    still reduce-scattered (DeepSpeed ``stage3_param_persistence_threshold``). 0: none."""
+    max_reuse_distance_params: Annotated[float, Field(ge=0.0, le=1e15, allow_inf_nan=False)] | None = None
+    """With ``unit: parameter`` and full recompute: a tensor gathered for its recompute is kept
+    for its backward only when fewer parameters than this are used in between (twice the
+    layer's later tensors); the others are gathered once more (DeepSpeed
+    ``stage3_max_reuse_distance``). None: every tensor kept (``regather_for_recompute``
+    false) or every one gathered again (true)."""
     list_copy_host_us: Annotated[float, Field(ge=0.0, le=1e4, allow_inf_nan=False)] = 0.0
     """Host microseconds to issue one of those per-rank copies (an eager ``aten::copy_``
     launching one device-to-device ``cudaMemcpyAsync``, from C++ in the process group): the

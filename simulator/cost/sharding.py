@@ -52,6 +52,21 @@ class UnitComm:
     gather: float
     reduce: float
     sm_share: float = 0.0
+    recompute_regather: float = 0.0
+    """Seconds of the tensors gathered once more for backward after their recompute's gather
+    (``sharding.max_reuse_distance_params``), per fully recomputed unit."""
+    per_step_gather: float = 0.0
+    """Seconds of the persistent tensors' one gather per step
+    (``sharding.persistence_threshold_params``)."""
+
+    def mixed(self, other: UnitComm, share: float) -> UnitComm:
+        """``(1 - share)`` of this unit and ``share`` of ``other``, field by field (this
+        unit's SM share)."""
+        def mix(a: float, b: float) -> float:
+            return (1 - share) * a + share * b
+        return UnitComm(mix(self.gather, other.gather), mix(self.reduce, other.reduce), self.sm_share,
+                        mix(self.recompute_regather, other.recompute_regather),
+                        mix(self.per_step_gather, other.per_step_gather))
 
 
 @dataclass(frozen=True)
@@ -105,17 +120,56 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     if stack.sharding.list_collectives:
         copies = _ListCopies(ComputeModel(collectives.cluster.hw.gpu, dtype),
                              stack.sharding.list_copy_host_us * 1e-6)
-        gather = sum(copies.gather_seconds(*one) for one in gathers)
+        gather_each = [copies.gather_seconds(*one) for one in gathers]
         reduce = sum(copies.reduce_seconds(*one) for one in reduces)
     else:
-        gather, reduce = sum(one[2] for one in gathers), sum(one[2] for one in reduces)
+        gather_each, reduce = [one[2] for one in gathers], sum(one[2] for one in reduces)
+    kept = _KeptTensors.of(stack, [n / layout.tp for n in sizes], len(expert_sizes))
     if shard < layout.dp * layout.cp:
         replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
                            ("replicas", layout, stage, shard), scenario)
         reduce += sum(replicas.time(Op.ALL_REDUCE, n * reduce_bytes / shard) for n in sizes)
     first = layout.stage_shard_groups(stage, shard)[0]
     share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
-    return UnitComm(gather, reduce, share)
+    return UnitComm(kept.per_pass(gather_each), reduce, share, kept.regathered(gather_each),
+                    kept.per_step(gather_each))
+
+
+@dataclass(frozen=True)
+class _KeptTensors:
+    """Which of a unit's per-tensor gathers DeepSpeed's ZeRO-3 skips or repeats
+    (``unit: parameter``; deepspeed/runtime/zero/stage3.py, v0.4.0; partitioned_param_coordinator.py
+    later): tensors of fewer than ``persistence_threshold_params`` elements persist (gathered
+    once per step after the optimizer step, ``_post_step``), and under full recompute a
+    tensor is kept from its recompute to its backward only when the parameters used in
+    between, ``2 sum_{k > i} n_k`` over the layer's later tensors (each recomputed, then
+    back-propagated; ``get_reuse_distance_in_numel``), are fewer than
+    ``max_reuse_distance_params``; the others are gathered once more."""
+
+    persistent: tuple[bool, ...]
+    regathered_mask: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, stack: StackProfile, dense: list[float], experts: int) -> _KeptTensors:
+        """The masks over ``dense`` (elements per tensor on this rank, in the layer's order)
+        and ``experts`` expert tensors (never persistent, always kept)."""
+        prof = stack.sharding
+        per_tensor = prof.unit == GatherUnit.PARAMETER
+        limit = prof.max_reuse_distance_params if per_tensor else None
+        after = [2.0 * sum(dense[i + 1:]) for i in range(len(dense))]
+        persistent = [per_tensor and n < prof.persistence_threshold_params for n in dense]
+        again = [limit is not None and not held and d >= limit
+                 for d, held in zip(after, persistent, strict=True)]
+        return cls(tuple(persistent + [False] * experts), tuple(again + [False] * experts))
+
+    def per_pass(self, seconds: list[float]) -> float:
+        return sum((t for t, p in zip(seconds, self.persistent, strict=True) if not p), 0.0)
+
+    def per_step(self, seconds: list[float]) -> float:
+        return sum((t for t, p in zip(seconds, self.persistent, strict=True) if p), 0.0)
+
+    def regathered(self, seconds: list[float]) -> float:
+        return sum((t for t, r in zip(seconds, self.regathered_mask, strict=True) if r), 0.0)
 
 
 def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
@@ -131,8 +185,7 @@ def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: Collec
         return unit
     dense_scenario = scenario.model_copy(update={"model": scenario.model.dense_model()})
     other = unit_comm(dense_scenario, stack, collectives, layout, stage)
-    return UnitComm((1 - share) * unit.gather + share * other.gather,
-                    (1 - share) * unit.reduce + share * other.reduce, unit.sm_share)
+    return unit.mixed(other, share)
 
 
 @dataclass(frozen=True)
@@ -216,14 +269,24 @@ def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layer
     forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     reduces = microbatches if prof.reduce_every_microbatch else 1
     share = comm.sm_share
+    again = backward_gather_seconds(scenario, stack, comm, regathers)
     fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch, share)
-    bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, regathers * comm.gather,
-                                                   0.0, prof.prefetch, share)
-    bwd += reduces * _pass_exposed(layers, layer_backward_s, regathers * comm.gather, comm.reduce,
-                                   prof.prefetch, share)
-    total = layers * (forward_gathers * comm.gather + microbatches * regathers * comm.gather
-                      + reduces * comm.reduce)
+    fwd += layers * comm.per_step_gather          # after the optimizer step, before the next step
+    bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, again, 0.0, prof.prefetch, share)
+    bwd += reduces * _pass_exposed(layers, layer_backward_s, again, comm.reduce, prof.prefetch, share)
+    total = layers * (forward_gathers * comm.gather + microbatches * again + reduces * comm.reduce
+                      + comm.per_step_gather)
     return ShardingCost(fwd / microbatches, bwd / microbatches, total)
+
+
+def backward_gather_seconds(scenario: Scenario, stack: StackProfile, comm: UnitComm,
+                            regathers: float) -> float:
+    """Gather seconds of one unit's backward pass: ``regathers`` whole gathers
+    (:func:`gather_counts`) and, on the fully recomputed share of the units without
+    ``regather_for_recompute``, the tensors gathered again after their recompute
+    (:attr:`UnitComm.recompute_regather`)."""
+    extra = 0.0 if stack.sharding.regather_for_recompute else scenario.parallelism.full_recompute_share
+    return regathers * comm.gather + extra * comm.recompute_regather
 
 
 def gather_counts(scenario: Scenario, stack: StackProfile, microbatches: int) -> tuple[int, float]:

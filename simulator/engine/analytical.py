@@ -23,7 +23,7 @@ from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs
-from simulator.cost.sharding import NO_SHARDING, ShardingCost, UnitComm, sharding_cost, stage_unit_comm
+from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, stage_unit_comm
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context, memoised
@@ -503,7 +503,7 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
     (:mod:`simulator.cost.sharding`), over its ``v`` chunks."""
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
     deferred = defers_reduce(ctx.scenario)    # reduced after the last backward (gradient_sync)
-    one = sharding_cost(ctx.scenario, stack, UnitComm(unit.gather, 0.0) if deferred else unit,
+    one = sharding_cost(ctx.scenario, stack, replace(unit, reduce=0.0) if deferred else unit,
                         chunk_layers, layer.forward, layer.backward + layer.recompute, ctx.microbatches)
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)

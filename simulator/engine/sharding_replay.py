@@ -22,7 +22,13 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
-from simulator.cost.sharding import UnitComm, gather_counts, sharding_cost, stage_unit_comm
+from simulator.cost.sharding import (
+    UnitComm,
+    backward_gather_seconds,
+    gather_counts,
+    sharding_cost,
+    stage_unit_comm,
+)
 from simulator.engine.context import Context
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
@@ -45,7 +51,9 @@ class StageSharding:
 
     def exposed(self, ctx: Context, scale: float) -> tuple[float, float]:
         """(forward, backward) exposed seconds of a chunk with communication ``scale`` x slower."""
-        comm = replace(self.comm, gather=self.comm.gather * scale, reduce=self.comm.reduce * scale)
+        comm = replace(self.comm, gather=self.comm.gather * scale, reduce=self.comm.reduce * scale,
+                       recompute_regather=self.comm.recompute_regather * scale,
+                       per_step_gather=self.comm.per_step_gather * scale)
         cost = sharding_cost(ctx.scenario, scenario_stack(ctx.scenario), comm, self.chunk_layers,
                              self.layer_forward_s, self.layer_backward_s, ctx.microbatches)
         return cost.forward_exposed, cost.backward_exposed
@@ -60,11 +68,19 @@ class StageSharding:
         stack, m = scenario_stack(ctx.scenario), ctx.microbatches
         prof = stack.sharding
         if forward:
-            return [(self.gather, self.chunk_layers * (1.0 if prof.reshard_after_forward else 1.0 / m))]
+            gathers = 1.0 if prof.reshard_after_forward else 1.0 / m
+            gathers += self._in_gathers(self.comm.per_step_gather) / m
+            return [(self.gather, self.chunk_layers * gathers)]
         regathers = gather_counts(ctx.scenario, stack, m)[1]
+        again = self._in_gathers(backward_gather_seconds(ctx.scenario, stack, self.comm, regathers))
         reduces = 1.0 if prof.reduce_every_microbatch else 1.0 / m
-        out = [(self.gather, self.chunk_layers * regathers), (self.reduce, self.chunk_layers * reduces)]
+        out = [(self.gather, self.chunk_layers * again), (self.reduce, self.chunk_layers * reduces)]
         return [(c, n) for c, n in out if n > 0]
+
+    def _in_gathers(self, seconds: float) -> float:
+        """``seconds`` of the unit's gathers as a count of whole ones (the per-tensor gathers
+        a unit skips or repeats, replayed as that share of the sample gather's flows)."""
+        return seconds / self.comm.gather if self.comm.gather > 0 else 0.0
 
     def priced(self, ctx: Context, forward: bool) -> float:
         """Uncontended seconds of a task's :meth:`traffic`."""

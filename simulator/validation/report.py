@@ -620,15 +620,22 @@ from the host one after the other (behind NCCL's kernel for an all-gather, befor
 reduce-scatter), each an eager `aten::copy_` that launches one `cudaMemcpyAsync`, 9 us of host
 time in the median of 1,165 such calls in a PyTorch profiler trace on A100
 (`validation/traces/`, HolisticTraceAnalysis test data): over 1,536 ranks 14 ms for every
-collective however small the tensor, and GPT's layer has 12 tensors, 6 of them biases and
-LayerNorm weights of 80 KB or less: 18.5% / 36.3%.
+collective however small the tensor, and GPT's layer has 12 tensors, 8 of them biases and
+LayerNorm weights of 80 KB or less: 18.5% / 36.3%. Then, the same day, what v0.4.0's
+`stage3.py` does with those small tensors and with the recompute: every tensor under
+`stage3_param_persistence_threshold` (1e5 elements: all 8 biases and LayerNorm weights of a
+layer) persists, gathered once a step after the optimizer step instead of in every pass
+(`sharding.persistence_threshold_params`), and under full recompute a weight is kept from its
+recompute to its backward only when the layer's later weights, twice, stay under
+`stage3_max_reuse_distance` (1e9 elements): fc2 is kept, fc1, proj and QKV are gathered once
+more (`sharding.max_reuse_distance_params`). Both are in the code; together they take the set
+to 22.5% / 45.6% (fewer host-bound small gathers, more large ones).
 
-Result: 175B within -2% to +13% (384 to 1,536 GPUs); 530B still fast, by +23% (640 GPUs) to
-+36% (2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
+Result: every row fast: 175B +8% to +19% (384 to 1,536 GPUs), 530B +23% (640 GPUs) to +46%
+(2,240). The measured step hardly changes as the GPUs double at a fixed batch (81.6, 66.7,
 66.7 s for 175B; 255.5, 179.9, 183.7 s for 530B) while each GPU's compute halves: the host's
-copies, `r` per collective, grow as the compute shrinks. The 530B rows leave about 45 s per step
-unexplained at every size (40-49 s), where the 175B rows leave under 8; that is neither
-proportional to the weights' bytes (which would leave 15 s at 175B) nor to the GPUs.
+copies, `r` per collective, grow as the compute shrinks, but not as fast as measured. The 530B
+rows leave 48-58 s per step unexplained, the 175B rows 6-11 s.
 Candidates read in the code and not modelled: DeepSpeed's Python loops over the world size
 that build each collective's lists (`_allgather_param`, `_reduce_scatter_gradient`), a
 `torch.zeros` of every full parameter before its gather (3.4 GB for a 530B MLP weight: the
