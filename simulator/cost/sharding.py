@@ -27,6 +27,7 @@ so the compute beside them runs on ``1 - f`` of the GPU:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from simulator.collectives import Op
 from simulator.collectives.group import Group
@@ -79,6 +80,12 @@ class ShardingCost:
 
 
 NO_SHARDING = ShardingCost(0.0, 0.0, 0.0)
+
+
+def shards_parameters(scenario: Scenario, layout: Layout) -> bool:
+    """Whether the layout's stages are ZeRO-3 sharded over more than one GPU (``zero_stage``
+    3 and ``dp cp > 1``): the layouts this module prices."""
+    return scenario.parallelism.zero_stage >= 3 and layout.dp * layout.cp > 1
 
 
 def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
@@ -156,7 +163,8 @@ class _KeptTensors:
         prof = stack.sharding
         per_tensor = prof.unit == GatherUnit.PARAMETER
         limit = prof.max_reuse_distance_params if per_tensor else None
-        after = [2.0 * sum(dense[i + 1:]) for i in range(len(dense))]
+        total = sum(dense)
+        after = [2.0 * (total - done) for done in accumulate(dense)]   # 2 sum_{k > i} n_k
         persistent = [per_tensor and n < prof.persistence_threshold_params for n in dense]
         again = [limit is not None and not held and d >= limit
                  for d, held in zip(after, persistent, strict=True)]

@@ -97,7 +97,7 @@ columnwise=False)`` before ``gather_along_first_dim``; ``_all_gather_mxfp8``,
 def gather_scale(scaling: Fp8Scaling) -> float:
     """Bytes of a quantized all-gather over its bf16 size: 1/2 with one scale per tensor,
     ``(1 + 1/32) / 2`` under MXFP8, ``(1/2 + 1/16) / 2`` under NVFP4."""
-    return _GATHER_BYTES.get(scaling, 1.0) / 2.0
+    return _GATHER_BYTES.get(scaling, 1.0) * FP8_GATHER_SCALE
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,13 @@ from simulator.cost import CollectiveModel
 from simulator.cost.amax_reduction import amax_reduced, amax_reduction_seconds
 from simulator.cost.in_layer import p2p_time
 from simulator.cost.layer import attention_seconds, head_costs
-from simulator.cost.sharding import NO_SHARDING, ShardingCost, sharding_cost, stage_unit_comm
+from simulator.cost.sharding import (
+    NO_SHARDING,
+    ShardingCost,
+    sharding_cost,
+    shards_parameters,
+    stage_unit_comm,
+)
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, make_context, memoised
@@ -489,7 +495,7 @@ def _stage_unit_comms(ctx: Context, stack) -> list:
     (:meth:`~simulator.cost.CollectiveModel.canonical_stage`, whose prices ``unit_comm``
     gives); None for every stage without ZeRO-3."""
     par, layout = ctx.scenario.parallelism, ctx.layout
-    if par.zero_stage < 3 or layout.dp * layout.cp == 1:
+    if not shards_parameters(ctx.scenario, layout):
         return [None] * layout.pp
     canonical = ctx.collectives.canonical_stage     # the same prices (a symmetry)
     kinds = stage_kinds(ctx.scenario.model, par)

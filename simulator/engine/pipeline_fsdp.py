@@ -37,7 +37,12 @@ from simulator.config.stack import GatherCopyIn, ReduceDtype, StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.grad_accumulation import upcast_accumulation_seconds
-from simulator.cost.sharding import copy_in_bytes_per_param, gather_counts, gradient_dtype_bytes
+from simulator.cost.sharding import (
+    copy_in_bytes_per_param,
+    gather_counts,
+    gradient_dtype_bytes,
+    shards_parameters,
+)
 from simulator.workload.memory import shard_group_size, stage_parameters
 from simulator.workload.stage_layers import stage_kinds
 
@@ -64,8 +69,8 @@ def reduces_deferred(ctx) -> bool:
 
 
 def _sharded(ctx) -> bool:
-    """Whether the layout's stages are ZeRO-3 sharded over more than one GPU."""
-    return ctx.scenario.parallelism.zero_stage >= 3 and ctx.layout.dp * ctx.layout.cp > 1
+    """:func:`simulator.cost.sharding.shards_parameters` of the context's layout."""
+    return shards_parameters(ctx.scenario, ctx.layout)
 
 
 def _dtype_bytes(scenario, stack=None) -> tuple[float, float]:

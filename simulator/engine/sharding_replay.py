@@ -27,6 +27,7 @@ from simulator.cost.sharding import (
     backward_gather_seconds,
     gather_counts,
     sharding_cost,
+    shards_parameters,
     stage_unit_comm,
 )
 from simulator.engine.context import Context
@@ -91,7 +92,7 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
                    forward_chunk_s: float, backward_chunk_s: float) -> StageSharding | None:
     """The stage's ZeRO-3 replay plan, or None when the stage shards nothing."""
     par, lay = ctx.scenario.parallelism, ctx.layout
-    if par.zero_stage < 3 or lay.dp * lay.cp == 1:
+    if not shards_parameters(ctx.scenario, lay):
         return None
     stack = scenario_stack(ctx.scenario)
     comm = stage_unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
