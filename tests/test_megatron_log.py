@@ -391,6 +391,21 @@ def test_param_gather_with_optimizer_step_reaches_the_draft(flag):
     assert stack.get("data_parallel", {}).get("param_gather_with_optimizer", False) is flag
 
 
+@pytest.mark.parametrize(("flag", "held"), [(False, True), (True, False), (None, False)])
+def test_p2p_overlap_flag_reaches_the_drafts_pipeline(flag, held):
+    """``--no-overlap-p2p-communication`` (``overlap_p2p_comm`` false) holds the interleaved
+    schedule's sends on their stage: the draft says ``pipeline.overlap_p2p: false``; set or
+    absent, the profile's overlap stands (the shipped log, without virtual stages, logs it
+    false and drafts no such field: test_draft_maps_the_arguments)."""
+    log = read_megatron_log(LOG)
+    arguments = {k: v for k, v in log.arguments.items() if k != "overlap_p2p_comm"}
+    arguments["virtual_pipeline_model_parallel_size"] = 2
+    if flag is not None:
+        arguments["overlap_p2p_comm"] = flag
+    stack = draft_from_log(replace(log, arguments=arguments), NODE, 8).scenario["training"]["stack"]
+    assert ("pipeline" in stack and stack["pipeline"] == {"overlap_p2p": False}) is held
+
+
 @pytest.mark.parametrize(("recipe", "scaling", "gather"), [
     ("tensorwise", "dynamic", "fp8"), ("mxfp8", "mxfp8", None), ("delayed", None, "fp8")])
 def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):

@@ -397,6 +397,14 @@ class PipelineProfile(_Part):
     elementwise kernels (FSDP2 ``to_accumulated_grad_if_needed`` at the first backward,
     ``accumulate_unsharded_grad_if_needed`` at later ones), not fused into the weight-gradient
     GEMM."""
+    overlap_p2p: Flag = False
+    """Under the interleaved schedule (``v > 1``), a pass's send to the next stage is issued
+    asynchronously and the stage runs its next pass at once; the receiver still waits for
+    the data (Megatron-Core ``overlap_p2p_comm``: ``isend``/``irecv`` whose handles are waited
+    before the stage's next pass in the same direction, ``schedules.py``
+    ``forward_backward_pipelining_with_interleaving``). False: the send holds the stage
+    (``batch_p2p_comm``'s batched, waited exchange; the only mode of 1F1B without virtual
+    stages, where Megatron-LM turns the overlap off)."""
 
 
 class ContextParallelProfile(_Part):

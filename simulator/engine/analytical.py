@@ -32,7 +32,7 @@ from simulator.cost.sharding import (
 )
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.compressed_sync import compute_seconds
-from simulator.engine.context import Context, make_context, memoised
+from simulator.engine.context import Context, exposed_send_seconds, make_context, memoised, send_split
 from simulator.engine.document_work import document_parts as _document_parts
 from simulator.engine.document_work import document_summary, mean_work
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns, synced_clocks
@@ -93,6 +93,11 @@ class StagedStep:
     @property
     def p2p(self) -> float:
         return self.stages[0]["p2p_s"]
+
+    @property
+    def sends(self) -> tuple[float, float]:
+        """(held, lag) seconds of one stage-to-stage send (:func:`~simulator.engine.context.send_split`)."""
+        return send_split(self.ctx, self.p2p)
 
     def breakdowns(self) -> list[StageBreakdown]:
         """Each stage's :class:`StageBreakdown`, with its own memory: the stages of a kind
@@ -189,8 +194,9 @@ def _chunk_gather_sm_seconds(staged: StagedStep, wait: float) -> float:
     gather = chunk_gather_seconds(ctx)
     if gather is None:
         return 0.0
+    held, lag = staged.sends
     plain = gather_delay(staged.forward, staged.backward, ctx.microbatches,
-                         ctx.scenario.parallelism.virtual_stages, staged.p2p, gather)
+                         ctx.scenario.parallelism.virtual_stages, held, gather, lag=lag)
     return max(0.0, wait - plain)
 
 
@@ -282,16 +288,19 @@ def gradient_sync_start(scenario: Scenario, finish: np.ndarray, last_start: np.n
 
 def _stage_clocks(ctx: Context, forward: np.ndarray, backward: np.ndarray,
                   p2p: float) -> tuple[np.ndarray, np.ndarray]:
-    """(finish, start of last task) per stage: the exact critical path of the task graph.
+    """(finish, start of last task) per stage: the exact critical path of the task graph
+    with sends of ``p2p`` seconds, held or overlapped (:func:`~simulator.engine.context.send_split`).
 
     Its maximum equals :func:`simulator.workload.pipeline.pipeline_time` for uniform stages.
     """
     par = ctx.scenario.parallelism
-    return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, p2p)
+    held, lag = send_split(ctx, p2p)
+    return stage_clocks(par.schedule, forward, backward, ctx.microbatches, par.virtual_stages, held, lag)
 
 
 def _stage_busy(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2p: float) -> np.ndarray:
-    """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p``."""
+    """Busy seconds of each stage per step: ``m (f_i + b_i) + sends_i p2p`` (the sends that
+    hold the stage: none when they overlap the next pass)."""
     return _stage_busy_work(ctx, forward, backward, p2p)[0]
 
 
@@ -300,7 +309,7 @@ def _stage_busy_work(ctx: Context, forward: np.ndarray, backward: np.ndarray, p2
     """Per stage, busy seconds per step (:func:`_stage_busy`) and the compute part of them,
     ``m (f_i + b_i)``."""
     work = ctx.microbatches * (forward + backward)
-    return work + p2p * send_counts(ctx), work
+    return work + send_split(ctx, p2p)[0] * send_counts(ctx), work
 
 
 def bottleneck(busy: np.ndarray) -> tuple[int, float]:
@@ -570,7 +579,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     capacity = ctx.compute.gpu.hbm_capacity_bytes
     first, m = stages[0], ctx.microbatches
-    exposed = {"tp": m * first["tp_comm_s"], "pp": 2 * first["p2p_s"] * (m + sc.parallelism.pp - 1),
+    exposed = {"tp": m * first["tp_comm_s"], "pp": exposed_send_seconds(ctx, first["p2p_s"]),
                "dp": sum(dp_exposed) + m * first["amax_comm_s"], "cp": m * first["cp_comm_s"],
                "ep": m * first["ep_comm_s"]}
     neck = bottleneck(busy)

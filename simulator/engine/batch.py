@@ -112,20 +112,20 @@ def _graph_clocks(schedule, m: int, v: int, staged: list[StagedStep]
     (:func:`~simulator.workload.chunk_gathers.batch_clocks_with_gathers`), else the gathers
     given the clocks' finish (:func:`~simulator.workload.chunk_gathers.batch_gather_delay`)."""
     forward, backward = np.array([s.forward for s in staged]), np.array([s.backward for s in staged])
-    p2p = np.array([s.p2p for s in staged])
+    p2p, lag = np.array([s.sends for s in staged]).T          # held, overlapped seconds
     gathers = [chunk_gather_seconds(s.ctx) for s in staged]
     rows = [i for i, g in enumerate(gathers) if g is not None]
     if not rows:
-        return staged, *batch_stage_clocks(schedule, forward, backward, m, v, p2p)
+        return staged, *batch_stage_clocks(schedule, forward, backward, m, v, p2p, lag)
     shares = np.array([stage_sm_shares(staged[i].ctx) for i in rows])
     gathered = np.array([gathers[i] for i in rows])
     if m <= EXACT_MICROBATCHES:
         finish, last_start, waits = batch_clocks_with_gathers(forward, backward, m, v, p2p, rows, gathered,
-                                                              shares)
+                                                              shares, lag)
     else:
-        finish, last_start = batch_stage_clocks(schedule, forward, backward, m, v, p2p)
+        finish, last_start = batch_stage_clocks(schedule, forward, backward, m, v, p2p, lag)
         waits = batch_gather_delay(forward[rows], backward[rows], m, v, p2p[rows], gathered,
-                                   finish[rows].max(axis=1), shares)
+                                   finish[rows].max(axis=1), shares, lag[rows])
     out = list(staged)
     for i, wait in zip(rows, waits.tolist(), strict=True):
         out[i] = replace(out[i], param_wait=wait)

@@ -28,6 +28,7 @@ from simulator.engine.analytical import (
     send_counts,
     sharding_totals,
 )
+from simulator.engine.context import exposed_send_seconds
 from simulator.engine.dp_overlap_sms import (
     gather_slowdown_inputs,
     gather_slowdowns,
@@ -95,7 +96,8 @@ class _Inputs:
     sends: np.ndarray
     forward: np.ndarray
     backward: np.ndarray
-    p2p: np.ndarray
+    held: np.ndarray
+    sends_exposed: np.ndarray
     memory: list
     capacity: list
     sync: np.ndarray
@@ -128,7 +130,9 @@ def _inputs(staged: Sequence[StagedStep]) -> _Inputs:
     par = first.scenario.parallelism
     return _Inputs(first.microbatches, par.pp, par.virtual_stages, send_counts(first),
                    np.array([s.forward for s in staged]), np.array([s.backward for s in staged]),
-                   np.array([s.p2p for s in staged]), [r[1] for r in rows], [r[2] for r in rows],
+                   np.array([s.sends[0] for s in staged]),
+                   np.array([exposed_send_seconds(s.ctx, s.p2p) for s in staged]),
+                   [r[1] for r in rows], [r[2] for r in rows],
                    **{name: np.array(column) for name, column in numbers})
 
 
@@ -157,7 +161,7 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     m = x.m
     pipe = finish.max(axis=1)
     work = m * (x.forward + x.backward)
-    busy = work + x.p2p[:, None] * x.sends
+    busy = work + x.held[:, None] * x.sends
     bubble = np.maximum(0.0, pipe - busy.max(axis=1))
     start = np.where(x.overlap[:, None], last_start, finish)
     last_backward = x.backward / x.v
@@ -166,7 +170,7 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
     dp_exposed = np.maximum(0.0, synced.max(axis=1) - pipe) + first_bucket
     step = pipe + dp_exposed + x.fixed
     dp_total = 0 + dp_exposed + x.sharding_exposed
-    exposed = {"tp": m * x.tp, "pp": 2 * x.p2p * (m + x.pp - 1), "dp": dp_total + m * x.amax,
+    exposed = {"tp": m * x.tp, "pp": x.sends_exposed, "dp": dp_total + m * x.amax,
                "cp": m * x.cp, "ep": m * x.ep}
     comm = 0 + exposed["tp"] + exposed["pp"] + exposed["dp"] + exposed["cp"] + exposed["ep"]
     cols = {"step_time_s": step, "tokens_per_s": x.tokens / step,

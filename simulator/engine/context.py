@@ -16,6 +16,7 @@ from simulator.cost.compute import ComputeModel
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.loss_kernels import loss_traffic
+from simulator.workload.pipeline_sends import overlapped_sends, path_sends, send_parts
 from simulator.workload.transformer import Attention, LayerShape
 
 ACTIVATION_BYTES = {Dtype.FP32: 4}
@@ -35,6 +36,23 @@ class Context:
 
 
 T = TypeVar("T")
+
+
+def send_split(ctx: Context, p2p: float) -> tuple[float, float]:
+    """(held, lag) seconds of a stage-to-stage send of ``p2p`` seconds under the scenario's
+    stack and schedule (:mod:`simulator.workload.pipeline_sends`)."""
+    return send_parts(p2p, overlapped_sends(ctx.scenario, scenario_stack(ctx.scenario)))
+
+
+def exposed_send_seconds(ctx: Context, p2p: float) -> float:
+    """The pipeline sends' exposed seconds the result reports under ``pp``: held sends
+    ``2 p2p (m + p - 1)`` (one each way per microbatch on the critical path, and the
+    fill), overlapped ones ``p2p`` times :func:`~simulator.workload.pipeline_sends.path_sends`
+    (the fill and drain: the steady state hides them)."""
+    par = ctx.scenario.parallelism
+    if send_split(ctx, p2p)[1] > 0.0:
+        return p2p * path_sends(par.pp, par.virtual_stages)
+    return 2 * p2p * (ctx.microbatches + par.pp - 1)
 
 
 def memoised(ctx: Context, key: tuple, compute: Callable[[], T]) -> T:

@@ -216,6 +216,7 @@ class _StepRun:
         self.end = np.zeros((lay.dp, lay.pp))
         self.overlap = par.overlap_grad_reduce
         self.send_sizes = (plan.p2p_bytes,) * (routes.sizes if routes else 0)
+        self.sent: dict[tuple[int, int, bool], simpy.Process] = {}   # overlapped sends in flight
         self.noise = noise
         self.pause_s = noise.pause_s if noise.pause_at is not None else 0.0
 
@@ -244,6 +245,8 @@ class _StepRun:
                 yield _waiter(env, waiting, dep)
             elif late is not None and dep in late and late[dep] > env.now:
                 yield timeout(late[dep] - env.now)   # done before the prefix's cut, after our clock
+            if (sending := self.sent.get((replica, stage, is_forward))) is not None and not sending.triggered:
+                yield sending                        # the stage's previous send this way
             if k == last and overlap:
                 self._arrive(stage)
             start = env.now
@@ -258,6 +261,10 @@ class _StepRun:
                 yield timeout(durations[is_forward] if scale is None else scale[0])
             if log is not None:
                 _log_compute(log, gpu, task, start, env.now)
+            if send and self.plan.sends_overlap:         # the stage goes on; the data follows
+                self.sent[replica, stage, is_forward] = env.process(
+                    self._delivered(replica, task, gpu, tid, p2p[is_forward]))
+                continue
             if send:
                 if network is None and log is None:
                     yield timeout(p2p[is_forward])
@@ -321,8 +328,19 @@ class _StepRun:
             return self.plan.p2p_s, self.plan.p2p_s
         return float(send[0, replica, stage, 0]), float(send[0, replica, stage, 1])
 
+    def _delivered(self, replica: int, task: Task, gpu: int, tid: int, seconds: float):
+        """A send that overlaps its stage's next pass (:mod:`simulator.workload.pipeline_sends`):
+        :meth:`_send`, then its task counts as done for the receiver."""
+        if self.network is None and self.log is None:
+            yield self.env.timeout(seconds)
+        else:
+            yield from self._send(replica, task, gpu, seconds)
+        self.finished[replica][tid] = True
+        if tid in self.waiting[replica]:
+            self.waiting[replica].pop(tid).succeed()
+
     def _send(self, replica: int, task: Task, gpu: int, seconds: float):
-        """A blocking send to the next stage: ``seconds`` (alpha-beta, a faulty NIC's with
+        """A send to the next stage: ``seconds`` (alpha-beta, a faulty NIC's with
         contention off), or flows that share links after the latency (a faulty NIC adds its
         latency and carries ``bytes / fraction``, its bandwidth share)."""
         env, plan, start = self.env, self.plan, self.env.now

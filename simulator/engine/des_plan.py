@@ -20,7 +20,7 @@ from simulator.collectives.concurrent import merge_schedules
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.engine.compressed_sync import compute_seconds
-from simulator.engine.context import Context
+from simulator.engine.context import Context, send_split
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
@@ -59,6 +59,7 @@ class StepPlan:
     attention_part: np.ndarray | None = None  # (pp, 2) [backward, forward] attention core per chunk
     token_part: np.ndarray | None = None      # (pp, 2) the per-token rest (training.documents)
     sync_slow_s: np.ndarray | None = None     # last backward's loss to NCCL's SMs (dp_overlap_sms)
+    sends_overlap: bool = False               # sends overlap the next pass (pipeline_sends)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
                     np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays, attention, token,
-                    slow if slow.any() else None)
+                    slow if slow.any() else None, send_split(ctx, p2p)[1] > 0.0)
 
 
 def _document_parts(base: StepResult, v: int) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -30,8 +30,9 @@ skipped tasks end before ``t*`` and meet no other flow, so leaving them out chan
 rate. The replayed suffix is what sees contention (the last tasks and the gradient
 synchronisation); the result is the full replay's to round-off (tests/test_des_prefix.py).
 
-Applies with contention on when every send is one flow (``tp-collapsed`` or ``tp = 1``) and
-nothing is replayed inside tasks (no in-layer collectives, no ZeRO-3 traffic).
+Applies with contention on when every send is one flow (``tp-collapsed`` or ``tp = 1``),
+held by its stage (not overlapping the next pass), and nothing is replayed inside tasks (no
+in-layer collectives, no ZeRO-3 traffic).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Resume:
 def applies(plan: StepPlan, routes: SendRoutes | None) -> bool:
     """Whether a step's prefix can be evaluated here (see the module doc)."""
     return (routes is not None and routes.sizes == 1 and not plan.in_layer
-            and not plan.in_layer_replays and not plan.sharding_replays)
+            and not plan.in_layer_replays and not plan.sharding_replays and not plan.sends_overlap)
 
 
 class PrefixCutter:

@@ -11,6 +11,10 @@ Linearity", 1992, ch. 2):
     finish = start + duration x factor (+ send)
     clock[stage] = done[task] = finish
 
+(with sends that overlap the next pass, :mod:`simulator.workload.pipeline_sends`: ``finish``
+without the send, ``done[task] = finish + send``, and a task starting no earlier than its
+stage's previous send in the same direction arrived)
+
 with the entity's compute slowdown ``factor``, its host ``pause`` before that task (0 for
 most) and its send time (the plan's ``p2p_s`` or a faulty NIC's); with documents the duration
 is the task's microbatch's (:func:`task_seconds`). Each stage then
@@ -78,22 +82,30 @@ def _pipeline(order, plan: StepPlan, noise: StepNoise, p: int, m: int, v: int):
     durations = [(plan.backward[s] * factor[s], plan.forward[s] * factor[s]) for s in range(p)] \
         if not varies else None
     sends = _sends(plan, noise, p)
+    overlap = plan.sends_overlap
+    sent: list[list] = [[None, None] for _ in range(p)]     # last send's arrival, per stage and way
     pauses = _pauses(noise)
     clock = [np.zeros(noise.factor.shape[:2]) for _ in range(p)]
     done: dict[int, np.ndarray] = {}
     last_start: list = [None] * p
     for tid, stage, dep, forward, send, position, kept, last in order:
         now = task_start(clock[stage], stage, position, dep, pauses, done)
+        if sent[stage][forward] is not None:
+            now = np.maximum(now, sent[stage][forward])
         if last:
             last_start[stage] = now
         if varies:
             now = now + task_seconds(plan, noise, stage, forward, (tid // v) % m) * factor[stage]
         else:
             now = now + durations[stage][forward]
+        arrive = now
         if send:
-            now = now + sends[stage][forward]
+            if overlap:
+                arrive = sent[stage][forward] = now + sends[stage][forward]
+            else:
+                now = arrive = now + sends[stage][forward]
         if kept:
-            done[tid] = now
+            done[tid] = arrive
         clock[stage] = now
     return clock, last_start
 

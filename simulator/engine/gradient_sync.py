@@ -54,7 +54,7 @@ from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.engine.compressed_sync import compressed_tails, stage_compressions
-from simulator.engine.context import Context, memoised
+from simulator.engine.context import Context, memoised, send_split
 from simulator.engine.dp_calls import bucket_bytes, calls_per_chunk, reduce_calls
 from simulator.engine.pipeline_fsdp import deferred_reduce_collectives, reduces_deferred
 from simulator.topology.multisite import split_by_site
@@ -273,8 +273,9 @@ def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
     if gather is None:
         return memoised(ctx, ("first-bucket", ctx.layout, par.zero_stage),
                         lambda: first_param_bucket_time(ctx))
-    return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, p2p, gather,
-                        stage_sm_shares(ctx))
+    held, lag = send_split(ctx, p2p)
+    return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, held, gather,
+                        stage_sm_shares(ctx), lag=lag)
 
 
 def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:

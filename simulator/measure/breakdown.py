@@ -5,7 +5,7 @@ The analytical engine (:mod:`simulator.engine.analytical`) builds the step as
 
     step = pipeline + end-of-step gradient synchronisation not hidden + optimizer + host,
     pipeline = bubble + busiest stage's busy time,
-    busy = m (forward + backward per microbatch) + p2p x sends,
+    busy = m (forward + backward per microbatch) + held p2p x sends,
 
 and each stage's per-microbatch forward and backward hold its compute and the tensor-,
 context-, expert-parallel and ZeRO-3 communication left exposed. So, for the busiest stage
@@ -24,7 +24,8 @@ memory             m x memory-bound kernels (norms, activations, residuals, rota
 other              compute time of the cost model not attributed to a class above
                    (0 for every configuration the cost model prices today)
 exposed tp/cp/ep   m x the stage's exposed tensor-/context-/expert-parallel seconds
-exposed pp         p2p x the stage's sends (the sends on its critical path)
+exposed pp         held p2p x the stage's sends (the sends on its critical path; 0 where
+                   they overlap the next pass, whose receivers' waits fall in the bubble)
 exposed dp         m x ZeRO-3 exposure + end-of-step gradient synchronisation exposed
 bubble             pipeline - busy
 idle               the stack's fixed host cost per step (``step_overhead_ms``)
@@ -57,7 +58,7 @@ from simulator.cost.layer import (
     row_input_bytes,
 )
 from simulator.cost.tp_exposure import tp_site
-from simulator.engine.context import Context
+from simulator.engine.context import Context, send_split
 from simulator.engine.layer_kinds import dense_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
@@ -214,7 +215,7 @@ def busiest_stage(ctx: Context, result: StepResult) -> tuple[int, float, float]:
     sends = np.asarray(stage_send_counts(par.schedule, par.pp, ctx.microbatches,
                                          par.virtual_stages), dtype=float)
     work = np.array([s.forward_s + s.backward_s for s in result.stages])
-    busy = ctx.microbatches * work + result.stages[0].p2p_s * sends
+    busy = ctx.microbatches * work + send_split(ctx, result.stages[0].p2p_s)[0] * sends
     stage = int(np.argmax(busy))
     return stage, float(busy[stage]), float(sends[stage])
 
@@ -233,7 +234,7 @@ def predicted_parts(ctx: Context, result: StepResult) -> PredictedParts:
     host = stack.step_overhead_s
     optimizer = result.optimizer_s - host
     sync = result.step_time_s - result.pipeline_s - result.optimizer_s
-    exposed = {"tp": m * s.tp_comm_s, "pp": s.p2p_s * sends,
+    exposed = {"tp": m * s.tp_comm_s, "pp": send_split(ctx, s.p2p_s)[0] * sends,
                "dp": m * (s.zero3_exposed_s + s.amax_comm_s) + sync,
                "cp": m * s.cp_comm_s, "ep": m * s.ep_comm_s}
     layer = layer_cost(ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout)

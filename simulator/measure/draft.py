@@ -303,6 +303,10 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       ``delay_wgrad_compute`` (:func:`_moe_fields`);
     - ``gradient_accumulation_fusion`` false: the DDP hook adds each microbatch's gradient
       into the fp32 main gradient, ``data_parallel.grad_accumulation: add``;
+    - ``overlap_p2p_comm`` false under the interleaved schedule
+      (``--no-overlap-p2p-communication``): its sends hold their stage,
+      ``pipeline.overlap_p2p: false`` (without virtual stages Megatron-LM logs it false
+      whatever was asked, and the profile holds those sends anyway);
     - the cross entropy, always written (the profile's is the fused one its recipes run):
       ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
       ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
@@ -334,6 +338,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields.setdefault("data_parallel", {})["param_gather_dtype"] = gather
     if args.get("gradient_accumulation_fusion") is False:
         fields.setdefault("data_parallel", {})["grad_accumulation"] = "add"
+    if args.get("overlap_p2p_comm") is False and _interleaved(args):
+        fields["pipeline"] = {"overlap_p2p": False}
     if _size(args, "num_experts") > 1:
         _moe_fields(args, fields, extra)
     fields["loss"] = {"kernel": _loss_kernel(args)}
@@ -342,6 +348,14 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         if args.get("fp8"):
             fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
     return {"base": STACK, **fields}
+
+
+def _interleaved(args: dict[str, Any]) -> bool:
+    """Whether the log's arguments set virtual pipeline stages (more than one model chunk)."""
+    virtual = args.get("virtual_pipeline_model_parallel_size")
+    per_chunk = args.get("num_layers_per_virtual_pipeline_stage")
+    return (isinstance(virtual, int) and not isinstance(virtual, bool) and virtual > 1) or \
+        (isinstance(per_chunk, int) and not isinstance(per_chunk, bool) and per_chunk > 0)
 
 
 def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: list[str]) -> None:
@@ -403,7 +417,7 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
             parallelism[key] = value
     if isinstance(args.get("pipeline_model_parallel_layout"), str):
         parallelism["pipeline_layout"] = args["pipeline_model_parallel_layout"]
-    for key in ("overlap_param_gather", "tp_comm_overlap", "overlap_p2p_comm"):
+    for key in ("overlap_param_gather", "tp_comm_overlap"):
         if args.get(key):
             extra.append(f"{key}: True (the stack profile decides how this overlaps)")
     if "overlap_grad_reduce" not in args:

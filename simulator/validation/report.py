@@ -499,7 +499,12 @@ at 2,496 GPUs predicted, 0.941 measured.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 1.5% / 3.1% (was 1.5% / 2.6%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 1.6% / 3.6%, met
+(was 1.5% / 3.1%); the per-row figures above predate it, the table below is current.""",
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -547,7 +552,12 @@ The same library reads NeMo 24.12's BF16 GPT-3 175B (DGX Cloud set, 52.8% MFU me
 within 4% and torchtitan's 2025 BF16 70B rows within 4%, while the other mid-2024 large-scale
 BF16 check, the Llama 3 paper's 8K rows, reads +14% like this set: what separates the two
 groups (software versions, clocks or settings the mid-2024 publications do not state) is not
-identified, so nothing is modelled for it.""",
+identified, so nothing is modelled for it.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 14.4% / 21.7%, not met
+(was 13.5% / 21.7%); the per-row figures above predate it, the table below is current.""",
     "megatron_selective": """\
 Measured: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (MLSys 2023, arXiv:2205.05198), Table 4: the iteration time of GPT 22B, 175B, 530B and 1T on
@@ -749,7 +759,12 @@ show.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 10.5% / 51.2% (was 10.4% / 50.1%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 11.2% / 51.2%, not met
+(was 10.5% / 51.2%); the per-row figures above predate it, the table below is current.""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -812,7 +827,12 @@ NCCL traffic on NVLink 5 the run hides without userbuffers. Measured, NVFP4 runs
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 5.9% / 16.6% (was 7.0% / 20.7%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 15.5%, not met
+(was 5.9% / 16.6%); the per-row figures above predate it, the table below is current.""",
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current
@@ -878,7 +898,12 @@ kernels per token (GEMMs, per-expert quantization, permutations), and DeepSeek-V
 (1,024 tokens per expert, 32 experts per GPU, `megatron_bridge_dsv3`) read +29% to +40%. The
 evidence points at a per-kernel cost (the host issuing them, `docs/research/stack_facts.md`
 section 35) that the model lacks; with no measurement of it for this stack, it is reported, not
-fitted.""",
+fitted.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 10.0% / 24.4%, not met
+(was 9.5% / 21.5%); the per-row figures above predate it, the table below is current.""",
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -930,7 +955,12 @@ time per expert per grouped-MLP forward and backward on a GB200, NVIDIA/Transfor
 for a later, fused implementation); and NVIDIA's later DeepSeek-V3 recipes moving the B200 to
 expert parallelism 32 (8 experts per GPU), which measured 18% faster in the 26.04.01 table with
 other changes at the same time. No host-time model is fitted to these rows; the miss is
-reported.""",
+reported.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 29.1% / 39.8%, not met
+(was 28.2% / 39.8%); the per-row figures above predate it, the table below is current.""",
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation
@@ -968,7 +998,12 @@ GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_br
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 5.8% / 9.5% (was 7.4% / 9.5%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 9.2%, met
+(was 5.8% / 9.5%); the per-row figures above predate it, the table below is current.""",
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
@@ -1000,7 +1035,12 @@ overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Confi
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 3.6% / 7.0% (was 4.0% / 7.0%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.3% / 7.0%, met
+(was 3.6% / 7.0%); the per-row figures above predate it, the table below is current.""",
     "nemo_more": """\
 Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
 `docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
@@ -1039,7 +1079,12 @@ it changed is not published.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 6.2% / 12.1% (was 6.8% / 11.5%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 7.4% / 12.1%, met
+(was 6.2% / 12.1%); the per-row figures above predate it, the table below is current.""",
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP
@@ -1072,7 +1117,15 @@ attention is most of the work, as in the NeMo long-sequence set (+17-22% from 12
 library's attention rate is optimistic for 2024 long-sequence training. With attention counted
 at half (causal) it would read -7.9%. The 8K-GPU row's predicted memory, 82.1 GiB with 32
 microbatches of interleaved 1F1B in flight, does not fit the 80 GiB the run had; the paper's
-modified schedule (its tunable N) and memory work are not modelled.""",
+modified schedule (its tunable N) and memory work are not modelled.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 19.4% / 28.5%, not met
+(was 18.6% / 28.5%); the per-row figures above predate it, the table below is current. The
+16K/8K ratio is now predicted 0.905 (0.924 before): the 16K run's 16 microbatches on 16 stages
+are all fill and flush, where Megatron-Core waits for each send before the next pass; whether
+the paper's own asynchronous point-to-point (sec. 3.3.2) waits there is not stated.""",
     "nemo_long_context": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
 (added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo
@@ -1157,7 +1210,12 @@ read from TE 1.9 and 2.4): the set reads 8.3% / 11.1% (was 7.8% / 8.7%); the per
 above predate it, the table below is current. The 405B row, +11.1%, is the one the 26.04.01
 table measured 12% faster at the same layout (328 against 292 tokens/s per GPU,
 `megatron_bridge_2604` row 2, which reads +1.1%): the software's drift between releases, which
-this set no longer meets.""",
+this set no longer meets.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 8.1% / 14.5%, not met
+(was 8.3% / 11.1%); the per-row figures above predate it, the table below is current.""",
     "bloom": """\
 Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
 `train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
@@ -1238,7 +1296,12 @@ reduce-scatter, gathers and the embedding's all-reduce (22% of the step).
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 1.4% / 2.8% (was 2.1% / 3.6%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 0.6% / 0.8%, met
+(was 1.4% / 2.8%); the per-row figures above predate it, the table below is current.""",
     "mlperf_gpt3_v31": """\
 Measured: MLPerf Training v3.1 GPT-3 175B (closed division, NeMo of the 23.09 container;
 mlcommons/training_results_v3.1 at d06288b2): NVIDIA's Eos on 512, 768, 4,096, 6,144, 8,192,
@@ -1279,7 +1342,12 @@ the same recipe.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 2.4% / 6.0% (was 2.1% / 5.4%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 8.0%, met
+(was 2.4% / 6.0%); the per-row figures above predate it, the table below is current.""",
     "mlperf_gpt3_v41": """\
 Measured: NVIDIA's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39): 64 B200 (the "b200_n8_preview" system, NVIDIA's
@@ -1311,7 +1379,12 @@ predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a c
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 8.0% / 9.9% (was 8.7% / 10.3%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 2.8% / 4.1%, met
+(was 8.0% / 9.9%); the per-row figures above predate it, the table below is current.""",
     "mlperf_gpt3_oci": """\
 Measured: Oracle's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39) on 192 and 384 OCI BM.GPU.H100.8 servers (1,536 and
@@ -1338,7 +1411,12 @@ to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' ste
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 8.9% / 17.4% (was 8.8% / 16.5%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 10.4% / 19.0%, not met
+(was 8.9% / 17.4%); the per-row figures above predate it, the table below is current.""",
     "primus_mi325x": """\
 Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD
 Instinct MI325X (AMD's AAC11 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node;
@@ -1437,7 +1515,12 @@ what separates the two is not found.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 2.6% / 5.3% (was 1.4% / 3.8%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 7.5%, met
+(was 2.6% / 5.3%); the per-row figures above predate it, the table below is current.""",
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling (FP8-CS) and, in the table's parentheses, MXFP8
@@ -1495,7 +1578,12 @@ is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels wa
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 2.7% / 6.1% (was 2.6% / 6.1%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.2% / 7.7%, met
+(was 2.7% / 6.1%); the per-row figures above predate it, the table below is current.""",
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
@@ -1543,7 +1631,12 @@ backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 3.1% / 6.0% (was 2.5% / 5.3%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 3.6% / 8.9%, met
+(was 3.1% / 6.0%); the per-row figures above predate it, the table below is current.""",
     "dgxc_llama31": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Llama 3.1 (NVIDIA/dgxc-benchmarking
 `llama3.1/README_{8b,70b,405b}.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX
@@ -1579,7 +1672,12 @@ noiseless model leaves out. The table's what-if shows one: with per-worker jitte
 of ByteDance's AR trace (0.94% per step), the discrete-event engine's curves grow by 0.6-2.3%,
 about half of the measured loss on four of the six curves; the 70B FP8 curve (+5.1%) and the
 8B curves (+3%) lose more than even ST's jitter (2.26%) gives. The jitter is not part of the
-scored prediction: its level on NVIDIA's cluster is not published.""",
+scored prediction: its level on NVIDIA's cluster is not published.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 3.9% / 9.3%, met
+(was 3.2% / 9.3%); the per-row figures above predate it, the table below is current.""",
     "dgxc_gpt3": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for GPT-3 175B (NVIDIA/dgxc-benchmarking
 `nemo_megatron/README_175b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100):
@@ -1607,7 +1705,12 @@ all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the seq
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 3.8% / 8.5% (was 3.4% / 7.8%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 7.0% / 12.6%, met
+(was 3.8% / 8.5%); the per-row figures above predate it, the table below is current.""",
     "dgxc_grok1": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for Grok-1 314B (NVIDIA/dgxc-benchmarking
 `grok1/README_314b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100), the
@@ -1655,7 +1758,12 @@ gradients moved to their expert-data-parallel groups (docs/research/stack_facts.
 Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
 read from TE 1.9 and 2.4): the set reads 8.9% / 20.3% (was 8.6% / 19.7%); the per-row figures
-above predate it, the table below is current.""",
+above predate it, the table below is current.
+
+Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
+Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
+nemo profiles; docs/research/stack_facts.md section 46): the set reads 11.5% / 20.3%, not met
+(was 8.9% / 20.3%); the per-row figures above predate it, the table below is current.""",
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,

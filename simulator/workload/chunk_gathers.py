@@ -38,25 +38,28 @@ import numpy as np
 
 from simulator.config.scenario import Schedule
 from simulator.workload.taskgraph import EXACT_MICROBATCHES, Task, _chunk_task, _evaluation_order
-from simulator.workload.wavefront import distinct_rows, duration_rows, relax_levels, wavefront
+from simulator.workload.wavefront import distinct_rows, duration_rows, lagged, relax_levels, wavefront
 
 MAX_SHARE = 1.0 - 1e-12
 """The largest SM share a gather is taken to hold: 1 (every SM) as a limit, so that
 ``C / (1 - f)`` exceeds any gather (as :func:`simulator.cost.nccl_sms.overlap_slowed` does)."""
 
 
-def gather_delay(forward, backward, m: int, v: int, p2p: float, gather, share=None) -> float:
+def gather_delay(forward, backward, m: int, v: int, p2p: float, gather, share=None,
+                 lag: float = 0.0) -> float:
     """Seconds the chunk-ahead weight gathers add to one interleaved pipeline's step: the
     row of :func:`batch_gather_delay` for per-stage ``forward``, ``backward`` and ``gather``
-    seconds, send seconds ``p2p`` and, optionally, per-stage SM ``share`` of the gathers."""
+    seconds, send seconds ``p2p`` (held) and ``lag`` (overlapped) and, optionally, per-stage
+    SM ``share`` of the gathers."""
     f, b, g = (np.asarray(x, float)[None, :] for x in (forward, backward, gather))
     shares = None if share is None else np.asarray(share, float)[None, :]
-    return float(batch_gather_delay(f, b, m, v, np.array([p2p], float), g, share=shares)[0])
+    return float(batch_gather_delay(f, b, m, v, np.array([p2p], float), g, share=shares,
+                                    lag=np.array([lag], float))[0])
 
 
 def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
                        gather: np.ndarray, plain: np.ndarray | None = None,
-                       share: np.ndarray | None = None) -> np.ndarray:
+                       share: np.ndarray | None = None, lag: np.ndarray | None = None) -> np.ndarray:
     """Seconds the chunk-ahead weight gathers add to the step of each of ``n`` interleaved
     pipelines that share ``p``, ``m`` and ``v``.
 
@@ -67,7 +70,7 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
     m, v : int
         Microbatches per step and chunks per stage (``v > 1``).
     p2p : ndarray, shape (n,)
-        Seconds of a stage-to-stage send.
+        Seconds of a stage-to-stage send that hold its stage.
     gather : ndarray, shape (n, p)
         Per stage, seconds of one chunk's weight all-gather.
     plain : ndarray, shape (n,), optional
@@ -80,6 +83,8 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
         (:func:`simulator.cost.nccl_sms.nccl_sm_share`): a task that runs beside a gather is
         slowed, ``C + f min(G, C / (1 - f))`` with ``G`` the gather's time still to run when
         the task starts (the sends are not slowed). None: not slowed.
+    lag : ndarray, shape (n,), optional
+        Seconds of an overlapped send (the receiver's wait only); None: none.
 
     Returns
     -------
@@ -91,25 +96,27 @@ def batch_gather_delay(forward: np.ndarray, backward: np.ndarray, m: int, v: int
     """
     p = forward.shape[1]
     if plain is not None and m <= EXACT_MICROBATCHES:
-        finish = _batch_finish(forward, backward, m, v, p2p, gather, share)
+        finish = _batch_finish(forward, backward, m, v, p2p, gather, share, lag)
         return np.maximum(0.0, finish.max(axis=1) - plain)
     evaluated = m if m <= EXACT_MICROBATCHES else (EXACT_MICROBATCHES // p) * p
     shares = None if share is None else np.concatenate([share, np.zeros_like(share)])
     both = _batch_finish(np.concatenate([forward, forward]), np.concatenate([backward, backward]),
                          evaluated, v, np.concatenate([p2p, p2p]),
-                         np.concatenate([gather, np.zeros_like(gather)]), shares)
+                         np.concatenate([gather, np.zeros_like(gather)]), shares,
+                         None if lag is None else np.concatenate([lag, lag]))
     n = forward.shape[0]
     return np.maximum(0.0, both[:n].max(axis=1) - both[n:].max(axis=1))
 
 
 def batch_clocks_with_gathers(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                              rows: list[int], gather: np.ndarray, share: np.ndarray
+                              rows: list[int], gather: np.ndarray, share: np.ndarray,
+                              lag: np.ndarray | None = None
                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The clocks of ``n`` interleaved pipelines (per row and stage, finish and start of the
     last task: :func:`~simulator.workload.wavefront.batch_exact_clocks`') and the chunk-ahead
     gathers' delay of the rows ``rows`` (:func:`batch_gather_delay`, per stage ``gather``
     seconds and SM ``share``), in one walk of the graph (``m`` at most
-    :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES`).
+    :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES`; ``lag``: overlapped sends).
 
     Every row is walked without gathers as a column whose gathers take 0 s and hold no SMs:
     its waits change nothing (a chunk's gathers are launched on its stage by a task that
@@ -118,35 +125,38 @@ def batch_clocks_with_gathers(forward: np.ndarray, backward: np.ndarray, m: int,
     Rows alike (:func:`~simulator.workload.wavefront.distinct_rows`) are walked once.
     """
     p = forward.shape[1]
-    plain, plain_of = distinct_rows(np.concatenate([forward, backward, p2p[:, None]], axis=1))
+    lag = np.zeros_like(p2p) if lag is None else lag
+    plain, plain_of = distinct_rows(np.concatenate([forward, backward, p2p[:, None], lag[:, None]], axis=1))
     picked = np.asarray(rows)
     slow, slow_of = distinct_rows(np.concatenate([forward[picked], backward[picked], p2p[picked, None],
-                                                  gather, share], axis=1))
+                                                  lag[picked, None], gather, share], axis=1))
     columns, k = np.concatenate([plain, picked[slow]]), len(plain)
     none = np.zeros((k, p))
     gathers, shares = np.concatenate([none, gather[slow]]), np.concatenate([none, share[slow]])
     finish, last_start = _batch_walk(forward[columns], backward[columns], m, v, p2p[columns], gathers,
-                                     shares, slice(k, None))
+                                     shares, slice(k, None), lag[columns])
     finish_all, last_all = finish[:k][plain_of], last_start[:k][plain_of]
     waits = np.maximum(0.0, finish[k:][slow_of].max(axis=1) - finish_all[picked].max(axis=1))
     return finish_all, last_all, waits
 
 
 def _batch_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                  gather: np.ndarray, share: np.ndarray | None = None) -> np.ndarray:
+                  gather: np.ndarray, share: np.ndarray | None = None,
+                  lag: np.ndarray | None = None) -> np.ndarray:
     """Per row and stage, the finish time (s) of the interleaved task graph whose chunk
     forwards wait for their gathers: the recurrence of
     :func:`simulator.workload.wavefront.batch_exact_clocks` with each stage's gather chain
     updated at the levels holding its launches and its waits (:func:`gathered_finish`), and
     with ``share``, each task slowed by the gather running beside it."""
-    return _batch_walk(forward, backward, m, v, p2p, gather, share)[0]
+    return _batch_walk(forward, backward, m, v, p2p, gather, share, lag=lag)[0]
 
 
 def _batch_walk(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: np.ndarray,
-                gather: np.ndarray, share: np.ndarray | None = None, watched: slice = slice(None)
-                ) -> tuple[np.ndarray, np.ndarray]:
+                gather: np.ndarray, share: np.ndarray | None = None, watched: slice = slice(None),
+                lag: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`_batch_finish`, the start of each stage's last task): the slowdowns are
-    evaluated while a gather of the ``watched`` rows runs (the others' hold no SMs)."""
+    evaluated while a gather of the ``watched`` rows runs (the others' hold no SMs); ``lag``
+    per row, the seconds of an overlapped send (None: none)."""
     f, b = forward / v, backward / v
     n, p = f.shape
     x = p2p.reshape(n, 1)
@@ -159,12 +169,16 @@ def _batch_walk(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: 
     done = duration_rows(table, graph)                  # durations, made finish times level by level
     slowed = None if share is None else _Slowed(f, b, share, graph.kinds, ready[:, 1].copy(), watched)
     last_point = max(points, default=-1)                # no launch nor wait after this level
+    lags = lagged(graph, lag)
     for level, (start, stop, size, sources) in enumerate(graph.levels):
         if slowed is None and level > last_point:       # the rest: the graph's plain recurrence
-            relax_levels(done, graph.levels[level:])
+            relax_levels(done, graph.levels[level:], lags)
             break
-        waited = done.take(sources, axis=0)
-        begin = np.maximum(waited[:size], waited[size:])
+        if lags is not None:
+            begin = lags.begin(done, start, stop, size, sources)
+        else:
+            waited = done.take(sources, axis=0)
+            begin = np.maximum(waited[:size], waited[size:])
         for row, stage, chunk in points.get(level, ()):
             if chunk > 0:                               # launch chunk c after chunk c - 1's gather
                 ready[stage, chunk] = np.maximum(begin[row], ready[stage, chunk - 1]) + g[stage]
@@ -236,16 +250,18 @@ def _level_points(p: int, m: int, v: int) -> dict[int, tuple[tuple[int, int, int
 
 
 def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p2p: float,
-                    gather: np.ndarray, share: np.ndarray | None = None) -> np.ndarray:
+                    gather: np.ndarray, share: np.ndarray | None = None, lag: float = 0.0) -> np.ndarray:
     """Per stage, the finish time (s) of the interleaved task graph whose chunk forwards wait
     for their weight gathers (module docstring): the longest path of
     :func:`simulator.workload.taskgraph.exact_clocks` with, for each stage, a chain of
     ``v`` gathers of ``gather[i]`` seconds, and with ``share`` (per stage) each task slowed
-    by the gather beside it (:func:`batch_gather_delay`)."""
+    by the gather beside it (:func:`batch_gather_delay`); ``lag`` an overlapped send's seconds."""
     p = len(forward)
     f, b = forward / v, backward / v
     order, _ = _evaluation_order(Schedule.INTERLEAVED, p, m, v)
     table = np.stack([b, b + p2p, f, f + p2p], axis=1).ravel().tolist()
+    arrive = [0.0, lag] * (2 * p)
+    sent = [0.0] * (2 * p)                   # per stage and direction, the last send's arrival
     compute = np.stack([b, b, f, f], axis=1).ravel().tolist()
     shares = [0.0] * p if share is None else [min(float(x), MAX_SHARE) for x in share]
     dispatches, releases = _gather_points(p, m, v)
@@ -259,6 +275,8 @@ def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p
         now = clock[stage]
         if dep >= 0 and done[dep] > now:
             now = done[dep]
+        if sent[kind >> 1] > now:            # the stage's previous send this way
+            now = sent[kind >> 1]
         if tid in dispatches:               # launch chunk c after chunk c - 1's gather
             c = dispatches[tid]
             ready[stage][c] = max(now, ready[stage][c - 1]) + float(gather[stage])
@@ -269,7 +287,9 @@ def gathered_finish(forward: np.ndarray, backward: np.ndarray, m: int, v: int, p
         extra = f_s * min(left, compute[kind] / (1.0 - f_s))
         now += table[kind]
         now += extra
-        done[tid] = now
+        done[tid] = now + arrive[kind]
+        if kind & 1:
+            sent[kind >> 1] = done[tid]
         clock[stage] = now
     return np.array(clock)
 

@@ -12,7 +12,9 @@ Orders (Narayanan et al. SC21, sec. 2.2; Megatron-LM ``schedules.py``):
 Dependencies: forward (j, c) on stage i needs forward (j, c) on stage i-1, or forward
 (j, c-1) on the last stage when i = 0; backward mirrors this, and the last chunk's
 backward on the last stage needs its own forward. A transfer of ``p2p`` seconds sits on
-every cross-stage edge. :func:`critical_path` is the exact finish time of the graph
+every cross-stage edge: held by the sender (``p2p``) or, when the send overlaps the next
+pass, only on the receiver's side (``lag``; :mod:`simulator.workload.pipeline_sends`).
+:func:`critical_path` is the exact finish time of the graph
 (a longest path, evaluated in the stages' own order), the oracle for the closed form
 in :mod:`simulator.workload.pipeline` and the graph the discrete-event engine replays.
 """
@@ -92,9 +94,9 @@ def sends(task: Task, p: int, v: int) -> bool:
 
 
 def critical_path(schedule: Schedule, forward, backward, m: int, v: int = 1,
-                  p2p: float = 0.0) -> float:
+                  p2p: float = 0.0, lag: float = 0.0) -> float:
     """Exact finish time of the task graph (the latest of :func:`stage_clocks`' finishes)."""
-    return float(stage_clocks(schedule, forward, backward, m, v, p2p)[0].max())
+    return float(stage_clocks(schedule, forward, backward, m, v, p2p, lag)[0].max())
 
 
 EXACT_MICROBATCHES = 2048
@@ -104,7 +106,7 @@ the global batch."""
 
 
 def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
-                 p2p: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                 p2p: float = 0.0, lag: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(finish, start of the last task) of every stage, in seconds (see :func:`exact_clocks`).
 
     For ``m`` above :data:`EXACT_MICROBATCHES` the finish times come from the steady state:
@@ -117,18 +119,18 @@ def stage_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
     busiest stage is never idle. Otherwise the exact walk runs.
     """
     if m <= EXACT_MICROBATCHES:
-        return exact_clocks(schedule, forward, backward, m, v, p2p)
+        return exact_clocks(schedule, forward, backward, m, v, p2p, lag)
     f, b = np.atleast_1d(np.asarray(forward, float)), np.atleast_1d(np.asarray(backward, float))
     p = len(f)
     m0 = (EXACT_MICROBATCHES // p - 2) * p
-    found = [exact_clocks(schedule, f, b, m0 + i * p, v, p2p) for i in range(3)]
+    found = [exact_clocks(schedule, f, b, m0 + i * p, v, p2p, lag) for i in range(3)]
     step = found[1][0] - found[0][0]
     steady = np.allclose(found[2][0] - found[1][0], step, rtol=1e-12, atol=1e-15 * found[2][0].max())
     if schedule != Schedule.GPIPE:
         busiest = float(np.max(f + b + p2p * stage_send_counts(schedule, p, p, v) / p))
         steady = steady and abs(step.max() / p - busiest) <= 1e-9 * busiest
     if not steady:
-        return exact_clocks(schedule, f, b, m, v, p2p)
+        return exact_clocks(schedule, f, b, m, v, p2p, lag)
     finish = found[0][0] + (m - m0) / p * step
     return finish, finish - (found[0][0] - found[0][1])
 
@@ -152,12 +154,14 @@ def _send_counts(schedule: Schedule, p: int, m: int, v: int) -> tuple[float, ...
 
 
 def exact_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
-                 p2p: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                 p2p: float = 0.0, lag: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(finish, start of the last task) of every stage, in seconds: the exact task graph.
 
     Stage i's chunk forward takes ``forward[i] / v`` (backward alike); a task whose output
     goes to another stage then spends ``p2p`` sending it (Megatron's blocking send/recv),
-    and the receiver may start once the send is done. A task starts at the later of its
+    and the receiver may start once the send is done, or ``lag`` after that (a send that
+    overlaps the sender's next pass: ``p2p`` 0, ``lag`` its seconds;
+    :mod:`simulator.workload.pipeline_sends`). A task starts at the later of its
     stage's clock and its dependency's finish: a longest path, evaluated in a fixed order
     in which every dependency comes first (:func:`_evaluation_order`).
     """
@@ -167,17 +171,43 @@ def exact_clocks(schedule: Schedule, forward, backward, m: int, v: int = 1,
     # duration of each task kind: index 4 * stage + 2 * forward + sends
     table = (np.stack([b, b + p2p, f, f + p2p], axis=1)).ravel().tolist()
     done, clock = [0.0] * (2 * p * m * v), [0.0] * p
+    if lag > 0.0:
+        _lagged_walk(order, table, [0.0, lag] * (2 * p), done, clock)
+    else:
+        for tid, stage, dep, kind in order:
+            now = clock[stage]
+            if dep >= 0:
+                at = done[dep]
+                if at > now:
+                    now = at
+            now += table[kind]
+            done[tid] = now
+            clock[stage] = now
+    finish = np.array(clock)
+    return finish, finish - np.array([table[k] for k in last_kind])
+
+
+def _lagged_walk(order, table: list, arrive: list, done: list, clock: list) -> None:
+    """:func:`exact_clocks`' walk with each task's dependants waiting ``arrive[kind]`` more
+    than its stage (``lag`` for a sending kind, 0 otherwise): ``done`` holds arrivals; and a
+    stage's pass starting no earlier than the arrival of its previous pass in the same
+    direction (Megatron-Core waits for a send's handle before the next pass that way:
+    :mod:`simulator.workload.pipeline_sends`)."""
+    sent = [0.0] * (2 * len(clock))           # per stage and direction, the last send's arrival
     for tid, stage, dep, kind in order:
         now = clock[stage]
         if dep >= 0:
             at = done[dep]
             if at > now:
                 now = at
+        way = kind >> 1                        # 2 stage + forward
+        if sent[way] > now:
+            now = sent[way]
         now += table[kind]
-        done[tid] = now
+        done[tid] = now + arrive[kind]
+        if kind & 1:
+            sent[way] = done[tid]
         clock[stage] = now
-    finish = np.array(clock)
-    return finish, finish - np.array([table[k] for k in last_kind])
 
 
 @lru_cache(maxsize=64)

@@ -35,7 +35,10 @@ class Wavefront:
     rows ``start:stop`` of the clocks; row ``tasks``: none, zeros): per level ``start``,
     ``stop``, its size and its tasks' stage predecessors followed by their dependencies;
     every task's duration kind (index ``4 * stage + 2 * forward + sends`` of the duration
-    table); each stage's last task and its kind; each task id's row."""
+    table); each stage's last task and its kind; each task id's row; per task (level
+    order), 1.0 where its dependency sends its output to it (a cross-stage edge), else 0.0;
+    per task (level order), the row of its stage's previous task in the same direction (the
+    none row if it has none) and 1.0 where that task sends, else 0.0."""
 
     levels: tuple[tuple[int, int, int, np.ndarray], ...]
     kinds: np.ndarray
@@ -43,6 +46,16 @@ class Wavefront:
     last_kind: np.ndarray
     tasks: int
     positions: np.ndarray
+    dep_sends: np.ndarray
+    same_rows: np.ndarray
+    same_sends: np.ndarray
+
+    def lag_rows(self, lag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per task (level order) and layout, the seconds an overlapped send (``lag``, shape
+        (n,)) adds to its dependency's finish (on cross-stage edges) and to its stage's
+        previous pass in the same direction (whose send it waits for)."""
+        lag = np.asarray(lag, float)[None, :]
+        return self.dep_sends[:, None] * lag, self.same_sends[:, None] * lag
 
 
 @lru_cache(maxsize=256)
@@ -70,7 +83,20 @@ def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
     before = np.concatenate([np.full((p, 1), total, ids.dtype), ids[:, :-1]], axis=1)
     flat, kind = ids.ravel(), kinds.ravel().astype(np.int64)      # kinds index the tables: intp
     return _levels(np.asarray(level)[flat], flat, (before.ravel(), deps.ravel()), kind,
-                   (ids[:, -1].tolist(), kinds[:, -1].tolist()), total)
+                   (ids[:, -1].tolist(), kinds[:, -1].tolist()), total,
+                   same_direction_before(ids, kinds, total).ravel())
+
+
+def same_direction_before(ids: np.ndarray, kinds: np.ndarray, total: int) -> np.ndarray:
+    """Per stage and task (shape of ``ids``), the id of the stage's previous task in the same
+    direction (forward or backward; ``total``: none)."""
+    out = np.full(ids.shape, total, ids.dtype)
+    forward = (kinds >> 1) & 1
+    for i in range(ids.shape[0]):
+        for way in (0, 1):
+            at = np.flatnonzero(forward[i] == way)
+            out[i, at[1:]] = ids[i, at[:-1]]
+    return out
 
 
 SWEEPS = 16
@@ -178,10 +204,12 @@ def _task_levels(ids: list[list[int]], deps: list[list[int]], total: int) -> lis
 
 
 def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.ndarray],
-            kinds: np.ndarray, last: tuple[list[int], list[int]], total: int) -> Wavefront:
+            kinds: np.ndarray, last: tuple[list[int], list[int]], total: int,
+            same: np.ndarray) -> Wavefront:
     """Tasks ``task`` at ``level``, with their (predecessors, dependencies) ``sources`` and
     duration ``kinds``, cut into levels, the tasks renumbered in level order; ``last``: each
-    stage's last task and its kind."""
+    stage's last task and its kind; ``same``: each task's stage's previous task in the same
+    direction."""
     order = np.argsort(_narrow(level), kind="stable")
     level = level[order]
     renumber = np.empty(total + 1, np.int64)       # every task id is written (``task`` holds them all)
@@ -195,7 +223,12 @@ def _levels(level: np.ndarray, task: np.ndarray, sources: tuple[np.ndarray, np.n
     flat[np.repeat(bounds[1:], sizes) + row] = renumber[sources[1][order]]
     edges = bounds.tolist()
     levels = tuple((a, b, b - a, flat[2 * a:2 * b]) for a, b in zip(edges[:-1], edges[1:], strict=True))
-    return Wavefront(levels, kinds[order], renumber[last[0]], np.array(last[1]), total, renumber[:total])
+    kind_of = np.zeros(total + 1, np.int64)        # task id -> kind; none -> 0 (sends nothing)
+    kind_of[task] = kinds
+    dep_sends = (kind_of[sources[1][order]] & 1).astype(float)
+    same_sends = (kind_of[same[order]] & 1).astype(float)
+    return Wavefront(levels, kinds[order], renumber[last[0]], np.array(last[1]), total, renumber[:total],
+                     dep_sends, renumber[same[order]], same_sends)
 
 
 def _narrow(level: np.ndarray) -> np.ndarray:
@@ -267,7 +300,8 @@ def _orders(schedule: Schedule, p: int, m: int, v: int) -> tuple[np.ndarray, np.
 
 
 def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
-                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                       v: int, p2p: np.ndarray, lag: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """(finish, start of the last task) of every stage of every layout, in seconds.
 
     Parameters
@@ -279,7 +313,9 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     m, v : int
         Microbatches and virtual stages (all layouts).
     p2p : ndarray, shape (n,)
-        Seconds of one stage-to-stage send of each layout.
+        Seconds of one stage-to-stage send of each layout that hold its stage.
+    lag : ndarray, shape (n,), optional
+        Seconds of one overlapped send of each layout (the receiver's wait only).
 
     Returns
     -------
@@ -293,7 +329,7 @@ def batch_exact_clocks(schedule: Schedule, forward: np.ndarray, backward: np.nda
     table = np.stack([b, b + x, f, f + x], axis=2).reshape(n, 4 * p).T     # (4p, n)
     graph = wavefront(schedule, p, m, v)
     done = duration_rows(table, graph)
-    relax_levels(done, graph.levels)
+    relax_levels(done, graph.levels, lagged(graph, lag))
     finish = done[graph.last_task].T
     return finish, finish - table[graph.last_kind].T
 
@@ -307,46 +343,85 @@ def duration_rows(table: np.ndarray, graph: Wavefront) -> np.ndarray:
     return done
 
 
-def relax_levels(done: np.ndarray, levels) -> None:
+def relax_levels(done: np.ndarray, levels, lags: Lags | None = None) -> None:
     """Make the rows of ``levels`` (:class:`Wavefront`'s, or the last of them: their sources
     are then already done) of ``done`` (rows: tasks in level order, then the none row of
     zeros; columns: layouts), which hold their tasks' durations (:func:`duration_rows`),
     their finish times, level after level: ``duration + max(done[predecessor],
-    done[dependency])`` (a task's sources lie on earlier levels, done by then)."""
+    done[dependency])`` (a task's sources lie on earlier levels, done by then); with
+    overlapped sends (``lags``, :func:`lagged`) :meth:`Lags.begin`."""
     take, maximum = done.take, np.maximum          # bound once: thousands of levels
+    if lags is not None:
+        for start, stop, size, sources in levels:
+            now = done[start:stop]
+            now += lags.begin(done, start, stop, size, sources)
+        return
     for start, stop, size, sources in levels:
         waited = take(sources, axis=0)
         now = done[start:stop]
         now += maximum(waited[:size], waited[size:])
 
 
+@dataclass(frozen=True)
+class Lags:
+    """Overlapped sends on one graph (:meth:`Wavefront.lag_rows`): per task (level order)
+    and layout, what its dependency's send adds (``dep``), the row of its stage's previous
+    pass in the same direction (``same_rows``) and what that pass's send adds (``same``)."""
+
+    dep: np.ndarray
+    same_rows: np.ndarray
+    same: np.ndarray
+
+    def begin(self, done: np.ndarray, start: int, stop: int, size: int, sources: np.ndarray) -> np.ndarray:
+        """When the level's tasks (rows ``start:stop``) begin: ``max(done[predecessor],
+        done[dependency] + its send, done[previous pass this way] + its send)``."""
+        waited = done.take(sources, axis=0)
+        arrived = waited[size:]
+        arrived += self.dep[start:stop]
+        sent = done.take(self.same_rows[start:stop], axis=0)
+        sent += self.same[start:stop]
+        return np.maximum(np.maximum(waited[:size], arrived), sent)
+
+
+def lagged(graph: Wavefront, lag: np.ndarray | None) -> Lags | None:
+    """The :class:`Lags` of ``lag`` (per layout) on ``graph``, or None when no layout's sends
+    overlap (the plain recurrence, bit for bit)."""
+    if lag is None or not np.any(np.asarray(lag) > 0.0):
+        return None
+    dep, same = graph.lag_rows(lag)
+    return Lags(dep, graph.same_rows, same)
+
+
 def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
-                       v: int, p2p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                       v: int, p2p: np.ndarray, lag: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`~simulator.workload.taskgraph.stage_clocks` of every row of ``forward`` and
-    ``backward`` (shape (n, p)) with sends ``p2p`` (shape (n,)): the exact graph up to
+    ``backward`` (shape (n, p)) with sends ``p2p`` and overlapped sends ``lag`` (shape (n,);
+    None: none): the exact graph up to
     :data:`~simulator.workload.taskgraph.EXACT_MICROBATCHES` microbatches, above it the
     max-plus steady state where, row by row, it is established (same test, same numbers).
     Rows equal in every duration are computed once."""
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     x = np.asarray(p2p, float)
-    rows = np.concatenate([f, b, x[:, None]], axis=1)
+    y = np.zeros_like(x) if lag is None else np.asarray(lag, float)
+    rows = np.concatenate([f, b, x[:, None], y[:, None]], axis=1)
     first, inverse = distinct_rows(rows)
     if len(first) < len(rows):                       # layouts alike, bit for bit, in every duration
         p, distinct = f.shape[1], rows[first]
         finish, last_start = batch_stage_clocks(schedule, distinct[:, :p], distinct[:, p:2 * p], m, v,
-                                                distinct[:, 2 * p])
+                                                distinct[:, 2 * p], distinct[:, 2 * p + 1])
         return finish[inverse], last_start[inverse]
     if m <= EXACT_MICROBATCHES:
-        return batch_exact_clocks(schedule, f, b, m, v, x)
+        return batch_exact_clocks(schedule, f, b, m, v, x, y)
     p = f.shape[1]
     m0 = (EXACT_MICROBATCHES // p - 2) * p
-    found = [batch_exact_clocks(schedule, f, b, m0 + i * p, v, x) for i in range(3)]
+    found = [batch_exact_clocks(schedule, f, b, m0 + i * p, v, x, y) for i in range(3)]
     step = found[1][0] - found[0][0]
     steady = _steady(schedule, f, b, x, step, found[2][0] - found[1][0], found[2][0], p, v)
     finish = found[0][0] + (m - m0) / p * step
     last_start = finish - (found[0][0] - found[0][1])
     if not steady.all():
-        walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady])
+        walked = batch_exact_clocks(schedule, f[~steady], b[~steady], m, v, x[~steady], y[~steady])
         finish[~steady], last_start[~steady] = walked
     return finish, last_start
 
