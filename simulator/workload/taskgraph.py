@@ -195,15 +195,8 @@ def _lagged_walk(order, table: list, arrive: list, done: list, clock: list) -> N
     :mod:`simulator.workload.pipeline_sends`)."""
     sent = [0.0] * (2 * len(clock))           # per stage and direction, the last send's arrival
     for tid, stage, dep, kind in order:
-        now = clock[stage]
-        if dep >= 0:
-            at = done[dep]
-            if at > now:
-                now = at
         way = kind >> 1                        # 2 stage + forward
-        if sent[way] > now:
-            now = sent[way]
-        now += table[kind]
+        now = max(clock[stage], sent[way], done[dep] if dep >= 0 else 0.0) + table[kind]
         done[tid] = now + arrive[kind]
         if kind & 1:
             sent[way] = done[tid]
