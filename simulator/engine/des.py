@@ -285,17 +285,25 @@ class _StepRun:
     def _resumed(self, replica: int, stage: int, last: int):
         """Without a :class:`~simulator.engine.des_prefix.Resume`: (0, None). With one: wait
         until the entity's clock at the prefix's cut, count its arrival if it reached its last
-        task before it, and give (its first replayed task's position, the finish times of
-        skipped tasks its replica's replayed tasks depend on, or None)."""
+        task before it, and give (its first replayed task's position, the arrival times of
+        skipped tasks its replica's replayed tasks depend on, or None). A skipped overlapped
+        send still in flight at its clock is waited for by its next pass that way."""
         resume = self.resume
         if resume is None:
             return 0, None
         first = int(resume.first[replica, stage])
         if first:
             yield self.env.timeout(float(resume.clock[replica, stage]))
+        for way in (False, True):
+            if (at := resume.sent.get((replica, stage, way))) is not None:
+                self.sent[replica, stage, way] = self.env.process(self._until(at))
         if first > last and self.overlap:
             self._arrive(stage)
         return first, resume.late[replica] or None
+
+    def _until(self, at: float):
+        """A process that ends at time ``at`` (a skipped send's arrival)."""
+        yield self.env.timeout(at - self.env.now)
 
     def _durations(self, stage: int, factor: float) -> tuple[float, float, tuple[list, list]]:
         """(forward, backward) seconds of a chunk, or of each compute segment between its

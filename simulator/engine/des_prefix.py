@@ -30,16 +30,21 @@ skipped tasks end before ``t*`` and meet no other flow, so leaving them out chan
 rate. The replayed suffix is what sees contention (the last tasks and the gradient
 synchronisation); the result is the full replay's to round-off (tests/test_des_prefix.py).
 
-Applies with contention on when every send is one flow (``tp-collapsed`` or ``tp = 1``),
-held by its stage (not overlapping the next pass), and nothing is replayed inside tasks (no
-in-layer collectives, no ZeRO-3 traffic).
+With sends that overlap the next pass (:mod:`simulator.workload.pipeline_sends`) a task's
+data arrives after its compute ends: a task is replayed unless its send too has arrived
+before ``t*``, dependants and the entity's next pass in the same direction wait for the
+arrival (``late``, ``sent``), and an entity's own sends in the two directions count as two
+streams that may meet on its NIC.
+
+Applies with contention on when every send is one flow (``tp-collapsed`` or ``tp = 1``) and
+nothing is replayed inside tasks (no in-layer collectives, no ZeRO-3 traffic).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,20 +68,23 @@ class Resume:
 
     ``first``: position of its first replayed task in its stage's order; ``clock``: the
     finish (s) of the task before it (0 when ``first`` is 0); ``done``: per replica, task id
-    -> True for the tasks not replayed; ``late``: per replica, task id -> finish (s) of the
-    tasks not replayed that a replayed task depends on.
+    -> True for the tasks not replayed; ``late``: per replica, task id -> arrival (s; its
+    finish, or its overlapped send's end) of the tasks not replayed that a replayed task
+    depends on; ``sent``: per (replica, stage, forward), the arrival (s) of the entity's last
+    overlapped send not replayed in that direction, where it is later than ``clock``.
     """
 
     first: np.ndarray
     clock: np.ndarray
     done: list
     late: list
+    sent: dict = field(default_factory=dict)
 
 
 def applies(plan: StepPlan, routes: SendRoutes | None) -> bool:
     """Whether a step's prefix can be evaluated here (see the module doc)."""
     return (routes is not None and routes.sizes == 1 and not plan.in_layer
-            and not plan.in_layer_replays and not plan.sharding_replays and not plan.sends_overlap)
+            and not plan.in_layer_replays and not plan.sharding_replays)
 
 
 class PrefixCutter:
@@ -106,8 +114,10 @@ class PrefixCutter:
         self.where = np.empty((self.width, 2), dtype=np.int64)            # tid -> (stage, position)
         for s in range(self.p):
             self.where[self.tids[s], 0], self.where[self.tids[s], 1] = s, np.arange(self.n)
+        self.sends = np.array(graph.sends) > 0                            # (pp, n)
+        self.last_way = _last_of_each_way(np.array(graph.is_forward))     # (pp, 2, n)
         self.bottleneck = _bottlenecks(routes, self.dp, self.p)          # (dp, pp, 2)
-        self.groups = _send_groups(routes, graph, self.p, self.dp)        # (G, L, 3) or None
+        self.groups = _send_groups(routes, graph, self.p, self.dp, plan.sends_overlap)   # (G, L, 3)
 
     def resumes(self, noise: StepNoise) -> Iterator[Resume]:
         """One :class:`Resume` per step of ``noise``, made as needed (the recurrence runs in
@@ -118,21 +128,22 @@ class PrefixCutter:
             yield from self._block(_sliced(noise, lo, min(k, lo + size)))
 
     def _block(self, noise: StepNoise) -> Iterator[Resume]:
-        finish, flow_start, last_start = self._recurrence(noise)
+        finish, arrival, flow_start, last_start = self._recurrence(noise)
         arrive = last_start if self.overlap else finish[:, -1]          # (pp, k, dp)
         cut = np.min(np.max(arrive, axis=2), axis=0)                    # (k,) first sync start
         if self.groups is not None:
-            cut = np.minimum(cut, self._first_meeting(finish, flow_start))
+            cut = np.minimum(cut, self._first_meeting(arrival, flow_start))
         cut = cut - MARGIN * np.abs(cut)
-        before = finish < cut[None, None, :, None]                      # (pp, n, k, dp)
-        first = before.sum(axis=1)                                      # (pp, k, dp)
+        before = arrival < cut[None, None, :, None]                     # (pp, n, k, dp)
+        first = np.where(before.all(axis=1), self.n, np.argmin(before, axis=1))   # (pp, k, dp)
         for i in range(noise.factor.shape[0]):
-            yield self._resume(finish[:, :, i, :], first[:, i, :])
+            yield self._resume(finish[:, :, i, :], arrival[:, :, i, :], first[:, i, :])
 
     def _recurrence(self, noise: StepNoise):
-        """(finish, first byte of the send or NaN, start of the last task): the max-plus
-        recurrence of :func:`simulator.engine.fastpath._pipeline` with flow-alone sends,
-        in the event replay's floating-point order; shapes (pp, n, k, dp) and (pp, k, dp)."""
+        """(finish, arrival: the finish or the overlapped send's end, first byte of the send
+        or NaN, start of the last task): the max-plus recurrence of
+        :func:`simulator.engine.fastpath._pipeline` with flow-alone sends, in the event
+        replay's floating-point order; shapes (pp, n, k, dp) and (pp, k, dp)."""
         plan, p = self.plan, self.p
         factor = np.moveaxis(noise.factor, 2, 0)                        # (pp, k, dp)
         k = factor.shape[1]
@@ -144,8 +155,12 @@ class PrefixCutter:
         clock = [np.zeros((k, self.dp)) for _ in range(p)]
         done: dict[int, np.ndarray] = {}
         last_start = np.empty((p, k, self.dp))
+        overlap, sent = plan.sends_overlap, [[None, None] for _ in range(p)]
+        arrival = np.empty_like(finish) if overlap else finish
         for tid, stage, dep, forward, send, position, kept, last in self.order:
             now = task_start(clock[stage], stage, position, dep, pauses, done)
+            if sent[stage][forward] is not None:
+                now = np.maximum(now, sent[stage][forward])
             if last:
                 last_start[stage] = now
             if varies:
@@ -153,6 +168,15 @@ class PrefixCutter:
                 now = now + base * factor[stage]
             else:
                 now = now + (plan.forward[stage] if forward else plan.backward[stage]) * factor[stage]
+            if overlap:
+                finish[stage, position] = arrival[stage, position] = now
+                if send:
+                    starts = flow_start[stage, position] = now + latency[stage][forward]
+                    arrival[stage, position] = sent[stage][forward] = starts + seconds[stage][forward]
+                if kept:
+                    done[tid] = arrival[stage, position]
+                clock[stage] = now
+                continue
             if send:
                 now = now + latency[stage][forward]
                 flow_start[stage, position] = now
@@ -161,7 +185,7 @@ class PrefixCutter:
             if kept:
                 done[tid] = now
             clock[stage] = now
-        return finish, flow_start, last_start
+        return finish, arrival, flow_start, last_start
 
     def _send_parts(self, noise: StepNoise) -> tuple[list, list]:
         """Per stage, (backward, forward) send latency (s) and bytes over the bottleneck (s),
@@ -178,15 +202,15 @@ class PrefixCutter:
                                  for f in (0, 1)))
         return latency, seconds
 
-    def _first_meeting(self, finish: np.ndarray, flow_start: np.ndarray) -> np.ndarray:
-        """Per step (k,), the first instant two sends of different entities are on one link
+    def _first_meeting(self, arrival: np.ndarray, flow_start: np.ndarray) -> np.ndarray:
+        """Per step (k,), the first instant two sends of different streams are on one link
         at once (inf if never): sort each link group's intervals by start; an interval that
         starts before the latest end so far overlaps an earlier one."""
         g = self.groups
         stage, position, replica = g[..., 0], g[..., 1], g[..., 2]
         pad = stage < 0
         starts = flow_start[stage, position, :, replica]               # (G, L, k)
-        ends = finish[stage, position, :, replica]
+        ends = arrival[stage, position, :, replica]
         starts[pad], ends[pad] = np.inf, -np.inf
         order = np.argsort(starts, axis=1, kind="stable")   # sorted runs (one per stream): merges
         starts = np.take_along_axis(starts, order, axis=1)
@@ -194,8 +218,8 @@ class PrefixCutter:
         met = np.where(starts[:, 1:] < ends[:, :-1], starts[:, 1:], np.inf)
         return met.min(axis=(0, 1))
 
-    def _resume(self, finish: np.ndarray, first: np.ndarray) -> Resume:
-        """One step's :class:`Resume`; ``finish`` (pp, n, dp), ``first`` (pp, dp)."""
+    def _resume(self, finish: np.ndarray, arrival: np.ndarray, first: np.ndarray) -> Resume:
+        """One step's :class:`Resume`; ``finish`` and ``arrival`` (pp, n, dp), ``first`` (pp, dp)."""
         dp, n = self.dp, self.n
         rows = np.arange(dp)
         clock = np.zeros((dp, self.p))
@@ -213,9 +237,34 @@ class PrefixCutter:
             ds, dq = self.where[dep, 0], self.where[dep, 1]
             pre = dq < first[ds, r]
             for rr, d, t in zip(r[pre].tolist(), dep[pre].tolist(),
-                                finish[ds[pre], dq[pre], r[pre]].tolist(), strict=True):
+                                arrival[ds[pre], dq[pre], r[pre]].tolist(), strict=True):
                 late[rr][d] = t
-        return Resume(first.T.copy(), clock, done.tolist(), late)
+        sent = self._pending_sends(arrival, first, clock) if self.plan.sends_overlap else {}
+        return Resume(first.T.copy(), clock, done.tolist(), late, sent)
+
+    def _pending_sends(self, arrival: np.ndarray, first: np.ndarray, clock: np.ndarray) -> dict:
+        """Per (replica, stage, forward), the arrival of the entity's last skipped send that
+        way where it is later than the entity's clock: only the last skipped task of each
+        direction can be (each pass waits for the previous send its way), and the entity's
+        next pass that way waits for it."""
+        out, replicas = {}, np.arange(self.dp)
+        for s in range(self.p):
+            f = first[s]
+            for way in (0, 1):
+                q = np.where(f > 0, self.last_way[s, way][np.maximum(f - 1, 0)], -1)   # (dp,)
+                ok = q >= 0
+                at = arrival[s, np.maximum(q, 0), replicas]
+                ok &= self.sends[s][np.maximum(q, 0)] & (at > clock[:, s])
+                for r in np.flatnonzero(ok).tolist():
+                    out[r, s, bool(way)] = float(at[r])
+        return out
+
+def _last_of_each_way(forward: np.ndarray) -> np.ndarray:
+    """Per stage, direction (0 backward, 1 forward) and position ``q``, the position of the
+    last task at or before ``q`` that runs that way (-1: none), shape (pp, 2, n)."""
+    positions = np.arange(forward.shape[1])
+    ways = np.stack([forward == 0, forward == 1], axis=1)                # (pp, 2, n)
+    return np.maximum.accumulate(np.where(ways, positions, -1), axis=2)
 
 
 def _sliced(noise: StepNoise, lo: int, hi: int) -> StepNoise:
@@ -238,11 +287,13 @@ def _bottlenecks(routes: SendRoutes, dp: int, p: int) -> np.ndarray:
     return out
 
 
-def _send_groups(routes: SendRoutes, graph, p: int, dp: int) -> np.ndarray | None:
+def _send_groups(routes: SendRoutes, graph, p: int, dp: int, overlapped: bool = False) -> np.ndarray | None:
     """The sends to check for meetings, as (G, L, 3) rows of (stage, position, replica),
     padded with -1: one group per distinct set of send streams (entity, direction) that
-    share a link, with streams of at least two entities (an entity's own sends never
-    overlap); None if no link is shared."""
+    share a link, with streams of at least two entities (an entity's held sends never
+    overlap) or, with ``overlapped`` sends, at least two streams (an entity's sends in the
+    two directions may be in flight at once; two of one direction never are, each pass
+    waiting for the previous one's); None if no link is shared."""
     streams = defaultdict(set)
     for r in range(dp):
         for s in range(p):
@@ -250,7 +301,8 @@ def _send_groups(routes: SendRoutes, graph, p: int, dp: int) -> np.ndarray | Non
                 if (r, s, dst) in routes.routes:
                     for e in routes.routes[r, s, dst][0].edges:
                         streams[e].add((r, s, f))
-    sets = {frozenset(v) for v in streams.values() if len({(r, s) for r, s, _ in v}) > 1}
+    sets = {frozenset(v) for v in streams.values()
+            if len(v if overlapped else {(r, s) for r, s, _ in v}) > 1}
     if not sets:
         return None
     rows = []
