@@ -50,13 +50,6 @@ class Wavefront:
     same_rows: np.ndarray
     same_sends: np.ndarray
 
-    def lag_rows(self, lag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per task (level order) and layout, the seconds an overlapped send (``lag``, shape
-        (n,)) adds to its dependency's finish (on cross-stage edges) and to its stage's
-        previous pass in the same direction (whose send it waits for)."""
-        lag = np.asarray(lag, float)[None, :]
-        return self.dep_sends[:, None] * lag, self.same_sends[:, None] * lag
-
 
 @lru_cache(maxsize=256)
 def wavefront(schedule: Schedule, p: int, m: int, v: int) -> Wavefront:
@@ -364,22 +357,23 @@ def relax_levels(done: np.ndarray, levels, lags: Lags | None = None) -> None:
 
 @dataclass(frozen=True)
 class Lags:
-    """Overlapped sends on one graph (:meth:`Wavefront.lag_rows`): per task (level order)
-    and layout, what its dependency's send adds (``dep``), the row of its stage's previous
-    pass in the same direction (``same_rows``) and what that pass's send adds (``same``)."""
+    """Overlapped sends on one graph: the graph (its per-task flags, :class:`Wavefront`) and
+    each layout's send seconds ``lag`` (shape (1, n)), applied level by level (no array of
+    tasks by layouts is kept)."""
 
-    dep: np.ndarray
-    same_rows: np.ndarray
-    same: np.ndarray
+    graph: Wavefront
+    lag: np.ndarray
 
     def begin(self, done: np.ndarray, start: int, stop: int, size: int, sources: np.ndarray) -> np.ndarray:
         """When the level's tasks (rows ``start:stop``) begin: ``max(done[predecessor],
-        done[dependency] + its send, done[previous pass this way] + its send)``."""
+        done[dependency] + its send, done[previous pass this way] + its send)`` (a send adds
+        ``lag`` where the flag is 1, nothing where it is 0)."""
+        graph, lag = self.graph, self.lag
         waited = done.take(sources, axis=0)
         arrived = waited[size:]
-        arrived += self.dep[start:stop]
-        sent = done.take(self.same_rows[start:stop], axis=0)
-        sent += self.same[start:stop]
+        arrived += graph.dep_sends[start:stop, None] * lag
+        sent = done.take(graph.same_rows[start:stop], axis=0)
+        sent += graph.same_sends[start:stop, None] * lag
         return np.maximum(np.maximum(waited[:size], arrived), sent)
 
 
@@ -388,8 +382,7 @@ def lagged(graph: Wavefront, lag: np.ndarray | None) -> Lags | None:
     overlap (the plain recurrence, bit for bit)."""
     if lag is None or not np.any(np.asarray(lag) > 0.0):
         return None
-    dep, same = graph.lag_rows(lag)
-    return Lags(dep, graph.same_rows, same)
+    return Lags(graph, np.asarray(lag, float)[None, :])
 
 
 def batch_stage_clocks(schedule: Schedule, forward: np.ndarray, backward: np.ndarray, m: int,
