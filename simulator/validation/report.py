@@ -1084,7 +1084,9 @@ above predate it, the table below is current.
 Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
 Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
 nemo profiles; docs/research/stack_facts.md section 46): the set reads 7.4% / 12.1%, met
-(was 6.2% / 12.1%); the per-row figures above predate it, the table below is current.""",
+(was 6.2% / 12.1%); the per-row figures above predate it, the table below is current. The
+pipelined rows now read -3.9% to +9.0% (Llama 2 70B, 20 virtual stages, the most sends per
+microbatch), the unpipelined multi-server rows still +11% to +12%.""",
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP
