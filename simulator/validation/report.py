@@ -7,6 +7,8 @@ it completely and its tables cannot go stale.
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from simulator.config import HardwareLibrary
@@ -175,6 +177,23 @@ row it encodes and every assumption made.
 
 error = predicted / measured - 1. MAPE = mean |error| over a set's scored rows. The issue's
 target for each set is MAPE <= {mape:.0%} and max |error| <= {max:.0%}."""
+
+def moved(change: str, now: tuple[float, float], was: tuple[float, float]) -> str:
+    """A set's dated paragraph for a mechanism that moved it: ``change`` (what the model now
+    does, with its date and source), its MAPE / max (%) ``now`` and what they ``was``."""
+    met = "met" if now[0] <= 100 * TARGET_MAPE and now[1] <= 100 * TARGET_MAX else "not met"
+    text = (f"{change}: the set reads {now[0]}% / {now[1]}%, {met} (was {was[0]}% / {was[1]}%); "
+            "the per-row figures above predate it, the table below is current.")
+    return "\n\n" + textwrap.fill(text, 96)
+
+
+FP8_TP_GATHERS = ("Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under "
+                  "fp8 (`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core "
+                  "and nemo profiles, read from TE 1.9 and 2.4)")
+OVERLAPPED_SENDS = ("Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next "
+                    "pass, as Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in "
+                    "the megatron-core and nemo profiles; docs/research/stack_facts.md section 46)")
+
 
 PROSE = {
     "constants": """\
@@ -494,17 +513,9 @@ exposed data-parallel reduction: 25 GB of bf16 gradients per GPU over one NIC, s
 stage's last backward. The NVIDIA H100 405B set, the same software one release earlier, measures
 X at 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the reduction's
 exposure (docs/research/stack_facts.md section 17). The curve: 0.905 of the 256-GPU throughput
-at 2,496 GPUs predicted, 0.941 measured.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 1.5% / 3.1% (was 1.5% / 2.6%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 1.6% / 3.6%, met
-(was 1.5% / 3.1%); the per-row figures above predate it, the table below is current.""",
+at 2,496 GPUs predicted, 0.941 measured."""
+    + moved(FP8_TP_GATHERS, (1.5, 3.1), (1.5, 2.6))
+    + moved(OVERLAPPED_SENDS, (1.6, 3.6), (1.5, 3.1)),
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -552,12 +563,8 @@ The same library reads NeMo 24.12's BF16 GPT-3 175B (DGX Cloud set, 52.8% MFU me
 within 4% and torchtitan's 2025 BF16 70B rows within 4%, while the other mid-2024 large-scale
 BF16 check, the Llama 3 paper's 8K rows, reads +14% like this set: what separates the two
 groups (software versions, clocks or settings the mid-2024 publications do not state) is not
-identified, so nothing is modelled for it.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 14.4% / 21.7%, not met
-(was 13.5% / 21.7%); the per-row figures above predate it, the table below is current.""",
+identified, so nothing is modelled for it."""
+    + moved(OVERLAPPED_SENDS, (14.4, 21.7), (13.5, 21.7)),
     "megatron_selective": """\
 Measured: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (MLSys 2023, arXiv:2205.05198), Table 4: the iteration time of GPT 22B, 175B, 530B and 1T on
@@ -754,17 +761,9 @@ row 1's config (only the bucket size differs) reads -3.8% (+8.6% until the B300 
 B200's sustained-load clock); measured, the B300 ran 0.993x the University of Florida's B200 per
 GPU, where the model gives 1.02x (its attention at the GB300/GB200 cuDNN ratio,
 `hardware_specs/gpus/b300.yaml`): on this 8B step the Blackwell Ultra's faster attention does not
-show.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 10.5% / 51.2% (was 10.4% / 50.1%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 11.2% / 51.2%, not met
-(was 10.5% / 51.2%); the per-row figures above predate it, the table below is current.""",
+show."""
+    + moved(FP8_TP_GATHERS, (10.5, 51.2), (10.4, 50.1))
+    + moved(OVERLAPPED_SENDS, (11.2, 51.2), (10.5, 51.2)),
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -822,17 +821,9 @@ not a training-shape sweep), the casts an amax pass and a fused cast writing bot
 the weights gathered in 4 bits. The 405B row's predicted step holds about 5 s of exposed
 tensor-parallel collectives (userbuffers off for NVFP4), so the miss sits in how much of tp 4's
 NCCL traffic on NVLink 5 the run hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and
-1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 5.9% / 16.6% (was 7.0% / 20.7%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 15.5%, not met
-(was 5.9% / 16.6%); the per-row figures above predate it, the table below is current.""",
+1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x."""
+    + moved(FP8_TP_GATHERS, (5.9, 16.6), (7.0, 20.7))
+    + moved(OVERLAPPED_SENDS, (5.7, 15.5), (5.9, 16.6)),
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current
@@ -898,12 +889,8 @@ kernels per token (GEMMs, per-expert quantization, permutations), and DeepSeek-V
 (1,024 tokens per expert, 32 experts per GPU, `megatron_bridge_dsv3`) read +29% to +40%. The
 evidence points at a per-kernel cost (the host issuing them, `docs/research/stack_facts.md`
 section 35) that the model lacks; with no measurement of it for this stack, it is reported, not
-fitted.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 10.0% / 24.4%, not met
-(was 9.5% / 21.5%); the per-row figures above predate it, the table below is current.""",
+fitted."""
+    + moved(OVERLAPPED_SENDS, (10.0, 24.4), (9.5, 21.5)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -955,12 +942,8 @@ time per expert per grouped-MLP forward and backward on a GB200, NVIDIA/Transfor
 for a later, fused implementation); and NVIDIA's later DeepSeek-V3 recipes moving the B200 to
 expert parallelism 32 (8 experts per GPU), which measured 18% faster in the 26.04.01 table with
 other changes at the same time. No host-time model is fitted to these rows; the miss is
-reported.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 29.1% / 39.8%, not met
-(was 28.2% / 39.8%); the per-row figures above predate it, the table below is current.""",
+reported."""
+    + moved(OVERLAPPED_SENDS, (29.1, 39.8), (28.2, 39.8)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation
@@ -993,17 +976,9 @@ pairs run one configuration on GB300 and GB200 (NVIDIA's Theia and Tyche systems
 per GPU on the GB300 (27,695 against 23,936 tokens/s), on 512 GPUs 1.041x; the model gives 1.14x
 and 1.10x since the GB200 took the B200 family's sustained-load factor (2026-11-29; 1.02x and 1.03x
 before), the GB300 not: the 72-GPU pair agrees, the 512-GPU pair sits between. The same table's
-GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`).
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 5.8% / 9.5% (was 7.4% / 9.5%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 9.2%, met
-(was 5.8% / 9.5%); the per-row figures above predate it, the table below is current.""",
+GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`)."""
+    + moved(FP8_TP_GATHERS, (5.8, 9.5), (7.4, 9.5))
+    + moved(OVERLAPPED_SENDS, (5.7, 9.2), (5.8, 9.5)),
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
@@ -1030,17 +1005,9 @@ all-gather, TransformerEngine FP8 with delayed scaling, cuDNN fused attention, u
 overlap; no recompute (the recipes' activations_checkpoint_granularity is null). The GPT-3
 175B 128-GPU row runs `gpt3/175b.yaml`, which has no TP overlap and 220 MiB buckets (stack
 overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Configs per row:
-`docs/research/stack_facts.md` section 1.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 3.6% / 7.0% (was 4.0% / 7.0%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.3% / 7.0%, met
-(was 3.6% / 7.0%); the per-row figures above predate it, the table below is current.""",
+`docs/research/stack_facts.md` section 1."""
+    + moved(FP8_TP_GATHERS, (3.6, 7.0), (4.0, 7.0))
+    + moved(OVERLAPPED_SENDS, (5.3, 7.0), (3.6, 7.0)),
     "nemo_more": """\
 Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
 `docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
@@ -1074,17 +1041,10 @@ not public. The Nemotron 340B row is 10% slow; its predicted memory was 82.9 GiB
 the run had, until TransformerEngine's fp8 copies of the linear inputs were counted as what its
 layers keep for backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits. The
 table's run used a layout (PP 8 x VP 12) other than the config's (PP 12 x VP 8), and whatever else
-it changed is not published.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 6.2% / 12.1% (was 6.8% / 11.5%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 7.4% / 12.1%, met
-(was 6.2% / 12.1%); the per-row figures above predate it, the table below is current. The
+it changed is not published."""
+    + moved(FP8_TP_GATHERS, (6.2, 12.1), (6.8, 11.5))
+    + moved(OVERLAPPED_SENDS, (7.4, 12.1), (6.2, 12.1))
+    + """ The
 pipelined rows now read -3.9% to +9.0% (Llama 2 70B, 20 virtual stages, the most sends per
 microbatch), the unpipelined multi-server rows still +11% to +12%.""",
     "llama3_paper": """\
@@ -1119,12 +1079,9 @@ attention is most of the work, as in the NeMo long-sequence set (+17-22% from 12
 library's attention rate is optimistic for 2024 long-sequence training. With attention counted
 at half (causal) it would read -7.9%. The 8K-GPU row's predicted memory, 82.1 GiB with 32
 microbatches of interleaved 1F1B in flight, does not fit the 80 GiB the run had; the paper's
-modified schedule (its tunable N) and memory work are not modelled.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 19.4% / 28.5%, not met
-(was 18.6% / 28.5%); the per-row figures above predate it, the table below is current. The
+modified schedule (its tunable N) and memory work are not modelled."""
+    + moved(OVERLAPPED_SENDS, (19.4, 28.5), (18.6, 28.5))
+    + """ The
 16K/8K ratio is now predicted 0.905 (0.924 before): the 16K run's 16 microbatches on 16 stages
 are all fill and flush, where Megatron-Core waits for each send before the next pass; whether
 the paper's own asynchronous point-to-point (sec. 3.3.2) waits there is not stated.""",
@@ -1204,20 +1161,13 @@ microbatches under Megatron-Core (`kernels.fp8_weight_cast: per_step`,
 `simulator/cost/fp8_casts.py`), which moved the rows to -7.9% / +9.8%. The recipes' userbuffers
 configs run proj and fc2 with ring-exchange reduce-scatters and a one-SM margin
 (`tensor_parallel.rs_splits` 0, `rs_sm_margin` 1), so the per-GEMM userbuffers model barely
-moves them. Not modelled: CUDA graphs.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 8.3% / 11.1% (was 7.8% / 8.7%); the per-row figures
-above predate it, the table below is current. The 405B row, +11.1%, is the one the 26.04.01
+moves them. Not modelled: CUDA graphs."""
+    + moved(FP8_TP_GATHERS, (8.3, 11.1), (7.8, 8.7))
+    + """ The 405B row, +11.1%, is the one the 26.04.01
 table measured 12% faster at the same layout (328 against 292 tokens/s per GPU,
 `megatron_bridge_2604` row 2, which reads +1.1%): the software's drift between releases, which
-this set no longer meets.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 8.1% / 14.5%, not met
-(was 8.3% / 11.1%); the per-row figures above predate it, the table below is current.""",
+this set no longer meets."""
+    + moved(OVERLAPPED_SENDS, (8.1, 14.5), (8.3, 11.1)),
     "bloom": """\
 Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
 `train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
@@ -1293,17 +1243,9 @@ first and last stages after the data-parallel reduction, NeMo's `allreduce_first
 13 ms). From 512 to 11,616 GPUs (a different layout and a 25x smaller batch per replica) the
 measured throughput per GPU falls to 0.662 of the 512-GPU figure, the predicted to 0.678 (0.694
 before the per-call latency). At 11,616 GPUs the model exposes 201 ms of data-parallel
-reduce-scatter, gathers and the embedding's all-reduce (22% of the step).
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 1.4% / 2.8% (was 2.1% / 3.6%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 0.6% / 0.8%, met
-(was 1.4% / 2.8%); the per-row figures above predate it, the table below is current.""",
+reduce-scatter, gathers and the embedding's all-reduce (22% of the step)."""
+    + moved(FP8_TP_GATHERS, (1.4, 2.8), (2.1, 3.6))
+    + moved(OVERLAPPED_SENDS, (0.6, 0.8), (1.4, 2.8)),
     "mlperf_gpt3_v31": """\
 Measured: MLPerf Training v3.1 GPT-3 175B (closed division, NeMo of the 23.09 container;
 mlcommons/training_results_v3.1 at d06288b2): NVIDIA's Eos on 512, 768, 4,096, 6,144, 8,192,
@@ -1339,17 +1281,9 @@ Fitting predicted minus measured step as a per-microbatch offset plus a per-step
 the 128-, 16- and 8-microbatch rows gives about 1.3 ms a microbatch too slow and about 40 ms a
 step missing (60 ms before the per-call latency, 65 ms before 2026-11-27's SM pricing); what it
 is was not found. Azure's cluster ran 2.9% slower than Eos with
-the same recipe.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 2.4% / 6.0% (was 2.1% / 5.4%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 8.0%, met
-(was 2.4% / 6.0%); the per-row figures above predate it, the table below is current.""",
+the same recipe."""
+    + moved(FP8_TP_GATHERS, (2.4, 6.0), (2.1, 5.4))
+    + moved(OVERLAPPED_SENDS, (5.7, 8.0), (2.4, 6.0)),
     "mlperf_gpt3_v41": """\
 Measured: NVIDIA's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39): 64 B200 (the "b200_n8_preview" system, NVIDIA's
@@ -1376,17 +1310,9 @@ cuDNN's normalization benchmark (2026-11-27). The H100 rows are slow by more tha
 `mlperf_gpt3`'s 512-GPU row of the round before (-3.2%, NeMo 24.04): measured, NeMo 24.09 ran 2.3%
 faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for which the model
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
-512-GPU config sets) is not in the model.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 8.0% / 9.9% (was 8.7% / 10.3%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 2.8% / 4.1%, met
-(was 8.0% / 9.9%); the per-row figures above predate it, the table below is current.""",
+512-GPU config sets) is not in the model."""
+    + moved(FP8_TP_GATHERS, (8.0, 9.9), (8.7, 10.3))
+    + moved(OVERLAPPED_SENDS, (2.8, 4.1), (8.0, 9.9)),
     "mlperf_gpt3_oci": """\
 Measured: Oracle's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39) on 192 and 384 OCI BM.GPU.H100.8 servers (1,536 and
@@ -1408,17 +1334,9 @@ fp8 and the tied embedding's all-reduce was modelled. The throughput per GPU fal
 of the 1,536-GPU figure measured and to 0.928 predicted: the model, whose RoCE fabric is
 ideal, does not lose what these runs lost at 384 servers, whose step times swing from block
 to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' step
-(congestion on a shared Ethernet fabric is not modelled).
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 8.9% / 17.4% (was 8.8% / 16.5%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 10.4% / 19.0%, not met
-(was 8.9% / 17.4%); the per-row figures above predate it, the table below is current.""",
+(congestion on a shared Ethernet fabric is not modelled)."""
+    + moved(FP8_TP_GATHERS, (8.9, 17.4), (8.8, 16.5))
+    + moved(OVERLAPPED_SENDS, (10.4, 19.0), (8.9, 17.4)),
     "primus_mi325x": """\
 Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD
 Instinct MI325X (AMD's AAC11 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node;
@@ -1512,17 +1430,9 @@ does not otherwise have. From 512 to 8,192 GPUs the throughput per GPU falls to 
 fixed 0.60-0.75 s per step, the model's 0.45 s. The 512-GPU row is predicted at 70.1 GiB (82.0 with
 fp32 main gradients, over the 80 GiB it ran in). This is the same model and stack that reads +8.8%
 on Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
-what separates the two is not found.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 2.6% / 5.3% (was 1.4% / 3.8%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.7% / 7.5%, met
-(was 2.6% / 5.3%); the per-row figures above predate it, the table below is current.""",
+what separates the two is not found."""
+    + moved(FP8_TP_GATHERS, (2.6, 5.3), (1.4, 3.8))
+    + moved(OVERLAPPED_SENDS, (5.7, 7.5), (2.6, 5.3)),
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling (FP8-CS) and, in the table's parentheses, MXFP8
@@ -1575,17 +1485,9 @@ and 5.6% slower than FP8-CS in the table; the model has the 8B
 hidden) and the 405B 3.6% slower (the in-line 16-bit weight gather). The 8B difference is not
 explained: cuBLAS's block-scaled GEMM ran
 at 0.99 of the per-tensor kernel on a B200 (flashinfer-ai/flashinfer#2256), so the GEMM fraction
-is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 2.7% / 6.1% (was 2.6% / 6.1%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 5.2% / 7.7%, met
-(was 2.7% / 6.1%); the per-row figures above predate it, the table below is current.""",
+is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found."""
+    + moved(FP8_TP_GATHERS, (2.7, 6.1), (2.6, 6.1))
+    + moved(OVERLAPPED_SENDS, (5.2, 7.7), (2.7, 6.1)),
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
@@ -1628,17 +1530,9 @@ costs it 4.4% from 1,024 to 2,048 GPUs is not modelled (fabric congestion at 256
 candidate, not checked).
 The 128-GPU 340B row was predicted at 82.9 GiB per GPU, over the 80 GiB it ran in, until
 TransformerEngine's fp8 copies of the linear inputs were counted as what its layers keep for
-backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits.
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 3.1% / 6.0% (was 2.5% / 5.3%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 3.6% / 8.9%, met
-(was 3.1% / 6.0%); the per-row figures above predate it, the table below is current.""",
+backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits."""
+    + moved(FP8_TP_GATHERS, (3.1, 6.0), (2.5, 5.3))
+    + moved(OVERLAPPED_SENDS, (3.6, 8.9), (3.1, 6.0)),
     "dgxc_llama31": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Llama 3.1 (NVIDIA/dgxc-benchmarking
 `llama3.1/README_{8b,70b,405b}.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX
@@ -1674,12 +1568,8 @@ noiseless model leaves out. The table's what-if shows one: with per-worker jitte
 of ByteDance's AR trace (0.94% per step), the discrete-event engine's curves grow by 0.6-2.3%,
 about half of the measured loss on four of the six curves; the 70B FP8 curve (+5.1%) and the
 8B curves (+3%) lose more than even ST's jitter (2.26%) gives. The jitter is not part of the
-scored prediction: its level on NVIDIA's cluster is not published.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 3.9% / 9.3%, met
-(was 3.2% / 9.3%); the per-row figures above predate it, the table below is current.""",
+scored prediction: its level on NVIDIA's cluster is not published."""
+    + moved(OVERLAPPED_SENDS, (3.9, 9.3), (3.2, 9.3)),
     "dgxc_gpt3": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for GPT-3 175B (NVIDIA/dgxc-benchmarking
 `nemo_megatron/README_175b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100):
@@ -1702,17 +1592,9 @@ grows by 2.2% (BF16) and 5.9% (FP8) from 128 to 2,048 GPUs, the predicted one by
 (the FP8 amax all-reduces, `kernels.fp8_amax_reduction`, span the stage's 16 to 256 GPUs), so
 the FP8 error climbs from +2.7% to +7.8%. Jitter at the levels of ByteDance's traces gives
 0.6-3.3% (table below), not the FP8 curve's 5.9%. First scored at 4.8% / 10.1%, before the amax
-all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the sequence length).
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 3.8% / 8.5% (was 3.4% / 7.8%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 7.0% / 12.6%, met
-(was 3.8% / 8.5%); the per-row figures above predate it, the table below is current.""",
+all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the sequence length)."""
+    + moved(FP8_TP_GATHERS, (3.8, 8.5), (3.4, 7.8))
+    + moved(OVERLAPPED_SENDS, (7.0, 12.6), (3.8, 8.5)),
     "dgxc_grok1": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for Grok-1 314B (NVIDIA/dgxc-benchmarking
 `grok1/README_314b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100), the
@@ -1755,17 +1637,9 @@ loss's bytes taken from NeMo 2's fused vocab-parallel cross entropy (`loss.kerne
 day): 8.5% / 19.5%. Then the MoE layers' MLP block stopped paying dense tensor-parallel
 collectives (the dispatcher's gather replaces them; both had been counted) and the experts'
 gradients moved to their expert-data-parallel groups (docs/research/stack_facts.md section 23):
-8.7% / 19.7% (19.8% once each data-parallel NCCL call paid its latency).
-
-Since 2026-11-29 TransformerEngine's sequence-parallel all-gathers move fp8 under fp8
-(`tensor_parallel.fp8_all_gather`, `fp8_grad_all_gather` in the megatron-core and nemo profiles,
-read from TE 1.9 and 2.4): the set reads 8.9% / 20.3% (was 8.6% / 19.7%); the per-row figures
-above predate it, the table below is current.
-
-Later on 2026-11-29 the interleaved schedule's pipeline sends overlap the next pass, as
-Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in the megatron-core and
-nemo profiles; docs/research/stack_facts.md section 46): the set reads 11.5% / 20.3%, not met
-(was 8.9% / 20.3%); the per-row figures above predate it, the table below is current.""",
+8.7% / 19.7% (19.8% once each data-parallel NCCL call paid its latency)."""
+    + moved(FP8_TP_GATHERS, (8.9, 20.3), (8.6, 19.7))
+    + moved(OVERLAPPED_SENDS, (11.5, 20.3), (8.9, 20.3)),
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,
