@@ -116,9 +116,12 @@ def test_megatron_core_overlaps_interleaved_sends_only():
     sends = 2 * 64 * 4 * p2p                 # each stage's chunk sends: held, on its busy time
     assert held.step_time_s - default.step_time_s <= sends
     assert default.exposed_by_dimension["pp"] == pytest.approx(path_sends(8, 4) * p2p)
+    assert default.pp_in_bubble_s == default.exposed_by_dimension["pp"] <= default.bubble_s
+    assert held.pp_in_bubble_s == 0.0
     plain = simulate_step(*_scenario("1f1b", 1, None))
     assert plain.step_time_s == simulate_step(*_scenario("1f1b", 1, True)).step_time_s
     assert plain.exposed_by_dimension["pp"] == pytest.approx(2 * p2p * (64 + 8 - 1))
+    assert plain.pp_in_bubble_s == 0.0
 
 
 def test_engines_agree_with_overlapped_sends():

@@ -583,6 +583,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
                "dp": sum(dp_exposed) + m * first["amax_comm_s"], "cp": m * first["cp_comm_s"],
                "ep": m * first["ep_comm_s"]}
     neck = bottleneck(busy)
+    overlapped = send_split(ctx, first["p2p_s"])[1] > 0.0     # the sends wait in the bubble
     return check_result(StepResult(
         name=sc.name, gpus=gpus, step_time_s=step, step_time_p50_s=step, step_time_p95_s=step,
         step_time_p99_s=step,
@@ -597,5 +598,6 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
         stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx),
-        dp_sm_slowdown_s=sms, dp_in_pipeline_s=float(dp_exposed[1])),
+        dp_sm_slowdown_s=sms, dp_in_pipeline_s=float(dp_exposed[1]),
+        pp_in_bubble_s=exposed["pp"] if overlapped else 0.0),
         analytical=True, busiest=None if breakdowns else float(stage_work.max()))

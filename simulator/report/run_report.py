@@ -80,6 +80,7 @@ def _time_table(r: StepResult) -> Table:
 
     row("pipeline (compute + in-line comm)", r.pipeline_s - r.bubble_s)
     for dim, seconds in r.exposed_by_dimension.items():
+        seconds -= r.pp_in_bubble_s if dim == "pp" else 0.0
         if seconds > 0 and dim != "dp":
             row(f"  of which {dim} communication", seconds)
     if r.stages and r.stages[0].amax_comm_s > 0:
@@ -87,6 +88,8 @@ def _time_table(r: StepResult) -> Table:
     if r.dp_in_pipeline_s > 0:
         row("  of which ZeRO-3/FSDP gathers and reductions", r.dp_in_pipeline_s)
     row("pipeline bubble", r.bubble_s)
+    if r.pp_in_bubble_s > 0:
+        row("  of which pipeline sends in fill and drain", r.pp_in_bubble_s)
     row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s - r.dp_in_pipeline_s)
     if r.dp_sm_slowdown_s > 0:
         row("  of which compute slowed by NCCL's SMs", r.dp_sm_slowdown_s)

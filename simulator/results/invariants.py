@@ -24,7 +24,7 @@ _POSITIVE = ("step_time_s", "step_time_p50_s", "step_time_p95_s", "step_time_p99
              "tokens_per_s", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu")
 _NON_NEGATIVE = ("bubble_fraction", "comm_exposed_s", "memory_per_gpu_bytes", "pipeline_s",
                  "bubble_s", "dp_comm_s", "dp_comm_exposed_s", "optimizer_s",
-                 "memory_capacity_bytes", "dp_sm_slowdown_s", "dp_in_pipeline_s")
+                 "memory_capacity_bytes", "dp_sm_slowdown_s", "dp_in_pipeline_s", "pp_in_bubble_s")
 _SLACK = 1e-9
 
 

@@ -69,6 +69,8 @@ class StepResult:
     stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
     dp_sm_slowdown_s: float = 0.0         # of dp_comm_exposed_s: NCCL's SMs beside compute
     dp_in_pipeline_s: float = 0.0         # of dp_comm_exposed_s: ZeRO-3/FSDP's, inside pipeline_s
+    pp_in_bubble_s: float = 0.0           # of exposed_by_dimension["pp"]: overlapped sends' fill
+                                          # and drain, inside bubble_s (held sends: 0)
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""
