@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
+from rich.text import Text
 
 from simulator.config.overlay import calibrated_library
 from simulator.errors import ClusterSimError, UsageError
@@ -115,6 +116,8 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
         out.print(run_report(result, with_warnings=False))
         for line in warning_lines(result):
             out.print(line, soft_wrap=True)
+        if not result.calibration and (note := _validation_note(scenario, library)):
+            out.print(Text.assemble(("validation: ", "bold cyan"), note), soft_wrap=True)
     for path in (png, trace, timeline_png):
         if path:
             say(f"wrote {path}")
@@ -129,6 +132,15 @@ class StrictFailure(ClusterSimError):
 
     def __init__(self, count: int):
         super().__init__(f"--strict: {count} warning{'s' if count != 1 else ''} (listed in the result)")
+
+
+def _validation_note(scenario: Path, library) -> str | None:
+    """How far published runs like ``scenario`` were from their predictions
+    (:func:`simulator.validation.regimes.validation_note`)."""
+    from simulator.config import load_scenario
+    from simulator.validation.regimes import validation_note
+
+    return validation_note(load_scenario(scenario, library), library)
 
 
 def _scenario_engine(scenario: Path, library) -> str:

@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 
 from simulator.cli import main
-from simulator.config import load_scenario
+from simulator.config import HardwareLibrary, load_scenario
 from simulator.pipeline import run_scenario
 from simulator.validation.curves import scaling_curves
+from simulator.validation.regimes import REGIME_KEYS, read_row_errors, row_errors
 from simulator.validation.suite import SETS, nemo_flops_per_token, run_validation, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,6 +153,17 @@ def test_json_output_has_summary_rows_and_constants(capsys):
     assert [s["set"] for s in data["summary"]] == ["nemo"]
     assert len(data["rows"]) == 4 and set(data["constants"]) == {"h100-sxm"}
     assert data["constants"]["h100-sxm"]["sustained_clock_fraction"] == 1.0
+
+
+def test_committed_row_errors_are_the_suites(frame):
+    """simulator/validation/row_errors.csv, which `clustersim run` reads, holds every throughput
+    row the suite gives now, with the same tags and errors (to its 4 decimals); stale after a
+    model change until `clustersim validate --write-row-errors` rewrites it."""
+    now = row_errors(frame, ROOT, HardwareLibrary())
+    committed = read_row_errors()
+    keys = ["set", "row", "scenario", *REGIME_KEYS]
+    assert committed[keys].astype(str).values.tolist() == now[keys].astype(str).values.tolist()
+    assert committed["error"].to_numpy() == pytest.approx(now["error"].to_numpy(), abs=1.5e-4)
 
 
 def test_unknown_set_is_a_usage_error(capsys):

@@ -14,6 +14,7 @@ import pandas as pd
 from simulator.config import HardwareLibrary
 from simulator.validation import nccl_suite
 from simulator.validation.curves import curves_table
+from simulator.validation.regime_report import regime_section
 from simulator.validation.suite import SETS, TARGET_MAPE, TARGET_MAX, default_root, finite, summary
 
 _ROW_COLUMNS = [("row", "row"), ("description", "what"), ("scenario", "scenario"), ("stack", "stack"),
@@ -25,8 +26,11 @@ _NCCL_COLUMNS = [("description", "log"), ("row", "size"), ("metric", "metric"),
 
 
 def markdown_report(frame: pd.DataFrame, library: HardwareLibrary | None = None) -> str:
-    """The whole report: introduction, summary, hardware constants, one section per set."""
+    """The whole report: introduction, summary, where the errors fall, hardware constants, one
+    section per set."""
+    library = library or HardwareLibrary()
     parts = [INTRO.format(mape=TARGET_MAPE, max=TARGET_MAX), "## Summary", summary_table(frame),
+             "## Where the errors fall", regime_section(frame, default_root(), library),
              "## Hardware constants", constants_table(frame, library), PROSE["constants"]]
     for name, rows in frame.groupby("set", sort=False):
         tolerance = f"{nccl_suite.BUSBW_TOLERANCE:.0%}"

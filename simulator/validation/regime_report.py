@@ -1,0 +1,43 @@
+"""docs/validation.md's "Where the errors fall": the throughput rows' errors by regime
+(:mod:`simulator.validation.regimes`), the same table ``clustersim run`` matches a scenario to."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from simulator.config import HardwareLibrary
+from simulator.validation.regimes import MIN_ROWS, regime_summary, row_errors
+
+_GROUPINGS = [["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"], ["sharding"], ["dtype"]]
+
+INTRO = """\
+Every throughput row above (tokens/s or model TFLOP/s per GPU: {rows} rows of {sets} sets; the
+collective, memory and straggler sets are left out), tagged by what its scenario runs:
+`experts` (dense or moe), `sequence` (from 32K tokens), `stack` (the profile's family),
+`profile`, `gpu` (the GPU spec it is derived from: a GB300 counts as a B200, Meta's 500 W H100
+as an H100 SXM), `sharding` (ZeRO-3/FSDP or not) and `dtype` (fp8 or 16-bit). error =
+predicted / measured - 1, so a positive median means predictions above the measured
+throughput; the middle half is the 25th to 75th percentile. Nothing here changes a
+prediction: `clustersim run` prints, under its tables, the rows that match the scenario on
+the longest prefix of those keys (in that order) that still holds {minimum} rows, and this
+table is its source (`simulator/validation/row_errors.csv`, rewritten by `clustersim validate
+--write-row-errors`)."""
+
+
+def regime_section(frame: pd.DataFrame, root, library: HardwareLibrary) -> str:
+    """The section's text and one table per grouping of :data:`_GROUPINGS`."""
+    table = row_errors(frame, root, library)
+    parts = [INTRO.format(rows=len(table), sets=table["set"].nunique(), minimum=MIN_ROWS)]
+    parts += [_markdown(regime_summary(table, keys), keys) for keys in _GROUPINGS]
+    return "\n\n".join(parts)
+
+
+def _markdown(summary: pd.DataFrame, keys: list[str]) -> str:
+    head = [*keys, "rows", "median error", "middle half", "mean abs error"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(keys) + "---:|---:|---:|---:|"]
+    for r in summary.itertuples(index=False):
+        cells = [str(getattr(r, key)) for key in keys]
+        cells += [str(r.rows), f"{r.median:+.1%}", f"{r.low:+.1%} to {r.high:+.1%}", f"{r.mean_abs:.1%}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+

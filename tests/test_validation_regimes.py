@@ -1,0 +1,84 @@
+"""Where the validation errors fall (simulator/validation/regimes.py): the regime tags, the
+matching of a scenario to the rows most like it, and the note ``clustersim run`` prints.
+That the committed row table equals the suite's results is checked in
+tests/test_validation_suite.py, where the suite's frame is at hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simulator.cli import main
+from simulator.config import HardwareLibrary, load_scenario
+from simulator.validation.regimes import (
+    REGIME_KEYS,
+    read_row_errors,
+    regime_summary,
+    regime_tags,
+    root_gpu,
+    similar_rows,
+    validation_note,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = HardwareLibrary()
+
+
+def _table(groups: list[tuple[dict, list[float]]]) -> pd.DataFrame:
+    """Rows whose tags are ``dense ... 16-bit`` but for the keys each group names."""
+    base = dict.fromkeys(REGIME_KEYS, "x")
+    rows = [{**base, **tags, "error": e} for tags, errors in groups for e in errors]
+    return pd.DataFrame(rows)
+
+
+def test_tags_follow_the_scenario_and_the_gpu_base_chain():
+    tags = regime_tags(load_scenario(ROOT / "scenarios" / "llama31-405b-256xGB300.yaml", LIBRARY), LIBRARY)
+    assert tags == {"experts": "dense", "sequence": "< 32K", "stack": "megatron",
+                    "profile": "megatron-core", "gpu": "b200", "sharding": "replicated", "dtype": "fp8"}
+    moe = regime_tags(load_scenario(ROOT / "scenarios" / "mixtral-8x7b-64xH100.yaml", LIBRARY), LIBRARY)
+    assert moe["experts"] == "moe" and moe["gpu"] == "h100-sxm"
+    assert root_gpu("h100-sxm-96gb-500w", LIBRARY) == "h100-sxm"
+    assert root_gpu("h200-sxm", LIBRARY) == "h200-sxm"
+
+
+def test_the_longest_prefix_with_enough_rows_is_matched():
+    """Eight rows share the first key, five of them the second: the match stops at the first
+    key, reports the quartiles of its eight rows and names the key that had too few."""
+    table = _table([({"experts": "moe", "sequence": "long"}, [0.1, 0.2, 0.3, 0.4, 0.5]),
+                    ({"experts": "moe"}, [0.0, 0.0, 0.0]), ({}, [-0.5] * 10)])
+    tags = {**dict.fromkeys(REGIME_KEYS, "x"), "experts": "moe", "sequence": "long"}
+    found = similar_rows(tags, table, minimum=8)
+    assert found.match == {"experts": "moe"} and found.rows == 8
+    assert found.median == pytest.approx(pd.Series([0.1, 0.2, 0.3, 0.4, 0.5, 0, 0, 0]).median())
+    assert found.short == ("sequence", "long", 5)
+    assert "8 published runs like this one (moe)" in found.sentence()
+    assert "5 with sequence long, too few" in found.sentence()
+    every = similar_rows(dict.fromkeys(REGIME_KEYS, "x"), table, minimum=8)
+    assert every.match == dict.fromkeys(REGIME_KEYS, "x") and every.rows == 10 and every.short is None
+    assert every.median == -0.5 and "below the measured" in every.sentence()
+    assert similar_rows(tags, table, minimum=19) is None
+
+
+def test_summary_counts_every_row_once():
+    table = read_row_errors()
+    for keys in (["experts", "sequence", "stack"], ["gpu"], ["dtype"]):
+        summary = regime_summary(table, keys)
+        assert summary["rows"].sum() == len(table)
+        assert (summary["low"] <= summary["median"]).all() and (summary["median"] <= summary["high"]).all()
+
+
+def test_run_prints_the_note_and_async_training_gets_none(capsys):
+    assert main(["run", str(ROOT / "scenarios" / "sc21-530b.yaml")]) == 0
+    line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
+    assert len(line) == 1 and "published runs like this one (dense, < 32K, megatron" in line[0]
+    scenario = load_scenario(ROOT / "scenarios" / "llama3-8b-async-ps-64xH100.yaml", LIBRARY)
+    assert validation_note(scenario, LIBRARY) is None
+
+
+def test_row_errors_need_every_set(capsys, tmp_path):
+    assert main(["validate", "--set", "nemo", "--write-row-errors", str(tmp_path / "rows.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "--write-row-errors" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "rows.csv").exists()
