@@ -14,6 +14,7 @@ from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario
 from simulator.validation.regimes import (
     REGIME_KEYS,
+    curve_excess,
     read_row_errors,
     regime_summary,
     regime_tags,
@@ -82,3 +83,23 @@ def test_row_errors_need_every_set(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "--write-row-errors" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "rows.csv").exists()
+
+
+def test_curve_excess_is_the_measured_growth_beyond_the_predicted_per_doubling():
+    """Errors +10% at 8 GPUs and -10% at 32 (two doublings): the prediction fell from above the
+    measurement to below it, so the measured step grew 0.9 / 1.1 of the predicted growth,
+    (0.9 / 1.1)^(1/2) - 1 per doubling; a one-point curve and rows off any curve are left out."""
+    table = pd.DataFrame({"curve": ["a", "a", "a", "b", ""], "gpus": [8, 16, 32, 8, 0],
+                          "error": [0.1, 0.0, -0.1, 0.2, 0.3]})
+    curves = curve_excess(table)
+    assert curves["curve"].tolist() == ["a"] and (curves["first"][0], curves["last"][0]) == (8, 32)
+    assert curves["per_doubling"][0] == pytest.approx((0.9 / 1.1) ** 0.5 - 1)
+
+
+def test_weak_scaling_prints_the_curves_note_and_strong_does_not(capsys):
+    scenario = str(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
+    assert main(["scale", scenario, "--gpus", "64,128", "--weak"]) == 0
+    lines = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
+    assert len(lines) == 1 and "published weak-scaling curves" in lines[0]
+    assert main(["scale", scenario, "--gpus", "64,128"]) == 0
+    assert "validation: " not in capsys.readouterr().out

@@ -161,7 +161,7 @@ def test_committed_row_errors_are_the_suites(frame):
     model change until `clustersim validate --write-row-errors` rewrites it."""
     now = row_errors(frame, ROOT, HardwareLibrary())
     committed = read_row_errors()
-    keys = ["set", "row", "scenario", *REGIME_KEYS]
+    keys = ["set", "row", "scenario", *REGIME_KEYS, "curve", "gpus"]
     assert committed[keys].astype(str).values.tolist() == now[keys].astype(str).values.tolist()
     assert committed["error"].to_numpy() == pytest.approx(now["error"].to_numpy(), abs=1.5e-4)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
+from rich.text import Text
 
 from simulator.config.overlay import calibrated_library, overlay_sources
 from simulator.errors import ClusterSimError, UsageError
@@ -68,9 +69,19 @@ def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, engine: str 
         out.print(scale_report(frame, loaded.name, weak))
         if overlay_sources(library):
             out.print(f"calibration in force: {escape(overlay_sources(library))}")
+        elif weak and (note := _scaling_note()):
+            out.print(Text.assemble(("validation: ", "bold cyan"), note), soft_wrap=True)
     for path in (csv_path, png):
         if path is not None:
             say(f"wrote {path}")
+
+
+def _scaling_note() -> str | None:
+    """How much faster published weak-scaling curves fell than predicted
+    (:func:`simulator.validation.regimes.scaling_note`)."""
+    from simulator.validation.regimes import ROW_ERRORS, read_row_errors, scaling_note
+
+    return scaling_note(read_row_errors()) if ROW_ERRORS.is_file() else None
 
 
 def _with_source(exc: ClusterSimError, source: str) -> ClusterSimError:

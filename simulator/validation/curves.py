@@ -37,16 +37,23 @@ JITTER_STEPS = 200
 _POINT = re.compile(r"^(?P<head>.+)-(?P<gpus>\d+)gpu-(?P<tail>[^/]+)\.yaml$")
 
 
+def curve_point(scenario: str, description: str) -> tuple[str, int] | None:
+    """(curve, GPU count) of a row whose scenario file is a point of a curve (module
+    docstring), None for another row or a proxy's."""
+    found = _POINT.match(str(scenario).rsplit("/", 1)[-1])
+    if found is None or "proxy" in description:
+        return None
+    return f"{found['head']}-{found['tail']}", int(found["gpus"])
+
+
 def scaling_curves(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per curve of at least two points: ``curve`` (the file name without its GPU
     count), ``first`` and ``last`` GPU counts, and the step's ``measured`` and ``predicted``
     growth between them (fractions)."""
     points = []
     for row in rows.itertuples():
-        found = _POINT.match(str(row.scenario).rsplit("/", 1)[-1])
-        if found and "proxy" not in row.description:
-            curve = f"{found['head']}-{found['tail']}"
-            points.append((curve, int(found["gpus"]), row.measured, row.predicted, row.scenario))
+        if (point := curve_point(row.scenario, row.description)) is not None:
+            points.append((*point, row.measured, row.predicted, row.scenario))
     frame = pd.DataFrame(points, columns=["curve", "gpus", "measured", "predicted", "scenario"])
     out = []
     for curve, group in frame.groupby("curve", sort=False):

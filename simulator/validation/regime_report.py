@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from simulator.config import HardwareLibrary
-from simulator.validation.regimes import MIN_ROWS, regime_summary, row_errors
+from simulator.validation.regimes import MIN_ROWS, curve_excess, regime_summary, row_errors
 
 _GROUPINGS = [["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"], ["sharding"], ["dtype"]]
 
@@ -24,12 +24,33 @@ table is its source (`simulator/validation/row_errors.csv`, rewritten by `cluste
 --write-row-errors`)."""
 
 
+CURVES = """\
+Weak-scaling curves (the sets whose rows step the GPU count at a fixed batch per data-parallel
+rank; proxies left out): from a curve's first point to its last, how much more the measured
+step grew than the predicted one, ``((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) -
+1`` per doubling of the GPUs (e: the points' errors; positive: the measured curve fell
+faster). `clustersim scale --weak` prints the median and middle half of this column under its
+table. What the model leaves out
+here is in each set's section: the jitter every synchronisation waits for (about half the gap
+on most curves, `simulator/validation/curves.py`), and whatever the runs' fabrics lost at
+scale that an ideal non-blocking fabric does not."""
+
+
 def regime_section(frame: pd.DataFrame, root, library: HardwareLibrary) -> str:
     """The section's text and one table per grouping of :data:`_GROUPINGS`."""
     table = row_errors(frame, root, library)
     parts = [INTRO.format(rows=len(table), sets=table["set"].nunique(), minimum=MIN_ROWS)]
     parts += [_markdown(regime_summary(table, keys), keys) for keys in _GROUPINGS]
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, CURVES, _curves_markdown(curve_excess(table))])
+
+
+def _curves_markdown(curves: pd.DataFrame) -> str:
+    lines = ["| curve | GPUs | measured step growth beyond predicted, per doubling |", "|---|---|---:|"]
+    lines += [f"| {r.curve} | {r.first:,} to {r.last:,} | {r.per_doubling:+.2%} |"
+              for r in curves.itertuples(index=False)]
+    per = curves["per_doubling"]
+    return "\n".join(lines) + (f"\n\nMedian {per.median():+.2%} per doubling over {len(curves)} curves "
+                               f"(middle half {per.quantile(0.25):+.2%} to {per.quantile(0.75):+.2%}).")
 
 
 def _markdown(summary: pd.DataFrame, keys: list[str]) -> str:

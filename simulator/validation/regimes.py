@@ -29,10 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from simulator.config import HardwareLibrary, load_scenario, resolve_cluster
 from simulator.config.scenario import Scenario
+from simulator.validation.curves import curve_point
+from simulator.validation.suite import SETS
 
 ROW_ERRORS = Path(__file__).with_name("row_errors.csv")
 REGIME_KEYS = ("experts", "sequence", "stack", "profile", "gpu", "sharding", "dtype")
@@ -43,7 +46,7 @@ STACK_FAMILIES = {"megatron-core": "megatron", "nemo": "megatron", "megatron-lm-
                   "fsdp2": "pytorch-fsdp", "torchtitan": "pytorch-fsdp", "deepspeed": "deepspeed",
                   "deepspeed-2021": "deepspeed"}
 _THROUGHPUT = ("tokens/s per GPU", "TFLOP/s per GPU")
-_COLUMNS = ["set", "row", "scenario", "error", *REGIME_KEYS]
+_COLUMNS = ["set", "row", "scenario", "error", *REGIME_KEYS, "curve", "gpus"]
 
 
 def regime_tags(scenario: Scenario, library: HardwareLibrary) -> dict[str, str]:
@@ -74,15 +77,56 @@ def row_errors(frame: pd.DataFrame, root: Path, library: HardwareLibrary) -> pd.
     rows = frame[frame["metric"].str.contains("|".join(_THROUGHPUT), regex=True)
                  & frame["error"].notna()]
     tags = [regime_tags(load_scenario(root / path, library), library) for path in rows["scenario"]]
+    points = [_curve_point(r) for r in rows.itertuples()]
     table = pd.concat([rows[["set", "row", "scenario"]].reset_index(drop=True),
                        pd.DataFrame({"error": rows["error"].round(4).to_numpy()}),
-                       pd.DataFrame(tags, columns=list(REGIME_KEYS))], axis=1)
+                       pd.DataFrame(tags, columns=list(REGIME_KEYS)),
+                       pd.DataFrame(points, columns=["curve", "gpus"])], axis=1)
     return table[_COLUMNS]
 
 
+def _curve_point(row) -> tuple[str, int]:
+    """(set/curve, GPUs) of a row of a weak-scaling set's curve, ("", 0) for any other row."""
+    point = curve_point(row.scenario, row.description) if SETS[row.set].curves else None
+    return (f"{row.set}/{point[0]}", point[1]) if point else ("", 0)
+
+
 def read_row_errors(path: Path = ROW_ERRORS) -> pd.DataFrame:
-    """The committed table of :func:`row_errors` (tags as strings)."""
-    return pd.read_csv(path, dtype={key: str for key in ("set", "row", "scenario", *REGIME_KEYS)})
+    """The committed table of :func:`row_errors` (tags as strings, "" off a curve)."""
+    text = {key: str for key in ("set", "row", "scenario", *REGIME_KEYS, "curve")}
+    return pd.read_csv(path, dtype=text, keep_default_na=False)
+
+
+def curve_excess(table: pd.DataFrame) -> pd.DataFrame:
+    """Per weak-scaling curve of :func:`row_errors` with two points or more: ``first`` and
+    ``last`` GPU counts and ``per_doubling``, how much more the measured step grew than the
+    predicted one per doubling of the GPUs: ``((1 + e_last) / (1 + e_first))^(1 / log2(last /
+    first)) - 1`` with ``e`` the points' errors (predicted / measured - 1 of a throughput per
+    GPU, so ``(1 + e_last) / (1 + e_first)`` is the measured step's growth over the predicted)."""
+    out = []
+    for curve, points in table[table["curve"] != ""].groupby("curve", sort=True):
+        if len(points) < 2:
+            continue
+        points = points.sort_values("gpus")
+        first, last = points.iloc[0], points.iloc[-1]
+        excess = (1.0 + last.error) / (1.0 + first.error)
+        out.append({"curve": curve, "first": int(first.gpus), "last": int(last.gpus),
+                    "per_doubling": excess ** (1.0 / np.log2(last.gpus / first.gpus)) - 1.0})
+    return pd.DataFrame(out, columns=["curve", "first", "last", "per_doubling"])
+
+
+def scaling_note(table: pd.DataFrame) -> str | None:
+    """``clustersim scale --weak``'s line: the median and middle half of
+    :func:`curve_excess` over the published curves (None without any)."""
+    curves = curve_excess(table)
+    if curves.empty:
+        return None
+    per = curves["per_doubling"]
+    return (f"on {len(curves)} published weak-scaling curves ({curves['first'].min():,} to "
+            f"{curves['last'].max():,} GPUs) the measured step grew a median {per.median():.1%} "
+            f"more per doubling of the GPUs than predicted (middle half {per.quantile(0.25):+.1%} "
+            f"to {per.quantile(0.75):+.1%}): expect the curve to fall faster than shown "
+            f"(docs/validation.md)")
 
 
 @dataclass(frozen=True)
