@@ -138,9 +138,10 @@ def _validation_note(scenario: Path, library) -> str | None:
     """How far published runs like ``scenario`` were from their predictions
     (:func:`simulator.validation.regimes.validation_note`)."""
     from simulator.config import load_scenario
+    from simulator.pipeline import resolve_scenario
     from simulator.validation.regimes import validation_note
 
-    return validation_note(load_scenario(scenario, library), library)
+    return validation_note(load_scenario(resolve_scenario(scenario), library), library)
 
 
 def _scenario_engine(scenario: Path, library) -> str:

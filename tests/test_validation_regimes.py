@@ -70,8 +70,10 @@ def test_summary_counts_every_row_once():
         assert (summary["low"] <= summary["median"]).all() and (summary["median"] <= summary["high"]).all()
 
 
-def test_run_prints_the_note_and_async_training_gets_none(capsys):
-    assert main(["run", str(ROOT / "scenarios" / "sc21-530b.yaml")]) == 0
+@pytest.mark.parametrize("scenario", [str(ROOT / "scenarios" / "sc21-530b.yaml"), "sc21-530b"])
+def test_run_prints_the_note_and_async_training_gets_none(capsys, scenario):
+    """The note follows the report, for a file and for a bundled example's name alike."""
+    assert main(["run", scenario]) == 0
     line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
     assert len(line) == 1 and "published runs like this one (dense, < 32K, megatron" in line[0]
     scenario = load_scenario(ROOT / "scenarios" / "llama3-8b-async-ps-64xH100.yaml", LIBRARY)
