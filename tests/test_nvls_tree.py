@@ -106,3 +106,21 @@ def test_auto_runs_it_on_two_servers_with_one_or_two_nics_per_gpu():
         tree = model.sweep(Op.ALL_REDUCE, Algorithm.TREE, group, size)
         assert sweep.algorithm[0] == "nvls-tree"
         assert 1.05 < sweep.busbw_Bps[0] / tree.busbw_Bps[0] < 1.35
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_nccl_nvls_enable_0_leaves_ring_and_tree(nodes):
+    """``cluster.fabric.nvls: false`` (``NCCL_NVLS_ENABLE=0``, set by NVIDIA's DGX Cloud
+    recipes): NCCL's tuner skips NVLS and NVLS-Tree (src/enqueue.cc), so auto picks ring or
+    tree, and a forced NVLS algorithm is refused with the reason."""
+    sizes = np.array([1 << 30])
+    on = make_cluster(nodes=nodes)
+    off = make_cluster(nodes=nodes, nvls=False)
+    group_on, group_off = Group(on, tuple(range(8 * nodes))), Group(off, tuple(range(8 * nodes)))
+    chosen = CollectiveModel(on).sweep(Op.ALL_REDUCE, None, group_on, sizes).algorithm[0]
+    assert str(chosen) in ("nvls", "nvls-tree")
+    sweep = CollectiveModel(off).sweep(Op.ALL_REDUCE, None, group_off, sizes)
+    assert str(sweep.algorithm[0]) in ("ring", "tree")
+    nvls = Algorithm.NVLS if nodes == 1 else Algorithm.NVLS_TREE
+    with pytest.raises(InfeasibleError, match="NCCL_NVLS_ENABLE=0"):
+        build_schedule(Op.ALL_REDUCE, nvls, group_off)

@@ -47,7 +47,17 @@ def build_schedule(op: Op, algorithm: Algorithm, group: Group) -> Schedule:
                               f"(it serves: {served})")
     if group.size < 2:
         raise InfeasibleError("a collective needs at least two ranks")
+    if algorithm in NVLS_ALGORITHMS and not group.cluster.hw.fabric.nvls:
+        raise InfeasibleError(f"'{algorithm.value}' needs NVLink SHARP, which cluster.fabric.nvls "
+                              "false turns off (NCCL_NVLS_ENABLE=0)")
     return builder(op, group)
+
+
+NVLS_ALGORITHMS = frozenset({Algorithm.NVLS, Algorithm.NVLS_TREE})
+"""The algorithms on NVSwitch's in-switch reduction (NVLink SHARP), both of which NCCL leaves out
+under ``NCCL_NVLS_ENABLE=0``: ``ncclNvlsInit`` then leaves ``nvlsSupport`` 0
+(NVIDIA/nccl v2.29.7 src/transport/nvls.cc) and the tuner skips ``NCCL_ALGO_NVLS`` and
+``NCCL_ALGO_NVLS_TREE`` without it (src/enqueue.cc ``updateCollCostTable``)."""
 
 
 NCCL_ALGORITHMS = frozenset({Algorithm.RING, Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE})

@@ -38,6 +38,8 @@ MEANINGS = {
     "cluster.fabric.torus_dims": "torus shape, e.g. `[4, 4, 8]`; the product equals `cluster.nodes`",
     "cluster.fabric.pxn": "NCCL PXN: cross-rail sends hop over NVLink to the GPU next to the "
                           "destination rail's NIC",
+    "cluster.fabric.nvls": ("NCCL's NVLink SHARP algorithms (NVLS, NVLS-Tree) on NVSwitch nodes; "
+                            "false as `NCCL_NVLS_ENABLE=0`: `auto` chooses among ring and tree"),
     "cluster.fabric.chip_torus": "with `topology: torus`: the torus joins chips, not servers (TPU "
                                  "ICI: each chip's own 2 x d links); one chip per node, "
                                  "`cluster.nodes` counts chips",

@@ -93,6 +93,7 @@ class FabricConfig(_Section):
     tiers: Annotated[int, Strict(), Field(ge=2, le=3)] | None = None
     torus_dims: list[Count] | None = None
     pxn: Flag = False  # NCCL PXN: cross-rail sends hop over NVLink to the GPU at the peer's rail NIC
+    nvls: Flag = True  # NCCL's NVLink SHARP algorithms (NVLS, NVLS-Tree); false: NCCL_NVLS_ENABLE=0
     chip_torus: Flag = False  # torus of chips (TPU ICI): each chip's own links, one chip per node
 
 

@@ -1515,8 +1515,10 @@ selective recompute, Apex distributed Adam (stack `nemo`) with 50 MiB bf16 bucke
 on with TE's defaults, and the flash-attn package's kernels (`NVTE_FUSED_ATTN=0`: FlashAttention-2,
 `kernels.attention: fa2`). DGX H100 on rail-optimized NDR InfiniBand (assumed, as for the NeMo
 sets). FP8 rows gather fp8 weights (`fp8_params`: `data_parallel.param_gather_dtype: fp8`,
-encoded on 2026-11-26 once expressible). Not expressible: the 340B optimizer's bf16 state
-(memory only), NVLS switched off (`NCCL_NVLS_ENABLE=0`).
+encoded on 2026-11-26 once expressible), NVLS switched off (`NCCL_NVLS_ENABLE=0`:
+`cluster.fabric.nvls: false`, encoded on 2026-11-29 in every DGX Cloud set's scenarios; no row
+moved: none of them runs an all-reduce large enough for NVLS to be NCCL's choice). Not
+expressible: the 340B optimizer's bf16 state (memory only).
 
 Result: within 6% on every row (6.5% before attention's rate depended on the sequence length).
 The 15B curves are flatter than measured: the step grows by 2.7% (BF16) and 4.0% (FP8) from 16
