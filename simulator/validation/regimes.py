@@ -73,7 +73,9 @@ def root_gpu(name: str, library: HardwareLibrary) -> str:
 
 def row_errors(frame: pd.DataFrame, root: Path, library: HardwareLibrary) -> pd.DataFrame:
     """The throughput rows of a :func:`~simulator.validation.suite.run_validation` frame with
-    their scenario's tags; columns ``set, row, scenario, error`` and :data:`REGIME_KEYS`."""
+    their scenario's tags; columns ``set, row, scenario, error``, :data:`REGIME_KEYS`, and
+    ``curve, gpus`` (the weak-scaling curve a row is a point of and its GPU count; "" and 0
+    for a row on none)."""
     rows = frame[frame["metric"].str.contains("|".join(_THROUGHPUT), regex=True)
                  & frame["error"].notna()]
     tags = [regime_tags(load_scenario(root / path, library), library) for path in rows["scenario"]]
@@ -122,11 +124,12 @@ def scaling_note(table: pd.DataFrame) -> str | None:
     if curves.empty:
         return None
     per = curves["per_doubling"]
+    lean = "faster" if per.median() > 0 else "slower"
     return (f"on {len(curves)} published weak-scaling curves ({curves['first'].min():,} to "
-            f"{curves['last'].max():,} GPUs) the measured step grew a median {per.median():.1%} "
-            f"more per doubling of the GPUs than predicted (middle half {per.quantile(0.25):+.1%} "
-            f"to {per.quantile(0.75):+.1%}): expect the curve to fall faster than shown "
-            f"(docs/validation.md)")
+            f"{curves['last'].max():,} GPUs) the measured step grew a median {per.median():+.1%} "
+            f"per doubling of the GPUs beyond the predicted growth (middle half "
+            f"{per.quantile(0.25):+.1%} to {per.quantile(0.75):+.1%}): the measured curves fell "
+            f"{lean} than predicted (docs/validation.md)")
 
 
 @dataclass(frozen=True)
@@ -157,9 +160,9 @@ class Similar:
 def similar_rows(tags: dict[str, str], table: pd.DataFrame, minimum: int = MIN_ROWS) -> Similar | None:
     """The longest prefix of :data:`REGIME_KEYS` whose tags ``table`` holds at least
     ``minimum`` rows of, with those rows' error quartiles (None when the table has fewer)."""
-    mask = pd.Series(True, index=table.index)
     if len(table) < minimum:
         return None
+    mask = pd.Series(True, index=table.index)
     for depth, key in enumerate(REGIME_KEYS):
         narrower = mask & (table[key] == tags[key])
         if int(narrower.sum()) < minimum:
