@@ -27,13 +27,12 @@ table is its source (`simulator/validation/row_errors.csv`, rewritten by `cluste
 CURVES = """\
 Weak-scaling curves (the sets whose rows step the GPU count at a fixed batch per data-parallel
 rank; proxies left out): from a curve's first point to its last, how much more the measured
-step grew than the predicted one, ``((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) -
-1`` per doubling of the GPUs (e: the points' errors; positive: the measured curve fell
-faster). `clustersim scale --weak` prints the median and middle half of this column under its
-table. What the model leaves out
-here is in each set's section: the jitter every synchronisation waits for (about half the gap
-on most curves, `simulator/validation/curves.py`), and whatever the runs' fabrics lost at
-scale that an ideal non-blocking fabric does not."""
+step grew than the predicted one, `((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1`
+per doubling of the GPUs (e: the points' errors; positive: the measured curve fell faster).
+`clustersim scale --weak` prints the median and middle half of this column under its table.
+What the model leaves out here is in each set's section: the jitter every synchronisation
+waits for (about half the gap on most curves, `simulator/validation/curves.py`), and whatever
+the runs' fabrics lost at scale that an ideal non-blocking fabric does not."""
 
 
 def regime_section(frame: pd.DataFrame, root, library: HardwareLibrary) -> str:
