@@ -116,7 +116,7 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
         out.print(run_report(result, with_warnings=False))
         for line in warning_lines(result):
             out.print(line, soft_wrap=True)
-        if not result.calibration and (note := _validation_note(scenario, library)):
+        for note in [] if result.calibration else _validation_notes(scenario, library):
             out.print(Text.assemble(("validation: ", "bold cyan"), note), soft_wrap=True)
     for path in (png, trace, timeline_png):
         if path:
@@ -134,14 +134,14 @@ class StrictFailure(ClusterSimError):
         super().__init__(f"--strict: {count} warning{'s' if count != 1 else ''} (listed in the result)")
 
 
-def _validation_note(scenario: Path, library) -> str | None:
-    """How far published runs like ``scenario`` were from their predictions
-    (:func:`simulator.validation.regimes.validation_note`)."""
+def _validation_notes(scenario: Path, library) -> list[str]:
+    """How far published runs like ``scenario`` were from their predictions, throughput and
+    peak memory (:func:`simulator.validation.regimes.validation_notes`)."""
     from simulator.config import load_scenario
     from simulator.pipeline import resolve_scenario
-    from simulator.validation.regimes import validation_note
+    from simulator.validation.regimes import validation_notes
 
-    return validation_note(load_scenario(resolve_scenario(scenario), library), library)
+    return validation_notes(load_scenario(resolve_scenario(scenario), library), library)
 
 
 def _scenario_engine(scenario: Path, library) -> str:

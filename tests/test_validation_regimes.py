@@ -14,13 +14,14 @@ from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario
 from simulator.validation.regimes import (
     REGIME_KEYS,
+    TAGS,
     curve_excess,
     read_row_errors,
     regime_summary,
     regime_tags,
     root_gpu,
     similar_rows,
-    validation_note,
+    validation_notes,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +30,7 @@ LIBRARY = HardwareLibrary()
 
 def _table(groups: list[tuple[dict, list[float]]]) -> pd.DataFrame:
     """Rows whose tags are ``dense ... 16-bit`` but for the keys each group names."""
-    base = dict.fromkeys(REGIME_KEYS, "x")
+    base = {**dict.fromkeys(TAGS, "x"), "kind": "throughput"}
     rows = [{**base, **tags, "error": e} for tags, errors in groups for e in errors]
     return pd.DataFrame(rows)
 
@@ -37,7 +38,8 @@ def _table(groups: list[tuple[dict, list[float]]]) -> pd.DataFrame:
 def test_tags_follow_the_scenario_and_the_gpu_base_chain():
     tags = regime_tags(load_scenario(ROOT / "scenarios" / "llama31-405b-256xGB300.yaml", LIBRARY), LIBRARY)
     assert tags == {"experts": "dense", "sequence": "< 32K", "stack": "megatron",
-                    "profile": "megatron-core", "gpu": "b200", "sharding": "replicated", "dtype": "fp8"}
+                    "profile": "megatron-core", "gpu": "b200", "sharding": "replicated", "dtype": "fp8",
+                    "pipeline": "pp > 1"}
     moe = regime_tags(load_scenario(ROOT / "scenarios" / "mixtral-8x7b-64xH100.yaml", LIBRARY), LIBRARY)
     assert moe["experts"] == "moe" and moe["gpu"] == "h100-sxm"
     assert root_gpu("h100-sxm-96gb-500w", LIBRARY) == "h100-sxm"
@@ -49,14 +51,15 @@ def test_the_longest_prefix_with_enough_rows_is_matched():
     key, reports the quartiles of its eight rows and names the key that had too few."""
     table = _table([({"experts": "moe", "sequence": "long"}, [0.1, 0.2, 0.3, 0.4, 0.5]),
                     ({"experts": "moe"}, [0.0, 0.0, 0.0]), ({}, [-0.5] * 10)])
-    tags = {**dict.fromkeys(REGIME_KEYS, "x"), "experts": "moe", "sequence": "long"}
+    tags = {**dict.fromkeys(TAGS, "x"), "experts": "moe", "sequence": "long"}
     found = similar_rows(tags, table, minimum=8)
     assert found.match == {"experts": "moe"} and found.rows == 8
     assert found.median == pytest.approx(pd.Series([0.1, 0.2, 0.3, 0.4, 0.5, 0, 0, 0]).median())
-    assert found.short == ("sequence", "long", 5)
+    assert found.short == ("sequence", "long", 5, pytest.approx(0.3))
     assert "8 published runs like this one (moe)" in found.sentence()
-    assert "5 with sequence long, too few" in found.sentence()
-    every = similar_rows(dict.fromkeys(REGIME_KEYS, "x"), table, minimum=8)
+    assert "5 with sequence long (median +30.0%), too few" in found.sentence()
+    assert similar_rows(tags, table, kind="memory", minimum=8) is None      # no memory rows
+    every = similar_rows(dict.fromkeys(TAGS, "x"), table, minimum=8)
     assert every.match == dict.fromkeys(REGIME_KEYS, "x") and every.rows == 10 and every.short is None
     assert every.median == -0.5 and "below the measured" in every.sentence()
     assert similar_rows(tags, table, minimum=19) is None
@@ -64,7 +67,7 @@ def test_the_longest_prefix_with_enough_rows_is_matched():
 
 def test_summary_counts_every_row_once():
     table = read_row_errors()
-    for keys in (["experts", "sequence", "stack"], ["gpu"], ["dtype"]):
+    for keys in (["kind", "experts", "sequence", "stack"], ["gpu"], ["dtype", "pipeline"]):
         summary = regime_summary(table, keys)
         assert summary["rows"].sum() == len(table)
         assert (summary["low"] <= summary["median"]).all() and (summary["median"] <= summary["high"]).all()
@@ -72,12 +75,24 @@ def test_summary_counts_every_row_once():
 
 @pytest.mark.parametrize("scenario", [str(ROOT / "scenarios" / "sc21-530b.yaml"), "sc21-530b"])
 def test_run_prints_the_note_and_async_training_gets_none(capsys, scenario):
-    """The note follows the report, for a file and for a bundled example's name alike."""
+    """The notes follow the report, for a file and for a bundled example's name alike: the
+    throughput rows like it, and the memory rows, none of which is a Megatron run's."""
     assert main(["run", scenario]) == 0
     line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
-    assert len(line) == 1 and "published runs like this one (dense, < 32K, megatron" in line[0]
+    assert len(line) == 2 and "published runs like this one (dense, < 32K, megatron" in line[0]
+    assert "peak-memory measurements of any regime" in line[1] and "0 with stack megatron" in line[1]
     scenario = load_scenario(ROOT / "scenarios" / "llama3-8b-async-ps-64xH100.yaml", LIBRARY)
-    assert validation_note(scenario, LIBRARY) is None
+    assert validation_notes(scenario, LIBRARY) == []
+
+
+def test_memory_note_names_the_pipelined_rows_it_could_not_narrow_to(capsys):
+    """A pipelined torchtitan run: its peak-memory line matches torchtitan's 18 measurements
+    and names the median of the 6 pipelined ones (too few for the match): the prediction sits
+    below the measured peak there, the headroom a user would plan with."""
+    scenario = ROOT / "validation" / "scenarios" / "torchtitan" / "405b-fsdp8-tp8-pp8-1f1b-compile-fp8.yaml"
+    notes = validation_notes(load_scenario(scenario, LIBRARY), LIBRARY)
+    assert len(notes) == 2 and "peak-memory measurements like this one (pytorch-fsdp, torchtitan)" in notes[1]
+    assert "6 with pipeline pp > 1 (median -" in notes[1] and "below the measured peak" in notes[1]
 
 
 def test_row_errors_need_every_set(capsys, tmp_path):

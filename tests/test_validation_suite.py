@@ -20,7 +20,7 @@ from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario
 from simulator.pipeline import run_scenario
 from simulator.validation.curves import scaling_curves
-from simulator.validation.regimes import REGIME_KEYS, read_row_errors, row_errors
+from simulator.validation.regimes import TAGS, read_row_errors, row_errors
 from simulator.validation.suite import SETS, nemo_flops_per_token, run_validation, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,11 +157,11 @@ def test_json_output_has_summary_rows_and_constants(capsys):
 
 def test_committed_row_errors_are_the_suites(frame):
     """simulator/validation/row_errors.csv, which `clustersim run` reads, holds every throughput
-    row the suite gives now, with the same tags and errors (to its 4 decimals); stale after a
+    and peak-memory row the suite gives now, with the same tags and errors (to its 4 decimals); stale after a
     model change until `clustersim validate --write-row-errors` rewrites it."""
     now = row_errors(frame, ROOT, HardwareLibrary())
     committed = read_row_errors()
-    keys = ["set", "row", "scenario", *REGIME_KEYS, "curve", "gpus"]
+    keys = ["set", "row", "scenario", "kind", *TAGS, "curve", "gpus"]
     assert committed[keys].astype(str).values.tolist() == now[keys].astype(str).values.tolist()
     assert committed["error"].to_numpy() == pytest.approx(now["error"].to_numpy(), abs=1.5e-4)
 

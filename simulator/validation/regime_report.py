@@ -11,16 +11,16 @@ from simulator.validation.regimes import MIN_ROWS, curve_excess, regime_summary,
 _GROUPINGS = [["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"], ["sharding"], ["dtype"]]
 
 INTRO = """\
-Every throughput row above (tokens/s or model TFLOP/s per GPU: {rows} rows of {sets} sets; the
-collective, memory and straggler sets are left out), tagged by what its scenario runs:
-`experts` (dense or moe), `sequence` (from 32K tokens), `stack` (the profile's family),
-`profile`, `gpu` (the GPU spec it is derived from: a GB300 counts as a B200, Meta's 500 W H100
-as an H100 SXM), `sharding` (ZeRO-3/FSDP or not) and `dtype` (fp8 or 16-bit). error =
-predicted / measured - 1, so a positive median means predictions above the measured
+Every throughput row of the sets below (tokens/s or model TFLOP/s per GPU: {rows} rows of {sets}
+sets; the collective and straggler sets are left out, the memory rows come last), tagged by
+what its scenario runs: `experts` (dense or moe), `sequence` (from 32K tokens), `stack` (the
+profile's family), `profile`, `gpu` (the GPU spec it is derived from: a GB300 counts as a B200,
+Meta's 500 W H100 as an H100 SXM), `sharding` (ZeRO-3/FSDP or not) and `dtype` (fp8 or 16-bit).
+error = predicted / measured - 1, so a positive median means predictions above the measured
 throughput; the middle half is the 25th to 75th percentile. Nothing here changes a
-prediction: `clustersim run` prints, under its tables, the rows that match the scenario on
-the longest prefix of those keys (in that order) that still holds {minimum} rows, and this
-table is its source (`simulator/validation/row_errors.csv`, rewritten by `clustersim validate
+prediction: `clustersim run` prints, under its tables, the rows that match the scenario on the
+longest prefix of those keys (in that order) that still holds {minimum} rows, and this table
+is its source (`simulator/validation/row_errors.csv`, rewritten by `clustersim validate
 --write-row-errors`)."""
 
 
@@ -35,12 +35,26 @@ waits for (about half the gap on most curves, `simulator/validation/curves.py`),
 the runs' fabrics lost at scale that an ideal non-blocking fabric does not."""
 
 
+MEMORY = """\
+Peak memory per GPU ({rows} rows: {sets}; error = predicted / measured - 1, negative where the
+prediction is below the measured peak, the allocator's reserved peak). `clustersim run` prints
+a second `validation:` line from these rows, matched on the stack family, the profile, whether
+the run is pipelined and the GPU (`simulator.validation.regimes.MEMORY_KEYS`); a stack with
+no row here is not validated for memory, and the line says so."""
+_MEMORY_GROUPING = ("profile", "pipeline")
+
+
 def regime_section(frame: pd.DataFrame, root, library: HardwareLibrary) -> str:
     """The section's text and one table per grouping of :data:`_GROUPINGS`."""
     table = row_errors(frame, root, library)
-    parts = [INTRO.format(rows=len(table), sets=table["set"].nunique(), minimum=MIN_ROWS)]
-    parts += [_markdown(regime_summary(table, keys), keys) for keys in _GROUPINGS]
-    return "\n\n".join([*parts, CURVES, _curves_markdown(curve_excess(table))])
+    speed, memory = table[table["kind"] == "throughput"], table[table["kind"] == "memory"]
+    parts = [INTRO.format(rows=len(speed), sets=speed["set"].nunique(), minimum=MIN_ROWS)]
+    parts += [_markdown(regime_summary(speed, keys), keys) for keys in _GROUPINGS]
+    parts += [CURVES, _curves_markdown(curve_excess(speed))]
+    if not memory.empty:
+        parts += [MEMORY.format(rows=len(memory), sets=", ".join(sorted(memory["set"].unique()))),
+                  _markdown(regime_summary(memory, list(_MEMORY_GROUPING)), list(_MEMORY_GROUPING))]
+    return "\n\n".join(parts)
 
 
 def _curves_markdown(curves: pd.DataFrame) -> str:

@@ -1,5 +1,5 @@
-"""Where the validation errors fall: each published throughput row tagged by its regime, and
-the rows most like a user's scenario.
+"""Where the validation errors fall: each published throughput and peak-memory row tagged by
+its regime, and the rows most like a user's scenario.
 
 A throughput row of ``clustersim validate`` (tokens/s or model TFLOP/s per GPU; error =
 predicted / measured - 1, so positive means the prediction is faster than the run) gets one
@@ -16,8 +16,14 @@ the shipped sets, docs/validation.md "Where the errors fall"):
 - ``sharding``: ``zero-3/fsdp`` for ZeRO stage 3, else ``replicated``;
 - ``dtype``: ``fp8`` for fp8 training (every scaling recipe), else ``16-bit``.
 
-:func:`similar_rows` matches the longest prefix of those keys that still holds
-:data:`MIN_ROWS` rows and reports their errors' median and middle half. The rows are the
+A peak-memory row (the torchtitan set's, GiB per GPU; error negative where the prediction is
+below the measured peak, which a run's headroom depends on) is matched on
+:data:`MEMORY_KEYS`: the stack family, the profile, ``pipeline`` (``pp > 1`` or ``no pp``:
+a pipeline holds several microbatches' activations and its runtime's buffers) and the GPU.
+
+:func:`similar_rows` matches the longest prefix of the keys that still holds
+:data:`MIN_ROWS` rows and reports their errors' median and middle half, and the median of the
+next key's rows when they are too few to narrow the match. The rows are the
 committed table :data:`ROW_ERRORS` (``clustersim validate --write-row-errors`` rewrites it;
 a test holds it to the suite's results), so ``clustersim run`` reads it without running the
 sets. Nothing here changes a prediction: the note says how far rows like the scenario were
@@ -39,18 +45,20 @@ from simulator.validation.suite import SETS
 
 ROW_ERRORS = Path(__file__).with_name("row_errors.csv")
 REGIME_KEYS = ("experts", "sequence", "stack", "profile", "gpu", "sharding", "dtype")
+MEMORY_KEYS = ("stack", "profile", "pipeline", "gpu")
+TAGS = (*REGIME_KEYS, "pipeline")
 MIN_ROWS = 8
 LONG_SEQUENCE = 32768
 STACK_FAMILIES = {"megatron-core": "megatron", "nemo": "megatron", "megatron-lm-2021": "megatron",
                   "megatron-deepspeed-2022": "megatron", "fsdp": "pytorch-fsdp",
                   "fsdp2": "pytorch-fsdp", "torchtitan": "pytorch-fsdp", "deepspeed": "deepspeed",
                   "deepspeed-2021": "deepspeed"}
-_THROUGHPUT = ("tokens/s per GPU", "TFLOP/s per GPU")
-_COLUMNS = ["set", "row", "scenario", "error", *REGIME_KEYS, "curve", "gpus"]
+_KINDS = {"throughput": ("tokens/s per GPU", "TFLOP/s per GPU"), "memory": ("peak memory per GPU",)}
+_COLUMNS = ["set", "row", "scenario", "kind", "error", *TAGS, "curve", "gpus"]
 
 
 def regime_tags(scenario: Scenario, library: HardwareLibrary) -> dict[str, str]:
-    """The tag of each of :data:`REGIME_KEYS` for a training scenario (module docstring)."""
+    """The tag of each of :data:`TAGS` for a training scenario (module docstring)."""
     model, training, par = scenario.model, scenario.training, scenario.parallelism
     dtype = str(training.dtype)
     return {"experts": "moe" if model.experts > 1 else "dense",
@@ -59,7 +67,8 @@ def regime_tags(scenario: Scenario, library: HardwareLibrary) -> dict[str, str]:
             "profile": training.stack.name,
             "gpu": root_gpu(resolve_cluster(scenario.cluster, library).gpu.name, library),
             "sharding": "zero-3/fsdp" if par.zero_stage == 3 else "replicated",
-            "dtype": "fp8" if dtype.startswith("fp8") else "16-bit"}
+            "dtype": "fp8" if dtype.startswith("fp8") else "16-bit",
+            "pipeline": "pp > 1" if par.pp > 1 else "no pp"}
 
 
 def root_gpu(name: str, library: HardwareLibrary) -> str:
@@ -72,17 +81,23 @@ def root_gpu(name: str, library: HardwareLibrary) -> str:
 
 
 def row_errors(frame: pd.DataFrame, root: Path, library: HardwareLibrary) -> pd.DataFrame:
-    """The throughput rows of a :func:`~simulator.validation.suite.run_validation` frame with
-    their scenario's tags; columns ``set, row, scenario, error``, :data:`REGIME_KEYS`, and
-    ``curve, gpus`` (the weak-scaling curve a row is a point of and its GPU count; "" and 0
-    for a row on none)."""
-    rows = frame[frame["metric"].str.contains("|".join(_THROUGHPUT), regex=True)
-                 & frame["error"].notna()]
+    """The throughput and peak-memory rows of a
+    :func:`~simulator.validation.suite.run_validation` frame with their scenario's tags; columns
+    ``set, row, scenario, kind`` (``throughput`` or ``memory``), ``error``, :data:`TAGS`, and
+    ``curve, gpus`` (the weak-scaling curve a throughput row is a point of and its GPU count; ""
+    and 0 for a row on none)."""
+    kinds = pd.Series("", index=frame.index)
+    for kind, metrics in _KINDS.items():
+        kinds[frame["metric"].map(lambda metric, m=metrics: any(x in metric for x in m))] = kind
+    keep = (kinds != "") & frame["error"].notna()
+    rows = frame[keep]
     tags = [regime_tags(load_scenario(root / path, library), library) for path in rows["scenario"]]
-    points = [_curve_point(r) for r in rows.itertuples()]
+    points = [_curve_point(r) if kind == "throughput" else ("", 0)
+              for r, kind in zip(rows.itertuples(), kinds[keep], strict=True)]
     table = pd.concat([rows[["set", "row", "scenario"]].reset_index(drop=True),
-                       pd.DataFrame({"error": rows["error"].round(4).to_numpy()}),
-                       pd.DataFrame(tags, columns=list(REGIME_KEYS)),
+                       pd.DataFrame({"kind": kinds[keep].to_numpy(),
+                                     "error": rows["error"].round(4).to_numpy()}),
+                       pd.DataFrame(tags, columns=list(TAGS)),
                        pd.DataFrame(points, columns=["curve", "gpus"])], axis=1)
     return table[_COLUMNS]
 
@@ -95,7 +110,7 @@ def _curve_point(row) -> tuple[str, int]:
 
 def read_row_errors(path: Path = ROW_ERRORS) -> pd.DataFrame:
     """The committed table of :func:`row_errors` (tags as strings, "" off a curve)."""
-    text = {key: str for key in ("set", "row", "scenario", *REGIME_KEYS, "curve")}
+    text = {key: str for key in ("set", "row", "scenario", "kind", *TAGS, "curve")}
     return pd.read_csv(path, dtype=text, keep_default_na=False)
 
 
@@ -132,49 +147,63 @@ def scaling_note(table: pd.DataFrame) -> str | None:
             f"{lean} than predicted (docs/validation.md)")
 
 
+_SAYS = {"throughput": ("published runs", "the prediction was a median {value} {side} the measured "
+                                           "throughput"),
+         "memory": ("published peak-memory measurements", "the predicted memory was a median "
+                                                         "{value} {side} the measured peak")}
+
+
 @dataclass(frozen=True)
 class Similar:
     """The validation rows most like a scenario and how far off they were."""
 
-    match: dict[str, str]      # the keys matched (a prefix of REGIME_KEYS) and their tags
+    kind: str                  # throughput or memory
+    match: dict[str, str]      # the keys matched (a prefix of the kind's keys) and their tags
     rows: int
     median: float
     low: float                 # 25th percentile of the error
     high: float                # 75th percentile
-    short: tuple[str, str, int] | None = None   # the next key, its tag and its too few rows
+    short: tuple[str, str, int, float] | None = None
+    """The next key, its tag, its too few rows and their median error (nan for none)."""
 
     def sentence(self) -> str:
         """One line for ``clustersim run``: the rows matched, their median error and middle
-        half, and the key that could not narrow them further."""
-        like = ", ".join(self.match.values()) or "any regime"
-        side = "above" if self.median >= 0 else "below"
-        text = (f"for {self.rows} published runs like this one ({like}) the prediction was a "
-                f"median {abs(self.median):.1%} {side} the measured throughput (errors' middle "
-                f"half {self.low:+.1%} to {self.high:+.1%}")
+        half, and the key that could not narrow them further (with its rows' median)."""
+        noun, verb = _SAYS[self.kind]
+        like = f"like this one ({', '.join(self.match.values())})" if self.match else "of any regime"
+        said = verb.format(value=f"{abs(self.median):.1%}", side="above" if self.median >= 0 else "below")
+        text = (f"for {self.rows} {noun} {like} {said} (errors' middle half "
+                f"{self.low:+.1%} to {self.high:+.1%}")
         if self.short is not None:
-            key, tag, rows = self.short
-            text += f"; {rows} with {key} {tag}, too few to narrow further"
+            key, tag, rows, median = self.short
+            of = f" (median {median:+.1%})" if rows else ""
+            text += f"; {rows} with {key} {tag}{of}, too few to narrow further"
         return text + "; docs/validation.md)"
 
 
-def similar_rows(tags: dict[str, str], table: pd.DataFrame, minimum: int = MIN_ROWS) -> Similar | None:
-    """The longest prefix of :data:`REGIME_KEYS` whose tags ``table`` holds at least
-    ``minimum`` rows of, with those rows' error quartiles (None when the table has fewer)."""
+def similar_rows(tags: dict[str, str], table: pd.DataFrame, kind: str = "throughput",
+                 minimum: int = MIN_ROWS) -> Similar | None:
+    """The longest prefix of the keys of ``kind`` (:data:`REGIME_KEYS` for throughput,
+    :data:`MEMORY_KEYS` for memory) whose tags the ``kind`` rows of ``table`` hold at least
+    ``minimum`` rows of, with those rows' error quartiles (None when there are fewer rows)."""
+    keys = MEMORY_KEYS if kind == "memory" else REGIME_KEYS
+    table = table[table["kind"] == kind]
     if len(table) < minimum:
         return None
     mask = pd.Series(True, index=table.index)
-    for depth, key in enumerate(REGIME_KEYS):
+    for depth, key in enumerate(keys):
         narrower = mask & (table[key] == tags[key])
         if int(narrower.sum()) < minimum:
-            return _similar(table, mask, tags, depth, (key, tags[key], int(narrower.sum())))
+            short = (key, tags[key], int(narrower.sum()), float(table.loc[narrower, "error"].median()))
+            return _similar(kind, table, mask, {k: tags[k] for k in keys[:depth]}, short)
         mask = narrower
-    return _similar(table, mask, tags, len(REGIME_KEYS), None)
+    return _similar(kind, table, mask, {k: tags[k] for k in keys}, None)
 
 
-def _similar(table: pd.DataFrame, mask: pd.Series, tags: dict[str, str], depth: int,
-             short: tuple[str, str, int] | None) -> Similar:
+def _similar(kind: str, table: pd.DataFrame, mask: pd.Series, match: dict[str, str],
+             short: tuple[str, str, int, float] | None) -> Similar:
     errors = table.loc[mask, "error"]
-    return Similar({k: tags[k] for k in REGIME_KEYS[:depth]}, int(mask.sum()), float(errors.median()),
+    return Similar(kind, match, int(mask.sum()), float(errors.median()),
                    float(errors.quantile(0.25)), float(errors.quantile(0.75)), short)
 
 
@@ -186,11 +215,13 @@ def regime_summary(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                          "mean_abs": grouped.apply(lambda e: e.abs().mean())}).reset_index()
 
 
-def validation_note(scenario: Scenario, library: HardwareLibrary, path: Path = ROW_ERRORS) -> str | None:
-    """:meth:`Similar.sentence` for a synchronous training scenario; None for one the rows do
-    not speak for (asynchronous parameter servers) or without the table at ``path``."""
+def validation_notes(scenario: Scenario, library: HardwareLibrary, path: Path = ROW_ERRORS) -> list[str]:
+    """:meth:`Similar.sentence` of the throughput rows and of the peak-memory rows like a
+    synchronous training scenario (each when rows are found); none for one the rows do not
+    speak for (asynchronous parameter servers) or without the table at ``path``."""
     if (scenario.model is None or scenario.training is None or str(scenario.training.sync) == "async"
             or not path.is_file()):
-        return None
-    found = similar_rows(regime_tags(scenario, library), read_row_errors(path))
-    return found.sentence() if found is not None else None
+        return []
+    tags, table = regime_tags(scenario, library), read_row_errors(path)
+    found = (similar_rows(tags, table, kind) for kind in _SAYS)
+    return [similar.sentence() for similar in found if similar is not None]
