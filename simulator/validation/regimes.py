@@ -170,8 +170,13 @@ class Similar:
         """One line for ``clustersim run``: the rows matched, their median error and middle
         half, and the key that could not narrow them further (with its rows' median)."""
         noun, verb = _SAYS[self.kind]
-        like = f"like this one ({', '.join(self.match.values())})" if self.match else "of any regime"
         said = verb.format(value=f"{abs(self.median):.1%}", side="above" if self.median >= 0 else "below")
+        spread = f"(errors' middle half {self.low:+.1%} to {self.high:+.1%}; docs/validation.md)"
+        if not self.match and self.short is not None and self.short[2] == 0:
+            key, tag = self.short[:2]
+            return (f"no {noun} with {key} {tag} are in the validation sets; over all {self.rows} of "
+                    f"them {said} {spread}")
+        like = f"like this one ({', '.join(self.match.values())})" if self.match else "of any regime"
         text = (f"for {self.rows} {noun} {like} {said} (errors' middle half "
                 f"{self.low:+.1%} to {self.high:+.1%}")
         if self.short is not None:
