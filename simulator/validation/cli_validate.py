@@ -50,11 +50,12 @@ def validate(write: Path | None, write_rows: Path | None, names: tuple[str, ...]
             raise UsageError("--write-row-errors takes every set's rows; drop --set")
         check_output_path(write_rows, "--write-row-errors")
     frame = _run_sets(root, names, progress.enabled(quiet or as_json))
-    report = markdown_report(frame, library)
+    regimes = row_errors(frame, root, library)
+    report = markdown_report(frame, library, regimes)
     if target is not None:
         write_atomic(target, report, "--write")
     if write_rows is not None:
-        write_atomic(write_rows, row_errors(frame, root, library).to_csv(index=False), "--write-row-errors")
+        write_atomic(write_rows, regimes.to_csv(index=False), "--write-row-errors")
     if as_json:
         click.echo(json.dumps(json_records(frame, library), allow_nan=False))
     else:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simulator.config import HardwareLibrary
-from simulator.validation.regimes import MIN_ROWS, curve_excess, regime_summary, row_errors
+from simulator.validation.regimes import MIN_ROWS, curve_excess, regime_summary
 
 _GROUPINGS = [["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"], ["sharding"], ["dtype"]]
 
@@ -41,19 +40,19 @@ prediction is below the measured peak, the allocator's reserved peak). `clusters
 a second `validation:` line from these rows, matched on the stack family, the profile, whether
 the run is pipelined and the GPU (`simulator.validation.regimes.MEMORY_KEYS`); a stack with
 no row here is not validated for memory, and the line says so."""
-_MEMORY_GROUPING = ("profile", "pipeline")
+_MEMORY_GROUPING = ["profile", "pipeline"]
 
 
-def regime_section(frame: pd.DataFrame, root, library: HardwareLibrary) -> str:
-    """The section's text and one table per grouping of :data:`_GROUPINGS`."""
-    table = row_errors(frame, root, library)
+def regime_section(table: pd.DataFrame) -> str:
+    """The section's text and one table per grouping of :data:`_GROUPINGS`, from the
+    :func:`~simulator.validation.regimes.row_errors` of the report's rows."""
     speed, memory = table[table["kind"] == "throughput"], table[table["kind"] == "memory"]
     parts = [INTRO.format(rows=len(speed), sets=speed["set"].nunique(), minimum=MIN_ROWS)]
     parts += [_markdown(regime_summary(speed, keys), keys) for keys in _GROUPINGS]
     parts += [CURVES, _curves_markdown(curve_excess(speed))]
     if not memory.empty:
         parts += [MEMORY.format(rows=len(memory), sets=", ".join(sorted(memory["set"].unique()))),
-                  _markdown(regime_summary(memory, list(_MEMORY_GROUPING)), list(_MEMORY_GROUPING))]
+                  _markdown(regime_summary(memory, _MEMORY_GROUPING), _MEMORY_GROUPING)]
     return "\n\n".join(parts)
 
 

@@ -15,6 +15,7 @@ from simulator.config import HardwareLibrary
 from simulator.validation import nccl_suite
 from simulator.validation.curves import curves_table
 from simulator.validation.regime_report import regime_section
+from simulator.validation.regimes import row_errors
 from simulator.validation.suite import SETS, TARGET_MAPE, TARGET_MAX, default_root, finite, summary
 
 _ROW_COLUMNS = [("row", "row"), ("description", "what"), ("scenario", "scenario"), ("stack", "stack"),
@@ -25,12 +26,16 @@ _NCCL_COLUMNS = [("description", "log"), ("row", "size"), ("metric", "metric"),
                  ("scored", "scored"), ("notes", "notes")]
 
 
-def markdown_report(frame: pd.DataFrame, library: HardwareLibrary | None = None) -> str:
-    """The whole report: introduction, summary, where the errors fall, hardware constants, one
-    section per set."""
+def markdown_report(frame: pd.DataFrame, library: HardwareLibrary | None = None,
+                    regimes: pd.DataFrame | None = None) -> str:
+    """The whole report: introduction, summary, where the errors fall (from ``regimes``, the
+    rows' :func:`~simulator.validation.regimes.row_errors`, computed when not given), hardware
+    constants, one section per set."""
     library = library or HardwareLibrary()
+    if regimes is None:
+        regimes = row_errors(frame, default_root(), library)
     parts = [INTRO.format(mape=TARGET_MAPE, max=TARGET_MAX), "## Summary", summary_table(frame),
-             "## Where the errors fall", regime_section(frame, default_root(), library),
+             "## Where the errors fall", regime_section(regimes),
              "## Hardware constants", constants_table(frame, library), PROSE["constants"]]
     for name, rows in frame.groupby("set", sort=False):
         tolerance = f"{nccl_suite.BUSBW_TOLERANCE:.0%}"
