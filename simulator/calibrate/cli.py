@@ -17,9 +17,9 @@ _FILE = click.Path(path_type=Path, dir_okay=False)
 @click.command("calibrate")
 @click.argument("measurements", nargs=-1, type=_FILE)
 @click.option("--set", "sets", multiple=True, metavar="NAME[:ROWS]",
-              help="a shipped validation set (megatron_sc21, torchtitan, nemo, nccl, or any "
-                   "tokens/s set of clustersim validate, e.g. megatron_selective, bloom, "
-                   "dgxc_gpt3); ROWS: even, odd or ID,ID (repeatable)")
+              help="a shipped validation set: megatron_sc21, nccl, or any throughput set of "
+                   "clustersim validate (e.g. torchtitan, dgxc_gpt3, nemo_long_context; model "
+                   "TFLOP/s sets as tokens/s); ROWS: even, odd or ID,ID (repeatable)")
 @click.option("--nccl", "nccl", nargs=2, multiple=True, type=click.Path(path_type=Path),
               metavar="LOG SCENARIO", help="an nccl-tests log and the scenario of its cluster "
                                            "(repeatable)")

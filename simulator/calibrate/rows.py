@@ -5,10 +5,11 @@ Three sources, in any mix:
 - a CSV file with the columns ``scenario,metric,measured[,weight]`` (scenario paths relative
   to the CSV; ``metric`` one of :data:`TRAINING_METRICS`, in SI units: seconds, tokens/s,
   FLOP/s per GPU);
-- a shipped validation set by name (:data:`SETS`: ``megatron_sc21``, ``torchtitan``,
-  ``nemo``, ``nccl`` and every step set of :mod:`simulator.validation.suite`, tokens/s per
-  GPU), optionally a subset ``NAME:even``, ``NAME:odd`` or ``NAME:ID,ID``;
-  the rows and scenarios are those of :mod:`simulator.validation.suite`;
+- a shipped validation set by name (:data:`SETS`: ``megatron_sc21`` in hardware FLOP/s per
+  GPU, ``nccl`` in busbw, and every throughput set of :mod:`simulator.validation.suite` in
+  tokens/s per GPU, :attr:`~simulator.validation.suite.ValidationSet.token_rows`), optionally
+  a subset ``NAME:even``, ``NAME:odd`` or ``NAME:ID,ID``; the rows and scenarios are those of
+  :mod:`simulator.validation.suite`;
 - an nccl-tests log with the scenario of its cluster: one row per message size, metric
   ``busbw_Bps``. The measured bus bandwidth is recomputed from the log's out-of-place time,
   ``busbw = factor(op, p) * size / time`` (nccl-tests' definition), so the small sizes whose
@@ -26,14 +27,14 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.collectives import BUS_FACTOR, Op
-from simulator.config import load_cluster
+from simulator.config import HardwareLibrary, load_cluster
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
 from simulator.results import StepResult
 from simulator.units import format_bytes
 from simulator.validation import nccl_suite, suite
 from simulator.validation.nccl_log import read_nccl_log
-from simulator.validation.suite import _nemo_tokens, _read_index, default_root
+from simulator.validation.suite import _read_index, default_root
 
 TRAINING_METRICS: dict[str, Callable[[StepResult], float]] = {
     "step_time_s": lambda r: r.step_time_s,
@@ -164,15 +165,21 @@ def _megatron(root: Path) -> list[Measurement]:
             for r in table.itertuples()]
 
 
-def _indexed(root: Path, name: str, csv_name: str, measured_of) -> list[Measurement]:
-    data = pd.read_csv(root / "validation" / csv_name)
+def _token_rows(name: str, source: suite.TokenRows) -> Callable[[Path], list[Measurement]]:
+    """The rows of throughput set ``name`` as tokens/s per GPU (``ValidationSet.token_rows``)."""
+    return lambda root: _indexed(root, name, source)
+
+
+def _indexed(root: Path, name: str, source: suite.TokenRows) -> list[Measurement]:
+    data = pd.read_csv(root / "validation" / source.csv)
     folder = root / "validation" / "scenarios" / name
     index = _read_index(folder / "index.csv", len(data))
-    rows = []
+    library, rows = HardwareLibrary(), []
     for entry in index.sort_values("row").itertuples():
         row = next(data.iloc[[entry.row - 1]].itertuples())
-        rows.append(Measurement(name, str(entry.row), folder / entry.scenario, "tokens_per_s_per_gpu",
-                                float(measured_of(row))))
+        path = folder / entry.scenario
+        tokens = source.tokens_of(row, suite.scenario_facts(path, library).model)
+        rows.append(Measurement(name, str(entry.row), path, "tokens_per_s_per_gpu", float(tokens)))
     return rows
 
 
@@ -187,18 +194,13 @@ def _nccl(root: Path) -> list[Measurement]:
     return rows
 
 
-def _step_rows(name: str, csv_name: str) -> Callable[[Path], list[Measurement]]:
-    """A step set's rows (``ValidationSet.step_csv``): tokens/s per GPU."""
-    return lambda root: _indexed(root, name, csv_name, lambda row: row.measured)
-
-
 SETS: dict[str, Callable[[Path], list[Measurement]]] = {
     "megatron_sc21": _megatron,
-    "torchtitan": _step_rows("torchtitan", "torchtitan_fsdp.csv"),
-    "nemo": lambda root: _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens),
     "nccl": _nccl,
-    **{name: _step_rows(name, entry.step_csv) for name, entry in suite.SETS.items() if entry.step_csv},
+    **{name: _token_rows(name, entry.token_rows) for name, entry in suite.SETS.items() if entry.token_rows},
 }
 """Validation sets usable as calibration rows, by the names ``clustersim validate`` uses: SC21
-Table 1, torchtitan, NeMo 24.07, the nccl logs and every step set (tokens/s per GPU: BLOOM,
-MLPerf, DGX Cloud, llm-foundry, Primus, Megatron-Bridge B200... and Korthikanti et al.)."""
+Table 1 (hardware FLOP/s per GPU), the nccl logs (busbw) and every throughput set as tokens/s
+per GPU (those published in model FLOP/s, such as NeMo's long-sequence table, the Llama 3 paper
+and Megatron-LM's scaling runs, divided by their own FLOP count per token); not the memory and
+straggler sets."""

@@ -125,6 +125,22 @@ PALM_TFLOPS = "model TFLOP/s per GPU (PaLM's count)"
 MEGATRON_TFLOPS = "model TFLOP/s per GPU (Megatron's count)"
 
 
+def _as_measured(row, model) -> float:
+    """A row whose ``measured`` is tokens/s per GPU already."""
+    return float(row.measured)
+
+
+class TokenRows(NamedTuple):
+    """A throughput set's published rows as tokens/s per GPU: ``validation/<csv>``, whose
+    row ``i`` ``validation/scenarios/<set>/index.csv`` maps to its scenario, and
+    ``tokens_of(row, model)``, the row's tokens/s per GPU given the scenario's model (a set
+    published in model FLOP/s divides by its own FLOP count per token, the same count its
+    comparison multiplies the predicted tokens/s by, so the error is unchanged)."""
+
+    csv: str
+    tokens_of: Callable = _as_measured
+
+
 @dataclass(frozen=True)
 class ValidationSet:
     """One validation set: its name, a title with the source, its metric and its runner."""
@@ -135,10 +151,9 @@ class ValidationSet:
     run: Callable[[Path], pd.DataFrame]
     curves: bool = False
     """Whether its rows form weak-scaling curves (:mod:`simulator.validation.curves`)."""
-    step_csv: str | None = None
-    """A step set's CSV (``validation/<step_csv>``; :func:`_step_entry`): each row's
-    ``measured`` is tokens/s per GPU and ``validation/scenarios/<name>/index.csv`` maps it to
-    its scenario, which :mod:`simulator.calibrate.rows` reads to calibrate against it."""
+    token_rows: TokenRows | None = None
+    """How its rows read as tokens/s per GPU (every throughput set), which
+    :mod:`simulator.calibrate.rows` reads to calibrate against it."""
 
 
 def default_root() -> Path:
@@ -336,7 +351,8 @@ def _step_entry(name: str, title: str, csv_name: str | None = None, curves: bool
     unless ``csv_name``): tokens/s per GPU, with its scaling curves in the report when
     ``curves``."""
     csv_name = csv_name or f"{name}_h100.csv"
-    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves, step_csv=csv_name)
+    return ValidationSet(name, title, TOKENS, _step_set(name, csv_name), curves=curves,
+                         token_rows=TokenRows(csv_name))
 
 
 def _curve_entry(name: str, title: str) -> ValidationSet:
@@ -484,30 +500,37 @@ SETS: dict[str, ValidationSet] = {
         "busbw (GB/s) at >= 64 MiB", _nccl),
     "torchtitan": ValidationSet(
         "torchtitan", "torchtitan FSDP2 benchmarks (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
-        TOKENS, _torchtitan),
+        TOKENS, _torchtitan, token_rows=TokenRows("torchtitan_fsdp.csv")),
     "torchtitan_memory": ValidationSet(
         "torchtitan_memory", "torchtitan peak memory (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
         MEMORY, _torchtitan_memory),
     "nemo": ValidationSet(
-        "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo),
+        "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
+        token_rows=TokenRows("nemo_h100.csv", lambda row, model: _nemo_tokens(row))),
     "nemo_more": ValidationSet(
         "nemo_more", "NeMo 24.07 performance summary, the other pre-training rows (NVIDIA/NeMo @ 070a0bb1)",
-        TOKENS, _nemo_more),
+        TOKENS, _nemo_more, token_rows=TokenRows("nemo_h100_more.csv")),
     "llama3_paper": ValidationSet(
         "llama3_paper", "Llama 3 paper, Table 4: Llama 3 405B on 8,192 and 16,384 H100 (arXiv:2407.21783)",
-        PALM_TFLOPS, _llama3_paper),
+        PALM_TFLOPS, _llama3_paper,
+        token_rows=TokenRows("llama3_paper_table4.csv",
+                             lambda row, model: float(row.measured) / palm_flops_per_token(model))),
     "nemo_long_context": ValidationSet(
         "nemo_long_context",
         "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
-        NEMO_TFLOPS, _nemo_long_context),
+        NEMO_TFLOPS, _nemo_long_context,
+        token_rows=TokenRows("nemo_long_context_h100.csv",
+                             lambda row, model: float(row.measured) / nemo_flops_per_token(model))),
     "megatron_bridge": ValidationSet(
         "megatron_bridge",
         "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
-        TOKENS, _bridge_set("megatron_bridge", "megatron_bridge_h100.csv")),
+        TOKENS, _bridge_set("megatron_bridge", "megatron_bridge_h100.csv"),
+        token_rows=TokenRows("megatron_bridge_h100.csv")),
     "megatron_bridge_b200": ValidationSet(
         "megatron_bridge_b200",
         "Megatron-Bridge 25.11 performance summary, DGX-B200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
-        TOKENS, _bridge_set("megatron_bridge_b200", "megatron_bridge_b200.csv")),
+        TOKENS, _bridge_set("megatron_bridge_b200", "megatron_bridge_b200.csv"),
+        token_rows=TokenRows("megatron_bridge_b200.csv")),
     "bloom": _step_entry(
         "bloom", "BLOOM 176B on 384 A100, Megatron-DeepSpeed (bigscience-workshop/bigscience @ 9e64ede)",
         "bloom_a100.csv"),
@@ -559,7 +582,9 @@ SETS: dict[str, ValidationSet] = {
     "megatron_core_scaling": ValidationSet(
         "megatron_core_scaling",
         "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "
-        "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling),
+        "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling,
+        token_rows=TokenRows("megatron_core_scaling.csv",
+                             lambda row, model: float(row.measured) * 1e12 / nemo_flops_per_token(model))),
     "megatron_selective": _step_entry(
         "megatron_selective",
         "Korthikanti et al. 2022, Megatron-LM GPT 22B-1T on 8-512 A100: full vs selective recompute "
