@@ -1135,7 +1135,13 @@ attention rate above the best kernel's. The ring's exchanges are hidden behind e
 attention at every row (their exposed part is under 3% of the step, most of it now the
 attention slowed by the exchange's NCCL kernels, which hold 16 of the 132 SMs inside a server,
 `simulator/cost/nccl_sms.py`); with the first cp model, which priced them as in-line
-all-gathers, the 512K and 1M rows read -32%.""",
+all-gathers, the 512K and 1M rows read -32%. The rows are one rate, not scatter: `clustersim
+calibrate --set nemo_long_context:odd --check-set nemo_long_context:even --fit
+gpu:h100-sxm.compute.attention_kernels.cudnn.1` fits the cuDNN backward fraction 0.283 +- 0.004
+(the library's 0.363) and the even rows, never fitted, read 0.6% MAPE; fitted on all nine rows
+(0.285) it also brings 113 rows of eleven other H100 Megatron-Core and NeMo sets from 6.2% to
+5.3% (docs/calibration.md, 2026-11-29). The library keeps its sourced value: a rate fitted to
+these rows is a user's calibration.""",
     "megatron_bridge": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
 "25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
