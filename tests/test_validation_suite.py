@@ -72,7 +72,9 @@ def _index(name: str) -> pd.DataFrame:
 
 # Published runs that the model predicts over their GPU's memory (a documented memory miss,
 # docs/validation.md): the excess stays under this fraction of the capacity.
-OVER_MEMORY = {"llama3_paper/llama3-405b-8192gpu": 0.05}
+OVER_MEMORY = {"llama3_paper/llama3-405b-8192gpu": 0.05,
+               # 88.0 of 80 GiB since the cached fp8 weights count (docs/validation.md, nemo_more)
+               "nemo_more/nemotron-340b-128gpu-fp8": 0.11}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -220,6 +222,11 @@ ACHIEVED = {
     # 5.8% / 22.5% with FSDP2's gather copy-out (sharding.gather_copy_out, 2026-11-29); 5.7% /
     # 22.5% with the shard's cast and copy before each gather (sharding.gather_copy_in).
     "torchtitan": (0.057, 0.225),
+    # MI325X training logs' memory (2026-11-29, with TransformerEngine's cached fp8 weights; 31% /
+    # 80% without them): resident state -0.5% to -6.0%, first-step peak -4.4% to +6.3%, device
+    # in use -9.7% to -19.3% (ROCm's runtime and the allocator's cached blocks, not modelled):
+    # 6.5% / 19.3%, max NOT met.
+    "megatron_memory": (0.065, 0.193),
     # tokens/s per GPU: 4.1% / 7.6%, target met (6.2% / 11.0% before fp8 GEMMs' per-tile
     # overhead was scaled by the fp8/bf16 peak ratio and TE userbuffers' reduce-scatters were
     # paired with their GEMMs; 4.9% / 9.6% before attention's rate depended on the length;

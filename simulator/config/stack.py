@@ -84,6 +84,15 @@ class Fp8WeightCast(StrEnum):
     PER_FORWARD = "per_forward"  # every forward (torchao Float8Linear; TE without the cache)
 
 
+class Fp8WeightCache(StrEnum):
+    """Which fp8 copies of the linear weights a stack keeps between steps (see
+    simulator.workload.fp8_weight_cache)."""
+
+    NONE = "none"          # every copy transient (torchao Float8Linear; TE without is_first_microbatch)
+    ROWWISE = "rowwise"    # the row-wise copy only (ROCm TE, keep_fp8_weight_transpose_cache False)
+    FULL = "full"          # row-wise and, where the GEMMs need one, column-wise (TE's weight workspace)
+
+
 class AmaxReduction(StrEnum):
     """Which ranks TransformerEngine's delayed-scaling amax all-reduce spans (see
     simulator.cost.amax_reduction)."""
@@ -303,6 +312,18 @@ class KernelProfile(_Part):
     fused_elementwise: Flag = True
     fp8_scaling: Fp8Scaling = Fp8Scaling.DELAYED
     fp8_weight_cast: Fp8WeightCast = Fp8WeightCast.PER_STEP
+    fp8_weight_cache: Fp8WeightCache | None = None
+    """Under fp8, the fp8 weight copies kept in memory from step to step: ``full`` for
+    TransformerEngine's linears called with ``is_first_microbatch`` (the cached weight
+    workspace and its transposed copy), ``rowwise`` without the transposed one, ``none`` where
+    every copy is transient. None: ``full`` when ``fp8_weight_cast`` is ``per_step`` (the cache
+    the cast is reused from), else ``none`` (:mod:`simulator.workload.fp8_weight_cache`)."""
+    fp8_params: Flag | None = None
+    """Whether the linear weights are stored quantized, with no 16-bit copy (TransformerEngine's
+    ``fp8_model_init``: Megatron-Core's ``fp8_param_gather``, NeMo's ``fp8_params``). None: when
+    ZeRO 1-2 gathers them in fp8 or fp4 (``data_parallel.param_gather_dtype``); set it where
+    they are gathered in 16 bit and quantized after (MXFP8 with
+    ``reuse_grad_buf_for_mxfp8_param_ag``)."""
     fp8_amax_reduction: AmaxReduction = AmaxReduction.NONE
     """With fp8 delayed scaling: the group of TE's amax all-reduce, one at the end of every
     fp8_autocast region's forward and one at the end of its backward."""

@@ -55,6 +55,7 @@ from simulator.config.scenario import Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.sharding import gather_counts
+from simulator.workload.fp8_weight_cache import MX_BLOCK, NVFP4_BLOCK
 from simulator.workload.layout import Layout
 from simulator.workload.runtime_memory import shard_group_size
 from simulator.workload.transformer import Kernels
@@ -67,13 +68,9 @@ GATHER_CAST_BYTES = 3.0
 """Bytes per element of casting a weight shard before an fp8 all-gather: read 2, write 1."""
 TRANSPOSE_BYTES = 2.0
 """Bytes per element of a transposed copy of an fp8 tensor: read 1, write 1."""
-MX_BLOCK = 32
-"""Elements sharing one MXFP8 scale (OCP Microscaling Formats spec v1.0)."""
 MX_SCALE_BYTES = 2.0 / MX_BLOCK
 """Bytes per element of the E8M0 scales an MXFP8 cast writes: one byte per block, for the
 row-wise and the column-wise copy."""
-NVFP4_BLOCK = 16
-"""Elements sharing one NVFP4 E4M3 scale (TransformerEngine ``NVFP4BlockScaling``)."""
 NVFP4_CAST_BYTES = AMAX_BYTES + 2.0 + 2 * (0.5 + 1.0 / NVFP4_BLOCK)
 """Bytes per element of an NVFP4 cast: the amax pass its per-tensor FP32 scale needs (read 2;
 ``nvte_hadamard_transform_amax`` takes the row-wise amax and the column-wise one after the

@@ -375,7 +375,7 @@ def _memory_of(ctx: Context, stage: int, layers: int, memo: dict | None) -> tupl
     sc, last = ctx.scenario, ctx.layout.pp - 1
     return _memory_figures(stage_memory_fields(sc.model, sc.training, sc.parallelism, stage, layers,
                                                ctx.layout.dp, stage == 0, stage == last, ctx.microbatches,
-                                               stack=scenario_stack(sc), memo=memo))
+                                               stack=scenario_stack(sc), memo=memo, gpu=ctx.compute.gpu))
 
 
 def _memory_figures(values: tuple) -> tuple[float, dict[str, float]]:

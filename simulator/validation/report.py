@@ -997,6 +997,43 @@ factor and the jitter are derived from the traces (`simulator/validation/straggl
 AR is the paper's injection (one TP group of DP4 x PP4 x TP4 slowed; job slowdown 2.03, sec.
 A.2). SE is not scored: its per-microbatch sequence-length imbalance is not modelled.
 What is and is not modelled: docs/stragglers.md.""",
+    "megatron_memory": """\
+Measured: the memory figures of the four MI325X training logs of `primus_mi325x`
+(`validation/training_logs/`; `validation/megatron_memory_mi325x.csv` cites each log line):
+rank 0's `allocated` and `max allocated` after the first iteration, from Megatron-LM's
+`report_memory` (MiB, printed once), and the device memory in use at steady state (Primus's
+`hip mem usage`, `torch.cuda.mem_get_info()` total minus free, in GiB, from the last rank; the
+ROCm Megatron-LM log's `mem usages` fraction times the 255.98 GiB total the Primus logs report on
+the same nodes). Three cuts of the model's stage-0 memory parts answer them
+(`simulator/validation/training_memory.py`): the resident state (weights, gradients,
+optimizer, the fp8 weight cache; ZeRO-3's transient unsharded layers left out), the first
+step's allocated peak (every part but the CUDA context, NCCL buffers and fragmentation, less
+Adam's moments, which PyTorch's and TransformerEngine's Adam create at the first `step()`),
+and the total against the device in use. The scenarios are `primus_mi325x`'s, unchanged but
+for `kernels.fp8_weight_cache: rowwise` on the two FSDP2 runs, which the logs state
+(`no_fp8_weight_transpose_cache` / `fp8_weight_transpose_cache False`). Added on 2026-11-29 with
+the fp8 weight cache (`simulator/workload/fp8_weight_cache.py`): the first Megatron memory
+measurements in the sets.
+
+TransformerEngine keeps each linear's fp8 weight copy in a module workspace from step to
+step when Megatron-Core passes `is_first_microbatch`, with its transposed copy on GPUs whose
+fp8 GEMMs need one; under FSDP2 it holds the gathered weight, so every layer's whole weight.
+Until this set the model counted every fp8 copy as transient, and the resident rows read -24%
+(Llama 2 7B, 12.1 GiB of cache at 2 B per linear weight), -53% and -80% (the 70B FSDP2 runs,
+63.8 GiB at 1 B): MAPE 31%, max 80%. With the cache the resident state is within -0.5% to -6.0%
+and the first step's peak within -4.4% to +6.3%; the BF16 Mixtral run, which has no cache, was
+within 0.7% and 4.4% before and after.
+
+Known miss: the device in use at steady state is 10-19% above the model's total (126.0, 227.0,
+133.2 and 175.7 GiB against 113.8, 198.2, 107.5 and 154.3): what HIP's runtime, RCCL and the
+ROCm libraries hold outside PyTorch's allocator (device in use minus the allocator's reserved
+peak: 8 to 17 GiB on these nodes, against the model's 0.5-1 GiB of CUDA context and NCCL
+buffers, figures measured on CUDA) and the allocator's cached free blocks (reserved minus
+allocated at the first step's peak: 4 GiB for the data-parallel runs, 16 and 31 GiB for the
+FSDP2 runs, against the model's 0.4% of the activations). Neither is modelled for ROCm: no
+published breakdown of the runtime's share was found, and the FSDP2 caching depends on the
+sizes the allocator sees. This is the direction that matters for a run that must fit: on
+these nodes add about 10-20% to clustersim's memory per GPU.""",
     "nemo": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_summary.md` at 070a0bb1 (NeMo
 24.07 container, DGX H100, FP8); the rows are `validation/nemo_h100.csv`. Compared metric:
@@ -1055,7 +1092,12 @@ it changed is not published."""
     + moved(OVERLAPPED_SENDS, (7.4, 12.1), (6.2, 12.1))
     + """ The
 pipelined rows now read -3.9% to +9.0% (Llama 2 70B, 20 virtual stages, the most sends per
-microbatch), the unpipelined multi-server rows still +11% to +12%.""",
+microbatch), the unpipelined multi-server rows still +11% to +12%. Since TransformerEngine's
+cached fp8 weights count (`simulator/workload/fp8_weight_cache.py`, 2026-11-29: 9.7 GiB on this
+stage, the 16-bit weights' fp8 copy and its transpose) the Nemotron 340B row's predicted memory
+is 88.0 GiB, over the 80 GiB again: either the run kept its weights in fp8 (NeMo's
+`fp8_params`, which the table does not state; 78.3 GiB with them) or the model's activations
+for it are high by 8 GiB or more. Its throughput does not depend on it.""",
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP

@@ -111,7 +111,8 @@ from simulator.config.yaml_io import did_you_mean, read_yaml_mapping
 from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import run_scenario
 from simulator.units import format_bytes
-from simulator.validation import megatron, nccl_suite
+from simulator.validation import megatron, nccl_suite, training_memory
+from simulator.validation.training_memory import predicted_bytes
 from simulator.workload.params import parameter_count
 
 COLUMNS = ["set", "row", "description", "scenario", "metric", "measured", "predicted", "error",
@@ -295,6 +296,29 @@ def _torchtitan_memory(root: Path) -> pd.DataFrame:
                      "predicted": predicted, "error": predicted / measured - 1.0, "scored": True,
                      "gpu": facts.gpu, "stack": facts.stack,
                      "notes": f"capacity {result.memory_capacity_bytes / 2**30:.0f} GiB"})
+    return pd.DataFrame(rows)
+
+
+def _megatron_memory(root: Path) -> pd.DataFrame:
+    """The MI325X training logs' memory figures (``validation/megatron_memory_mi325x.csv``, GiB)
+    against the model's (:mod:`simulator.validation.training_memory`): three per log."""
+    data = pd.read_csv(root / "validation" / "megatron_memory_mi325x.csv")
+    folder = root / "validation" / "scenarios" / "primus_mi325x"
+    library, rows, results = HardwareLibrary(), [], {}
+    for r in data.itertuples():
+        path = folder / r.scenario
+        if r.scenario not in results:
+            scenario = load_scenario(path, library)
+            results[r.scenario] = (scenario, run_scenario(path, library=library))
+        scenario, result = results[r.scenario]
+        facts = scenario_facts(path, library)
+        predicted = predicted_bytes(r.quantity, scenario, scenario.training.stack, result) / 2**30
+        rows.append({"set": "megatron_memory", "row": str(r.row), "description": f"{r.what}: {r.quantity}",
+                     "scenario": _relative(path, root), "metric": training_memory.METRICS[r.quantity],
+                     "measured": float(r.measured_gib), "predicted": predicted,
+                     "error": predicted / float(r.measured_gib) - 1.0, "scored": True,
+                     "gpu": facts.gpu, "stack": facts.stack,
+                     "notes": f"{r.notes}; {r.log} {r.source.split(':')[0]}"})
     return pd.DataFrame(rows)
 
 
@@ -504,6 +528,10 @@ SETS: dict[str, ValidationSet] = {
     "torchtitan_memory": ValidationSet(
         "torchtitan_memory", "torchtitan peak memory (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
         MEMORY, _torchtitan_memory),
+    "megatron_memory": ValidationSet(
+        "megatron_memory", "Megatron-LM and Primus memory reports on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 "
+        "70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)",
+        "memory per GPU (GiB): resident, first-step peak, device in use", _megatron_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
         token_rows=TokenRows("nemo_h100.csv", lambda row, model: _nemo_tokens(row))),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.config.hardware import Dtype
+from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import (
     AttentionKernel,
@@ -43,6 +43,7 @@ from simulator.config.stack import (
     StackProfile,
 )
 from simulator.memo import remembered
+from simulator.workload.fp8_weight_cache import fp8_weight_memory
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
@@ -262,12 +263,13 @@ class MemoryBreakdown:
 
 def memory_parts(fields: tuple) -> dict[str, float]:
     """A stage's memory by part name, bytes, from :class:`MemoryBreakdown`'s fields in order
-    (:func:`stage_memory_fields`: weights to fragmentation, then the named extra parts)."""
+    (:func:`stage_memory_fields`: weights to fragmentation, then the named extra parts), the
+    named parts listed after the workspace and before the runtime's."""
     weights, gradients, optimizer, activations, workspace, cuda, nccl, fragmentation, named = fields
     parts = {"weights": weights, "gradients": gradients, "optimizer": optimizer,
-             "activations": activations, "workspace": workspace, "cuda_context": cuda,
-             "nccl_buffers": nccl, "fragmentation": fragmentation}
+             "activations": activations, "workspace": workspace}
     parts.update(named)
+    parts.update({"cuda_context": cuda, "nccl_buffers": nccl, "fragmentation": fragmentation})
     return parts
 
 
@@ -413,9 +415,12 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
 def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig,
                         stage: int, layers_on_stage: int, dp: int, first: bool, last: bool,
                         microbatches: int | None = None, runtime: bool = True,
-                        stack: StackProfile | None = None, memo: dict | None = None) -> tuple:
+                        stack: StackProfile | None = None, memo: dict | None = None,
+                        gpu: GpuSpec | None = None) -> tuple:
     """:func:`stage_memory`'s :class:`MemoryBreakdown` fields in order, without the object
-    (:func:`memory_parts` names them): what a search keeps of each stage kind.
+    (:func:`memory_parts` names them): what a search keeps of each stage kind. ``gpu`` (None:
+    a Hopper-like part) sets whether a kept fp8 weight needs its transposed copy
+    (:mod:`simulator.workload.fp8_weight_cache`).
     """
     par = parallelism
     if microbatches is None:
@@ -451,9 +456,24 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         activations, workspace = peak.activations, peak.transient
         grads += peak.gradients - (dense * lazy if lazy else 0.0)
         pipe = (("pipeline_buffers", peak.buffers),)
+    cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix), training.dtype,
+                                       stack, par.zero_stage, gpu)
+    cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
-    return (weights, grads, optimizer, activations, workspace, *parts, pipe + buffers)
+    return (weights - lighter, grads, optimizer, activations, workspace, *parts, pipe + cached + buffers)
+
+
+def _linear_elements(model: ModelConfig, par: ParallelismConfig, layers_on_stage: int,
+                     mix: tuple[int, int]) -> float:
+    """Linear weight elements of a stage's layers on one GPU, split by tensor and expert
+    parallelism only (:func:`stage_parameters` without the embedding and output layer, plus
+    each multi-token prediction layer's block and projection); what fp8 linears cast."""
+    dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0)
+    if mix[1]:
+        one = sum(stage_parameters(model, par, 1, False, False, 0, 0))
+        dense += mix[1] * (one + mtp_extra_parameters(model) / par.tp)
+    return dense + expert
 
 
 def _activation_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,

@@ -1,0 +1,77 @@
+"""A Megatron training log's memory figures, in the terms of the model's memory parts.
+
+Megatron-LM's ``report_memory`` prints, once, after the first iteration, rank 0's
+``torch.cuda.memory_allocated()`` and ``max_memory_allocated()`` (in MiB, "MB"); AMD's Primus
+launcher and ROCm Megatron-LM print the device memory in use every iteration
+(``torch.cuda.mem_get_info()``: total - free). Each is a different cut of the model's parts
+(:func:`simulator.workload.memory.memory_parts`, the busiest GPU of stage 0, which rank 0 is):
+
+- ``allocated_after_step1``: what stays allocated between steps, the resident model state:
+  weights, gradients (Megatron keeps its gradient buffer; FSDP2 its sharded gradients until the
+  next ``zero_grad``), optimizer state and the fp8 weight cache, without ZeRO-3's transient
+  unsharded weights and gradients (:func:`simulator.workload.unsharded.unsharded_bytes`).
+- ``max_allocated_step1``: the first step's peak. Adam's moments do not exist yet during its
+  forward and backward: PyTorch's ``Adam`` creates ``exp_avg`` and ``exp_avg_sq`` at the first
+  ``step()`` (``torch/optim/adam.py`` ``_init_group``: ``if len(state) == 0``), as
+  TransformerEngine's and Apex's ``FusedAdam`` do, and Megatron-Core's optimizers wrap them. So
+  the peak is the model's allocated peak (every part but the CUDA context, NCCL buffers and
+  the allocator's fragmentation) less the moments: 8 of the 12 bytes per parameter of the
+  mixed-precision optimizer state (fp32 master weights 4, moments 8), all of an fp32 run's 8.
+  The Primus logs show the moments arriving: device memory in use grows after the first
+  iteration by about their size (Llama 2 70B on 16 GPUs: 193.1 to 227.0 GiB; the moments of its
+  FSDP2 shard 32.6 GiB).
+- ``device_used_steady``: device memory in use at steady state, against the model's total
+  (``memory_per_gpu_bytes``): what decides whether a run fits.
+"""
+
+from __future__ import annotations
+
+from simulator.config.hardware import Dtype
+from simulator.config.scenario import Scenario
+from simulator.config.stack import StackProfile
+from simulator.results import StepResult
+from simulator.workload.memory import stage_parameters
+from simulator.workload.runtime_memory import shard_group_size
+from simulator.workload.stage_layers import stage_mix
+from simulator.workload.unsharded import unsharded_bytes
+
+GIB = 2.0**30
+RUNTIME_PARTS = ("cuda_context", "nccl_buffers", "fragmentation")
+"""Parts the PyTorch caching allocator's ``allocated`` counters do not hold."""
+MOMENT_SHARE = {Dtype.FP32: 1.0}
+"""Share of the model's optimizer part that is Adam's moments: 8 of 12 bytes per parameter
+under mixed precision (:func:`simulator.workload.memory.model_state_bytes`), all 8 in fp32."""
+METRICS = {"allocated_after_step1": "allocated after the first step (GiB)",
+           "max_allocated_step1": "peak allocated in the first step (GiB)",
+           "device_used_steady": "peak memory per GPU (GiB)"}
+"""Each quantity's metric label; the device figure is the set's peak memory (the label the
+validation note's memory rows are read by, :mod:`simulator.validation.regimes`)."""
+
+
+def predicted_bytes(quantity: str, scenario: Scenario, stack: StackProfile, result: StepResult) -> float:
+    """The model's figure for one of :data:`METRICS`' quantities (module docstring), bytes."""
+    parts = result.stages[0].memory
+    if quantity == "device_used_steady":
+        return result.memory_per_gpu_bytes
+    if quantity == "max_allocated_step1":
+        allocated = sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
+        return allocated - MOMENT_SHARE.get(scenario.training.dtype, 8.0 / 12.0) * parts["optimizer"]
+    if quantity == "allocated_after_step1":
+        state = parts["weights"] + parts["gradients"] + parts["optimizer"] + parts.get("fp8_weight_cache", 0.0)
+        return state - sum(_transient_unsharded(scenario, stack, result))
+    raise ValueError(f"unknown memory quantity {quantity!r}; known: {', '.join(METRICS)}")
+
+
+def _transient_unsharded(scenario: Scenario, stack: StackProfile, result: StepResult) -> tuple[float, float]:
+    """Stage 0's ZeRO-3 unsharded (weights, gradients) at the peak, bytes; (0, 0) otherwise."""
+    par = scenario.parallelism
+    if par.zero_stage < 3:
+        return 0.0, 0.0
+    dp = result.gpus // (par.tp * par.pp * par.cp)
+    shard = shard_group_size(par, dp)
+    if shard <= 1:
+        return 0.0, 0.0
+    layers = result.stages[0].layers
+    stage = stage_parameters(scenario.model, par, layers, True, par.pp == 1, *stage_mix(scenario.model, par)[0])
+    return unsharded_bytes(stack, scenario.model, par, scenario.training.dtype, stage, layers,
+                           result.microbatches, shard)
