@@ -41,14 +41,15 @@ def test_the_cache_follows_the_cast_unless_stated():
     assert cache_mode(LIBRARY.stack("nemo")) == Fp8WeightCache.FULL
     for name in ("torchtitan", "fsdp", "deepspeed"):
         assert cache_mode(LIBRARY.stack(name)) == Fp8WeightCache.NONE
-    assert cache_mode(_stack(fp8_weight_cast="per_forward", fp8_weight_cache="rowwise")) == Fp8WeightCache.ROWWISE
+    stated = _stack(fp8_weight_cast="per_forward", fp8_weight_cache="rowwise")
+    assert cache_mode(stated) == Fp8WeightCache.ROWWISE
 
 
 @pytest.mark.parametrize("kernels, zero_stage, gathered, expected", [
     ({}, 1, "param", (2.0, 0.0)),                                     # fp8 copy and its transpose
     ({"fp8_weight_cache": "rowwise"}, 3, "param", (1.0, 0.0)),
     ({"fp8_weight_cast": "per_forward"}, 1, "param", (0.0, 0.0)),
-    ({}, 1, "fp8", (1.0, 1.0)),                                       # fp8 parameters: 1 B less, transpose kept
+    ({}, 1, "fp8", (1.0, 1.0)),              # fp8 parameters: 1 B less, the transpose kept
     ({"fp8_params": True, "fp8_scaling": "mxfp8"}, 1, "param", (1 + 1 / 32, 1 - 1 / 32)),
 ])
 def test_cache_and_weight_bytes_per_linear_element(kernels, zero_stage, gathered, expected):

@@ -296,7 +296,8 @@ def test_torch_fsdp2_log_drafts_zero_stage_3():
     assert draft.scenario["training"]["micro_batch"] == 10
     stack = draft.scenario["training"]["stack"]
     assert stack["sharding"] == {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
-    assert stack["kernels"] == {"fp8_weight_cast": "per_forward"}
+    # Primus's no_fp8_weight_transpose_cache (printed "true", lower case): no transposed fp8 weight kept
+    assert stack["kernels"] == {"fp8_weight_cast": "per_forward", "fp8_weight_cache": "rowwise"}
     assert stack["loss"] == {"kernel": "te"}        # cross_entropy_fusion_impl te in the log
 
 
@@ -411,13 +412,15 @@ def test_p2p_overlap_flag_reaches_the_drafts_pipeline(flag, held):
 def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):
     """``fp8_recipe`` tensorwise and mxfp8 set ``kernels.fp8_scaling``; ``fp8_param_gather``
     becomes an fp8 weight gather except under MXFP8, whose weights Megatron-Core gathers in the
-    gradient buffer's dtype (core_v0.15 ``reuse_grad_buf_for_mxfp8_param_ag``)."""
+    gradient buffer's dtype (core_v0.15 ``reuse_grad_buf_for_mxfp8_param_ag``) and still keeps
+    as MXFP8 parameters (``kernels.fp8_params``)."""
     log = read_megatron_log(LOG.parent / "primus-megatron_llama2-7b_8x8-mi325x.log.gz")
     log = replace(log, arguments={**log.arguments, "fp8": "e4m3", "fp8_recipe": recipe,
                                   "fp8_param_gather": True})
     stack = draft_from_log(log, NODE, 8).scenario["training"]["stack"]
     assert stack.get("kernels", {}).get("fp8_scaling") == scaling
     assert stack.get("data_parallel", {}).get("param_gather_dtype") == gather
+    assert stack.get("kernels", {}).get("fp8_params") == (True if recipe == "mxfp8" else None)
 
 
 MI325X_SET = pd.read_csv(ROOT / "validation" / "primus_mi325x.csv")

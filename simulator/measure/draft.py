@@ -283,8 +283,12 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
 
     - ``grad_reduce_in_fp32`` / ``accumulate_allreduce_grads_in_fp32`` false: gradients
       reduced in the parameter dtype (``data_parallel.grad_reduce_dtype: param``);
-    - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8`` (not with MXFP8, whose
-      weights Megatron-Core gathers in the gradient buffer's dtype and quantizes after);
+    - ``fp8_param_gather``: ``data_parallel.param_gather_dtype: fp8`` (with MXFP8, whose
+      weights Megatron-Core gathers in the gradient buffer's dtype and quantizes after,
+      ``kernels.fp8_params: true`` instead: the weights are still MXFP8 parameters);
+    - ROCm's ``no_fp8_weight_transpose_cache`` true (Primus) or ``fp8_weight_transpose_cache``
+      false (ROCm Megatron-LM) under fp8: TransformerEngine keeps no transposed fp8 weight,
+      ``kernels.fp8_weight_cache: rowwise``;
     - ``align_param_gather`` false: ``data_parallel.param_gather_launch: bucket``;
     - ``ddp_bucket_size`` set: ``data_parallel.bucket_MB``, those parameters in the reduce dtype
       (fp32 unless the log turns fp32 reduction off), used as given (no per-rank floor);
@@ -317,8 +321,14 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     if fp32_grads is False:
         fields.setdefault("data_parallel", {})["grad_reduce_dtype"] = "param"
     recipe = str(args.get("fp8_recipe") or "").lower()
-    if args.get("fp8_param_gather") and recipe != "mxfp8":
-        fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
+    if args.get("fp8_param_gather"):
+        if recipe == "mxfp8":
+            fields.setdefault("kernels", {})["fp8_params"] = True
+        else:
+            fields.setdefault("data_parallel", {})["param_gather_dtype"] = "fp8"
+    if args.get("fp8") and (args.get("no_fp8_weight_transpose_cache") is True
+                            or args.get("fp8_weight_transpose_cache") is False):
+        fields.setdefault("kernels", {})["fp8_weight_cache"] = "rowwise"
     if args.get("align_param_gather") is False:
         fields.setdefault("data_parallel", {})["param_gather_launch"] = "bucket"
     if args.get("overlap_param_gather_with_optimizer_step"):

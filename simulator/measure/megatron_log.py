@@ -140,9 +140,11 @@ def _iteration_row(found: re.Match, line: str) -> list:
 
 
 def _value(text: str) -> Any:
-    """``None``/``True``/``False``/numbers as Python values, anything else as text."""
+    """``None``/``True``/``False``/numbers as Python values, anything else as text; Primus
+    prints the booleans of its YAML configs in lower case (``no_fp8_weight_transpose_cache
+    .... true``), read as booleans too."""
     text = text.strip()
-    constants = {"None": None, "True": True, "False": False}
+    constants = {"None": None, "True": True, "False": False, "true": True, "false": False}
     if text in constants:
         return constants[text]
     if _INT.match(text):

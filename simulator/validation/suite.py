@@ -12,6 +12,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   rows are the sizes >= 64 MiB, the ones with a busbw target.
 - ``torchtitan``: torchtitan FSDP2 benchmarks (validation/torchtitan_fsdp.csv), tokens/s per GPU.
 - ``torchtitan_memory``: the same benchmarks' peak memory per GPU (validation/torchtitan_memory.csv).
+- ``megatron_memory``: the MI325X training logs' memory reports (validation/megatron_memory_mi325x.csv):
+  the resident state and the first step's peak from Megatron's ``report_memory``, and the device
+  memory in use at steady state, GiB (:mod:`.training_memory`).
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
   20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
@@ -529,8 +532,8 @@ SETS: dict[str, ValidationSet] = {
         "torchtitan_memory", "torchtitan peak memory (pytorch/torchtitan benchmarks/ @ b5bcd76c)",
         MEMORY, _torchtitan_memory),
     "megatron_memory": ValidationSet(
-        "megatron_memory", "Megatron-LM and Primus memory reports on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 "
-        "70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)",
+        "megatron_memory", "Megatron-LM and Primus memory reports on AMD MI325X, Llama 2 7B and 70B, "
+        "Llama 3.1 70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)",
         "memory per GPU (GiB): resident, first-step peak, device in use", _megatron_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,

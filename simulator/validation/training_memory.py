@@ -57,8 +57,8 @@ def predicted_bytes(quantity: str, scenario: Scenario, stack: StackProfile, resu
         allocated = sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
         return allocated - MOMENT_SHARE.get(scenario.training.dtype, 8.0 / 12.0) * parts["optimizer"]
     if quantity == "allocated_after_step1":
-        state = parts["weights"] + parts["gradients"] + parts["optimizer"] + parts.get("fp8_weight_cache", 0.0)
-        return state - sum(_transient_unsharded(scenario, stack, result))
+        state = parts["weights"] + parts["gradients"] + parts["optimizer"]
+        return state + parts.get("fp8_weight_cache", 0.0) - sum(_transient_unsharded(scenario, stack, result))
     raise ValueError(f"unknown memory quantity {quantity!r}; known: {', '.join(METRICS)}")
 
 
@@ -72,6 +72,7 @@ def _transient_unsharded(scenario: Scenario, stack: StackProfile, result: StepRe
     if shard <= 1:
         return 0.0, 0.0
     layers = result.stages[0].layers
-    stage = stage_parameters(scenario.model, par, layers, True, par.pp == 1, *stage_mix(scenario.model, par)[0])
+    mix = stage_mix(scenario.model, par)[0]
+    stage = stage_parameters(scenario.model, par, layers, True, par.pp == 1, *mix)
     return unsharded_bytes(stack, scenario.model, par, scenario.training.dtype, stage, layers,
                            result.microbatches, shard)
