@@ -456,8 +456,10 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         activations, workspace = peak.activations, peak.transient
         grads += peak.gradients - (dense * lazy if lazy else 0.0)
         pipe = (("pipeline_buffers", peak.buffers),)
-    cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix), training.dtype,
-                                       stack, par.zero_stage, gpu)
+    cache, lighter = 0.0, 0.0
+    if training.dtype == Dtype.FP8:
+        cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix), training.dtype,
+                                           stack, par.zero_stage, gpu)
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
