@@ -280,7 +280,7 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
     Mixed precision (bf16, fp16, fp8) as in [R20] sec. 3.1: 2-byte weights,
     2-byte gradients and ``K = 12`` bytes of optimizer state (fp32 master
     weights, momentum and variance), 16 B/param. FP8 recipes keep bf16 weights
-    and fp32 master weights; the fp8 copies are transient. fp32 training: 4 + 4
+    and fp32 master weights; the fp8 copies kept are counted apart (fp8_weight_cache). fp32 training: 4 + 4
     + 8 (moments only, no master copy). ``grad_bytes`` overrides the gradient
     element size: Megatron-LM accumulates fp32 "main grads" under bf16 (4 B,
     18 B/param [MC]); :func:`gradient_bytes` says which a stack keeps.
