@@ -1027,7 +1027,7 @@ within 0.7% and 4.4% before and after.
 Known miss: the device in use at steady state is 10-19% above the model's total (126.0, 227.0,
 133.2 and 175.7 GiB against 113.8, 198.2, 107.5 and 154.3): what HIP's runtime, RCCL and the
 ROCm libraries hold outside PyTorch's allocator (device in use minus the allocator's reserved
-peak: 8 to 17 GiB on these nodes, against the model's 0.5-1 GiB of CUDA context and NCCL
+peak: 8 to 15 GiB on these nodes, against the model's 0.5-1 GiB of CUDA context and NCCL
 buffers, figures measured on CUDA) and the allocator's cached free blocks (reserved minus
 allocated at the first step's peak: 4 GiB for the data-parallel runs, 16 and 31 GiB for the
 FSDP2 runs, against the model's 0.4% of the activations). Neither is modelled for ROCm: no
