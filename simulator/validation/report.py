@@ -1030,9 +1030,11 @@ ROCm libraries hold outside PyTorch's allocator (device in use minus the allocat
 peak: 8 to 15 GiB on these nodes, against the model's 0.5-1 GiB of CUDA context and NCCL
 buffers, figures measured on CUDA) and the allocator's cached free blocks (reserved minus
 allocated at the first step's peak: 4 GiB for the data-parallel runs, 16 and 31 GiB for the
-FSDP2 runs, against the model's 0.4% of the activations). Neither is modelled for ROCm: no
-published breakdown of the runtime's share was found, and the FSDP2 caching depends on the
-sizes the allocator sees. This is the direction that matters for a run that must fit: on
+FSDP2 runs, against the model's 0.4% of the activations). Neither is modelled for ROCm: the one
+published measurement of RCCL's share found, about 1 GiB for a rank's first communicator and
+0.65 GiB for each further one on LUMI's MI250X (Lumi-supercomputer/LUMI-AI-Guide#111, 2026),
+accounts for 1-3 GiB of it, the HIP runtime's and the ROCm libraries' share is not published,
+and the FSDP2 caching depends on the sizes the allocator sees. This is the direction that matters for a run that must fit: on
 these nodes add about 10-20% to clustersim's memory per GPU.""",
     "nemo": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_summary.md` at 070a0bb1 (NeMo
