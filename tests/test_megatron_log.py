@@ -407,6 +407,16 @@ def test_p2p_overlap_flag_reaches_the_drafts_pipeline(flag, held):
     assert ("pipeline" in stack and stack["pipeline"] == {"overlap_p2p": False}) is held
 
 
+@pytest.mark.parametrize(("swiglu", "hidden_dropout", "expected"), [
+    (False, 0.0, 0.0), (False, 0.1, None), (True, 0.0, None), (True, 0.1, 0.1)])
+def test_hidden_dropout_reaches_the_draft_where_it_differs_from_the_default(swiglu, hidden_dropout, expected):
+    """``hidden_dropout`` becomes ``model.dropout`` only where it is not the mlp's default (GPT
+    0.1, Llama-style 0): the Nemotron configs' GELU-shaped models at 0 keep no masks."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_llama2-7b_8x8-mi325x.log.gz")
+    log = replace(log, arguments={**log.arguments, "swiglu": swiglu, "hidden_dropout": hidden_dropout})
+    assert draft_from_log(log, NODE, 8).scenario["model"].get("dropout") == expected
+
+
 @pytest.mark.parametrize(("recipe", "scaling", "gather"), [
     ("tensorwise", "dynamic", "fp8"), ("mxfp8", "mxfp8", None), ("delayed", None, "fp8")])
 def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):

@@ -59,6 +59,17 @@ def test_swiglu_inner_is_three_f_wide():
     assert activation_bytes_per_layer(swiglu, B, 1, False, Recompute.SELECTIVE) == gelu + 2 * 4 * H * S * B
 
 
+def test_no_dropout_keeps_no_masks():
+    """At dropout 0 PyTorch's dropout returns its input and keeps no mask: the layer loses the two
+    1-byte masks of the residual branches, 2 s b h (not split by t without SP); GELU models
+    default to Megatron's 0.1, SwiGLU models to 0."""
+    plain = GPT3.model_copy(update={"dropout": 0.0})
+    with_masks = activation_bytes_per_layer(GPT3, B, T, False, Recompute.SELECTIVE)
+    assert with_masks - activation_bytes_per_layer(plain, B, T, False, Recompute.SELECTIVE) == 2 * SBH
+    assert GPT3.dropout == 0.1
+    assert ModelConfig(layers=2, hidden=64, heads=4, seq_len=16, vocab=32, mlp="swiglu").dropout == 0.0
+
+
 def test_fp8_linear_inputs_keep_one_byte():
     """TransformerEngine keeps each linear input's fp8 cast for the weight gradient: the QKV and
     fc1 inputs (h each, split by t under SP) and the fc2 input (f = 4h, split by t) drop from 2

@@ -57,6 +57,10 @@ MEANINGS = {
     "model.experts": "experts per MoE layer (1: dense)",
     "model.qk_norm": "an RMSNorm over the queries and keys after their projections (Qwen3, OLMo 2): "
                      "one more memory-bound pass over them a layer, its input kept for backward",
+    "model.dropout": "dropout probability of the hidden states and attention (Megatron's "
+                     "`hidden_dropout`, `attention_dropout`): above 0 each dropout keeps a 1-byte "
+                     "mask for backward; default 0.1 for `gelu` (GPT-style), 0 for `swiglu` "
+                     "(Llama-style recipes)",
     "model.tied_embeddings": "the output layer shares the token embedding (default: true for `gelu`, "
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",

@@ -163,11 +163,19 @@ class ModelConfig(_Section):
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""
+    dropout: Annotated[float, Field(ge=0.0, lt=1.0, allow_inf_nan=False)] | None = None
+    """Dropout probability of the hidden states and attention (Megatron's ``hidden_dropout`` and
+    ``attention_dropout``): above 0 every dropout keeps a 1-byte mask for backward and the
+    fused bias-dropout-add moves it; at 0 PyTorch's dropout returns its input and keeps none.
+    Default: 0.1 for ``mlp: gelu`` (GPT-style; Megatron-LM's default), 0 for ``swiglu``
+    (Llama-style recipes train without dropout)."""
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelConfig:
         if self.tied_embeddings is None:
             object.__setattr__(self, "tied_embeddings", self.mlp == Mlp.GELU)
+        if self.dropout is None:
+            object.__setattr__(self, "dropout", 0.1 if self.mlp == Mlp.GELU else 0.0)
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.heads)
         if self.ffn_hidden is None:

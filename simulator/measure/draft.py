@@ -168,6 +168,10 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
     model.update(_vocab(log, notes))
     if isinstance(args.get("untie_embeddings_and_output_weights"), bool):
         model["tied_embeddings"] = not args["untie_embeddings_and_output_weights"]
+    dropout = args.get("hidden_dropout")
+    if isinstance(dropout, (int, float)) and not isinstance(dropout, bool) and 0 <= dropout < 1 \
+            and float(dropout) != (0.1 if model["mlp"] == "gelu" else 0.0):
+        model["dropout"] = float(dropout)       # only where it differs from the mlp's default
     experts = args.get("num_experts")
     if isinstance(experts, int) and experts > 1:
         model.update(_moe_shape(args, experts, extra))

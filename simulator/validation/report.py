@@ -370,7 +370,9 @@ memory the caching allocator keeps reserved after frees (`expandable_segments:Tr
 torchtitan's launch script keeps mapped pages until `empty_cache`), backward gradient
 temporaries (layout copies, the embedding's fp32 partial sums), and the compiled recompute
 working set beyond one layer; none has a closed form we could source, so none is added as a
-factor.""",
+factor. Since 2026-11-29 Llama's layers keep no dropout masks (torchtitan's Llama has no dropout
+modules; `model.dropout` 0, the default for SwiGLU models): every row 1-2 GiB lower, MAPE 9.2% to
+9.6%, max 25.5% to 26.2%: the missing memory above is larger by as much.""",
     "fms_fsdp": """\
 Measured: IBM's fms-fsdp README (foundation-model-stack/fms-fsdp), table "Training throughput
 benchmarks": Llama 2 7B to 70B pre-trained with PyTorch FSDP1 (`FullyShardedDataParallel`, one
@@ -1022,10 +1024,13 @@ Until this set the model counted every fp8 copy as transient, and the resident r
 (Llama 2 7B, 12.1 GiB of cache at 2 B per linear weight), -53% and -80% (the 70B FSDP2 runs,
 63.8 GiB at 1 B): MAPE 31%, max 80%. With the cache the resident state is within -0.5% to -6.0%
 and the first step's peak within -4.4% to +6.3%; the BF16 Mixtral run, which has no cache, was
-within 0.7% and 4.4% before and after.
+within 0.7% and 4.4% before and after. The same day the Llama-style models stopped keeping
+dropout masks (`model.dropout`, 0 by default for SwiGLU models; these logs print
+`hidden_dropout` and `attention_dropout` 0.0): the first step's peak now reads -6.3% to +5.7%
+(Llama 2 7B +3.1% to -0.6%, Mixtral -4.4% to -6.3%), MAPE 6.5% to 6.9%.
 
-Known miss: the device in use at steady state is 10-19% above the model's total (126.0, 227.0,
-133.2 and 175.7 GiB against 113.8, 198.2, 107.5 and 154.3): what HIP's runtime, RCCL and the
+Known miss: the device in use at steady state is 13-21% above the model's total (126.0, 227.0,
+133.2 and 175.7 GiB against 109.8, 197.3, 105.4 and 153.6): what HIP's runtime, RCCL and the
 ROCm libraries hold outside PyTorch's allocator (device in use minus the allocator's reserved
 peak: 8 to 15 GiB on these nodes, against the model's 0.5-1 GiB of CUDA context and NCCL
 buffers, figures measured on CUDA) and the allocator's cached free blocks (reserved minus
@@ -1034,8 +1039,9 @@ FSDP2 runs, against the model's 0.4% of the activations). Neither is modelled fo
 published measurement of RCCL's share found, about 1 GiB for a rank's first communicator and
 0.65 GiB for each further one on LUMI's MI250X (Lumi-supercomputer/LUMI-AI-Guide#111, 2026),
 accounts for 1-3 GiB of it, the HIP runtime's and the ROCm libraries' share is not published,
-and the FSDP2 caching depends on the sizes the allocator sees. This is the direction that matters for a run that must fit: on
-these nodes add about 10-20% to clustersim's memory per GPU.""",
+and the FSDP2 caching depends on the sizes the allocator sees. This is the direction that
+matters for a run that must fit: on these nodes add about 15-25% to clustersim's memory per
+GPU.""",
     "nemo": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_summary.md` at 070a0bb1 (NeMo
 24.07 container, DGX H100, FP8); the rows are `validation/nemo_h100.csv`. Compared metric:
@@ -1097,9 +1103,12 @@ pipelined rows now read -3.9% to +9.0% (Llama 2 70B, 20 virtual stages, the most
 microbatch), the unpipelined multi-server rows still +11% to +12%. Since TransformerEngine's
 cached fp8 weights count (`simulator/workload/fp8_weight_cache.py`, 2026-11-29: 9.7 GiB on this
 stage, the 16-bit weights' fp8 copy and its transpose) the Nemotron 340B row's predicted memory
-is 88.0 GiB, over the 80 GiB again: either the run kept its weights in fp8 (NeMo's
-`fp8_params`, which the table does not state; 78.3 GiB with them) or the model's activations
-for it are high by 8 GiB or more. Its throughput does not depend on it.""",
+is over the 80 GiB again: 86.1 GiB once the Nemotron rows train without dropout masks, as the
+configs set (`model.dropout: 0`, 2026-11-29; 88.0 before). Either the run kept its weights in fp8
+(NeMo's `fp8_params`, which the table does not state; 76.4 GiB with them) or the model's
+activations for it are high by 6 GiB or more. Its throughput does not depend on it. Those
+configs' dropout of 0 (the launcher's `hidden_dropout`, `attention_dropout`, `ffn_dropout`)
+also drops the mask from the fused residual adds: the Nemotron rows read 0.3 points faster.""",
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP
@@ -1131,8 +1140,10 @@ traffic crosses), or the H100 bf16 GEMM rate at these shapes. The 128K row reads
 attention is most of the work, as in the NeMo long-sequence set (+17-22% from 128K on): the
 library's attention rate is optimistic for 2024 long-sequence training. With attention counted
 at half (causal) it would read -7.9%. The 8K-GPU row's predicted memory, 82.1 GiB with 32
-microbatches of interleaved 1F1B in flight, does not fit the 80 GiB the run had; the paper's
-modified schedule (its tunable N) and memory work are not modelled."""
+microbatches of interleaved 1F1B in flight, did not fit the 80 GiB the run had until the
+Llama layers stopped keeping dropout masks (`model.dropout` 0 for SwiGLU models, 2026-11-29):
+77.7 GiB, which fits; the paper's modified schedule (its tunable N) and memory work are not
+modelled."""
     + moved(OVERLAPPED_SENDS, (19.4, 28.5), (18.6, 28.5))
     + """ The
 16K/8K ratio is now predicted 0.905 (0.924 before): the 16K run's 16 microbatches on 16 stages

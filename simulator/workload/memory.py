@@ -108,7 +108,8 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     TransformerEngine's RMSNorm saves its input for backward); for MoE the MLP inner is
     times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits,
     permutation buffers and capacity padding are ignored). ``dtype_bytes`` scales tensors,
-    not masks. Dropout masks are kept for every model (an upper bound for dropout-free Llama training).
+    not masks. Masks are kept only with ``model.dropout`` above 0 (GPT-style models by default;
+    Llama-style ones train without dropout).
     With the GPT shape (``f = 4h``, GELU, ``k = a``) the published formulas hold exactly.
 
     With ``fp8_inputs`` (fp8 training under TransformerEngine, the stack's
@@ -173,10 +174,19 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
     h = model.hidden
     inner = (2 if model.mlp == Mlp.GELU else 3) * _fc2_inputs(model)
-    replicated = dtype_bytes * (4 * h + 2 * _latent_widths(model)) + MASK_BYTES * 2 * h
+    replicated = dtype_bytes * (4 * h + 2 * _latent_widths(model)) + _mask_bytes(model) * 2 * h
     widths = model.q_width + model.context_width + model.kv_width + model.v_width   # Q, context; K, V
     qk_norm_inputs = model.q_width + model.kv_width if model.qk_norm else 0
     return replicated, dtype_bytes * (widths + qk_norm_inputs + inner)
+
+
+def _mask_bytes(model: ModelConfig) -> int:
+    """Bytes per element of a dropout mask the model keeps: :data:`MASK_BYTES` when
+    ``model.dropout`` is above 0, else 0: PyTorch's ``dropout`` at ``p = 0`` returns its input
+    and saves no mask (``aten/src/ATen/native/Dropout.cpp``: ``if (p == 0 || !train ...)
+    return input``), and Megatron-Core's fused bias-dropout-add calls it. The residual add is
+    priced with or without its mask by the same rule (:mod:`simulator.workload.transformer`)."""
+    return MASK_BYTES if model.dropout > 0.0 else 0
 
 
 def _latent_widths(model: ModelConfig) -> int:
@@ -196,7 +206,7 @@ def _fc2_inputs(model: ModelConfig) -> float:
 def _attention_core_bytes(model: ModelConfig, micro_batch: int, cp: int, dtype_bytes: int) -> float:
     """``(2 dtype + mask) a (seq/cp) seq b``: softmax output, dropout mask and dropout output."""
     scores = model.heads * (model.seq_len / cp) * model.seq_len * micro_batch
-    return (2 * dtype_bytes + MASK_BYTES) * scores
+    return (2 * dtype_bytes + _mask_bytes(model)) * scores
 
 
 def microbatches_in_flight(schedule: Schedule, pp: int, stage: int, microbatches: int,
@@ -671,7 +681,7 @@ def _boundary_activation_bytes(model: ModelConfig, micro_batch: int, par: Parall
     """Per micro-batch: embedding dropout mask (first stage); norm and output-layer inputs (last)."""
     sb = model.seq_len / par.cp * micro_batch
     sp_div = par.tp if par.sequence_parallel else 1
-    extra = MASK_BYTES * sb * model.hidden / sp_div if first else 0.0
+    extra = _mask_bytes(model) * sb * model.hidden / sp_div if first else 0.0
     if last:
         extra += 2 * dtype_bytes * sb * model.hidden / sp_div
     return extra

@@ -296,8 +296,9 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     kernel               fused                            eager (one PyTorch op per kernel)
     ===================  ===============================  ===================================
     2 norms              2 act each (read x, write y)     RMSNorm in fp32 ops: 18 act each
-    2 residual adds      3 act (Llama); GPT bias+dropout  3 act; GPT 7.5 act (bias, dropout,
-                         +add 3.5 act (1 B mask)          add apart)
+    2 residual adds      3 act (no dropout); with         3 act; with dropout 7.5 act
+                         dropout, bias+dropout+add 3.5    (bias, dropout, add apart)
+                         act (1 B mask)
     activation           GELU 2 ffn; SwiGLU 3 ffn         GELU 4 ffn (bias apart); SwiGLU 5 ffn
     rotary (SwiGLU/      read + write q, k                fp32 complex product: 10x q, k
     Llama models)
@@ -411,9 +412,10 @@ def _activation_kind_bytes(shape: LayerShape) -> float:
 
 
 def _residual_bytes(shape: LayerShape) -> float:
-    """Bytes of one residual add (bias+dropout+add) kernel (module table of :func:`_memory_bytes`)."""
-    llama = shape.model.mlp == Mlp.SWIGLU
-    per_act = (3.0 if llama else 3.5) if shape.fused else (3.0 if llama else 7.5)
+    """Bytes of one residual add (bias+dropout+add) kernel (module table of :func:`_memory_bytes`):
+    the GPT row with ``model.dropout`` above 0, the Llama row (no mask) without dropout."""
+    plain = shape.model.dropout == 0.0
+    per_act = (3.0 if plain else 3.5) if shape.fused else (3.0 if plain else 7.5)
     return per_act * local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
 
 
