@@ -68,13 +68,17 @@ def test_layer_flops_in_closed_form(tp, sequence_parallel):
 
 def test_activation_bytes_in_closed_form():
     """Selective recompute (no s^2 attention core kept), bf16, no tensor parallelism: per token
-    ``2 (4h + 2 (r_q + r_kv + d_r))`` + ``2 h`` of masks, and
-    ``2 (a d_qk + a d_v + a d_qk + a d_v + 3 f)`` (Q, context, K, V, the SwiGLU inner tensors)."""
+    ``2 (4h + 2 (r_q + r_kv + d_r))`` and ``2 (a d_qk + a d_v + a d_qk + a d_v + 3 f)`` (Q,
+    context, K, V, the SwiGLU inner tensors); no dropout masks (a SwiGLU model's dropout is 0),
+    ``2 h`` more with dropout."""
     model = ModelConfig(**V3)
     h, a, f = 7168, 128, 18432
-    per_token = 2 * (4 * h + 2 * (1536 + 512 + 64)) + 2 * h + 2 * (2 * a * 192 + 2 * a * 128 + 3 * f)
+    per_token = 2 * (4 * h + 2 * (1536 + 512 + 64)) + 2 * (2 * a * 192 + 2 * a * 128 + 3 * f)
     got = activation_bytes_per_layer(model, 1, 1, False, Recompute.SELECTIVE)
     assert got == pytest.approx(per_token * model.seq_len)
+    dropped = activation_bytes_per_layer(model.model_copy(update={"dropout": 0.1}), 1, 1, False,
+                                         Recompute.SELECTIVE)
+    assert dropped == pytest.approx((per_token + 2 * h) * model.seq_len)
 
 
 def test_both_engines_agree_on_a_latent_attention_mixture_of_experts(tmp_path):
