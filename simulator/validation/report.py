@@ -1450,9 +1450,10 @@ the 7B row -2.7% -> -4.3%, Mixtral +29.4% (-4.4% and +29.2% once each data-paral
 its latency, `simulator/engine/dp_calls.py`; +29.3% once the experts' gradient buckets were filled
 with the experts' tensors and the rest's with the rest's, 2026-11-29). Left: the grouped GEMM's rate on ROCm
 (`moe_grouped_gemm` True), which has no benchmark in the library, and the auxiliary loss's
-kernels (coefficient 0.01; a few passes over the 8 scores per token, not counted). The logs' memory
-(HIP's reserved 126-227 GB) is not compared: it is the caching allocator's pool, not the
-peak.
+kernels (coefficient 0.01; a few passes over the 8 scores per token, not counted). The logs'
+memory figures (Megatron's `report_memory` after the first iteration; the device memory in use,
+126-227 GiB, which `hip mem usage` reads from `torch.cuda.mem_get_info`) are compared in
+`megatron_memory` (2026-11-29).
 
 Row 4, added on 2026-11-29 and scored once with nothing changed: the same author's Megatron-LM
 run of Llama 3.1 70B on 64 MI325X of the same cluster (hisohara/ai-scripts @97db03fb,
