@@ -111,7 +111,10 @@ def run(scenario: Path, as_json: bool, engine: str | None, steps: int | None,
     if trace or timeline_png:
         write_timeline(scenario, trace, timeline_png, seed, library)
     if as_json:
-        click.echo(json.dumps(result.to_json_dict()))
+        payload = result.to_json_dict()
+        if not result.calibration:           # the notes' sentences, as the report ends with them
+            payload["validation"] = _validation_notes(scenario, library)
+        click.echo(json.dumps(payload))
     else:
         out.print(run_report(result, with_warnings=False))
         for line in warning_lines(result):

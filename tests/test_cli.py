@@ -90,6 +90,8 @@ def test_run_json_has_every_documented_key(capsys):
         assert key in data
     assert data["gpus"] == 1024 and data["tokens_per_s"] == pytest.approx(
         1536 * 2048 / data["step_time_s"])
+    # the report's closing validation: lines, as sentences (throughput, then peak memory)
+    assert len(data["validation"]) == 2 and "published runs like this one" in data["validation"][0]
 
 
 def test_run_report_has_the_breakdowns(capsys):
