@@ -1194,7 +1194,7 @@ all-gathers, the 512K and 1M rows read -32%. The rows are one rate, not scatter:
 calibrate --set nemo_long_context:odd --check-set nemo_long_context:even --fit
 gpu:h100-sxm.compute.attention_kernels.cudnn.1` fits the cuDNN backward fraction 0.283 +- 0.004
 (the library's 0.363) and the even rows, never fitted, read 0.6% MAPE; fitted on all nine rows
-(0.285) it also brings 113 rows of eleven other H100 Megatron-Core and NeMo sets from 6.2% to
+(0.285) it also brings 113 rows of eleven other H100 Megatron-Core and NeMo sets from 6.3% to
 5.3% (docs/calibration.md, 2026-11-29). The library keeps its sourced value: a rate fitted to
 these rows is a user's calibration.""",
     "megatron_bridge": """\
