@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.collectives import BUS_FACTOR, Op
-from simulator.config import HardwareLibrary, load_cluster
+from simulator.config import HardwareLibrary, load_cluster, load_scenario
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
 from simulator.results import StepResult
@@ -178,7 +178,9 @@ def _indexed(root: Path, name: str, source: suite.TokenRows) -> list[Measurement
     for entry in index.sort_values("row").itertuples():
         row = next(data.iloc[[entry.row - 1]].itertuples())
         path = folder / entry.scenario
-        tokens = source.tokens_of(row, suite.scenario_facts(path, library).model)
+        tokens = source.measured_of(row)
+        if source.per_token is not None:     # published in model FLOP/s: the model sets the count
+            tokens /= source.per_token(load_scenario(path, library).model)
         rows.append(Measurement(name, str(entry.row), path, "tokens_per_s_per_gpu", float(tokens)))
     return rows
 

@@ -129,20 +129,21 @@ PALM_TFLOPS = "model TFLOP/s per GPU (PaLM's count)"
 MEGATRON_TFLOPS = "model TFLOP/s per GPU (Megatron's count)"
 
 
-def _as_measured(row, model) -> float:
-    """A row whose ``measured`` is tokens/s per GPU already."""
+def _as_measured(row) -> float:
+    """A row's published figure as the CSV gives it."""
     return float(row.measured)
 
 
 class TokenRows(NamedTuple):
     """A throughput set's published rows as tokens/s per GPU: ``validation/<csv>``, whose
-    row ``i`` ``validation/scenarios/<set>/index.csv`` maps to its scenario, and
-    ``tokens_of(row, model)``, the row's tokens/s per GPU given the scenario's model (a set
-    published in model FLOP/s divides by its own FLOP count per token, the same count its
-    comparison multiplies the predicted tokens/s by, so the error is unchanged)."""
+    row ``i`` ``validation/scenarios/<set>/index.csv`` maps to its scenario; ``measured_of(row)``
+    the published figure, and for a set published in model FLOP/s ``per_token(model)`` its own
+    FLOP count per token, which divides it (the count its comparison multiplies the predicted
+    tokens/s by, so the error is unchanged); None for a set published in tokens/s."""
 
     csv: str
-    tokens_of: Callable = _as_measured
+    measured_of: Callable = _as_measured
+    per_token: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -307,14 +308,13 @@ def _megatron_memory(root: Path) -> pd.DataFrame:
     against the model's (:mod:`simulator.validation.training_memory`): three per log."""
     data = pd.read_csv(root / "validation" / "megatron_memory_mi325x.csv")
     folder = root / "validation" / "scenarios" / "primus_mi325x"
-    library, rows, results = HardwareLibrary(), [], {}
+    library, rows, runs = HardwareLibrary(), [], {}
     for r in data.itertuples():
         path = folder / r.scenario
-        if r.scenario not in results:
-            scenario = load_scenario(path, library)
-            results[r.scenario] = (scenario, run_scenario(path, library=library))
-        scenario, result = results[r.scenario]
-        facts = scenario_facts(path, library)
+        if r.scenario not in runs:           # three rows per log: one run, one load
+            runs[r.scenario] = (load_scenario(path, library), run_scenario(path, library=library),
+                                scenario_facts(path, library))
+        scenario, result, facts = runs[r.scenario]
         predicted = predicted_bytes(r.quantity, scenario, scenario.training.stack, result) / 2**30
         rows.append({"set": "megatron_memory", "row": str(r.row), "description": f"{r.what}: {r.quantity}",
                      "scenario": _relative(path, root), "metric": training_memory.METRICS[r.quantity],
@@ -537,21 +537,19 @@ SETS: dict[str, ValidationSet] = {
         "memory per GPU (GiB): resident, first-step peak, device in use", _megatron_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
-        token_rows=TokenRows("nemo_h100.csv", lambda row, model: _nemo_tokens(row))),
+        token_rows=TokenRows("nemo_h100.csv", _nemo_tokens)),
     "nemo_more": ValidationSet(
         "nemo_more", "NeMo 24.07 performance summary, the other pre-training rows (NVIDIA/NeMo @ 070a0bb1)",
         TOKENS, _nemo_more, token_rows=TokenRows("nemo_h100_more.csv")),
     "llama3_paper": ValidationSet(
         "llama3_paper", "Llama 3 paper, Table 4: Llama 3 405B on 8,192 and 16,384 H100 (arXiv:2407.21783)",
         PALM_TFLOPS, _llama3_paper,
-        token_rows=TokenRows("llama3_paper_table4.csv",
-                             lambda row, model: float(row.measured) / palm_flops_per_token(model))),
+        token_rows=TokenRows("llama3_paper_table4.csv", per_token=palm_flops_per_token)),
     "nemo_long_context": ValidationSet(
         "nemo_long_context",
         "NeMo long-sequence performance, Llama 2 7B FP8 on H100 (NVIDIA/NeMo @ 5b47a94c)",
         NEMO_TFLOPS, _nemo_long_context,
-        token_rows=TokenRows("nemo_long_context_h100.csv",
-                             lambda row, model: float(row.measured) / nemo_flops_per_token(model))),
+        token_rows=TokenRows("nemo_long_context_h100.csv", per_token=nemo_flops_per_token)),
     "megatron_bridge": ValidationSet(
         "megatron_bridge",
         "Megatron-Bridge 25.11 performance summary, DGX-H100 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f)",
@@ -614,8 +612,8 @@ SETS: dict[str, ValidationSet] = {
         "megatron_core_scaling",
         "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "
         "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling,
-        token_rows=TokenRows("megatron_core_scaling.csv",
-                             lambda row, model: float(row.measured) * 1e12 / nemo_flops_per_token(model))),
+        token_rows=TokenRows("megatron_core_scaling.csv", lambda row: float(row.measured) * 1e12,
+                             nemo_flops_per_token)),
     "megatron_selective": _step_entry(
         "megatron_selective",
         "Korthikanti et al. 2022, Megatron-LM GPT 22B-1T on 8-512 A100: full vs selective recompute "
