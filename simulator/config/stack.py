@@ -346,6 +346,12 @@ class KernelProfile(_Part):
     issued round-robin on ``n`` streams, with each expert's fp8 operands quantized by kernels of
     their own (TransformerEngine's ``GroupedLinear``: ``multi_stream_cublas_gemm`` on 4 compute
     streams, :mod:`simulator.cost.compute`)."""
+    attention_unpad: Flag = False
+    """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
+    heads, d)`` layout before a variable-length flash-attention call and scatters the output
+    back (flash-attn's ``bert_padding.unpad_input`` / ``pad_input``, which llm-foundry's MPT
+    ``flash_attn_fn`` runs at every layer whatever the padding;
+    :func:`simulator.workload.transformer.unpad_bytes`)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

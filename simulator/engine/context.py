@@ -98,4 +98,4 @@ def _shape(scenario: Scenario) -> LayerShape:
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
                       kernels.fused_activation, kernels.moe_permute_fusion,
-                      loss_traffic(stack.loss), par.etp)
+                      loss_traffic(stack.loss), par.etp, kernels.attention_unpad)

@@ -1745,17 +1745,27 @@ do not share an SM with compute kernels, nccl#689; `simulator/cost/nccl_sms.py`)
 Then the loss: MPT's default `loss_fn: fused_crossentropy` is flash-attn's fused softmax cross
 entropy, 8 B per logit where every stack was priced at 36 (`loss.kernel: xentropy`,
 2026-11-28): 10.0% / 23.3%, the fast rows faster (MPT-1B on 512 GPUs +20.4% -> +23.3%).
-The rows with activation checkpointing (13B, 30B, 70B) are within 12% at every scale, the 13B
-rows slow (-9% to -11%) on the Triton attention's estimated H100 rate. The rows without it
-(1B, 3B, 7B, micro batch 6 to 12) are predicted 9-13% fast at 128 GPUs and 16-23% fast at
-512. The level error is not the network: llm-foundry's own 8- to 64-GPU tables of October 2023
-(not scored; their prefetch settings are not recorded) read 4-8% fast for the same models on
-one to eight servers. Read from the code and
-left out as small (1-3% each): llm-foundry's flash-attn path unpads q, k and v and pads the
-output (`bert_padding`, about 20 activation-sized copies a layer, each unpad with a host
-synchronisation), and Composer's `DecoupledAdamW` steps parameter by parameter with a host
+On 2026-11-29 three facts of MPT's own code were encoded, each moving the
+rows the same way as the loss had: MPTConfig's dropouts default to 0 (`model.dropout: 0`: plain
+residual adds, no masks; llmfoundry/models/mpt/configuration_mpt.py); MPTMLP's `nn.Linear` adds
+its bias inside the GEMM (addmm's cuBLASLt epilogue), so the eager GELU is one kernel
+(`kernels.fused_activation: true`), not Megatron's separate bias add; and `flash_attn_fn`
+unpads q, k and v and pads the output at every layer, padded or not (flash-attn `bert_padding`
+gathers and a zero-filled scatter, about 20 activation-sized passes a layer with the backward's;
+`kernels.attention_unpad`, new): 10.9% / 28.3%. With them the rows with activation
+checkpointing (13B, 30B, 70B) read -7.3% to +4.9% at every scale, the Triton-attention 13B
+rows the slow ones, and the rows without it (1B, 3B, 7B) +12.4% to +17.4% at 128 GPUs and
++20.1% to +28.3% at 512. What those rows miss at 128 GPUs (83, 78 and 136 ms a step for the 1B,
+3B and 7B) is the same per element of a layer's activations, 6.9, 5.8 and 6.8 x 10^-11 s per
+layer, token and hidden unit: the signature of work per activation element at this fixed 2K
+sequence (the attention kernel, the memory-bound kernels), not of the GEMMs, whose FLOPs per
+element grow with the width, nor of the network. The same pattern shows in IBM's FSDP1 runs
+(`fms_fsdp`: the 7B without recompute fast on H100) and the recomputed rows hold in both; no
+measurement separates the candidates, so nothing is fitted. Read from the code and left out as
+small: the unpad's host synchronisation (`torch.nonzero`, once per layer's forward) and
+Composer's `DecoupledAdamW` stepping parameter by parameter with a host
 synchronisation each. The curves are the larger miss: measured, the step grows by 2.6-10.8%
-from 128 to 512 GPUs, predicted by 0.2-1.2%. The model
+from 128 to 512 GPUs, predicted by 0.2-1.3%. The model
 exposes only a step's first all-gather and last reduce-scatter (prefetch hides the rest behind
 compute) and slows the compute beside the others by NCCL's SM share for as long as they run,
 which grows with the ring's latency but by little; the measured growth, 60 ms (1B)

@@ -73,6 +73,7 @@ class LayerShape:
     moe_permute_fused: bool = False          # TransformerEngine's fused MoE permutations
     loss_traffic: tuple[float, float] = LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL]   # bytes per logit
     etp: int | None = None                   # expert tensor parallelism (None: tp)
+    attention_unpad: bool = False            # flash-attn's unpad/pad copies around attention
 
     @property
     def seq(self) -> int:
@@ -326,6 +327,7 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     kernels = [norm, norm, residual, residual, activation] + ([] if shape.fused else [2.0 * act])
     kernels += [rotary_bytes(shape)] if llama else []
     kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
+    kernels += [unpad_bytes(shape)] if shape.attention_unpad else []
     kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
@@ -344,6 +346,22 @@ def rotary_bytes(shape: LayerShape) -> float:
     """Bytes the rotary embedding moves over the queries and keys (:func:`_memory_bytes`' table):
     fused 2, eager 10 per byte of :func:`rotated_elements`."""
     return (2.0 if shape.fused else 10.0) * rotated_elements(shape) * shape.dtype_bytes
+
+
+def unpad_bytes(shape: LayerShape) -> float:
+    """Bytes of flash-attn's unpad and pad copies around one layer's attention
+    (``kernels.attention_unpad``): ``unpad_input`` gathers q, k and v (``index_first_axis``:
+    read and write each, ``2 b s (a d + k d + k d_v) / t`` elements), ``pad_input``
+    zero-fills the padded output and scatters into it (write, read, write: ``3 b s a d_v /
+    t``). The
+    backward runs the mirror images (gathers for scatters, zero-filled scatters for gathers),
+    which the layer's twice-the-forward memory traffic stands for (flash-attn
+    ``flash_attn/bert_padding.py``; llm-foundry ``llmfoundry/models/layers/attention.py``
+    ``flash_attn_fn``)."""
+    mdl = shape.model
+    gathered = 2.0 * (mdl.q_width + mdl.kv_width + mdl.v_width)
+    padded = 3.0 * mdl.context_width
+    return shape.tokens * (gathered + padded) / shape.tp * shape.dtype_bytes
 
 
 def qk_norm_bytes(shape: LayerShape) -> float:
