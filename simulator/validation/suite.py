@@ -75,8 +75,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``mlperf_v51_llama31``: MLPerf Training v5.1 (NeMo, FP8): Llama 3.1 8B on 8 to 256 B200 (four
   submitters), 72 and 512 GB200 (NVIDIA) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1
   405B on 256 and 448 B200 (University of Florida) and 512 and 1,024 H200 (Nebius); Dell's 8B on 8
-  B300
-  (validation/mlperf_v51_llama31.csv), tokens/s per GPU from the logged step times.
+  B300; AMD's implementation of the 8B on one server of 8 MI355X (four submitters) or MI350X (two)
+  (validation/mlperf_v51_llama31.csv), tokens/s per GPU from the logged step times or throughput.
 - ``megatron_bridge_2604``: Megatron-Bridge's 26.04.01 tables (the performance archive): Llama 3 70B
   on 64 H100, Llama 3.1 405B on 1,024 H100 and on 256 GB200 without context parallelism, FP8
   current scaling; the GB200 MXFP8 and NVFP4 rows of both models
