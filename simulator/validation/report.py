@@ -692,9 +692,9 @@ batch), the one-server B200 rows of Dell, Lenovo, Nebius and Supermicro (steps o
 with Oracle's NVFP4 run at 0.453 s rather than the FP8 runs at 0.544-0.548 s; their logs do not
 print the recipe), NVIDIA's 8-GPU GB200 row (only an FP4 config) and every GB300 row (no library
 GPU until 2026-11-29; the set `megatron_bridge_gb300` compares two of them with their GB200 twins), and
-until 2026-11-29 the AMD MI350X/MI355X rows (no library GPU; rows 17-22 since). Added on 2026-11-28 as an out-of-sample check and scored once
-(the first nine rows, then the University of Florida curve's four and NVIDIA's two GB200 rows the
-same day); nothing was changed for it.
+until 2026-11-29 the AMD MI350X/MI355X rows (no library GPU; rows 17-22 since). Added on
+2026-11-28 as an out-of-sample check and scored once (the first nine rows, then the University
+of Florida curve's four and NVIDIA's two GB200 rows the same day); nothing was changed for it.
 
 Encoding: `validation/scenarios/mlperf_v51_llama31/`, from each submission's config scripts,
 `conf/custom.yaml` and userbuffers file: stack `megatron-core` with bf16 gradient reduction
@@ -798,8 +798,7 @@ fitting. The MI350X is the MI355X's silicon at 2.2 GHz instead of 2.4 and 1,000 
 ones, where the clocks give 1.09 and the model 1.07: the air-cooled 1,000 W part sustains less
 than its clock under this load, by about 12%, which no published figure states, so no
 sustained-clock fraction is set for it. With them the set reads 9.7% / 51.2% (11.2% / 51.2% over
-rows 1-16)."""
-    ,
+rows 1-16).""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
