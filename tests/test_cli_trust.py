@@ -259,6 +259,15 @@ def test_bundled_scenario_runs_by_name_and_by_path(capsys):
     assert code == 0 and json.loads(by_name) == json.loads(by_path)
 
 
+@pytest.mark.parametrize("command", [("check",), ("scale", "--gpus", "32,64"), ("search", "--top", "1")])
+def test_every_scenario_command_takes_a_bundled_name(capsys, command):
+    """The commands that read one scenario resolve a bundled example's name as ``run`` does
+    (``clustersim search`` read it as a file name and failed until 2026-11-29)."""
+    code, out, err = _run(capsys, command[0], "sc21-1.7b", *command[1:])
+    assert code == 0, err
+    assert "sc21-1.7b" in out
+
+
 def test_unknown_name_lists_the_bundled_names(capsys):
     code, _, err = _run(capsys, "check", "no-such-scenario")
     assert code == 2 and "sc21-1.7b" in err and "gpt3-175b-1024xA100" in err

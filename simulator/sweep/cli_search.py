@@ -27,6 +27,7 @@ from simulator.config.overlay import CalibratedLibrary, calibrated_library
 from simulator.config.yaml_io import read_yaml_mapping
 from simulator.errors import ConfigError, UsageError
 from simulator.measure.files import check_output_path, write_atomic
+from simulator.pipeline import resolve_scenario
 from simulator.sweep.best_scenario import best_scenario_text
 from simulator.sweep.layouts import LAYOUT_AXES, plain_value
 from simulator.sweep.search import OBJECTIVES, SearchResult, parse_sets, search, why_best
@@ -287,6 +288,7 @@ def search_command(scenario: Path, sets: tuple[str, ...], objective: str | None,
                    png: Path | None, save_best: Path | None, use_dask: bool, scheduler: str | None,
                    workers: int | None, calibration: Path | None, **axes: str | None) -> None:
     """Search the layouts of the scenario's model on its cluster and rank them."""
+    scenario = resolve_scenario(scenario)
     for path, option in ((csv_path, "--csv"), (parquet, "--parquet"), (json_path, "--json"), (png, "--png"),
                          (save_best, "--save-best")):
         if path is not None:
