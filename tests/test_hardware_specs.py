@@ -80,10 +80,11 @@ def test_gpu_peaks_are_ordered(name):
 
 @pytest.mark.parametrize(
     ("gpu", "bf16"),
-    [("h100-sxm", 989.4), ("a100-sxm-40gb", 312.0), ("a100-sxm-80gb", 312.0)],
+    [("h100-sxm", 989.4), ("a100-sxm-40gb", 312.0), ("a100-sxm-80gb", 312.0), ("mi355x", 2500.0)],
 )
 def test_published_dense_bf16_peaks(gpu, bf16):
-    """Dense BF16 peaks match the NVIDIA datasheets (no sparsity factor)."""
+    """Dense BF16 peaks match the vendors' datasheets (no sparsity factor; AMD's MI355X page
+    via stas00/ml-engineering)."""
     assert LIB.gpu(gpu).peak_dense_tflops[Dtype.BF16] == pytest.approx(bf16, abs=1.0)
 
 
@@ -97,7 +98,8 @@ def test_a100_has_no_fp8():
 # GPUs without a kernel benchmark of their own, each with the measured part of the same
 # silicon whose fractions of peak it must use (hardware_specs/gpus/*.yaml "compute" sources).
 SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w"],
-                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb"], "b200": ["gb200"]}
+                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb"], "b200": ["gb200"],
+                "mi355x": ["mi350x"]}
 
 
 @pytest.mark.parametrize(("measured", "variant"),
@@ -145,3 +147,23 @@ def test_link_speeds_are_ordered():
 def test_contract_names_exist(category, name):
     """Every name the scenario format documents is present in the library."""
     assert name in LIB.names(category)
+
+
+def test_mi350x_is_the_mi355x_die_at_its_clock():
+    """The MI350X's peaks are the MI355X die's at 2.2 GHz instead of 2.4 (256 CUs x 4,096 bf16
+    FLOP per clock; hardware_specs/gpus/mi350x.yaml), fp8 twice and MXFP4 four times bf16."""
+    peak = LIB.gpu("mi350x").peak_dense_tflops
+    bf16 = 256 * 4096 * 2.2e9 / 1e12
+    for dtype, factor in ((Dtype.BF16, 1), (Dtype.FP8, 2), (Dtype.FP4, 4)):
+        assert peak[dtype] == pytest.approx(factor * bf16, abs=0.05)
+
+
+def test_mi355x_fractions_are_the_cited_benchmarks_times_the_derating():
+    """hardware_specs/gpus/mi355x.yaml: MAMF bf16 1,565, hipBLASLt fp8 3,293.2 and AITER's
+    causal flash attention 1,173.2 / 1,034.1 TFLOP/s (HipKittens), over the 2,500 / 5,000
+    peaks, x the library's 0.840 sustained-training derating, to the third figure."""
+    c = LIB.gpu("mi355x").compute
+    assert c.gemm_peak_fraction == pytest.approx(1565.0 / 2500 * 0.84, abs=6e-4)
+    assert c.fp8_gemm_peak_fraction == pytest.approx(3293.2 / 5000 * 0.84, abs=6e-4)
+    assert c.attention_forward_fraction == pytest.approx(1173.2 / 2500 * 0.84, abs=6e-4)
+    assert c.attention_backward_fraction == pytest.approx(1034.1 / 2500 * 0.84, abs=6e-4)
