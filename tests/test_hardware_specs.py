@@ -167,3 +167,12 @@ def test_mi355x_fractions_are_the_cited_benchmarks_times_the_derating():
     assert c.fp8_gemm_peak_fraction == pytest.approx(3293.2 / 5000 * 0.84, abs=6e-4)
     assert c.attention_forward_fraction == pytest.approx(1173.2 / 2500 * 0.84, abs=6e-4)
     assert c.attention_backward_fraction == pytest.approx(1034.1 / 2500 * 0.84, abs=6e-4)
+
+
+def test_block_scaled_fp8_on_blackwell_and_cdna4_only():
+    """MXFP8 (``kernels.fp8_scaling: mxfp8``) needs block-scaled matrix units: NVIDIA Blackwell
+    and AMD CDNA 4 (gfx950's scaled MFMA) have them, Hopper and CDNA 3 do not."""
+    for name in ("b200", "gb200", "b300", "mi355x", "mi350x"):
+        assert LIB.gpu(name).mx_block_scaling, name
+    for name in ("h100-sxm", "h200-sxm", "mi300x", "mi325x"):
+        assert not LIB.gpu(name).mx_block_scaling, name

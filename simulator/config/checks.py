@@ -215,7 +215,7 @@ def _check_mla(model: ModelConfig) -> None:
 
 def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
     """fp8 training needs fp8 tensor cores (TransformerEngine asserts compute capability 8.9 or
-    later; torchao's float8 likewise), and MXFP8 block-scaled ones (Blackwell): a GPU whose spec
+    later; torchao's float8 likewise), and MXFP8 block-scaled ones (Blackwell, CDNA 4): a GPU whose spec
     lists no fp8 peak, or no ``mx_block_scaling``, cannot run them. An MXFP8 weight all-gather is
     not the modelled fp8 gather (the local shard cast with a per-tensor scale, then gathered):
     Megatron-Core gathers MXFP8 weights in the gradient buffer's dtype and quantizes each after
@@ -233,8 +233,9 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
     if not isinstance(stack, StackProfile) or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
         return
     if not gpu.mx_block_scaling:
-        raise ConfigError(f"MXFP8 needs block-scaled tensor cores (Blackwell or later), which the "
-                          f"{gpu.name} lacks; use dynamic (per-tensor current scaling) or delayed",
+        raise ConfigError(f"MXFP8 needs block-scaled tensor cores (NVIDIA Blackwell, AMD CDNA 4 or "
+                          f"later), which the {gpu.name} lacks; use dynamic (per-tensor current "
+                          "scaling) or delayed",
                           key=key)
     for part in ("data_parallel", "sharding"):
         if getattr(stack, part).param_gather_dtype == ReduceDtype.FP8:
