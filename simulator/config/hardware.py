@@ -182,8 +182,8 @@ class GpuSpec(_Spec):
     mx_block_scaling: bool = False
     """Whether the tensor cores take block-scaled fp8 operands, one E8M0 scale per 32
     elements (OCP Microscaling, MXFP8): NVIDIA Blackwell (sm100) and AMD CDNA 4 (gfx950's scaled
-    MFMA) and later. TransformerEngine's
-    ``MXFP8BlockScaling`` recipe (``kernels.fp8_scaling: mxfp8``) needs it."""
+    MFMA), and later parts. TransformerEngine's ``MXFP8BlockScaling`` recipe
+    (``kernels.fp8_scaling: mxfp8``) needs it."""
 
     @property
     def clock_fraction(self) -> float:

@@ -306,6 +306,9 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     attention output     -                                transpose + contiguous: 2 act
     QK-norm              read + write q, k                fp32 RMSNorm ops: 18x q, k
     (``model.qk_norm``)
+    unpad / pad          gather q, k, v (read + write);   the same (eager index ops)
+    (``kernels.          zero-fill + scatter the output
+    attention_unpad``)
     ===================  ===============================  ===================================
 
     ``fused_activation`` (the stack's ``kernels.fused_activation``) sets the activation row
@@ -350,14 +353,13 @@ def rotary_bytes(shape: LayerShape) -> float:
 
 def unpad_bytes(shape: LayerShape) -> float:
     """Bytes of flash-attn's unpad and pad copies around one layer's attention
-    (``kernels.attention_unpad``): ``unpad_input`` gathers q, k and v (``index_first_axis``:
-    read and write each, ``2 b s (a d + k d + k d_v) / t`` elements), ``pad_input``
-    zero-fills the padded output and scatters into it (write, read, write: ``3 b s a d_v /
-    t``). The
-    backward runs the mirror images (gathers for scatters, zero-filled scatters for gathers),
-    which the layer's twice-the-forward memory traffic stands for (flash-attn
-    ``flash_attn/bert_padding.py``; llm-foundry ``llmfoundry/models/layers/attention.py``
-    ``flash_attn_fn``)."""
+    (``kernels.attention_unpad``; :func:`_memory_bytes`' table): ``unpad_input`` gathers q, k
+    and v (``index_first_axis``: read and write each, ``2 b s (a d + k d + k d_v) / t``
+    elements), ``pad_input`` zero-fills the padded output and scatters into it (write, read,
+    write: ``3 b s a d_v / t``). The backward runs the mirror images (gathers for scatters,
+    zero-filled scatters for gathers), which the layer's twice-the-forward memory traffic
+    stands for (flash-attn ``flash_attn/bert_padding.py``; llm-foundry
+    ``llmfoundry/models/layers/attention.py`` ``flash_attn_fn``)."""
     mdl = shape.model
     gathered = 2.0 * (mdl.q_width + mdl.kv_width + mdl.v_width)
     padded = 3.0 * mdl.context_width
