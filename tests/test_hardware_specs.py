@@ -97,8 +97,8 @@ def test_a100_has_no_fp8():
 
 # GPUs without a kernel benchmark of their own, each with the measured part of the same
 # silicon whose fractions of peak it must use (hardware_specs/gpus/*.yaml "compute" sources).
-SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w"],
-                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb"], "b200": ["gb200"],
+SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w", "h800-sxm"],
+                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb", "a800-sxm-80gb"], "b200": ["gb200"],
                 "mi355x": ["mi350x"]}
 
 
@@ -115,7 +115,7 @@ def test_unmeasured_variants_use_the_measured_parts_fractions(measured, variant)
 @pytest.mark.parametrize(
     ("node", "per_gpu_GBps"),
     [("dgx-a100-80gb", 300.0), ("dgx-h100", 450.0), ("dgx-b200", 900.0),
-     ("h100-pcie-2gpu-bridge", 300.0)],
+     ("h100-pcie-2gpu-bridge", 300.0), ("dgx-a800", 200.0), ("hgx-h800", 200.0)],
 )
 def test_nvlink_bandwidth_per_gpu(node, per_gpu_GBps):
     """links_per_gpu x per-link rate gives the datasheet per-direction NVLink bandwidth."""
@@ -176,3 +176,13 @@ def test_block_scaled_fp8_on_blackwell_and_cdna4_only():
         assert LIB.gpu(name).mx_block_scaling, name
     for name in ("h100-sxm", "h200-sxm", "mi300x", "mi325x"):
         assert not LIB.gpu(name).mx_block_scaling, name
+
+
+@pytest.mark.parametrize(("export", "base"), [("a800-sxm-80gb", "a100-sxm-80gb"), ("h800-sxm", "h100-sxm")])
+def test_export_parts_differ_from_their_base_in_nvlink_only(export, base):
+    """The A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s (Reuters): the same
+    peaks, memory and kernel fractions; the cut lives in their servers (test above)."""
+    part, ref = LIB.gpu(export), LIB.gpu(base)
+    assert part.peak_dense_tflops == ref.peak_dense_tflops
+    assert (part.hbm_capacity_GiB, part.hbm_bandwidth_GBps, part.sm_count) == \
+        (ref.hbm_capacity_GiB, ref.hbm_bandwidth_GBps, ref.sm_count)
