@@ -99,7 +99,7 @@ def test_a100_has_no_fp8():
 # silicon whose fractions of peak it must use (hardware_specs/gpus/*.yaml "compute" sources).
 SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w", "h800-sxm"],
                 "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb", "a800-sxm-80gb"], "b200": ["gb200"],
-                "mi355x": ["mi350x"]}
+                }
 
 
 @pytest.mark.parametrize(("measured", "variant"),
@@ -167,6 +167,17 @@ def test_mi355x_fractions_are_the_cited_benchmarks_times_the_derating():
     assert c.fp8_gemm_peak_fraction == pytest.approx(3293.2 / 5000 * 0.84, abs=6e-4)
     assert c.attention_forward_fraction == pytest.approx(1173.2 / 2500 * 0.84, abs=6e-4)
     assert c.attention_backward_fraction == pytest.approx(1034.1 / 2500 * 0.84, abs=6e-4)
+
+
+def test_mi350x_has_its_own_fp8_gemm_rate_and_the_mi355x_other_kernels():
+    """hardware_specs/gpus/mi350x.yaml: hipBLASLt fp8 on the MI350X, the best of its sweep
+    (2,660.15 TFLOP/s at 8192^3, HipKittens' FP8GemmPerfComparisonmi350x.csv), over its 4,613.7
+    peak x the 0.840 derating; every other kernel fraction is the MI355X's (same silicon, no
+    MI350X benchmark of them)."""
+    mi350x, mi355x = LIB.gpu("mi350x").compute, LIB.gpu("mi355x").compute
+    assert mi350x.fp8_gemm_peak_fraction == pytest.approx(2660.15 / 4613.7 * 0.84, abs=6e-4)
+    assert mi350x.model_copy(update={"fp8_gemm_peak_fraction": mi355x.fp8_gemm_peak_fraction}) \
+        == mi355x
 
 
 def test_block_scaled_fp8_on_blackwell_and_cdna4_only():

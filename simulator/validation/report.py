@@ -842,10 +842,13 @@ estimated the last two from the MI325X's ratios (fp8 GEMM 0.474, attention 0.280
 the MI355X rows -22% and was replaced by those measurements before the rows were added, not by
 fitting. The MI350X is the MI355X's silicon at 2.2 GHz instead of 2.4 and 1,000 W instead of
 1,400 (its peaks derived from the clock); measured, the MI355X servers ran 1.18-1.27x the MI350X
-ones, where the clocks give 1.09 and the model 1.07: the air-cooled 1,000 W part sustains less
-than its clock under this load, by about 12%, which no published figure states, so no
-sustained-clock fraction is set for it. With them the set reads 9.7% / 51.2% (11.2% / 51.2% over
-rows 1-16).""",
+ones, where the clocks give 1.09 and the model then gave 1.07. With them the set read 9.7% /
+51.2% (11.2% / 51.2% over rows 1-16). On 2026-11-30 the MI350X got its own fp8 GEMM rate:
+HipKittens' hipBLASLt sweep on an MI350X (`analysis/fp8_gemm/mi350x/FP8GemmPerfComparisonmi350x.csv`,
+the best of the sweep, 2,660 TFLOP/s at 8192^3, by the MI355X's rule) runs the same sizes 1.22-1.44x
+slower than the MI355X's and falls from 8192^3 to 16384^3 where the MI355X's rises, as a 1,000 W
+limit would make it; the MI350X rows read +1.5% (AMD) and +5.0% (Cisco), the predicted ratio to
+the MI355X 1.14: the set 9.0% / 51.2%.""",
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
