@@ -193,3 +193,14 @@ def test_h800_all_gather_reaches_the_nvlink_rate_deepep_measured():
     group = whole_cluster(model.cluster)
     sweep = model.sweep(Op.ALL_GATHER, Algorithm.RING, group, np.array([2.0**30]))
     assert sweep.busbw_Bps[0] == pytest.approx(160e9, rel=0.10)
+
+
+def test_h800_all_reduce_uses_nvls_at_the_busbw_measured_on_an_h800_server():
+    """An 8-H800 server's all-reduce measured 215 GB/s busbw (NVIDIA/nccl#1374) with NCCL's
+    NVLink SHARP, which NCCL runs on H800 (nccl-tests#153): the cheapest algorithm the model
+    finds at 8 GiB is NVLS, within 10% of that figure."""
+    model = CollectiveModel(make_cluster(node="hgx-h800"))
+    group = whole_cluster(model.cluster)
+    sweep = model.sweep(Op.ALL_REDUCE, None, group, np.array([2.0**33]))
+    assert sweep.busbw_Bps[0] == pytest.approx(215e9, rel=0.10)
+    assert sweep.records()[0]["algorithm"] == "nvls"
