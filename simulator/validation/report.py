@@ -762,7 +762,8 @@ that build each collective's lists (`_allgather_param`, `_reduce_scatter_gradien
 caching allocator's frees and retries near the 80 GB limit are a candidate at 530B), and the
 host time of the per-parameter and per-submodule synchronisations; none is priced by a sourced
 constant, so none is added. The later `deepspeed` profile has been checked on one server only
-(`flagperf_deepspeed`, 2026-11-30: 8 A800 within 7%), not against a ZeRO-3 run at scale. Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
+(`flagperf_deepspeed`, 2026-11-30: 8 A800 within 7%), not against a ZeRO-3 run at scale.
+Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
 with the prefetch of 1, over what it ran in; the paper: it did not fit on 560).""",
     "mlperf_v51_llama31": """\
 Measured: MLPerf Training v5.1 (mlcommons/training_results_v5.1 at 441d65f4, closed division,
