@@ -98,8 +98,7 @@ def test_a100_has_no_fp8():
 # GPUs without a kernel benchmark of their own, each with the measured part of the same
 # silicon whose fractions of peak it must use (hardware_specs/gpus/*.yaml "compute" sources).
 SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w", "h800-sxm"],
-                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb", "a800-sxm-80gb"], "b200": ["gb200"],
-                }
+                "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb", "a800-sxm-80gb"], "b200": ["gb200"]}
 
 
 @pytest.mark.parametrize(("measured", "variant"),
