@@ -185,22 +185,27 @@ def test_step_merges_duplicate_pairs_in_first_appearance_order():
     assert Step.of([(2, 2, 1.0), (3, 4, 0.0)]).src.size == 0
 
 
-def test_h800_all_gather_reaches_the_nvlink_rate_deepep_measured():
+@pytest.fixture(scope="module")
+def h800_node():
+    """The collective model of one HGX H800 server and the group of its 8 GPUs."""
+    model = CollectiveModel(make_cluster(node="hgx-h800"))
+    return model, whole_cluster(model.cluster)
+
+
+def test_h800_all_gather_reaches_the_nvlink_rate_deepep_measured(h800_node):
     """An HGX H800 (8 NVLink4 links per GPU, 400 GB/s both ways) moves a 1 GiB ring all-gather
     at DeepEP's measured ceiling for that NVLink, "~160 GB/s" (deepseek-ai/DeepEP README: its
     intranode kernels 153-158 GB/s on H800), within 10%."""
-    model = CollectiveModel(make_cluster(node="hgx-h800"))
-    group = whole_cluster(model.cluster)
+    model, group = h800_node
     sweep = model.sweep(Op.ALL_GATHER, Algorithm.RING, group, np.array([2.0**30]))
     assert sweep.busbw_Bps[0] == pytest.approx(160e9, rel=0.10)
 
 
-def test_h800_all_reduce_uses_nvls_at_the_busbw_measured_on_an_h800_server():
+def test_h800_all_reduce_uses_nvls_at_the_busbw_measured_on_an_h800_server(h800_node):
     """An 8-H800 server's all-reduce measured 215 GB/s busbw (NVIDIA/nccl#1374) with NCCL's
     NVLink SHARP, which NCCL runs on H800 (nccl-tests#153): the cheapest algorithm the model
     finds at 8 GiB is NVLS, within 10% of that figure."""
-    model = CollectiveModel(make_cluster(node="hgx-h800"))
-    group = whole_cluster(model.cluster)
+    model, group = h800_node
     sweep = model.sweep(Op.ALL_REDUCE, None, group, np.array([2.0**33]))
     assert sweep.busbw_Bps[0] == pytest.approx(215e9, rel=0.10)
     assert sweep.records()[0]["algorithm"] == "nvls"

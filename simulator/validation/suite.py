@@ -92,9 +92,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``flagperf_deepspeed``: BAAI FlagPerf's DeepSpeed 0.11.1 ZeRO-3 Llama 2 7B (Hugging Face
   transformers, eager, no recompute) on one server of 8 A800 (three batch settings) or 8 H800,
   the export parts with 400 GB/s NVLink (validation/flagperf_deepspeed.csv), tokens/s per GPU.
-- ``flagperf_megatron``: the same suite's Megatron-Core 0.6 Llama 3 8B at a batch of 512 x 8,192:
-  five layouts on one DGX A800 (tp, pp and dp from 1 to 8) and tp 2 on 8 and 16 H100 in BF16 and
-  FP8 (validation/flagperf_megatron.csv), tokens/s per GPU.
+- ``flagperf_megatron``: the same suite's Megatron-Core 0.6 Llama 3 at a batch of 512 x 8,192:
+  the 8B in five layouts on one DGX A800 (tp, pp and dp from 1 to 8) and at tp 2 on 8 and 16 H100
+  in BF16 and FP8, the 70B on 64 H100 (validation/flagperf_megatron.csv), tokens/s per GPU.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -657,7 +657,8 @@ SETS: dict[str, ValidationSet] = {
         "flagperf_deepspeed.csv"),
     "flagperf_megatron": _step_entry(
         "flagperf_megatron",
-        "FlagPerf Megatron-Core 0.6, Llama 3 8B on 8 A800 and 8-16 H100 (FlagOpen/FlagPerf @ 1b5a0303)",
+        "FlagPerf Megatron-Core 0.6, Llama 3 8B and 70B on 8 A800 and 8-64 H100 "
+        "(FlagOpen/FlagPerf @ 1b5a0303)",
         "flagperf_megatron.csv"),
     "stragglers": ValidationSet(
         "stragglers",
