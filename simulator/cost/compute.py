@@ -9,8 +9,11 @@ output tiles ``T = ceil(M/tm) ceil(N/tn) batch`` run in ``W = ceil(T / SMs)`` wa
 (tile quantisation, wave quantisation and the per-tile main-loop prologue; see NVIDIA,
 "Matrix Multiplication Background User's Guide", sections on tile and wave quantization).
 ``k0`` is the prologue and epilogue (filling the operand pipeline, writing the output tile)
-in K elements of the 16-bit main loop; both take the same seconds in an fp8 GEMM, whose
-main loop covers K twice as fast, so there ``k0`` is scaled by the fp8/16-bit peak ratio.
+in K elements of the 16-bit main loop: on the H100 (and its die's other parts) measured from
+the efficiency's fall at small K in OpenXLA's GEMM tables
+(:mod:`simulator.validation.gemm_tables`), an estimate on the others; both take about the
+same seconds in an fp8 GEMM, whose main loop covers K twice as fast, so there ``k0`` is
+scaled by the fp8/16-bit peak ratio.
 Memory-bound kernels take ``bytes / (HBM bandwidth * f_mem) + overhead``. Fused attention
 is its own kernel class: ``F / (peak_16bit * f_attn * r(s)) + overhead`` with forward and
 backward fractions of its own, measured at ``s_ref`` = 8,192 tokens, and ``r(s)`` the causal

@@ -68,8 +68,8 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
     library = library or HardwareLibrary()
     lines = ["| GPU | derived from | bf16 / fp8 / fp4 dense peak (TFLOP/s) | gemm_peak_fraction | "
              "fp8 / fp4 gemm_peak_fraction | attention fwd / bwd (generic) | attention kernels fwd / bwd | "
-             "memory_bandwidth_fraction | sustained clock_fraction | sets |",
-             "|---|---|---|---:|---:|---|---|---:|---:|---|"]
+             "gemm_k_overhead | memory_bandwidth_fraction | sustained clock_fraction | sets |",
+             "|---|---|---|---:|---:|---|---|---:|---:|---:|---|"]
     used = frame[frame["gpu"] != "-"].groupby("gpu", sort=True)["set"].unique()
     for name, sets in used.items():
         gpu = library.gpu(name)
@@ -79,8 +79,8 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
             f"| {name} | {gpu.derived_from or '-'} | {_peak(peak, 'bf16')} / {_peak(peak, 'fp8')} / "
             f"{_peak(peak, 'fp4')} | {c.gemm_peak_fraction:.3g} | {c.fp8_fraction:.3g} / "
             f"{_fraction(c.fp4_gemm_peak_fraction)} | {c.attention_fraction(False):.3g} / "
-            f"{c.attention_fraction(True):.3g} | {kernels or '-'} | {c.memory_bandwidth_fraction:.3g} | "
-            f"{gpu.clock_fraction:.2f} | {', '.join(sets)} |")
+            f"{c.attention_fraction(True):.3g} | {kernels or '-'} | {c.gemm_k_overhead:g} | "
+            f"{c.memory_bandwidth_fraction:.3g} | {gpu.clock_fraction:.3f} | {', '.join(sets)} |")
     return "\n".join(lines)
 
 
@@ -203,6 +203,12 @@ OVERLAPPED_SENDS = ("Later on 2026-11-29 the interleaved schedule's pipeline sen
                     "pass, as Megatron-Core's `overlap_p2p_comm` runs them (`pipeline.overlap_p2p` in "
                     "the megatron-core and nemo profiles; docs/research/stack_facts.md section 46)")
 
+GEMM_K_OVERHEAD = ("On 2026-11-30 the H100's per-tile GEMM K overhead became measured, 244 K "
+                   "elements in place of the estimated 128 (the fall of efficiency with K in two "
+                   "OpenXLA GEMM tables of sm_90, `validation/gemm/`; the H200 and the H100-derived "
+                   "parts share it), and Blackwell's sustained-load factor, re-derived with it, went "
+                   "from 0.863 to 0.853 (docs/research/gpu_kernel_efficiency.md)")
+
 
 PROSE = {
     "constants": """\
@@ -221,6 +227,15 @@ recipe on DGX-B200 and DGX-GB200: 30,624 and 31,508 tokens/s per GPU, a ratio of
 model gives with 0.93; `validation/gb200_b200_pair.csv`, `tests/test_hardware_pairs.py`). Until
 2026-11-27 the GB200 ran at its datasheet peaks, 1.11x the HGX B200's, which predicts that ratio
 at 1.089.
+
+`gemm_k_overhead` is each output tile's prologue and epilogue in K elements of the 16-bit main
+loop (a GEMM's efficiency carries `K / (K + k0)`; fp8 and fp4 GEMMs k0 times their peak's ratio
+to the 16-bit one). Since 2026-11-30 the H100's 244 (and its die's other parts') is measured:
+the fall of efficiency with K at fixed M, N and batch in two independent OpenXLA GEMM tables of
+sm_90 (`validation/gemm/`, `simulator/validation/gemm_tables.py`), 3.2% rms against 9% at the
+former estimate of 128. The B200's, MI300X's and MI355X's tables give 405, 194 and 522 but run
+4-18% below those GPUs' best benchmarks, so their fall with K describes slower kernels; those
+GPUs keep the estimate (docs/research/gpu_kernel_efficiency.md).
 
 The attention fractions are each kernel's rate at 8K tokens. Since 2026-11-26 a kernel at
 another length runs at that rate times its causal tile efficiency over the 8K one
@@ -340,7 +355,8 @@ are below the modelled ones (section 5). FSDP2's gather copy-out (each gathered 
 into the unsharded parameters on the compute stream, `sharding.gather_copy_out`, found while
 encoding the `olmo_core` set, 2026-11-29) moved the one-microbatch rows by 0.5-1.5 points (rows
 1, 2, 4, 5 toward the measurement, the fp8 rows 3, 6, 20, 21 away from it); MAPE 5.9% to 5.8%;
-5.7% with the fp32 shard's cast and copy before each all-gather (`sharding.gather_copy_in`).""",
+5.7% with the fp32 shard's cast and copy before each all-gather (`sharding.gather_copy_in`)."""
+    + moved(GEMM_K_OVERHEAD, (5.7, 22.4), (5.7, 22.5)),
     "torchtitan_memory": """\
 Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
 22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
@@ -419,7 +435,8 @@ on A100, 1.28x on H100 for the 7B) is twice the model's (1.10x, 1.16x), consiste
 GPUs; but the two tables are three months apart, on different PyTorch nightlies, so the
 measured gain may include whatever else changed in between. Not modelled: the two host synchronisations per
 step (`loss.item()`, `clip_grad_norm_().item()`); whether the servers were virtual machines
-(IBM's Vela A100 cluster runs VMs over SR-IOV RoCE) is not stated.""",
+(IBM's Vela A100 cluster runs VMs over SR-IOV RoCE) is not stated."""
+    + moved(GEMM_K_OVERHEAD, (7.6, 20.8), (8.0, 21.9)),
     "olmo_core": """\
 Measured: the throughput table of Ai2's OLMo-core README (allenai/OLMo-core at 41400c46f,
 2024-11-01, "measured on a cluster with NVIDIA H100 GPUs", tokens per second per device): the
@@ -480,7 +497,8 @@ collective only the SMs NCCL holds (16 of 132). One mechanism for more, Hopper's
 cuBLAS GEMMs running in two waves beside an NCCL kernel (pytorch/pytorch#143988), was tried and
 not adopted: it took this set from 13.5% / 31.4% to 7.9% / 20.2% (before the loss was encoded
 as run) but read NVIDIA's MLPerf GPT-3 rows 5-8% and
-fms-fsdp's H100 34B and 70B rows 18-20% slow (docs/research/stack_facts.md section 43).""",
+fms-fsdp's H100 34B and 70B rows 18-20% slow (docs/research/stack_facts.md section 43)."""
+    + moved(GEMM_K_OVERHEAD, (6.4, 25.8), (7.6, 28.1)),
     "mlperf_llama31_405b_gb200": """\
 Measured: MLPerf Training v5.0, Llama 3.1 405B on GB200 NVL72 racks (mlcommons/training_results_v5.0
 at 0fdc28f0, closed division, NeMo 25.04): NVIDIA's Tyche on 256 and 512 GPUs and CoreWeave's (with
@@ -526,7 +544,8 @@ X at 0.60-0.75 s and the model gives 0.45 s there: the two sets disagree on the 
 exposure (docs/research/stack_facts.md section 17). The curve: 0.905 of the 256-GPU throughput
 at 2,496 GPUs predicted, 0.941 measured."""
     + moved(FP8_TP_GATHERS, (1.5, 3.1), (1.5, 2.6))
-    + moved(OVERLAPPED_SENDS, (1.6, 3.6), (1.5, 3.1)),
+    + moved(OVERLAPPED_SENDS, (1.6, 3.6), (1.5, 3.1))
+    + moved(GEMM_K_OVERHEAD, (1.6, 2.5), (1.6, 3.6)),
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -575,7 +594,8 @@ within 4% and torchtitan's 2025 BF16 70B rows within 4%, while the other mid-202
 BF16 check, the Llama 3 paper's 8K rows, reads +14% like this set: what separates the two
 groups (software versions, clocks or settings the mid-2024 publications do not state) is not
 identified, so nothing is modelled for it."""
-    + moved(OVERLAPPED_SENDS, (14.4, 21.7), (13.5, 21.7)),
+    + moved(OVERLAPPED_SENDS, (14.4, 21.7), (13.5, 21.7))
+    + moved(GEMM_K_OVERHEAD, (12.8, 19.8), (14.4, 21.7)),
     "megatron_selective": """\
 Measured: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (MLSys 2023, arXiv:2205.05198), Table 4: the iteration time of GPT 22B, 175B, 530B and 1T on
@@ -668,7 +688,8 @@ compiled (9,600 / 4,550); the model says 2.37x, 2.44x and 2.56x. Three runs, two
 NVLink agree on about 2.05x: the missing Hopper time is in the per-GPU compute of a 4,096-wide
 model without recompute, not in the network. Its cause is not identified
 (docs/research/stack_facts.md section 49 lists what was checked); nothing is fitted for it.
-""",
+"""
+    + moved(GEMM_K_OVERHEAD, (8.6, 24.8), (9.0, 26.3)),
     "flagperf_megatron": """\
 Measured: the same FlagPerf suite (FlagOpen/FlagPerf at 1b5a0303,
 `training/nvidia/llama3_8B-megatron/README.md`, table "性能指标"; rows of 2024-04-28 to 2024-05-09):
@@ -718,7 +739,8 @@ and 786-795 with CUDA 12.4-12.6. The library's H100 constants are those of curre
 benchmarks, which is what a user planning a run today needs; the set is reported as a miss,
 with nothing fitted. Row 10, the 70B on 64 H100 (tp 8 x pp 4 x dp 2, BF16), reads +14.5%, in the
 same direction (predicted step 67.3 s, measured 77.0 s); with it the set reads 12.6% / 22.4%.
-""",
+"""
+    + moved(GEMM_K_OVERHEAD, (11.7, 20.0), (12.6, 22.4)),
     "sc21_zero3": """\
 Measured: the same Table 2's ZeRO-3 rows, DeepSpeed's ZeRO-3 of 2021 without model
 parallelism: GPT 175B at a batch of 1,536 on 384, 768 and 1,536 A100 (micro batch 4, 2, 1; 144,
@@ -899,7 +921,8 @@ HipKittens' hipBLASLt sweep on an MI350X (`analysis/fp8_gemm/mi350x/FP8GemmPerfC
 the best of the sweep, 2,660 TFLOP/s at 8192^3, by the MI355X's rule) runs the same sizes 1.22-1.44x
 slower than the MI355X's and falls from 8192^3 to 16384^3 where the MI355X's rises, as a 1,000 W
 limit would make it; the MI350X rows read +1.5% (AMD) and +5.0% (Cisco), the predicted ratio to
-the MI355X 1.14: the set 9.0% / 51.2%.""",
+the MI355X 1.14: the set 9.0% / 51.2%."""
+    + moved(GEMM_K_OVERHEAD, (8.7, 50.1), (9.0, 51.2)),
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -959,7 +982,8 @@ tensor-parallel collectives (userbuffers off for NVFP4), so the miss sits in how
 NCCL traffic on NVLink 5 the run hides without userbuffers. Measured, NVFP4 runs 1.31x (70B) and
 1.48x (405B) the MXFP8 rows' rate; predicted 1.18x and 1.17x."""
     + moved(FP8_TP_GATHERS, (5.9, 16.6), (7.0, 20.7))
-    + moved(OVERLAPPED_SENDS, (5.7, 15.5), (5.9, 16.6)),
+    + moved(OVERLAPPED_SENDS, (5.7, 15.5), (5.9, 16.6))
+    + moved(GEMM_K_OVERHEAD, (5.7, 16.4), (5.7, 15.5)),
     "megatron_bridge_2604_moe": """\
 Measured: the same Megatron-Bridge 26.04.01 tables (`docs/performance-summary-archive.md` at
 067f987df, section "26.04.01 NeMo Container"), the mixtures of experts on H100 in FP8 (current
@@ -1026,7 +1050,8 @@ kernels per token (GEMMs, per-expert quantization, permutations), and DeepSeek-V
 evidence points at a per-kernel cost (the host issuing them, `docs/research/stack_facts.md`
 section 35) that the model lacks; with no measurement of it for this stack, it is reported, not
 fitted."""
-    + moved(OVERLAPPED_SENDS, (10.0, 24.4), (9.5, 21.5)),
+    + moved(OVERLAPPED_SENDS, (10.0, 24.4), (9.5, 21.5))
+    + moved(GEMM_K_OVERHEAD, (10.1, 24.1), (10.0, 24.4)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -1079,7 +1104,8 @@ for a later, fused implementation); and NVIDIA's later DeepSeek-V3 recipes movin
 expert parallelism 32 (8 experts per GPU), which measured 18% faster in the 26.04.01 table with
 other changes at the same time. No host-time model is fitted to these rows; the miss is
 reported."""
-    + moved(OVERLAPPED_SENDS, (29.1, 39.8), (28.2, 39.8)),
+    + moved(OVERLAPPED_SENDS, (29.1, 39.8), (28.2, 39.8))
+    + moved(GEMM_K_OVERHEAD, (27.9, 38.5), (29.1, 39.8)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation
@@ -1186,7 +1212,8 @@ overlap; no recompute (the recipes' activations_checkpoint_granularity is null).
 overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Configs per row:
 `docs/research/stack_facts.md` section 1."""
     + moved(FP8_TP_GATHERS, (3.6, 7.0), (4.0, 7.0))
-    + moved(OVERLAPPED_SENDS, (5.3, 7.0), (3.6, 7.0)),
+    + moved(OVERLAPPED_SENDS, (5.3, 7.0), (3.6, 7.0))
+    + moved(GEMM_K_OVERHEAD, (3.3, 4.7), (5.3, 7.0)),
     "nemo_more": """\
 Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
 `docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
@@ -1233,7 +1260,8 @@ configs set (`model.dropout: 0`, 2026-11-29; 88.0 before). Either the run kept i
 (NeMo's `fp8_params`, which the table does not state; 76.4 GiB with them) or the model's
 activations for it are high by 6 GiB or more. Its throughput does not depend on it. Those
 configs' dropout of 0 (the launcher's `hidden_dropout`, `attention_dropout`, `ffn_dropout`)
-also drops the mask from the fused residual adds: the Nemotron rows read 0.3 points faster.""",
+also drops the mask from the fused residual adds: the Nemotron rows read 0.3 points faster."""
+    + moved(GEMM_K_OVERHEAD, (5.6, 9.3), (7.5, 12.1)),
     "llama3_paper": """\
 Measured: the Llama 3 paper (Llama Team, AI @ Meta, "The Llama 3 Herd of Models",
 arXiv:2407.21783), Table 4: Llama 3 405B pre-training on 8,192 H100 at sequence 8,192 (TP 8, PP
@@ -1273,7 +1301,8 @@ modelled."""
     + """ The
 16K/8K ratio is now predicted 0.905 (0.924 before): the 16K run's 16 microbatches on 16 stages
 are all fill and flush, where Megatron-Core waits for each send before the next pass; whether
-the paper's own asynchronous point-to-point (sec. 3.3.2) waits there is not stated.""",
+the paper's own asynchronous point-to-point (sec. 3.3.2) waits there is not stated."""
+    + moved(GEMM_K_OVERHEAD, (18.4, 27.9), (19.4, 28.5)),
     "nemo_long_context": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
 (added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo
@@ -1321,7 +1350,8 @@ gpu:h100-sxm.compute.attention_kernels.cudnn.1` fits the cuDNN backward fraction
 (the library's 0.363) and the even rows, never fitted, read 0.6% MAPE; fitted on all nine rows
 (0.285) it also brings 113 rows of eleven other H100 Megatron-Core and NeMo sets from 6.3% to
 5.3% (docs/calibration.md, 2026-11-29). The library keeps its sourced value: a rate fitted to
-these rows is a user's calibration.""",
+these rows is a user's calibration."""
+    + moved(GEMM_K_OVERHEAD, (12.1, 22.1), (13.1, 22.2)),
     "megatron_bridge": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` at 97ad8cc6f (2025-12-04),
 "25.11 NeMo Container", pre-training on DGX-H100, FP8 current scaling; the dense Llama rows are
@@ -1362,7 +1392,8 @@ moves them. Not modelled: CUDA graphs."""
 table measured 12% faster at the same layout (328 against 292 tokens/s per GPU,
 `megatron_bridge_2604` row 2, which reads +1.1%): the software's drift between releases, which
 this set no longer meets."""
-    + moved(OVERLAPPED_SENDS, (8.1, 14.5), (8.3, 11.1)),
+    + moved(OVERLAPPED_SENDS, (8.1, 14.5), (8.3, 11.1))
+    + moved(GEMM_K_OVERHEAD, (7.6, 11.8), (8.1, 14.5)),
     "bloom": """\
 Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
 `train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
@@ -1440,7 +1471,8 @@ measured throughput per GPU falls to 0.662 of the 512-GPU figure, the predicted 
 before the per-call latency). At 11,616 GPUs the model exposes 201 ms of data-parallel
 reduce-scatter, gathers and the embedding's all-reduce (22% of the step)."""
     + moved(FP8_TP_GATHERS, (1.4, 2.8), (2.1, 3.6))
-    + moved(OVERLAPPED_SENDS, (0.6, 0.8), (1.4, 2.8)),
+    + moved(OVERLAPPED_SENDS, (0.6, 0.8), (1.4, 2.8))
+    + moved(GEMM_K_OVERHEAD, (3.4, 3.6), (0.6, 0.8)),
     "mlperf_gpt3_v31": """\
 Measured: MLPerf Training v3.1 GPT-3 175B (closed division, NeMo of the 23.09 container;
 mlcommons/training_results_v3.1 at d06288b2): NVIDIA's Eos on 512, 768, 4,096, 6,144, 8,192,
@@ -1478,7 +1510,8 @@ step missing (60 ms before the per-call latency, 65 ms before 2026-11-27's SM pr
 is was not found. Azure's cluster ran 2.9% slower than Eos with
 the same recipe."""
     + moved(FP8_TP_GATHERS, (2.4, 6.0), (2.1, 5.4))
-    + moved(OVERLAPPED_SENDS, (5.7, 8.0), (2.4, 6.0)),
+    + moved(OVERLAPPED_SENDS, (5.7, 8.0), (2.4, 6.0))
+    + moved(GEMM_K_OVERHEAD, (2.4, 3.9), (5.7, 8.0)),
     "mlperf_gpt3_v41": """\
 Measured: NVIDIA's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39): 64 B200 (the "b200_n8_preview" system, NVIDIA's
@@ -1507,7 +1540,8 @@ faster at 512 GPUs with a smaller batch and 6 instead of 4 virtual stages, for w
 predicts 1.3% slower. Software of the later container (and `VBOOST_VALUE=1`, a clock boost the
 512-GPU config sets) is not in the model."""
     + moved(FP8_TP_GATHERS, (8.0, 9.9), (8.7, 10.3))
-    + moved(OVERLAPPED_SENDS, (2.8, 4.1), (8.0, 9.9)),
+    + moved(OVERLAPPED_SENDS, (2.8, 4.1), (8.0, 9.9))
+    + moved(GEMM_K_OVERHEAD, (4.8, 6.7), (2.8, 4.1)),
     "mlperf_gpt3_oci": """\
 Measured: Oracle's MLPerf Training v4.1 GPT-3 175B submissions (closed division;
 mlcommons/training_results_v4.1 at b87b9e39) on 192 and 384 OCI BM.GPU.H100.8 servers (1,536 and
@@ -1531,7 +1565,8 @@ ideal, does not lose what these runs lost at 384 servers, whose step times swing
 to block between 2.81 s and 3.54 s; the predicted 2.85 s is the fast blocks' step
 (congestion on a shared Ethernet fabric is not modelled)."""
     + moved(FP8_TP_GATHERS, (8.9, 17.4), (8.8, 16.5))
-    + moved(OVERLAPPED_SENDS, (10.4, 19.0), (8.9, 17.4)),
+    + moved(OVERLAPPED_SENDS, (10.4, 19.0), (8.9, 17.4))
+    + moved(GEMM_K_OVERHEAD, (8.5, 16.1), (10.4, 19.0)),
     "primus_mi325x": """\
 Measured: three complete Primus-Megatron training logs (rows 1-3; row 4 below) on AMD
 Instinct MI325X (AMD's AAC11 cluster: 8 MI325X and 8 Broadcom 400G RoCE NICs per node;
@@ -1628,7 +1663,8 @@ fp32 main gradients, over the 80 GiB it ran in). This is the same model and stac
 on Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling and 64 microbatches):
 what separates the two is not found."""
     + moved(FP8_TP_GATHERS, (2.6, 5.3), (1.4, 3.8))
-    + moved(OVERLAPPED_SENDS, (5.7, 7.5), (2.6, 5.3)),
+    + moved(OVERLAPPED_SENDS, (5.7, 7.5), (2.6, 5.3))
+    + moved(GEMM_K_OVERHEAD, (3.2, 5.1), (5.7, 7.5)),
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling (FP8-CS) and, in the table's parentheses, MXFP8
@@ -1683,7 +1719,8 @@ explained: cuBLAS's block-scaled GEMM ran
 at 0.99 of the per-tensor kernel on a B200 (flashinfer-ai/flashinfer#2256), so the GEMM fraction
 is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found."""
     + moved(FP8_TP_GATHERS, (2.7, 6.1), (2.6, 6.1))
-    + moved(OVERLAPPED_SENDS, (5.2, 7.7), (2.7, 6.1)),
+    + moved(OVERLAPPED_SENDS, (5.2, 7.7), (2.7, 6.1))
+    + moved(GEMM_K_OVERHEAD, (5.2, 7.0), (5.2, 7.7)),
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
@@ -1730,7 +1767,8 @@ The 128-GPU 340B row was predicted at 82.9 GiB per GPU, over the 80 GiB it ran i
 TransformerEngine's fp8 copies of the linear inputs were counted as what its layers keep for
 backward (`kernels.fp8_saved_inputs`, 2026-11-28): 78.3 GiB, which fits."""
     + moved(FP8_TP_GATHERS, (3.1, 6.0), (2.5, 5.3))
-    + moved(OVERLAPPED_SENDS, (3.6, 8.9), (3.1, 6.0)),
+    + moved(OVERLAPPED_SENDS, (3.6, 8.9), (3.1, 6.0))
+    + moved(GEMM_K_OVERHEAD, (2.1, 6.8), (3.9, 9.0)),
     "dgxc_llama31": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Llama 3.1 (NVIDIA/dgxc-benchmarking
 `llama3.1/README_{8b,70b,405b}.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX
@@ -1767,7 +1805,8 @@ of ByteDance's AR trace (0.94% per step), the discrete-event engine's curves gro
 about half of the measured loss on four of the six curves; the 70B FP8 curve (+5.1%) and the
 8B curves (+3%) lose more than even ST's jitter (2.26%) gives. The jitter is not part of the
 scored prediction: its level on NVIDIA's cluster is not published."""
-    + moved(OVERLAPPED_SENDS, (3.9, 9.3), (3.2, 9.3)),
+    + moved(OVERLAPPED_SENDS, (3.9, 9.3), (3.2, 9.3))
+    + moved(GEMM_K_OVERHEAD, (3.5, 9.2), (3.9, 9.3)),
     "dgxc_gpt3": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for GPT-3 175B (NVIDIA/dgxc-benchmarking
 `nemo_megatron/README_175b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100):
@@ -1792,7 +1831,8 @@ the FP8 error climbs from +2.7% to +7.8%. Jitter at the levels of ByteDance's tr
 0.6-3.3% (table below), not the FP8 curve's 5.9%. First scored at 4.8% / 10.1%, before the amax
 all-reduce was modelled (4.5% / 9.1% before attention's rate depended on the sequence length)."""
     + moved(FP8_TP_GATHERS, (3.8, 8.5), (3.4, 7.8))
-    + moved(OVERLAPPED_SENDS, (7.0, 12.6), (3.8, 8.5)),
+    + moved(OVERLAPPED_SENDS, (7.0, 12.6), (3.8, 8.5))
+    + moved(GEMM_K_OVERHEAD, (3.7, 8.4), (7.0, 12.6)),
     "dgxc_grok1": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for Grok-1 314B (NVIDIA/dgxc-benchmarking
 `grok1/README_314b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100), the
@@ -1837,7 +1877,8 @@ collectives (the dispatcher's gather replaces them; both had been counted) and t
 gradients moved to their expert-data-parallel groups (docs/research/stack_facts.md section 23):
 8.7% / 19.7% (19.8% once each data-parallel NCCL call paid its latency)."""
     + moved(FP8_TP_GATHERS, (8.9, 20.3), (8.6, 19.7))
-    + moved(OVERLAPPED_SENDS, (11.5, 20.3), (8.9, 20.3)),
+    + moved(OVERLAPPED_SENDS, (11.5, 20.3), (8.9, 20.3))
+    + moved(GEMM_K_OVERHEAD, (10.0, 18.4), (11.5, 20.3)),
     "llm_foundry": """\
 Measured: MosaicML's llm-foundry MPT training benchmarks, table "H100 80GB BF16 (Large Scale, >=
 128 GPUs)" of `scripts/train/benchmarking/README.md` at mosaicml/llm-foundry 5e85bd62d (2024-01-06,
@@ -1904,7 +1945,8 @@ recorded per row (the submit script's default was `attn_impl: triton` with flash
 kernel: the A100 GEMM fraction, the one constant fitted to a validation set (SC21's Megatron-LM
 of 2021), carries overheads an eager 2023 FSDP run does not have. The H100 constants (kernel
 benchmarks times 0.84) read within about 5% on the short-sequence rows of the README's H100
-table of the same month (FA2 attention assumed).""",
+table of the same month (FA2 attention assumed)."""
+    + moved(GEMM_K_OVERHEAD, (10.3, 26.3), (10.9, 28.3)),
     "nccl": """\
 Logs: `validation/nccl_tests/` (verbatim tables; `INDEX.md` there gives each file's source,
 hardware and NCCL/RCCL settings). Every log with a scenario in
