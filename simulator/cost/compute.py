@@ -78,16 +78,12 @@ class ComputeModel:
     def gemm_efficiency(self, m, n, k, batch=1, fp8=False) -> np.ndarray:
         """Fraction of peak for GEMMs of shape (m, n, k) x batch (arrays broadcast)."""
         c = self.gpu.compute
-        tm, tn = c.gemm_tile
-        m, n, k, batch = (np.asarray(x, dtype=np.float64) for x in (m, n, k, batch))
-        tiles = np.ceil(m / tm) * np.ceil(n / tn) * batch
-        waves = np.ceil(tiles / self.gpu.sm_count)
-        tile_fill = (m * n * batch) / (tiles * tm * tn)
-        wave_fill = tiles / (waves * self.gpu.sm_count)
+        k = np.asarray(k, dtype=np.float64)
+        fill, _ = tile_and_wave_fill(m, n, batch, c.gemm_tile, self.gpu.sm_count)
         low = c.fp4_gemm_peak_fraction if self.fp4 and c.fp4_gemm_peak_fraction else c.fp8_fraction
         fraction = np.where(fp8, low, c.gemm_peak_fraction)
         k_overhead = c.gemm_k_overhead * np.where(fp8, self._fp8_speedup, 1.0)
-        return fraction * tile_fill * wave_fill * k / (k + k_overhead)
+        return fraction * fill * k / (k + k_overhead)
 
     def gemm_time(self, m, n, k, batch=1, linear=False) -> np.ndarray:
         """Seconds for GEMMs (m, n, k) x batch: 2 m n k batch / (peak * clock * efficiency)
@@ -131,6 +127,17 @@ class ComputeModel:
         """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + overhead."""
         rate = self.gpu.hbm_bandwidth_Bps * self.gpu.compute.memory_bandwidth_fraction * self.speedup
         return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
+
+
+def tile_and_wave_fill(m, n, batch, tile: tuple[int, int], sm_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(tile fill x wave fill, waves) of GEMMs (m, n) x batch in ``tile``-sized output tiles
+    on ``sm_count`` SMs: ``T = ceil(m/tm) ceil(n/tn) batch`` tiles in ``W = ceil(T / SMs)``
+    waves, fill ``(m n batch / (T tm tn)) (T / (W SMs))`` (module docstring); arrays broadcast."""
+    tm, tn = tile
+    m, n, batch = (np.asarray(x, dtype=np.float64) for x in (m, n, batch))
+    tiles = np.ceil(m / tm) * np.ceil(n / tn) * batch
+    waves = np.ceil(tiles / sm_count)
+    return (m * n * batch) / (tiles * tm * tn) * tiles / (waves * sm_count), waves
 
 
 ATTENTION_REFERENCE_SEQ = 8192

@@ -11,7 +11,7 @@ only the last factor changes with K, so ``k0`` is fitted on the fall of the meas
 efficiency with K alone: for each (M, N, b) group, the log of the measured FLOP/s over the
 model's fill factors, less ``log(K / (K + k0))``, should be one constant (the group's ``f``);
 ``k0`` minimises the spread about the group means (least squares in log). Only shapes of at
-least :data:`MIN_WAVES` waves of the GPU's tile count, where wave quantisation no longer
+least :data:`MIN_WAVES` waves of output tiles enter, where wave quantisation no longer
 dominates (a single-wave GEMM's efficiency at small K depends on the kernel cuBLAS picks,
 which no one ``k0`` captures). The peak fraction ``f`` is not taken from these tables: it stays
 the large-shape benchmark's (MAMF, hardware_specs/gpus/*.yaml).
@@ -33,6 +33,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 from simulator.config.hardware import GpuSpec
+from simulator.cost.compute import tile_and_wave_fill
 
 MIN_WAVES = 4
 """Fewest waves of output tiles per SM for a shape to enter the fit."""
@@ -84,11 +85,8 @@ def read_table(folder: Path, name: str, gpu_key: str, dtype: str) -> pd.DataFram
 
 def with_fills(frame: pd.DataFrame, gpu: GpuSpec) -> pd.DataFrame:
     """``frame`` with the model's tile and wave fill (``fill``) and waves (``waves``) on ``gpu``."""
-    tm, tn = gpu.compute.gemm_tile
-    m, n, b = (frame[c].to_numpy(float) for c in ("m", "n", "b"))
-    tiles = np.ceil(m / tm) * np.ceil(n / tn) * b
-    waves = np.ceil(tiles / gpu.sm_count)
-    fill = (m * n * b / (tiles * tm * tn)) * (tiles / (waves * gpu.sm_count))
+    fill, waves = tile_and_wave_fill(frame["m"].to_numpy(float), frame["n"].to_numpy(float),
+                                     frame["b"].to_numpy(float), gpu.compute.gemm_tile, gpu.sm_count)
     return frame.assign(fill=fill, waves=waves)
 
 
