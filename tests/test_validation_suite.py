@@ -623,7 +623,8 @@ ACHIEVED = {
     # (pipeline.overlap_p2p: Megatron-Core's overlap_p2p_comm, 2026-11-29).
     # 10.1% / 24.1% since 2026-11-30, the H100's GEMM K overhead measured (244, was 128;
     # Blackwell's sustained factor re-derived, 0.853): was 10.0% / 24.4%.
-    "megatron_bridge_2604_moe": (0.101, 0.241),
+    # 10.3% / 24.1% since the B300/GB300 took the B300's own MAMF GEMM fractions (2026-11-30).
+    "megatron_bridge_2604_moe": (0.103, 0.241),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -651,7 +652,8 @@ ACHIEVED = {
     # modelled.
     # 5.7% / 9.2% (met) once the interleaved schedule's sends overlapped the next pass
     # (pipeline.overlap_p2p: Megatron-Core's overlap_p2p_comm, 2026-11-29).
-    "megatron_bridge_gb300": (0.057, 0.092),
+    # 6.6% / 10.5% since the B300/GB300 took the B300's own MAMF GEMM fractions (2026-11-30).
+    "megatron_bridge_gb300": (0.066, 0.105),
 }
 
 

@@ -209,6 +209,10 @@ GEMM_K_OVERHEAD = ("On 2026-11-30 the H100's per-tile GEMM K overhead became mea
                    "parts share it), and Blackwell's sustained-load factor, re-derived with it, went "
                    "from 0.863 to 0.853 (docs/research/gpu_kernel_efficiency.md)")
 
+B300_MAMF = ("On 2026-11-30 the B300 and the GB300 (the same Blackwell Ultra die) took the B300's own "
+             "MAMF GEMM fractions, 0.660 bf16 and 0.626 fp8 (1,769.0 and 3,353.3 TFLOP/s, stas00/"
+             "ml-engineering @744d01e1, x 0.840), in place of the B200's 0.651 and 0.641")
+
 
 PROSE = {
     "constants": """\
@@ -1051,7 +1055,8 @@ evidence points at a per-kernel cost (the host issuing them, `docs/research/stac
 section 35) that the model lacks; with no measurement of it for this stack, it is reported, not
 fitted."""
     + moved(OVERLAPPED_SENDS, (10.0, 24.4), (9.5, 21.5))
-    + moved(GEMM_K_OVERHEAD, (10.1, 24.1), (10.0, 24.4)),
+    + moved(GEMM_K_OVERHEAD, (10.1, 24.1), (10.0, 24.4))
+    + moved(B300_MAMF, (10.3, 24.1), (10.1, 24.1)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -1140,7 +1145,8 @@ and 1.10x since the GB200 took the B200 family's sustained-load factor (2026-11-
 before), the GB300 not: the 72-GPU pair agrees, the 512-GPU pair sits between. The same table's
 GB200 rows, 6-17% fast before that factor, read -7% to +2% with it (`megatron_bridge_2604`)."""
     + moved(FP8_TP_GATHERS, (5.8, 9.5), (7.4, 9.5))
-    + moved(OVERLAPPED_SENDS, (5.7, 9.2), (5.8, 9.5)),
+    + moved(OVERLAPPED_SENDS, (5.7, 9.2), (5.8, 9.5))
+    + moved(B300_MAMF, (6.6, 10.5), (5.7, 9.2)),
     "stragglers": """\
 Measured: ByteDance's straggler study (Lin et al., OSDI'25, arXiv:2505.05713) and its traces
 (ByteDance-Seed/StragglerAnalysis @ 8efcd7f3, `data/trace-{AR,ST,SE}.parquet`). The schedule
