@@ -97,7 +97,7 @@ def test_a100_has_no_fp8():
 
 # GPUs without a kernel benchmark of their own, each with the measured part of the same
 # silicon whose fractions of peak it must use (hardware_specs/gpus/*.yaml "compute" sources).
-SAME_SILICON = {"h100-sxm": ["gh200", "gh200-144gb", "h100-pcie", "h100-sxm-96gb-500w", "h800-sxm"],
+SAME_SILICON = {"h100-sxm": ["h100-pcie", "h100-sxm-96gb-500w", "h800-sxm"],
                 "a100-sxm-80gb": ["a100-pcie-80gb", "a100-sxm-40gb", "a800-sxm-80gb"], "b200": ["gb200"]}
 
 
@@ -109,6 +109,18 @@ def test_unmeasured_variants_use_the_measured_parts_fractions(measured, variant)
     GPU's fractions of peak: until 2026-11-27 the GH200, H100 PCIe and A100 PCIe files kept
     first estimates (GEMM 0.75, no attention rates) that put a GH200 above every H100."""
     assert LIB.gpu(variant).compute == LIB.gpu(measured).compute
+
+
+@pytest.mark.parametrize("variant", ["gh200", "gh200-144gb"])
+def test_gh200_takes_its_own_mamf_gemm_rates_and_the_h100s_other_fractions(variant):
+    """Since 2026-11-30 the GH200's GEMM fractions are its own MAMF rows (bf16 828.6 of 989,
+    fp8 1,535.0 of 1,979 TFLOP/s, stas00/ml-engineering @744d01e1) times the 0.840 derating;
+    every other compute field is the H100 SXM's (same GPU)."""
+    gh200, h100 = LIB.gpu(variant).compute, LIB.gpu("h100-sxm").compute
+    assert gh200.gemm_peak_fraction == pytest.approx(828.6 / 989.0 * 0.840, abs=5e-4)
+    assert gh200.fp8_gemm_peak_fraction == pytest.approx(1535.0 / 1979.0 * 0.840, abs=5e-4)
+    rest = {"gemm_peak_fraction", "fp8_gemm_peak_fraction"}
+    assert gh200.model_dump(exclude=rest) == h100.model_dump(exclude=rest)
 
 
 @pytest.mark.parametrize(
