@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulator.config.hardware import Dtype
+from simulator.config.hardware import ComputeEfficiency, Dtype
 from simulator.config.library import HardwareLibrary
 from simulator.cost.compute import ComputeModel
 from simulator.validation.gemm_tables import (
@@ -22,19 +22,19 @@ from simulator.validation.gemm_tables import (
     k_shape_rms,
     measured_k_overhead,
     read_table,
+    read_tables,
     with_fills,
 )
 
 GEMM_DIR = Path(__file__).resolve().parents[1] / "validation" / "gemm"
 LIBRARY = HardwareLibrary()
-ESTIMATE = 128.0
+ESTIMATE = ComputeEfficiency.model_fields["gemm_k_overhead"].default
 """The per-tile K overhead every GPU carried before it was measured (and the others still do)."""
 
 
 @pytest.fixture(scope="module")
 def h100_rows():
-    parts = [read_table(GEMM_DIR, name, key, BF16) for name, key in TABLES[("h100-sxm", BF16)]]
-    rows = with_fills(pd.concat(parts, ignore_index=True), LIBRARY.gpu("h100-sxm"))
+    rows = with_fills(read_tables(GEMM_DIR, "h100-sxm"), LIBRARY.gpu("h100-sxm"))
     return rows[rows["waves"] >= MIN_WAVES]
 
 

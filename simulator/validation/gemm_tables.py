@@ -111,16 +111,21 @@ def fit_k_overhead(frame: pd.DataFrame, gpu: GpuSpec) -> KOverheadFit:
     return KOverheadFit(float(best.x), float(best.fun), len(rows), count)
 
 
-def measured_k_overhead(folder: Path, gpu_name: str, gpu: GpuSpec, dtype: str = BF16) -> KOverheadFit:
-    """:func:`fit_k_overhead` over every table :data:`TABLES` lists for ``gpu_name`` and ``dtype``."""
+def read_tables(folder: Path, gpu_name: str, dtype: str = BF16) -> pd.DataFrame:
+    """Every table :data:`TABLES` lists for ``gpu_name`` and ``dtype``, stacked (``table``
+    names each row's file)."""
     parts = [read_table(folder, name, key, dtype) for name, key in TABLES[(gpu_name, dtype)]]
-    return fit_k_overhead(pd.concat(parts, ignore_index=True), gpu)
+    return pd.concat(parts, ignore_index=True)
+
+
+def measured_k_overhead(folder: Path, gpu_name: str, gpu: GpuSpec, dtype: str = BF16) -> KOverheadFit:
+    """:func:`fit_k_overhead` over :func:`read_tables` of ``gpu_name`` and ``dtype``."""
+    return fit_k_overhead(read_tables(folder, gpu_name, dtype), gpu)
 
 
 def table_best(folder: Path, gpu_name: str, dtype: str = BF16) -> float:
-    """The highest FLOP/s any table :data:`TABLES` lists for ``gpu_name`` and ``dtype`` holds."""
-    return max(float(read_table(folder, name, key, dtype)["flops_per_s"].max())
-               for name, key in TABLES[(gpu_name, dtype)])
+    """The highest FLOP/s in :func:`read_tables` of ``gpu_name`` and ``dtype``."""
+    return float(read_tables(folder, gpu_name, dtype)["flops_per_s"].max())
 
 
 def as_fast_as_best(folder: Path, gpu_name: str, dtype: str = BF16) -> bool:
