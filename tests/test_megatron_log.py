@@ -327,16 +327,26 @@ def test_moe_permute_fusion_reaches_the_drafts_stack(fusion):
 
 def test_expert_all_to_all_overlap_reaches_the_drafts_stack():
     """``overlap_moe_expert_parallel_comm`` and ``delay_wgrad_compute`` in a mixture of experts'
-    log become ``expert_parallel.a2a_overlap`` and ``delay_wgrad``; a flex dispatcher's backend is
-    listed among what the draft does not model."""
+    log become ``expert_parallel.a2a_overlap`` and ``delay_wgrad``, a flex dispatcher's HybridEP
+    backend ``expert_parallel.dispatcher``."""
     log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
     log = replace(log, arguments={**log.arguments, "overlap_moe_expert_parallel_comm": True,
                                   "delay_wgrad_compute": True, "moe_token_dispatcher_type": "flex",
                                   "moe_flex_dispatcher_backend": "hybridep"})
     draft = draft_from_log(log, NODE, 8)
     stack = draft.scenario["training"]["stack"]
-    assert stack["expert_parallel"] == {"a2a_overlap": True, "delay_wgrad": True}
-    assert any("hybridep" in item for item in draft.not_modelled)
+    assert stack["expert_parallel"] == {"a2a_overlap": True, "delay_wgrad": True, "dispatcher": "hybridep"}
+    assert not any("hybridep" in item for item in draft.not_modelled)
+
+
+def test_ncclep_dispatcher_is_listed_as_not_modelled():
+    """The flex dispatcher's NCCL-EP backend has no pricing of its own: listed, priced as alltoall."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    log = replace(log, arguments={**log.arguments, "moe_token_dispatcher_type": "flex",
+                                  "moe_flex_dispatcher_backend": "ncclep"})
+    draft = draft_from_log(log, NODE, 8)
+    assert "dispatcher" not in draft.scenario["training"]["stack"].get("expert_parallel", {})
+    assert any("ncclep" in item for item in draft.not_modelled)
 
 
 @pytest.mark.parametrize(("fusion", "impl", "kernel"), [

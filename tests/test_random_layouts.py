@@ -99,7 +99,8 @@ def _layout(pp: int, mtp: int) -> str:
 
 
 def _random_stack(rng: random.Random, experts: int) -> str | dict:
-    """A stack, sometimes with another fp8 recipe or (MoE) the expert all-to-all overlap."""
+    """A stack, sometimes with another fp8 recipe or (MoE) the expert all-to-all overlap and the
+    flex dispatcher's deduplicated kernels."""
     stack: dict = {"base": rng.choice(STACKS)}
     if rng.random() < 0.3:
         stack["kernels"] = {"fp8_scaling": rng.choice(["delayed", "dynamic", "mxfp8", "nvfp4"]),
@@ -108,6 +109,8 @@ def _random_stack(rng: random.Random, experts: int) -> str | dict:
             stack["data_parallel"] = {"param_gather_dtype": "fp4"}
     if experts > 1 and rng.random() < 0.3:
         stack["expert_parallel"] = {"a2a_overlap": True, "delay_wgrad": rng.random() < 0.5}
+    if experts > 1 and rng.random() < 0.3:
+        stack.setdefault("expert_parallel", {})["dispatcher"] = rng.choice(["deepep", "hybridep"])
     return stack if len(stack) > 1 else stack["base"]
 
 

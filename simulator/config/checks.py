@@ -18,7 +18,7 @@ from simulator.config.scenario import (
     Schedule,
     TopologyKind,
 )
-from simulator.config.stack import CpRing, Fp8Scaling, ReduceDtype, StackProfile
+from simulator.config.stack import CpRing, EpDispatcher, Fp8Scaling, ReduceDtype, StackProfile
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
@@ -312,6 +312,7 @@ def _check_layout(scenario: Scenario, gpus: int, dp: int) -> None:
     _check_pp_inner_experts(par, etp)
     _check_ulysses_heads(scenario)
     _check_a2a_overlap(scenario)
+    _check_flex_dispatcher(scenario, etp)
 
 
 def _check_pp_inner_experts(par: ParallelismConfig, etp: int) -> None:
@@ -374,6 +375,21 @@ def _check_a2a_overlap(scenario: Scenario) -> None:
     if par.recompute == Recompute.FULL:
         raise ConfigError("Megatron-Core refuses the expert all-to-all overlap with full recompute; "
                           "set parallelism.recompute to none or selective, or a2a_overlap false", key=key)
+
+
+def _check_flex_dispatcher(scenario: Scenario, etp: int) -> None:
+    """Megatron-Core's flex dispatcher (DeepEP, HybridEP) dispatches over one group of every
+    tensor- and expert-parallel rank (``MoEFlexTokenDispatcher``'s ``tp_ep_group``,
+    megatron/core/transformer/moe/token_dispatcher.py @ d98e8a64dd); the deduplicated schedule
+    (simulator.cost.ep_dedup) is built for expert groups without expert tensor parallelism."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile) or stack.expert_parallel.dispatcher == EpDispatcher.ALLTOALL:
+        return
+    if scenario.parallelism.ep > 1 and etp > 1:
+        raise ConfigError(f"the {stack.expert_parallel.dispatcher.value} dispatcher with parallelism.etp "
+                          f"{etp} is not modelled (the flex dispatcher then spans the tp x ep group); set "
+                          "parallelism.etp: 1 or expert_parallel.dispatcher: alltoall",
+                          key="training.stack.expert_parallel.dispatcher")
 
 
 def _check_shard_size(par, dp: int) -> None:

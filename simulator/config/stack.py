@@ -102,6 +102,15 @@ class AmaxReduction(StrEnum):
     TP_DP_CP = "tp_dp_cp"    # Megatron-Core 0.9+: every rank of the pipeline stage
 
 
+class EpDispatcher(StrEnum):
+    """What moves a mixture of experts' tokens between expert-parallel ranks (see
+    simulator.cost.ep_dedup)."""
+
+    ALLTOALL = "alltoall"    # one copy per (token, expert): Megatron-Core's alltoall dispatcher
+    DEEPEP = "deepep"        # flex dispatcher, DeepEP's normal kernels: one copy per GPU, per server
+    HYBRIDEP = "hybridep"    # flex dispatcher, HybridEP: the same bytes (NVIDIA's kernels in DeepEP)
+
+
 class SelectiveRecompute(StrEnum):
     """What ``recompute: selective`` recomputes in a stack."""
 
@@ -452,6 +461,11 @@ class ExpertParallelProfile(_Part):
     delay_wgrad: Flag = False
     """Under ``a2a_overlap``, the weight-gradient GEMMs run after the layer's data-gradient
     all-to-all is issued (Megatron-Core ``delay_wgrad_compute``)."""
+    dispatcher: EpDispatcher = EpDispatcher.ALLTOALL
+    """``alltoall``: one copy of a token per (token, expert) pair (Megatron-Core's alltoall
+    dispatcher); ``deepep`` / ``hybridep``: the flex dispatcher's deduplicated kernels, one copy
+    per destination GPU inside a server and per destination server across servers, forwarded
+    over NVLink (simulator.cost.ep_dedup)."""
 
 
 class StackProfile(_Part):

@@ -148,6 +148,18 @@ class CollectiveModel:
             self._terms[key] = [t for s in schedules for t in self.network.terms(s)]
         return self._terms[key]
 
+    def schedule_terms(self, key, build) -> list[CostTerms]:
+        """Cost terms of every protocol for the schedule ``build()`` returns (a schedule no
+        registered algorithm builds, e.g. :func:`simulator.cost.ep_dedup.dedup_schedule`),
+        cached under ``key``; ``build`` runs on a cache miss only and may return None (no
+        schedule: an empty list)."""
+        key = ("schedule", key)
+        found = self._concurrent.get(key)
+        if found is None:
+            schedule = build()
+            found = self._concurrent[key] = [] if schedule is None else self.network.terms(schedule)
+        return found
+
     def concurrent_time(self, op: Op, groups, size_bytes: float,
                         algorithm: Algorithm | None = None, key=None) -> tuple[float, str]:
         """Time of ``op`` run by all ``groups`` at once, each on ``size_bytes``, and the

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from simulator.collectives import Group, Op
 from simulator.config.scenario import Scenario
+from simulator.config.stack import EpDispatcher
 from simulator.cost.collective import CollectiveModel, PricedCollective
+from simulator.cost.ep_dedup import dedup_schedule
 from simulator.cost.forced import bind, bound_algorithm, forced_algorithm
 from simulator.cost.network import CostTerms
 from simulator.workload.layout import Layout
@@ -84,8 +86,8 @@ def in_layer_terms(collectives: CollectiveModel, op: Op, groups, group: tuple[in
     return min(terms, key=lambda t: t.seconds(nbytes))
 
 
-def ep_collective(shape: LayerShape, collectives: CollectiveModel,
-                  layout: Layout) -> PricedCollective | None:
+def ep_collective(shape: LayerShape, collectives: CollectiveModel, layout: Layout,
+                  dispatcher: EpDispatcher = EpDispatcher.ALLTOALL) -> PricedCollective | None:
     """The expert-parallel all-to-all: ``b s top_k h / t`` activations per GPU under sequence
     parallelism with t > 1, else ``b s top_k h`` (None without experts). Every
     expert-parallel group of a stage exchanges at once.
@@ -95,14 +97,28 @@ def ep_collective(shape: LayerShape, collectives: CollectiveModel,
     (``MoEAlltoAllTokenDispatcher.token_permutation``: ``all_to_all`` over the expert group,
     then ``gather_from_sequence_parallel_region``; the combine reduce-scatters first:
     megatron/core/transformer/moe/token_dispatcher.py at core_v0.10.0); see
-    :func:`ep_tp_collectives`."""
+    :func:`ep_tp_collectives`. The flex dispatcher's DeepEP and HybridEP kernels (``dispatcher``
+    deepep or hybridep) move the same tokens deduplicated (:mod:`simulator.cost.ep_dedup`); the
+    collective keeps the all-to-all's size, ``n``, and their time."""
     mdl = shape.model
     if mdl.experts == 1 or layout.ep == 1:
         return None
     nbytes = _dispatched_bytes(shape) / shape.sequence_shards
+    found = _deduplicated(shape, collectives, layout) if dispatcher != EpDispatcher.ALLTOALL else []
+    if found:
+        return PricedCollective(Op.ALL_TO_ALL, nbytes, min(found, key=lambda t: t.seconds(nbytes)))
     return PricedCollective(Op.ALL_TO_ALL, nbytes, in_layer_terms(
         collectives, Op.ALL_TO_ALL, layout.stage_expert_groups, layout.expert_group(), nbytes,
         ("ep", layout), bound_algorithm(collectives, Op.ALL_TO_ALL)))
+
+
+def _deduplicated(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> list[CostTerms]:
+    """Cost terms of the stage's deduplicated dispatch (:mod:`simulator.cost.ep_dedup`), one
+    per protocol; empty where no such schedule exists (uneven groups)."""
+    mdl = shape.model
+    groups = layout.stage_expert_groups
+    return collectives.schedule_terms(("ep-dedup", layout, mdl.experts, mdl.top_k), lambda: dedup_schedule(
+        collectives.cluster, groups(0), mdl.experts, mdl.top_k))
 
 
 def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,

@@ -308,7 +308,7 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     microbatch's compute leaves exposed under ``expert_parallel.a2a_overlap``
     (:mod:`simulator.cost.ep_overlap`; ``priced``: the layer's cost so far, its linears'
     seconds and its fp8 casts)."""
-    found = ep_collective(shape, collectives, layout)
+    found = ep_collective(shape, collectives, layout, stack.expert_parallel.dispatcher)
     if found is None:
         return 0.0
     around = [c.time_s for c in ep_tp_collectives(shape, collectives, layout)] or [0.0, 0.0]

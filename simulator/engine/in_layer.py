@@ -12,7 +12,10 @@ full recompute repeats the forward's tensor-parallel collectives before the back
 Collectives the stack overlaps with GEMMs (the backward input-gradient all-reduce or
 reduce-scatter with ``overlap_dgrad_comm``; all of them with ``comm_overlap``; the expert
 all-to-alls with ``expert_parallel.a2a_overlap``, :mod:`simulator.cost.ep_overlap`) are not
-replayed: their exposed remainder stays in the compute segments, as priced.
+replayed: their exposed remainder stays in the compute segments, as priced. Nor is the flex
+dispatcher's deduplicated dispatch (``expert_parallel.dispatcher`` deepep or hybridep,
+:mod:`simulator.cost.ep_dedup`), whose schedule no registered algorithm rebuilds per group: it
+keeps its priced duration.
 Inside a server they ride NVLink, which carries no other traffic, and keep the cost
 model's duration. Across servers they share NICs and uplinks with the other groups of the
 stage (priced together by :mod:`simulator.cost.in_layer`) and with everything else
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
+from simulator.config.stack import EpDispatcher
 from simulator.cost.collective import PricedCollective
 from simulator.cost.context_parallel import cp_cost
 from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives, tp_site_count
@@ -72,9 +76,10 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     if cp is not None and cp.replayed and spans(lay.cp_group(stage)):
         kinds += [InLayerKind("cp", c.collective, *_per_pass_counts(c.per_pass * layers))
                   for c in cp.collectives]
-    ep = ep_collective(ctx.shape, ctx.collectives, lay)
-    overlapped = scenario_stack(ctx.scenario).expert_parallel.a2a_overlap
-    if ep is not None and spans(lay.expert_group(0, stage)) and not overlapped:
+    experts = scenario_stack(ctx.scenario).expert_parallel
+    ep = ep_collective(ctx.shape, ctx.collectives, lay, experts.dispatcher)
+    replayed = not experts.a2a_overlap and experts.dispatcher == EpDispatcher.ALLTOALL
+    if ep is not None and spans(lay.expert_group(0, stage)) and replayed:
         modules = par.recomputed_modules
         again = modules is not None and reruns_dispatch(ctx.scenario.model, modules)
         kinds.append(InLayerKind("ep", ep, round(2 * routed), round((4 if again else 2) * routed)))

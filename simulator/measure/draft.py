@@ -375,8 +375,10 @@ def _interleaved(args: dict[str, Any]) -> bool:
 def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: list[str]) -> None:
     """A mixture of experts' stack fields: ``moe_permute_fusion`` -> ``kernels.moe_permute_fusion:
     true``; ``overlap_moe_expert_parallel_comm`` -> ``expert_parallel.a2a_overlap: true`` and
-    ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; DeepEP or HybridEP
-    dispatch (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``) is noted as not modelled."""
+    ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; the flex dispatcher's
+    DeepEP or HybridEP backend (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``; deepep by
+    default) -> ``expert_parallel.dispatcher``, noted as not modelled with expert tensor
+    parallelism or another backend (ncclep)."""
     if args.get("moe_permute_fusion"):
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
     if args.get("overlap_moe_expert_parallel_comm"):
@@ -384,9 +386,13 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
         if args.get("delay_wgrad_compute"):
             fields["expert_parallel"]["delay_wgrad"] = True
     flex = args.get("moe_token_dispatcher_type") == "flex"
-    backend = args.get("moe_flex_dispatcher_backend") if flex else None
-    if args.get("moe_enable_deepep") or backend:
-        extra.append(f"the {backend or 'deepep'} token dispatcher (priced as the alltoall dispatcher)")
+    backend = "deepep" if args.get("moe_enable_deepep") else \
+        (args.get("moe_flex_dispatcher_backend") or "deepep") if flex else None
+    etp = args.get("expert_tensor_parallel_size") or args.get("tensor_model_parallel_size") or 1
+    if backend in ("deepep", "hybridep") and etp == 1:
+        fields.setdefault("expert_parallel", {})["dispatcher"] = backend
+    elif backend:
+        extra.append(f"the {backend} token dispatcher (priced as the alltoall dispatcher)")
 
 
 def _loss_kernel(args: dict[str, Any]) -> str:

@@ -209,6 +209,15 @@ GEMM_K_OVERHEAD = ("On 2026-11-30 the H100's per-tile GEMM K overhead became mea
                    "parts share it), and Blackwell's sustained-load factor, re-derived with it, went "
                    "from 0.863 to 0.853 (docs/research/gpu_kernel_efficiency.md)")
 
+FLEX_DISPATCHER = ("On 2026-11-30 the flex dispatcher's deduplicated kernels became expressible "
+                   "(`expert_parallel.dispatcher: hybridep` or `deepep`, `simulator/cost/ep_dedup.py`: a "
+                   "token crosses the network once per destination server and NVLink once per "
+                   "destination GPU, where the alltoall dispatcher sends one copy per expert) and the rows "
+                   "that ran hybridep (1 and 3-6) state it. The 30B H100 row reads +33.5% (was -19.3%): "
+                   "its all-to-alls are 5.0 s of a 21.9 s predicted step (19.4 s of 36.3 s before); the "
+                   "Blackwell rows +7.7% (B200), -1.2% (B300), +13.9% (GB200) and +5.4% (GB300), were "
+                   "-0.5%, -9.0%, +5.0% and -3.7%")
+
 B300_MAMF = ("On 2026-11-30 the B300 and the GB300 (the same Blackwell Ultra die) took the B300's own "
              "MAMF GEMM fractions, 0.660 bf16 and 0.626 fp8 (1,769.0 and 3,353.3 TFLOP/s, stas00/"
              "ml-engineering @744d01e1, x 0.840), in place of the B200's 0.651 and 0.641")
@@ -1014,8 +1023,9 @@ TE's cross entropy and fused token permutations, grouped expert GEMMs and forced
 `delay_wgrad_compute`, Megatron-Bridge `scripts/performance/utils/overrides.py`) is
 `expert_parallel: {a2a_overlap: true, delay_wgrad: true}` since 2026-11-28
 (`simulator/cost/ep_overlap.py`: the combined 1F1B schedule's two streams simulated node by node).
-Not expressible: the 30B row's flex dispatcher with DeepEP's hybridep kernels (priced as the
-alltoall dispatcher) and the fused router.
+The 30B row's flex dispatcher with DeepEP's hybridep kernels is `expert_parallel.dispatcher:
+hybridep` since 2026-11-30 (priced as the alltoall dispatcher before). Not expressible: the fused
+router.
 
 Result: MAPE 9.5%, max 21.5% over the six rows, not met (9.4% / 21.5% until Qwen3's QK-norm,
 `model.qk_norm` in the qwen3 presets, 2026-11-29: the 30B row -17.7% -> -18.3%; 10.8% / 21.5% until
@@ -1056,7 +1066,24 @@ section 35) that the model lacks; with no measurement of it for this stack, it i
 fitted."""
     + moved(OVERLAPPED_SENDS, (10.0, 24.4), (9.5, 21.5))
     + moved(GEMM_K_OVERHEAD, (10.1, 24.1), (10.0, 24.4))
-    + moved(B300_MAMF, (10.3, 24.1), (10.1, 24.1)),
+    + moved(B300_MAMF, (10.3, 24.1), (10.1, 24.1))
+    + moved(FLEX_DISPATCHER, (14.3, 33.5), (10.3, 24.1))
+    + "\n\n" + textwrap.fill(
+        "What the 30B row now says. Priced as what ran, its dispatch and combine are not what is "
+        "missing: Megatron-Bridge records an A/B of Qwen3 on 16 H100 that changed only the "
+        "all-to-all overlap (PR #5225, 2026-08: 244.0 model TFLOP/s per GPU in line, this row's "
+        "throughput in its count, and 287.3 overlapped): at least 4.4 s of the 29.3 s step were "
+        "exposed all-to-alls, about that if the overlap hid them all, where the model now has "
+        "5.0 s. With the alltoall pricing's 19.4 s the rest of the step, 9.9 s, would be below the "
+        "model's own compute, 16.9 s, priced at kernel-benchmark rates. What remains is compute: the "
+        "measured step leaves about 24 s for it, the model prices 16.9 s, 7.9 against 5.5 ms per "
+        "layer and microbatch of 4,096 tokens (8 experts of 4,096 rows a GPU). The same team found "
+        "that CUDA graphs of the router and the dispatcher's preprocessing do not speed this model "
+        "and layout up (Megatron-Bridge PR #3868, 2026-05: BF16 with the alltoall dispatcher, the "
+        "graphs' replay slightly slower than eager), so the host time of those is not it either. "
+        "The Blackwell rows, at 4 and 8 times the tokens per microbatch, read within "
+        "14%: what is missing grows with the kernels per token, not with the FLOPs. Not identified, "
+        "so nothing is fitted; the row is reported as a miss of the MoE layer's compute.", 96),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current

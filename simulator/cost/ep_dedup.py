@@ -1,0 +1,85 @@
+"""Deduplicated expert dispatch: DeepEP's and HybridEP's kernels behind Megatron-Core's flex
+token dispatcher (``expert_parallel.dispatcher: deepep | hybridep``), as one schedule of the
+stage's expert-parallel groups.
+
+The all-to-all dispatcher sends one copy of a token per (token, expert) pair: ``n = T k h b``
+bytes per rank for ``T`` tokens of ``h`` elements of ``b`` bytes routed to ``k`` experts
+(:func:`simulator.cost.in_layer.ep_collective`). DeepEP's normal kernels and HybridEP send a
+token once per destination GPU inside a server and once per destination *server* across
+servers, to the GPU of the same local rank there (the rail peer), which forwards it over NVLink
+to the GPUs holding its experts (deepseek-ai/DeepEP ``docs/legacy.md``, "Normal kernels with
+NVLink and RDMA forwarding"; HybridEP's hierarchical design, DeepEP PR #420;
+``docs/research/stack_facts.md`` section 47). On a group of ``N`` servers with ``G`` of its
+GPUs each and ``e = E / (N G)`` experts per GPU, per rank and per dispatch:
+
+- to each rail peer on another server: ``T h b P(e G)``, a fraction ``P(e G) / k`` of ``n``;
+- to each other GPU of its own server: its own tokens, ``T h b P(e)``, and those its ``N - 1``
+  rail peers sent it, ``(N - 1) T h b P(e)``: a fraction ``N P(e) / k`` of ``n``;
+
+with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability`. The kernels forward while
+they receive, so both legs run at once: one non-pipelined step whose time is its busiest link's,
+priced by the network model as every schedule is (the links' rates and NCCL's point-to-point
+efficiency; DeepEP's README reports its kernels at the links' rates: 153-158 GB/s over H800
+NVLink, 43-58 GB/s per 400 Gb/s NIC). The combine sends the same bytes back. Not modelled:
+DeepSeek-V3's node-limited routing (at most 4 servers a token, fewer network bytes), the SMs the
+kernels hold (priced as NCCL's under ``a2a_overlap``), and the replay of these flows by the
+discrete-event engine, which keeps the priced duration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.collectives import Algorithm, Op, Schedule, Step
+from simulator.topology.cluster import Cluster
+from simulator.workload.token_dedup import hit_probability
+
+
+def dedup_schedule(cluster: Cluster, groups, experts: int, top_k: int) -> Schedule | None:
+    """The dispatch of every group in ``groups`` (global GPU indices) at once, as fractions of
+    ``n = T k h b`` (module docstring); None if a group's servers hold unequal shares of it
+    (no rail peer for every rank) or it has a single rank."""
+    per_node = cluster.hw.gpus_per_node
+    src, dst, frac = [], [], []
+    for gpus in groups:
+        parts = _by_server(np.asarray(gpus, dtype=np.int64), per_node)
+        if parts is None or parts.size < 2:
+            return None
+        servers, local = parts.shape
+        per_gpu = experts // parts.size
+        across = hit_probability(experts, top_k, per_gpu * local) / top_k
+        inside = servers * hit_probability(experts, top_k, per_gpu) / top_k
+        vertices = cluster.gpu_vertices(parts.ravel()).reshape(parts.shape)
+        for a, b, f in (_rail_pairs(vertices) + (across,), _server_pairs(vertices) + (inside,)):
+            src.append(a)
+            dst.append(b)
+            frac.append(np.full(a.size, f))
+    step = Step.of_arrays(np.concatenate(src), np.concatenate(dst), np.concatenate(frac))
+    return Schedule(Op.ALL_TO_ALL, Algorithm.DIRECT, len(groups[0]), (step,), pipelined=False)
+
+
+def _by_server(gpus: np.ndarray, per_node: int) -> np.ndarray | None:
+    """The group's GPUs as an (servers, GPUs per server) array in rank order, None if uneven."""
+    servers = gpus // per_node
+    order = np.unique(servers, return_index=True)[1]
+    rows = [gpus[servers == s] for s in servers[np.sort(order)]]
+    if len({len(r) for r in rows}) != 1:
+        return None
+    return np.stack(rows)
+
+
+def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) of every rank to its rail peer on every other server."""
+    servers, local = vertices.shape
+    a, b = np.meshgrid(np.arange(servers), np.arange(servers), indexing="ij")
+    keep = a != b
+    rail = np.arange(local)
+    return (vertices[a[keep]][:, rail].ravel(), vertices[b[keep]][:, rail].ravel())
+
+
+def _server_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) of every rank to every other rank of its own server."""
+    servers, local = vertices.shape
+    i, j = np.meshgrid(np.arange(local), np.arange(local), indexing="ij")
+    keep = i != j
+    return (vertices[:, i[keep]].ravel(), vertices[:, j[keep]].ravel())

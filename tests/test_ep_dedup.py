@@ -1,0 +1,126 @@
+"""The flex dispatcher's deduplicated dispatch (simulator/cost/ep_dedup.py): DeepEP and HybridEP
+send a token once per destination GPU inside a server and once per destination server across
+servers, where the all-to-all dispatcher sends one copy per (token, expert) pair."""
+
+from __future__ import annotations
+
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.collectives import Group
+from simulator.config import HardwareLibrary, scenario_from_mapping
+from simulator.config.stack import EpDispatcher
+from simulator.cost.ep_dedup import dedup_schedule
+from simulator.cost.in_layer import ep_collective
+from simulator.engine.analytical import simulate_step
+from simulator.engine.context import make_context
+from simulator.engine.des import simulate_steps_des
+from simulator.errors import ConfigError
+from simulator.pipeline import open_scenario, session_from_scenario
+from simulator.workload.token_dedup import hit_probability
+
+E, K = 128, 8          # Qwen3-30B-A3B: 128 experts, 8 per token
+ROOT = Path(__file__).parents[1]
+
+
+def _session(dispatcher: str, nodes: int = 2, ep: int = 16, etp: int = 1, tp: int = 1):
+    data = {"cluster": {"node": "dgx-h100", "nodes": nodes,
+                        "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}},
+            "model": {"preset": "qwen3-30b-a3b", "seq_len": 4096, "layers": 4},
+            "training": {"global_batch": 64, "micro_batch": 1, "dtype": "bf16",
+                         "stack": {"base": "megatron-core", "expert_parallel": {"dispatcher": dispatcher}}},
+            "parallelism": {"tp": tp, "dp": nodes * 8 // tp, "ep": ep, "etp": etp,
+                            "sequence_parallel": tp > 1}}
+    library = HardwareLibrary()
+    return session_from_scenario(scenario_from_mapping(data, "<test>", library), library)
+
+
+def test_hit_probability_closed_forms():
+    """k = 1: m / E; every expert held: 1; none: 0; and the hypergeometric value itself."""
+    assert hit_probability(E, 1, 8) == pytest.approx(8 / E)
+    assert hit_probability(E, K, E) == 1.0
+    assert hit_probability(E, K, 0) == 0.0
+    assert hit_probability(E, K, 8) == pytest.approx(1 - comb(120, 8) / comb(128, 8))
+    assert hit_probability(E, K, 8) <= K * 8 / E          # never above the all-to-all's copies
+
+
+def test_schedule_of_one_group_on_two_servers():
+    """16 ranks, 8 per server, 8 experts each: every rank sends P(64)/k of n to its rail peer and
+    2 P(8)/k of n to each of the 7 other GPUs of its server (its own tokens and the ones it
+    forwards for its rail peer)."""
+    cluster = _session("hybridep").collectives.cluster
+    schedule = dedup_schedule(cluster, [tuple(range(16))], E, K)
+    (step,) = schedule.steps
+    servers = np.array([cluster.server_of_vertex(int(v)) for v in step.src]) != \
+        np.array([cluster.server_of_vertex(int(v)) for v in step.dst])
+    assert servers.sum() == 16 and (~servers).sum() == 2 * 8 * 7
+    assert step.frac[servers] == pytest.approx(np.full(16, hit_probability(E, K, 64) / K))
+    assert step.frac[~servers] == pytest.approx(np.full(112, 2 * hit_probability(E, K, 8) / K))
+
+
+def test_uneven_group_has_no_rail_peers():
+    cluster = _session("hybridep").collectives.cluster
+    assert dedup_schedule(cluster, [(0, 1, 2, 8)], E, K) is None
+
+
+def test_deduplication_cuts_the_network_bytes_fourfold_on_two_servers():
+    """Across two servers the all-to-all sends half of n over each rank's NIC, the
+    deduplicated dispatch P(64)/k = 0.1245 of it, so on NIC-bound servers its bandwidth term
+    is their ratio, 0.249 (the NVLink leg, 1.45 n over ~9x the NIC's rate, does not bind)."""
+    plain, dedup = _session("alltoall"), _session("hybridep")
+    found = []
+    for session in (plain, dedup):
+        ctx = make_context(session.scenario, session.collectives)
+        dispatcher = session.scenario.training.stack.expert_parallel.dispatcher
+        found.append(ep_collective(ctx.shape, session.collectives, ctx.layout, dispatcher))
+    assert found[0].size_bytes == found[1].size_bytes
+    ratio = found[1].terms.seconds_per_byte / found[0].terms.seconds_per_byte
+    assert ratio == pytest.approx(hit_probability(E, K, 64) / K / 0.5, rel=0.02)
+
+
+def test_one_server_dedups_the_gpus_only():
+    """Inside one server each rank sends P(e)/k of n to each peer, where the all-to-all sends
+    1/P: with 16 experts a GPU, P(16)/8 = 0.083 against 1/8."""
+    session = _session("deepep", nodes=1, ep=8)
+    schedule = dedup_schedule(session.collectives.cluster, [tuple(range(8))], E, K)
+    (step,) = schedule.steps
+    assert len(step.src) == 56
+    assert step.frac == pytest.approx(np.full(56, hit_probability(E, K, 16) / K))
+    assert Group(session.collectives.cluster, tuple(range(8))).servers == 1
+
+
+@pytest.mark.parametrize("dispatcher", ["deepep", "hybridep"])
+def test_the_engines_agree(dispatcher):
+    """DES = analytical with contention off; with contention on the DES keeps the priced
+    dispatch (not replayed as flows), so it is never faster."""
+    session = _session(dispatcher, nodes=4, ep=16)
+    analytical = simulate_step(session.scenario, session.collectives).step_time_s
+    off = simulate_steps_des(session.scenario, session.collectives, 1, 0, contention=False).step_times_s[0]
+    on = simulate_steps_des(session.scenario, session.collectives, 1, 0, contention=True).step_times_s[0]
+    assert off == pytest.approx(analytical, rel=1e-9)
+    assert on >= analytical * (1 - 1e-9)
+    assert session.scenario.training.stack.expert_parallel.dispatcher == EpDispatcher(dispatcher)
+
+
+def test_expert_tensor_parallelism_is_refused():
+    with pytest.raises(ConfigError, match="etp"):
+        _session("hybridep", tp=2, ep=8, etp=2)
+
+
+def test_the_qwen3_row_keeps_the_exposed_all_to_alls_its_overlap_a_b_implies():
+    """Megatron-Bridge's A/B of Qwen3 30B-A3B on 16 H100 that changed only the all-to-all
+    overlap (PR #5225: 244.0 -> 287.3 model TFLOP/s per GPU; 244.0 is the 26.04.01 row's 8,960
+    tokens/s) means at least 29.26 s x (1 - 244.0 / 287.3) = 4.4 s of the row's in-line step
+    were exposed all-to-alls, and the rest at most 24.9 s. The hybridep pricing keeps both; the
+    alltoall pricing's 19.4 s left less compute than the model's own."""
+    session = open_scenario(ROOT / "validation/scenarios/megatron_bridge_2604_moe"
+                            / "qwen3-30b-a3b-16gpu-h100-fp8cs.yaml")
+    assert session.scenario.training.stack.expert_parallel.dispatcher == EpDispatcher.HYBRIDEP
+    result = simulate_step(session.scenario, session.collectives)
+    exposed = result.exposed_by_dimension["ep"]
+    measured, lower = 29.257, 29.257 * (1 - 244.039 / 287.305)
+    assert exposed >= lower
+    assert result.step_time_s - exposed <= measured - lower
