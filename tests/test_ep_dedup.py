@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from math import comb
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from simulator.workload.token_dedup import hit_probability
 
 E, K = 128, 8          # Qwen3-30B-A3B: 128 experts, 8 per token
 ROOT = Path(__file__).parents[1]
+QWEN3 = SimpleNamespace(experts=E, top_k=K, router_groups=1, router_group_topk=1)
 
 
 def _session(dispatcher: str, nodes: int = 2, ep: int = 16, etp: int = 1, tp: int = 1):
@@ -47,12 +49,38 @@ def test_hit_probability_closed_forms():
     assert hit_probability(E, K, 8) <= K * 8 / E          # never above the all-to-all's copies
 
 
+def test_grouped_routing_by_enumeration():
+    """8 experts in 4 groups of 2, a token picks 2 groups then 2 of their 4 experts: every
+    (groups, experts) choice enumerated, the probability that experts 1-3 (half of group 0 and
+    all of group 1) see the token."""
+    from itertools import combinations
+    hits = total = 0
+    for chosen in combinations(range(4), 2):
+        pool = [e for g in chosen for e in (2 * g, 2 * g + 1)]
+        for picks in combinations(pool, 2):
+            total += 1
+            hits += any(1 <= e <= 3 for e in picks)
+    assert hit_probability(8, 2, 3, groups=4, group_topk=2, first=1) == pytest.approx(hits / total)
+
+
+def test_deepseek_v3_reaches_at_most_half_the_servers():
+    """DeepSeek-V3: 256 experts in 8 groups, 4 picked; a server of EP 64 (8 GPUs x 4 experts)
+    holds one whole group: reached with probability 4/8 x (1 - C(96, 8) / C(128, 8)) = 0.45,
+    against 0.66 without the limit; a GPU's 4 experts barely change (0.114 against 0.119)."""
+    server = hit_probability(256, 8, 32, groups=8, group_topk=4)
+    assert server == pytest.approx(0.5 * (1 - comb(96, 8) / comb(128, 8)))
+    assert hit_probability(256, 8, 32) == pytest.approx(1 - comb(224, 8) / comb(256, 8))
+    assert hit_probability(256, 8, 32, groups=8, group_topk=8) == hit_probability(256, 8, 32)
+    assert hit_probability(256, 8, 4, groups=8, group_topk=4) == pytest.approx(
+        0.5 * (1 - comb(124, 8) / comb(128, 8)))
+
+
 def test_schedule_of_one_group_on_two_servers():
     """16 ranks, 8 per server, 8 experts each: every rank sends P(64)/k of n to its rail peer and
     2 P(8)/k of n to each of the 7 other GPUs of its server (its own tokens and the ones it
     forwards for its rail peer)."""
     cluster = _session("hybridep").collectives.cluster
-    schedule = dedup_schedule(cluster, [tuple(range(16))], E, K)
+    schedule = dedup_schedule(cluster, [tuple(range(16))], QWEN3)
     (step,) = schedule.steps
     servers = np.array([cluster.server_of_vertex(int(v)) for v in step.src]) != \
         np.array([cluster.server_of_vertex(int(v)) for v in step.dst])
@@ -63,7 +91,7 @@ def test_schedule_of_one_group_on_two_servers():
 
 def test_uneven_group_has_no_rail_peers():
     cluster = _session("hybridep").collectives.cluster
-    assert dedup_schedule(cluster, [(0, 1, 2, 8)], E, K) is None
+    assert dedup_schedule(cluster, [(0, 1, 2, 8)], QWEN3) is None
 
 
 def test_deduplication_cuts_the_network_bytes_fourfold_on_two_servers():
@@ -85,7 +113,7 @@ def test_one_server_dedups_the_gpus_only():
     """Inside one server each rank sends P(e)/k of n to each peer, where the all-to-all sends
     1/P: with 16 experts a GPU, P(16)/8 = 0.083 against 1/8."""
     session = _session("deepep", nodes=1, ep=8)
-    schedule = dedup_schedule(session.collectives.cluster, [tuple(range(8))], E, K)
+    schedule = dedup_schedule(session.collectives.cluster, [tuple(range(8))], QWEN3)
     (step,) = schedule.steps
     assert len(step.src) == 56
     assert step.frac == pytest.approx(np.full(56, hit_probability(E, K, 16) / K))

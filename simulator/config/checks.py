@@ -178,6 +178,7 @@ def _check_model(scenario: Scenario) -> None:
     if model.top_k > model.experts:
         raise ConfigError(f"{model.top_k} is more than model.experts ({model.experts})",
                           key="model.top_k")
+    _check_router_groups(model)
     if model.shared_expert_ffn and model.experts == 1:
         raise ConfigError(f"{model.shared_expert_ffn} applies to a mixture of experts only (model.experts "
                           "is 1); remove it or set model.experts", key="model.shared_expert_ffn")
@@ -375,6 +376,24 @@ def _check_a2a_overlap(scenario: Scenario) -> None:
     if par.recompute == Recompute.FULL:
         raise ConfigError("Megatron-Core refuses the expert all-to-all overlap with full recompute; "
                           "set parallelism.recompute to none or selective, or a2a_overlap false", key=key)
+
+
+def _check_router_groups(model) -> None:
+    """Group-limited routing: the groups split the experts evenly, a token picks at most all of
+    them, and its ``top_k`` experts fit in the groups it picks (Megatron-Core's router asserts
+    the same: ``group_limited_topk``, megatron/core/transformer/moe/moe_utils.py)."""
+    groups, picked = model.router_groups, model.router_group_topk
+    if model.experts == 1:
+        return
+    if model.experts % groups:
+        raise ConfigError(f"{groups} groups do not split model.experts ({model.experts}) evenly",
+                          key="model.router_groups")
+    if picked > groups:
+        raise ConfigError(f"{picked} is more than model.router_groups ({groups})",
+                          key="model.router_group_topk")
+    if model.top_k > picked * (model.experts // groups):
+        raise ConfigError(f"model.top_k ({model.top_k}) does not fit in {picked} groups of "
+                          f"{model.experts // groups} experts", key="model.router_group_topk")
 
 
 def _check_flex_dispatcher(scenario: Scenario, etp: int) -> None:

@@ -46,7 +46,11 @@ Sources
   37.6B and 11.6B + its embedding and output layer copies, 1.9B, here; Kimi K2 "1 trillion total
   parameters" with "32 billion activated", its model card, against 1.026T and 32.9B;
   ``tests/test_dense_layers.py``). Sequence 4,096, DeepSeek-V3's
-  pre-training length (sec. 4.2) and Megatron-Bridge's recipes'.
+  pre-training length (sec. 4.2) and Megatron-Bridge's recipes'. DeepSeek-V3's node-limited
+  routing: ``n_group`` 8, ``topk_group`` 4 in its ``config.json`` (a token's experts from 4 of 8
+  expert groups, "sent to at most M = 4 nodes", the Technical Report sec. 2.1.2), which
+  Megatron-Bridge's DeepSeekV3 provider sets as ``moe_router_num_groups`` 8 and
+  ``moe_router_group_topk`` 4; Kimi K2's config has ``n_group`` 1 (no groups).
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ MODEL_PRESETS = MappingProxyType({
                 "v_head_dim": 128},
         "ffn_hidden": 2048, "experts": 256, "top_k": 8, "shared_expert_ffn": 2048,
         "first_dense_layers": 3, "dense_ffn": 18432, "mtp_layers": 1, "tied_embeddings": False,
+        "router_groups": 8, "router_group_topk": 4,
     },
     "kimi-k2": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 163840, "layers": 61, "hidden": 7168, "heads": 64,

@@ -65,6 +65,10 @@ MEANINGS = {
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",
     "model.top_k": "experts each token visits",
+    "model.router_groups": "expert groups of group-limited routing (DeepSeek-V3: 8; 1: none): a token's "
+                           "experts come from `router_group_topk` of them, which limits the servers a "
+                           "deduplicating dispatcher sends it to",
+    "model.router_group_topk": "groups a token's experts are chosen from (DeepSeek-V3: 4; default: all)",
     "model.expert_load": "tokens routed to the busiest expert-parallel rank over the mean, >= 1 "
                          "(1: balanced); scales that rank's expert GEMMs, expert activations and "
                          "all-to-all",

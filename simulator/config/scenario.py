@@ -130,6 +130,15 @@ class ModelConfig(_Section):
     capacity (1); a dropless one computes what the router sends (Megatron-Core logs tokens
     per expert); Wang et al. 2024 (arXiv:2408.15664) track the same quantity as "MaxVio", the
     busiest expert's load over the mean minus 1. No value is assumed here."""
+    router_groups: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 1
+    """Groups the router splits the experts into, contiguous ranges of ``experts / groups``
+    (DeepSeek-V3's ``n_group``, 8; Megatron-Core's ``moe_router_num_groups``): with
+    ``router_group_topk`` a token's ``top_k`` experts come from that many groups only, which
+    limits the servers a token reaches (DeepSeek-V3's node-limited routing, at most 4) and so what
+    a deduplicating dispatcher sends (:mod:`simulator.workload.token_dedup`). 1: no groups."""
+    router_group_topk: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
+    """Groups a token's experts are chosen from (DeepSeek-V3's ``topk_group``, 4; Megatron-Core's
+    ``moe_router_group_topk``); default ``router_groups`` (no limit)."""
     mla: MlaConfig | None = None
     """Multi-head latent attention (:mod:`simulator.config.mla`): the query and key heads are
     ``qk_head_dim + qk_rope_head_dim`` wide, the value heads ``v_head_dim``, one key/value head
@@ -180,12 +189,15 @@ class ModelConfig(_Section):
             object.__setattr__(self, "kv_heads", self.heads)
         if self.ffn_hidden is None:
             object.__setattr__(self, "ffn_hidden", 4 * self.hidden)
+        if self.router_group_topk is None:
+            object.__setattr__(self, "router_group_topk", self.router_groups)
         return self
 
     def dense_model(self) -> ModelConfig:
         """The model one of its ``first_dense_layers`` is: this transformer with a dense
         ``dense_ffn``-wide MLP and no experts."""
         return self.model_copy(update={"experts": 1, "top_k": 1, "expert_load": 1.0, "shared_expert_ffn": 0,
+                                       "router_groups": 1, "router_group_topk": 1,
                                        "ffn_hidden": self.dense_ffn or self.ffn_hidden,
                                        "first_dense_layers": 0, "dense_ffn": None, "mtp_layers": 0})
 

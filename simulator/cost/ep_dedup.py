@@ -16,7 +16,8 @@ GPUs each and ``e = E / (N G)`` experts per GPU, per rank and per dispatch:
 - to each other GPU of its own server: its own tokens, ``T h b P(e)``, and those its ``N - 1``
   rail peers sent it, ``(N - 1) T h b P(e)``: a fraction ``N P(e) / k`` of ``n``;
 
-with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability`. The kernels forward while
+with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability` (under group-limited routing,
+``model.router_groups``, the probability of each destination's own expert range). The kernels forward while
 they receive, so both legs run at once: one non-pipelined step whose time is its busiest link's,
 priced by the network model as every schedule is (the links' rates and NCCL's point-to-point
 efficiency; DeepEP's README reports its kernels at the links' rates: 153-158 GB/s over H800
@@ -35,27 +36,39 @@ from simulator.topology.cluster import Cluster
 from simulator.workload.token_dedup import hit_probability
 
 
-def dedup_schedule(cluster: Cluster, groups, experts: int, top_k: int) -> Schedule | None:
+def dedup_schedule(cluster: Cluster, groups, model) -> Schedule | None:
     """The dispatch of every group in ``groups`` (global GPU indices) at once, as fractions of
-    ``n = T k h b`` (module docstring); None if a group's servers hold unequal shares of it
-    (no rail peer for every rank) or it has a single rank."""
+    ``n = T k h b`` (module docstring) for ``model``'s routing (its experts, ``top_k`` and
+    router groups); None if a group's servers hold unequal shares of it (no rail peer for
+    every rank) or it has a single rank."""
     per_node = cluster.hw.gpus_per_node
     src, dst, frac = [], [], []
     for gpus in groups:
         parts = _by_server(np.asarray(gpus, dtype=np.int64), per_node)
         if parts is None or parts.size < 2:
             return None
-        servers, local = parts.shape
-        per_gpu = experts // parts.size
-        across = hit_probability(experts, top_k, per_gpu * local) / top_k
-        inside = servers * hit_probability(experts, top_k, per_gpu) / top_k
+        reach = _reach(model, *parts.shape)
         vertices = cluster.gpu_vertices(parts.ravel()).reshape(parts.shape)
-        for a, b, f in (_rail_pairs(vertices) + (across,), _server_pairs(vertices) + (inside,)):
-            src.append(a)
-            dst.append(b)
-            frac.append(np.full(a.size, f))
+        for (a, b, to), shares in ((_rail_pairs(vertices), reach[0]), (_server_pairs(vertices), reach[1])):
+            src.append(vertices.ravel()[a])
+            dst.append(vertices.ravel()[b])
+            frac.append(shares.ravel()[to])
     step = Step.of_arrays(np.concatenate(src), np.concatenate(dst), np.concatenate(frac))
     return Schedule(Op.ALL_TO_ALL, Algorithm.DIRECT, len(groups[0]), (step,), pipelined=False)
+
+
+def _reach(model, servers: int, local: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per destination, as (servers, local) arrays over ``k``: what each rail flow into a server
+    carries, ``P(server) / k``, and what each NVLink flow into a GPU carries, ``N P(GPU) / k``; a
+    GPU holds the contiguous experts of its expert-parallel rank (rank order: server-major)."""
+    experts, k = model.experts, model.top_k
+    per_gpu = experts // (servers * local)
+
+    def p(held: int, first: int) -> float:
+        return hit_probability(experts, k, held, model.router_groups, model.router_group_topk, first)
+    server = np.array([[p(per_gpu * local, s * per_gpu * local)] * local for s in range(servers)])
+    gpu = np.array([[p(per_gpu, (s * local + i) * per_gpu) for i in range(local)] for s in range(servers)])
+    return server / k, servers * gpu / k
 
 
 def _by_server(gpus: np.ndarray, per_node: int) -> np.ndarray | None:
@@ -68,18 +81,22 @@ def _by_server(gpus: np.ndarray, per_node: int) -> np.ndarray | None:
     return np.stack(rows)
 
 
-def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(src, dst) of every rank to its rail peer on every other server."""
+def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(src, dst, destination) flat indices into the (servers, local) grid of every rank to its
+    rail peer on every other server."""
     servers, local = vertices.shape
+    grid = np.arange(vertices.size).reshape(vertices.shape)
     a, b = np.meshgrid(np.arange(servers), np.arange(servers), indexing="ij")
     keep = a != b
-    rail = np.arange(local)
-    return (vertices[a[keep]][:, rail].ravel(), vertices[b[keep]][:, rail].ravel())
+    src, dst = grid[a[keep]].ravel(), grid[b[keep]].ravel()
+    return src, dst, dst
 
 
-def _server_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(src, dst) of every rank to every other rank of its own server."""
-    servers, local = vertices.shape
+def _server_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(src, dst, destination) flat indices of every rank to every other rank of its server."""
+    grid = np.arange(vertices.size).reshape(vertices.shape)
+    local = vertices.shape[1]
     i, j = np.meshgrid(np.arange(local), np.arange(local), indexing="ij")
     keep = i != j
-    return (vertices[:, i[keep]].ravel(), vertices[:, j[keep]].ravel())
+    src, dst = grid[:, i[keep]].ravel(), grid[:, j[keep]].ravel()
+    return src, dst, dst

@@ -117,8 +117,8 @@ def _deduplicated(shape: LayerShape, collectives: CollectiveModel, layout: Layou
     per protocol; empty where no such schedule exists (uneven groups)."""
     mdl = shape.model
     groups = layout.stage_expert_groups
-    return collectives.schedule_terms(("ep-dedup", layout, mdl.experts, mdl.top_k), lambda: dedup_schedule(
-        collectives.cluster, groups(0), mdl.experts, mdl.top_k))
+    key = ("ep-dedup", layout, mdl.experts, mdl.top_k, mdl.router_groups, mdl.router_group_topk)
+    return collectives.schedule_terms(key, lambda: dedup_schedule(collectives.cluster, groups(0), mdl))
 
 
 def ep_tp_collectives(shape: LayerShape, collectives: CollectiveModel,

@@ -84,8 +84,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_bridge_2604_moe``: the same tables' mixtures of experts: on H100 Qwen3 30B-A3B on 16
   and Qwen3 235B-A22B on 256 GPUs, FP8 current scaling; the 30B on one 8-GPU GB300, GB200, B300 and
   B200 node, MXFP8 (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
-- ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), FP8
-  current scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
+- ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11) and on
+  1,024 H100 with DeepEP (25.09), FP8 current scaling and MXFP8 (validation/megatron_bridge_dsv3.csv),
+  tokens/s per GPU.
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
@@ -646,7 +647,7 @@ SETS: dict[str, ValidationSet] = {
     "megatron_bridge_dsv3": _step_entry(
         "megatron_bridge_dsv3",
         "Megatron-Bridge 25.09 and 25.11 performance tables, DeepSeek-V3 (671B MoE) on 256 B200 and GB200 "
-        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_dsv3.csv"),
+        "and 1,024 H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_dsv3.csv"),
     "megatron_bridge_gb300": _step_entry(
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "

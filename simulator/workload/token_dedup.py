@@ -13,6 +13,15 @@ dispatch kernels send one copy per (token, destination GPU) inside a server and 
 (token, destination server) across servers, forwarding over NVLink there
 (deepseek-ai/DeepEP ``docs/legacy.md``, "Normal kernels with NVLink and RDMA forwarding";
 ``docs/research/stack_facts.md`` section 47), which is ``P(m)`` copies.
+
+Group-limited routing (``model.router_groups`` ``g``, ``router_group_topk`` ``t``: DeepSeek-V3's
+8 and 4) first picks ``t`` of ``g`` contiguous expert groups, every ``t``-subset equally likely,
+then the ``k`` experts among the ``t E / g`` experts of those groups. A set holding ``c_j`` experts
+of group ``j`` is then missed with probability
+
+    sum over the t-subsets S of C(t E/g - sum_{j in S} c_j, k) / C(t E/g, k) / C(g, t),
+
+summed here over the subsets' covered totals (a count of subsets by total, built group by group).
 """
 
 from __future__ import annotations
@@ -20,11 +29,31 @@ from __future__ import annotations
 from math import comb
 
 
-def hit_probability(experts: int, top_k: int, held: int) -> float:
-    """Probability that a token routed to ``top_k`` of ``experts`` experts reaches a set of
-    ``held`` of them: ``1 - C(E - m, k) / C(E, k)`` (dimensionless, in [0, 1]; module
-    docstring)."""
+def hit_probability(experts: int, top_k: int, held: int, groups: int = 1, group_topk: int | None = None,
+                    first: int = 0) -> float:
+    """Probability that a token routed to ``top_k`` of ``experts`` experts reaches the ``held``
+    experts from index ``first`` on (dimensionless, in [0, 1]; module docstring), with
+    group-limited routing over ``groups`` groups of which ``group_topk`` are picked (default:
+    all, no limit)."""
     held = max(0, min(int(held), int(experts)))
+    picked = groups if group_topk is None else group_topk
     if held == 0:
         return 0.0
-    return 1.0 - comb(experts - held, top_k) / comb(experts, top_k)
+    if groups <= 1 or picked >= groups:
+        return 1.0 - comb(experts - held, top_k) / comb(experts, top_k)
+    size = experts // groups
+    pool = picked * size
+    covered = [max(0, min(first + held, (j + 1) * size) - max(first, j * size)) for j in range(groups)]
+    subsets = _subsets_by_total(covered, picked)
+    missed = sum(n * comb(pool - total, top_k) for total, n in subsets.items())
+    return 1.0 - missed / comb(pool, top_k) / comb(groups, picked)
+
+
+def _subsets_by_total(counts: list[int], size: int) -> dict[int, int]:
+    """How many ``size``-subsets of ``counts`` sum to each total: {total: subsets}."""
+    table: list[dict[int, int]] = [{0: 1}] + [{} for _ in range(size)]
+    for c in counts:
+        for s in range(size, 0, -1):
+            for total, n in table[s - 1].items():
+                table[s][total + c] = table[s].get(total + c, 0) + n
+    return table[size]
