@@ -471,3 +471,14 @@ def test_megatron_lm_fsdp2_log_drafts_its_layout():
     assert model["seq_len"] == 8192 and model["vocab"] == 128256 and model["layers"] == 80
     assert draft.measured.iterations == list(range(2, 11)) and draft.measured.logged == 10
     assert draft.measured.step_time_s == pytest.approx(19.019)
+
+
+def test_group_limited_routing_reaches_the_drafts_model():
+    """``moe_router_num_groups`` 8 and ``moe_router_group_topk`` 4 (DeepSeek-V3's) become
+    ``model.router_groups`` and ``router_group_topk``; without a limit the keys stay out."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    grouped = replace(log, arguments={**log.arguments, "moe_router_num_groups": 4,
+                                      "moe_router_group_topk": 2})
+    model = draft_from_log(grouped, NODE, 8).scenario["model"]
+    assert (model["router_groups"], model["router_group_topk"]) == (4, 2)
+    assert "router_groups" not in draft_from_log(log, NODE, 8).scenario["model"]

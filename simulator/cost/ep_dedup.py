@@ -16,15 +16,16 @@ GPUs each and ``e = E / (N G)`` experts per GPU, per rank and per dispatch:
 - to each other GPU of its own server: its own tokens, ``T h b P(e)``, and those its ``N - 1``
   rail peers sent it, ``(N - 1) T h b P(e)``: a fraction ``N P(e) / k`` of ``n``;
 
-with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability` (under group-limited routing,
-``model.router_groups``, the probability of each destination's own expert range). The kernels forward while
-they receive, so both legs run at once: one non-pipelined step whose time is its busiest link's,
-priced by the network model as every schedule is (the links' rates and NCCL's point-to-point
-efficiency; DeepEP's README reports its kernels at the links' rates: 153-158 GB/s over H800
-NVLink, 43-58 GB/s per 400 Gb/s NIC). The combine sends the same bytes back. Not modelled:
-DeepSeek-V3's node-limited routing (at most 4 servers a token, fewer network bytes), the SMs the
-kernels hold (priced as NCCL's under ``a2a_overlap``), and the replay of these flows by the
-discrete-event engine, which keeps the priced duration.
+with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability` of each destination's own
+expert range (group-limited routing, ``model.router_groups``, included: DeepSeek-V3's token
+reaches at most 4 servers). The kernels forward while they receive, so both legs run at once:
+one non-pipelined step whose time is its busiest link's, priced by the network model as every
+schedule is (the links' rates and NCCL's point-to-point efficiency; DeepEP's README reports its
+kernels at the links' rates: 153-158 GB/s over H800 NVLink, 43-58 GB/s per 400 Gb/s NIC). The
+combine sends the same bytes back. Not modelled: the SMs the kernels hold (priced as NCCL's
+under ``a2a_overlap``), and the replay of these flows by the discrete-event engine, which keeps
+the priced duration. An expert group spread unevenly over servers has no rail peer for every
+rank: it keeps the all-to-all's price.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _by_server(gpus: np.ndarray, per_node: int) -> np.ndarray | None:
 def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(src, dst, destination) flat indices into the (servers, local) grid of every rank to its
     rail peer on every other server."""
-    servers, local = vertices.shape
+    servers = vertices.shape[0]
     grid = np.arange(vertices.size).reshape(vertices.shape)
     a, b = np.meshgrid(np.arange(servers), np.arange(servers), indexing="ij")
     keep = a != b

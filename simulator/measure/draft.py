@@ -13,6 +13,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``swiglu``                                                 ``model.mlp: swiglu`` (else gelu)
 ``multi_latent_attention`` with its ranks and head widths   ``model.mla``
 ``num_experts``, ``moe_router_topk``                       ``model.experts``, ``top_k``
+``moe_router_num_groups``, ``moe_router_group_topk``       ``model.router_groups``, ``router_group_topk``
 ``moe_ffn_hidden_size``                                    ``model.ffn_hidden`` (MoE: the experts' width)
 ``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
 ``moe_layer_freq`` ``[0]*k + [1]*(L-k)``                   ``model.first_dense_layers``, ``dense_ffn``
@@ -195,12 +196,16 @@ def _mla_shape(args: dict[str, Any]) -> dict[str, int]:
 
 
 def _moe_shape(args: dict[str, Any], experts: int, extra: list[str]) -> dict[str, int]:
-    """A mixture of experts' model keys: ``num_experts``, ``moe_router_topk``; the experts'
+    """A mixture of experts' model keys: ``num_experts``, ``moe_router_topk``, group-limited
+    routing (``moe_router_num_groups``, ``moe_router_group_topk``); the experts'
     width ``moe_ffn_hidden_size`` as ``model.ffn_hidden`` (every layer is priced as MoE:
     Megatron-Core's ``moe_layer_freq`` 1, its default; another value is noted as not
     modelled); ``moe_shared_expert_intermediate_size`` as ``model.shared_expert_ffn``
     (``moe_shared_expert_overlap`` noted as not modelled)."""
     shape = {"experts": experts, "top_k": int(args.get("moe_router_topk") or 1)}
+    groups, picked = args.get("moe_router_num_groups"), args.get("moe_router_group_topk")
+    if isinstance(groups, int) and groups > 1 and isinstance(picked, int) and picked < groups:
+        shape.update(router_groups=groups, router_group_topk=picked)
     if isinstance(args.get("moe_ffn_hidden_size"), int):
         shape["ffn_hidden"] = args["moe_ffn_hidden_size"]
     shared = args.get("moe_shared_expert_intermediate_size")
