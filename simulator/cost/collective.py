@@ -121,6 +121,7 @@ class CollectiveModel:
         self._by_groups: dict[tuple, tuple[list[CostTerms], list[float], list[float], bool]] = {}
         self._shapes: dict[tuple, Schedule | None] = {}
         self._group_shapes: dict[tuple, Schedule] = {}
+        self._built_schedules: dict = {}
 
     @cached_property
     def translation_period(self) -> int | None:
@@ -153,11 +154,10 @@ class CollectiveModel:
         registered algorithm builds, e.g. :func:`simulator.cost.ep_dedup.dedup_schedule`),
         cached under ``key``; ``build`` runs on a cache miss only and may return None (no
         schedule: an empty list)."""
-        key = ("schedule", key)
-        found = self._concurrent.get(key)
+        found = self._built_schedules.get(key)
         if found is None:
             schedule = build()
-            found = self._concurrent[key] = [] if schedule is None else self.network.terms(schedule)
+            found = self._built_schedules[key] = [] if schedule is None else self.network.terms(schedule)
         return found
 
     def concurrent_time(self, op: Op, groups, size_bytes: float,

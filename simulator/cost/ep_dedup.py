@@ -50,10 +50,10 @@ def dedup_schedule(cluster: Cluster, groups, model) -> Schedule | None:
             return None
         reach = _reach(model, *parts.shape)
         vertices = cluster.gpu_vertices(parts.ravel()).reshape(parts.shape)
-        for (a, b, to), shares in ((_rail_pairs(vertices), reach[0]), (_server_pairs(vertices), reach[1])):
+        for (a, b), shares in ((_rail_pairs(vertices), reach[0]), (_server_pairs(vertices), reach[1])):
             src.append(vertices.ravel()[a])
             dst.append(vertices.ravel()[b])
-            frac.append(shares.ravel()[to])
+            frac.append(shares.ravel()[b])          # what a flow carries is its destination's share
     step = Step.of_arrays(np.concatenate(src), np.concatenate(dst), np.concatenate(frac))
     return Schedule(Op.ALL_TO_ALL, Algorithm.DIRECT, len(groups[0]), (step,), pipelined=False)
 
@@ -82,22 +82,20 @@ def _by_server(gpus: np.ndarray, per_node: int) -> np.ndarray | None:
     return np.stack(rows)
 
 
-def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(src, dst, destination) flat indices into the (servers, local) grid of every rank to its
-    rail peer on every other server."""
+def _rail_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) flat indices into the (servers, local) grid of every rank to its rail peer on
+    every other server."""
     servers = vertices.shape[0]
     grid = np.arange(vertices.size).reshape(vertices.shape)
     a, b = np.meshgrid(np.arange(servers), np.arange(servers), indexing="ij")
     keep = a != b
-    src, dst = grid[a[keep]].ravel(), grid[b[keep]].ravel()
-    return src, dst, dst
+    return grid[a[keep]].ravel(), grid[b[keep]].ravel()
 
 
-def _server_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(src, dst, destination) flat indices of every rank to every other rank of its server."""
+def _server_pairs(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) flat indices of every rank to every other rank of its server."""
     grid = np.arange(vertices.size).reshape(vertices.shape)
     local = vertices.shape[1]
     i, j = np.meshgrid(np.arange(local), np.arange(local), indexing="ij")
     keep = i != j
-    src, dst = grid[:, i[keep]].ravel(), grid[:, j[keep]].ravel()
-    return src, dst, dst
+    return grid[:, i[keep]].ravel(), grid[:, j[keep]].ravel()
