@@ -38,6 +38,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_model(scenario)
     check_recompute_modules(scenario)
     _check_fp8(scenario, cluster.gpu)
+    _check_grouped_mlp_fusion(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)
     _check_layout(scenario, cluster.gpus, dp)
@@ -243,6 +244,26 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
             raise ConfigError(f"MXFP8 weights are all-gathered in 16 bit and quantized after the "
                               f"gather (Megatron-Core reuse_grad_buf_for_mxfp8_param_ag); set "
                               f"training.stack.{part}.param_gather_dtype: bf16", key=key)
+
+
+def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:
+    """TransformerEngine fuses a grouped MLP only under block-scaled quantization (MXFP8, NVFP4:
+    ``fuse_grouped_mlp_ops`` leaves the ops unfused for any other recipe) and with cuDNN's
+    sm100 grouped-GEMM kernels (transformer_engine/pytorch/ops/fused/grouped_mlp.py): an NVIDIA
+    GPU with block-scaled tensor cores."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile) or not stack.kernels.grouped_mlp_fusion:
+        return
+    key = "training.stack.kernels.grouped_mlp_fusion"
+    block_scaled = (scenario.training.dtype == Dtype.FP8
+                    and stack.kernels.fp8_scaling in (Fp8Scaling.MXFP8, Fp8Scaling.NVFP4))
+    if not block_scaled:
+        raise ConfigError("TransformerEngine's fused grouped MLP runs only under MXFP8 or NVFP4 "
+                          "(training.dtype fp8 with kernels.fp8_scaling mxfp8 or nvfp4); set it false",
+                          key=key)
+    if gpu.vendor.lower() != "nvidia" or not gpu.mx_block_scaling:
+        raise ConfigError(f"TransformerEngine's fused grouped MLP runs cuDNN's Blackwell (sm100) "
+                          f"kernels, which the {gpu.name} lacks; set it false", key=key)
 
 
 def _check_nvfp4(stack: StackProfile, gpu: GpuSpec, key: str) -> None:

@@ -355,6 +355,13 @@ class KernelProfile(_Part):
     issued round-robin on ``n`` streams, with each expert's fp8 operands quantized by kernels of
     their own (TransformerEngine's ``GroupedLinear``: ``multi_stream_cublas_gemm`` on 4 compute
     streams, :mod:`simulator.cost.compute`)."""
+    grouped_mlp_fusion: Flag = False
+    """Whether a GPU's local experts run their MLP as TransformerEngine's fused grouped MLP
+    (``NVTE_CUTEDSL_FUSED_GROUPED_MLP=1``; Megatron-Core's ``TEGroupedMLP`` with the TE op
+    fuser, Blackwell only): fc1 and fc2 as one grouped GEMM each, the SwiGLU and the
+    quantization of fc2's input in fc1's epilogue, the SwiGLU's gradient and the quantization of
+    fc1's output gradient in fc2's data-gradient epilogue (:mod:`simulator.workload.transformer`
+    ``expert_activation_bytes``)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output

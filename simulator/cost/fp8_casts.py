@@ -134,10 +134,13 @@ def _gathered_in_fp8(scenario: Scenario, stack: StackProfile) -> bool:
 
 
 def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeModel, fwd: Kernels,
-                   layout: Layout) -> tuple[float, float]:
+                   layout: Layout, fused: tuple[int | None, int | None] = (None, None),
+                   ) -> tuple[float, float]:
     """(forward, backward) seconds per microbatch of the fp8 casts of every linear's operands
     (0 unless fp8): inputs (times :func:`cast_shard`) and output gradients every microbatch,
-    weights as :func:`weight_cast_bytes` says."""
+    weights as :func:`weight_cast_bytes` says. ``fused``: the linear whose input cast and the
+    linear whose output-gradient cast run inside a GEMM's epilogue instead
+    (:func:`simulator.workload.transformer.fused_away_casts`), not priced here."""
     if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]
@@ -146,8 +149,12 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     weight_fwd, weight_bwd = weight_cast_bytes(scenario, stack, layout, float((n * k * batch).sum()),
                                                compute.gpu)
     inputs = per_element * m * cast_shard(scenario, stack, layout, len(g)) * k * batch
+    grads = per_element * (m * n * batch)
+    for casts, row in zip((inputs, grads), fused, strict=True):
+        if row is not None:
+            casts[row] = 0.0
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
-    backward = _kernels_time(compute, np.append(per_element * (m * n * batch), weight_bwd))
+    backward = _kernels_time(compute, np.append(grads, weight_bwd))
     launches = expert_quantize_launches(stack, compute, batch) * compute.overhead_s
     return forward + launches, backward + launches
 

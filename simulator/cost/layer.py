@@ -42,6 +42,7 @@ from simulator.workload.transformer import (
     LayerShape,
     embedding_forward,
     expert_block,
+    fused_away_casts,
     layer_forward,
     logits_backward,
     logits_forward,
@@ -160,7 +161,7 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
                                 shape.sequence_parallel, shape.etp, compute.speedup),
                          lambda: _layer_kernels(shape, compute))
     fwd_k = kernels.forward
-    casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout)
+    casts = fp8_cast_times(scenario, stack, compute, fwd_k, layout, fused_away_casts(shape))
     forward = kernels.forward_s + casts[0]
     backward = kernels.backward_s + casts[1]
     count = tp_site_count(shape, layout)

@@ -82,7 +82,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
                               par.etp), lambda: _shape(scenario))
     kernels = scenario_stack(scenario).kernels
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
-    streams = kernels.grouped_gemm_streams if scenario.model.experts > 1 else 0   # only experts batch linears
+    experts = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion    # fused: one grouped kernel
+    streams = kernels.grouped_gemm_streams if experts else 0                    # only experts batch linears
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4))
     microbatches = training.global_batch // (training.micro_batch * dp)
@@ -98,4 +99,5 @@ def _shape(scenario: Scenario) -> LayerShape:
                       par.sequence_parallel, Attention(training.attention),
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
                       kernels.fused_activation, kernels.moe_permute_fusion,
-                      loss_traffic(stack.loss), par.etp, kernels.attention_unpad)
+                      loss_traffic(stack.loss), par.etp, kernels.attention_unpad,
+                      kernels.grouped_mlp_fusion)

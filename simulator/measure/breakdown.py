@@ -68,6 +68,7 @@ from simulator.workload.transformer import (
     Attention,
     Kernels,
     embedding_forward,
+    fused_away_casts,
     layer_forward,
     logits_backward,
     logits_forward,
@@ -157,7 +158,7 @@ def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, 
     """(forward, backward, recompute) seconds by class of one layer and one microbatch,
     following :func:`simulator.cost.layer.layer_cost`."""
     fwd_k = layer_forward(ctx.shape, ctx.shape.model.expert_load)
-    casts = fp8_cast_times(ctx.scenario, stack, ctx.compute, fwd_k, ctx.layout)
+    casts = fp8_cast_times(ctx.scenario, stack, ctx.compute, fwd_k, ctx.layout, fused_away_casts(ctx.shape))
     forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
     backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])
     return forward, backward, _recompute_classes(ctx, stack, fwd_k, forward)

@@ -48,6 +48,7 @@ from simulator.workload.transformer import (
     LayerShape,
     activation_kernel_bytes,
     attention_input_gemms,
+    expert_activation_bytes,
     latent_norm_bytes,
     local_tokens,
     mlp_gemms,
@@ -118,7 +119,7 @@ def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, li
     shared = shared_gemms(shape)
     if M.MOE in modules:
         routed = mlp_gemms(shape, expert_load)
-        memory = [activation_kernel_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
+        memory = [*expert_activation_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
                   *shared_expert_bytes(shape)]
         router = router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)
         return [router, *shared, *routed], [False] + [True] * (len(shared) + 2), memory
@@ -126,7 +127,7 @@ def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, li
     if M.SHARED_EXPERTS in modules:
         gemms, memory = shared, shared_expert_bytes(shape)
     if M.MOE_ACT in modules:
-        memory = [*memory, activation_kernel_bytes(shape, expert_load)]
+        memory = [*memory, *expert_activation_bytes(shape, expert_load)]
     return gemms, [True] * len(gemms), memory
 
 

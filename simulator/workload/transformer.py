@@ -74,6 +74,7 @@ class LayerShape:
     loss_traffic: tuple[float, float] = LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL]   # bytes per logit
     etp: int | None = None                   # expert tensor parallelism (None: tp)
     attention_unpad: bool = False            # flash-attn's unpad/pad copies around attention
+    expert_mlp_fused: bool = False           # TE's fused grouped MLP (kernels.grouped_mlp_fusion)
 
     @property
     def seq(self) -> int:
@@ -325,9 +326,9 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     llama = mdl.mlp == Mlp.SWIGLU
     act = local_tokens(shape) * mdl.hidden * nb
     norm = norm_traffic(shape) * act
-    activation = activation_kernel_bytes(shape, expert_load)
     residual = _residual_bytes(shape)
-    kernels = [norm, norm, residual, residual, activation] + ([] if shape.fused else [2.0 * act])
+    kernels = [norm, norm, residual, residual, *expert_activation_bytes(shape, expert_load)]
+    kernels += [] if shape.fused else [2.0 * act]
     kernels += [rotary_bytes(shape)] if llama else []
     kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
     kernels += [unpad_bytes(shape)] if shape.attention_unpad else []
@@ -417,6 +418,32 @@ def latent_norm_bytes(shape: LayerShape) -> list[float]:
     return [local_tokens(shape) * rank * shape.dtype_bytes for rank in ranks]
 
 
+def expert_activation_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]:
+    """The MLP activation kernel's bytes (:func:`activation_kernel_bytes`) as a list of kernels:
+    none where the experts run TransformerEngine's fused grouped MLP
+    (``shape.expert_mlp_fused``), whose fc1 grouped GEMM applies the SwiGLU and the router's
+    probabilities in its epilogue and writes fc2's quantized input there
+    (``grouped_gemm_glu_wrapper_sm100``), and whose fc2 data-gradient GEMM applies the SwiGLU's
+    gradient in its epilogue (``grouped_gemm_dglu_wrapper_sm100``;
+    transformer_engine/pytorch/ops/fused/grouped_mlp.py, TE PR #2769, 2026-04, refactored in
+    #3117)."""
+    if shape.expert_mlp_fused and shape.model.experts > 1:
+        return []
+    return [activation_kernel_bytes(shape, expert_load)]
+
+
+def fused_away_casts(shape: LayerShape) -> tuple[int | None, int | None]:
+    """Rows of the layer's linear GEMMs (``_gemms`` order: the input linear, the projection,
+    the shared experts' two, the routed experts' fc1 and fc2, latent attention's) whose fp8
+    casts TransformerEngine's fused grouped MLP makes inside GEMM epilogues: (the linear whose
+    forward input cast is fused: the routed fc2, the linear whose output-gradient cast is fused:
+    the routed fc1); (None, None) unless ``shape.expert_mlp_fused`` on a mixture of experts."""
+    if not (shape.expert_mlp_fused and shape.model.experts > 1):
+        return None, None
+    fc1 = 2 + len(shared_gemms(shape))
+    return fc1 + 1, fc1
+
+
 def activation_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
     """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`)."""
     ffn = _ffn_elements(shape) * shape.dtype_bytes * max(shape.model.top_k, 1) * expert_load
@@ -464,7 +491,7 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
                                             shape.moe_permute_fused)
     gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
     shared = shared_expert_bytes(shape)
-    experts = Kernels(gemms, np.array([activation_kernel_bytes(shape, expert_load), *sorts, *shared[:1]]),
+    experts = Kernels(gemms, np.array([*expert_activation_bytes(shape, expert_load), *sorts, *shared[:1]]),
                       np.ones(len(gemms), bool))
     return ExpertBlock(experts, np.array([*unpermute, *shared[1:], _residual_bytes(shape)]))
 
