@@ -349,6 +349,16 @@ def test_ncclep_dispatcher_is_listed_as_not_modelled():
     assert any("ncclep" in item for item in draft.not_modelled)
 
 
+def test_te_op_fuser_is_listed_not_guessed():
+    """``use_transformer_engine_op_fuser`` alone does not say TE ran its fused grouped MLP (that
+    also needs an environment variable the log omits): listed for the user, the key not set."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    log = replace(log, arguments={**log.arguments, "use_transformer_engine_op_fuser": True})
+    draft = draft_from_log(log, NODE, 8)
+    assert "grouped_mlp_fusion" not in draft.scenario["training"]["stack"].get("kernels", {})
+    assert any("NVTE_CUTEDSL_FUSED_GROUPED_MLP" in item for item in draft.not_modelled)
+
+
 @pytest.mark.parametrize(("fusion", "impl", "kernel"), [
     (False, "te", "vocab_parallel"), (True, "te", "te"), (True, "native", "vocab_parallel_fused"),
     (True, None, "vocab_parallel_fused")])

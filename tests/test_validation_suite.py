@@ -637,7 +637,9 @@ ACHIEVED = {
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
     # row -3.0% to -5.5%; the model's gains over the 26.04.01 rows 1.27-1.33x against the measured
     # 1.30-1.56x: the full-iteration CUDA graphs' host time is not modelled).
-    "megatron_bridge_2606_moe": (0.043, 0.055),
+    # 6.3% / 14.2% with the table's DeepSeek-V3 rows on 256 GB300 and GB200 (rows 6-7, the same
+    # day): -14.2% and -8.3% (the GB300 row's MXFP8 attention is not expressible).
+    "megatron_bridge_2606_moe": (0.063, 0.142),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -657,7 +659,9 @@ ACHIEVED = {
     # 27.4% / 38.5% with the 25.09 H100 row (1,024 GPUs, DeepEP with group-limited routing and the
     # all-to-all overlap), scored once on 2026-11-30: +25.4% (+2.7% had it been priced as the
     # alltoall dispatcher it did not run).
-    "megatron_bridge_dsv3": (0.274, 0.385),
+    # 18.6% / 38.5% with the 26.04.01 table's rows on 256 GB300, GB200, B300 and B200 (rows 6-9,
+    # scored once on 2026-11-30): -9.3%, -7.8%, +4.6%, +8.9%.
+    "megatron_bridge_dsv3": (0.186, 0.385),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300

@@ -383,7 +383,9 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
     ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; the flex dispatcher's
     DeepEP or HybridEP backend (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``; deepep by
     default) -> ``expert_parallel.dispatcher``, noted as not modelled with expert tensor
-    parallelism or another backend (ncclep)."""
+    parallelism or another backend (ncclep); ``use_transformer_engine_op_fuser`` is noted, as
+    whether it ran TE's fused grouped MLP (``kernels.grouped_mlp_fusion``) depends on an
+    environment variable the log does not print."""
     if args.get("moe_permute_fusion"):
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
     if args.get("overlap_moe_expert_parallel_comm"):
@@ -398,6 +400,10 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
         fields.setdefault("expert_parallel", {})["dispatcher"] = backend
     elif backend:
         extra.append(f"the {backend} token dispatcher (priced as the alltoall dispatcher)")
+    if args.get("use_transformer_engine_op_fuser"):
+        extra.append("TransformerEngine's op fuser (its fused grouped MLP also needs "
+                     "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which the log does not print: set "
+                     "kernels.grouped_mlp_fusion if the run had it)")
 
 
 def _loss_kernel(args: dict[str, Any]) -> str:

@@ -219,6 +219,17 @@ QWEN3_235B_BLACKWELL = (
     "alltoall dispatcher (the recipe's only B200 difference), +37.5%: measured, the B200 ran 0.64x "
     "the B300's throughput where the 30B rows of the same table ran 0.88x, which the GPUs' rates and "
     "the batch do not account for (not identified)")
+DSV3_2604 = (
+    "Rows 6-9 (added on 2026-11-30 with `megatron_bridge_2606_moe`, scored once): the 26.04.01 "
+    "table's DeepSeek-V3 rows on 256 Blackwell GPUs, MXFP8, global batch 4096, from the recipe at "
+    "v0.4.2 (`DEEPSEEK_V3_PRETRAIN_CONFIG_*_FP8_MX_V2`): GB300 pp 2 (v 8), expert parallel 32 inside a "
+    "rack, micro batch 2, hybridep, -9.3%; GB200 pp 4 (v 4), expert parallel 64 (a whole rack), MLP "
+    "recompute, hybridep, -7.8%; B300 pp 8, expert parallel 8 (32 experts per GPU), micro batch 2, "
+    "hybridep, +4.6%; B200 pp 8 (v 2), expert parallel 32 over four servers, DeepEP with the "
+    "all-to-all overlap, +8.9%. The B300 row runs the 25.x B200 rows' 32 experts per GPU and reads "
+    "+4.6% where they read +28% to +38%: the per-expert kernel count alone does not make the miss; "
+    "what the 25.x runs had that 26.04.01 does not (token drop or the alltoall dispatcher, micro "
+    "batch 1, no CUDA graphs of any scope) is where it lies")
 DSV3_H100 = ("On 2026-11-30, once the flex dispatcher's DeepEP kernels (`expert_parallel.dispatcher`) "
              "and DeepSeek-V3's group-limited routing (`model.router_groups` 8, `router_group_topk` 4 "
              "in the preset: a token's experts from 4 of 8 groups, so at most 4 of the 8 servers of "
@@ -1114,7 +1125,10 @@ fitted."""
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and
-B300 node and the 235B-A22B on 256 GB300 and GB200, MXFP8 (`validation/megatron_bridge_2606_moe.csv`).
+B300 node and the 235B-A22B on 256 GB300 and GB200, MXFP8 (`validation/megatron_bridge_2606_moe.csv`
+rows 1-5); and its DeepSeek-V3 rows on 256 GB300 and GB200 (rows 6 and 7; the B300 row's stated
+micro batch 2 without virtual stages is not the v0.5.1 recipe's, so what ran is not known and the
+row is left out).
 The same models, GPUs, layouts and batches are in the 26.04.01 table (`megatron_bridge_2604_moe`
 rows 3-5, 7 and 8), and the recipes differ only in what 26.06 added for MXFP8 (Megatron-Bridge
 v0.4.2 against v0.5.1, `scripts/performance/configs/qwen/qwen3_workload_base_configs.py`): the
@@ -1145,18 +1159,30 @@ of the 30B's. On the 30B GB300 the overlap of the all-to-alls gives 1.20x, one g
 the CUDA graphs would act: the 30B runs 16 experts per GPU on 4-8 times fewer tokens per expert
 than the 235B, so its layers are more kernels per FLOP, and the host's launch time, not modelled,
 is a larger share there (the 26.04.01 rows captured only the router and the dispatcher's
-preprocessing in TE-scoped graphs).""",
+preprocessing in TE-scoped graphs).
+
+DeepSeek-V3 (rows 6 and 7, added the same day with `megatron_bridge_dsv3`'s 26.04.01 rows 6-9,
+scored once): the v0.5.1 recipes (`DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2`) add the
+same four features to the 26.04.01 ones and change more: the GB300 goes from micro batch 2 with
+the latent up-projections recomputed to micro batch 1 without recompute, the GB200 recomputes
+the latent up-projections instead of the MLP. GB300 -14.2%, GB200 -8.3%; measured gains 1.27x
+and 1.17x over the 26.04.01 rows, modelled 1.20x and 1.16x. The GB300 row also runs TE's MXFP8
+attention, not expressible: for this head shape (192 query-key, 128 value, 128 heads, 4K causal)
+cuDNN's benchmark on a GB300 runs it 1.58x bf16's rate forward and 1.33x backward, where the
+Llama shape gains nothing, so part of that row's miss is the attention priced in bf16.""",
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
 scaling) row and B200 FP8 and MXFP8 rows ("DeepSeekV3 (tokendrop)"), and the 25.11 table's B200
 MXFP8 row ("w/ MTP", dropless with balanced routing forced) (`validation/megatron_bridge_dsv3.csv`).
 Left out: the 25.09 GB200 MXFP8 figure (EP 64 cannot run with the stated PP 8 on 256 GPUs), the
-25.11 GB200 rows (run without MTP at settings no recipe version sets) and the 26.x rows
-(HybridEP across the scale-out network and CUDA graphs); the 25.09 H100 row (DeepEP) joined on
-2026-11-30 (below). Added on 2026-11-28, when the model's dense layers (`model.first_dense_layers`), its
-multi-token prediction layer (`model.mtp_layers`) and the recipes' pipeline layout
-(`parallelism.pipeline_layout: Et*4|(t*4|)*14tmL`) became expressible; scored once.
+25.11 GB200 rows (run without MTP at settings no recipe version sets) and, until the flex
+dispatcher was expressible, the 26.x rows (HybridEP across the scale-out network and CUDA graphs);
+the 25.09 H100 row (DeepEP) and the 26.04.01 Blackwell rows joined on 2026-11-30 (below; the
+26.06 rows are in `megatron_bridge_2606_moe`). Added on 2026-11-28, when the model's dense layers
+(`model.first_dense_layers`), its multi-token prediction layer (`model.mtp_layers`) and the
+recipes' pipeline layout (`parallelism.pipeline_layout: Et*4|(t*4|)*14tmL`) became expressible;
+scored once.
 
 Encoding: `validation/scenarios/megatron_bridge_dsv3/`, from the recipes at r0.1.0 (684a68616)
 and v0.2.0 (7af9601c9): preset `deepseek-v3` (61 layers, the first 3 dense, 256 experts of 2,048
@@ -1200,7 +1226,8 @@ other changes at the same time. No host-time model is fitted to these rows; the 
 reported."""
     + moved(OVERLAPPED_SENDS, (29.1, 39.8), (28.2, 39.8))
     + moved(GEMM_K_OVERHEAD, (27.9, 38.5), (29.1, 39.8))
-    + moved(DSV3_H100, (27.4, 38.5), (27.9, 38.5)),
+    + moved(DSV3_H100, (27.4, 38.5), (27.9, 38.5))
+    + moved(DSV3_2604, (18.6, 38.5), (27.4, 38.5)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation

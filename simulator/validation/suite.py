@@ -87,11 +87,11 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
 - ``megatron_bridge_2606_moe``: the 26.06 tables' Qwen3 rows on Blackwell, the same models, GPUs
   and layouts with 26.06's MXFP8 additions (the all-to-all overlap, TransformerEngine's fused
-  grouped MLP, MXFP8 attention, full-iteration CUDA graphs)
-  (validation/megatron_bridge_2606_moe.csv), tokens/s per GPU.
-- ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11) and on
-  1,024 H100 with DeepEP (25.09), FP8 current scaling and MXFP8 (validation/megatron_bridge_dsv3.csv),
-  tokens/s per GPU.
+  grouped MLP, MXFP8 attention, full-iteration CUDA graphs), and its DeepSeek-V3 on 256 GB300
+  and GB200 (validation/megatron_bridge_2606_moe.csv), tokens/s per GPU.
+- ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), on
+  1,024 H100 with DeepEP (25.09) and on 256 GB300, GB200, B300 and B200 (26.04.01), FP8 current
+  scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
@@ -651,14 +651,15 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_2604_moe.csv"),
     "megatron_bridge_2606_moe": _step_entry(
         "megatron_bridge_2606_moe",
-        "Megatron-Bridge 26.06 performance tables, Qwen3 30B-A3B and 235B-A22B (MoE) on 8 and 256 "
-        "Blackwell GPUs with the fused grouped MLP and full-iteration CUDA graphs "
+        "Megatron-Bridge 26.06 performance tables, Qwen3 30B-A3B and 235B-A22B and DeepSeek-V3 (MoE) on 8 "
+        "and 256 Blackwell GPUs with the fused grouped MLP and full-iteration CUDA graphs "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_2606_moe.csv"),
     "megatron_bridge_dsv3": _step_entry(
         "megatron_bridge_dsv3",
-        "Megatron-Bridge 25.09 and 25.11 performance tables, DeepSeek-V3 (671B MoE) on 256 B200 and GB200 "
-        "and 1,024 H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_dsv3.csv"),
+        "Megatron-Bridge 25.09, 25.11 and 26.04.01 performance tables, DeepSeek-V3 (671B MoE) on 256 "
+        "Blackwell GPUs and 1,024 H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
+        "megatron_bridge_dsv3.csv"),
     "megatron_bridge_gb300": _step_entry(
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
