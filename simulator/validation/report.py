@@ -1156,10 +1156,10 @@ Result: every row within -5.5% to -3.0%, met at the first scoring. The model's g
 against the measured 1.43x, 1.56x, 1.33x, 1.30x, 1.30x: the 235B's gain is reproduced and most
 of the 30B's. On the 30B GB300 the overlap of the all-to-alls gives 1.20x, one grouped kernel
 1.02x and the fused epilogues 1.06x. What the 30B rows gain beyond that (8-20% measured) is where
-the CUDA graphs would act: the 30B runs 16 experts per GPU on 4-8 times fewer tokens per expert
-than the 235B, so its layers are more kernels per FLOP, and the host's launch time, not modelled,
-is a larger share there (the 26.04.01 rows captured only the router and the dispatcher's
-preprocessing in TE-scoped graphs).
+the CUDA graphs would act: at the same 8-16K rows per expert, the 30B's layer (hidden 2,048,
+experts of 768) does about a quarter of the 235B's work (hidden 4,096, experts of 1,536) in about
+as many kernels, so the host's launch time, not modelled, is a larger share there (the 26.04.01
+rows captured only the router and the dispatcher's preprocessing in TE-scoped graphs).
 
 DeepSeek-V3 (rows 6 and 7, added the same day with `megatron_bridge_dsv3`'s 26.04.01 rows 6-9,
 scored once): the v0.5.1 recipes (`DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2`) add the
