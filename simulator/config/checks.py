@@ -187,6 +187,19 @@ def _check_model(scenario: Scenario) -> None:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")
     _check_dense_layers(model)
+    _check_attention_window(scenario)
+
+
+def _check_attention_window(scenario: Scenario) -> None:
+    """A sliding window needs its window; context parallelism splits each local layer's band over
+    ring steps in a way not modelled (simulator.workload.attention_window)."""
+    model = scenario.model
+    if model.full_attention_every and model.attention_window is None:
+        raise ConfigError(f"{model.full_attention_every} needs model.attention_window (the local layers' "
+                          "window in tokens)", key="model.full_attention_every")
+    if model.attention_window is not None and scenario.parallelism.cp > 1:
+        raise ConfigError("sliding-window attention with context parallelism is not modelled; set "
+                          "parallelism.cp: 1", key="model.attention_window")
 
 
 def _check_dense_layers(model: ModelConfig) -> None:

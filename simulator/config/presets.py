@@ -51,6 +51,15 @@ Sources
   expert groups, "sent to at most M = 4 nodes", the Technical Report sec. 2.1.2), which
   Megatron-Bridge's DeepSeekV3 provider sets as ``moe_router_num_groups`` 8 and
   ``moe_router_group_topk`` 4; Kimi K2's config has ``n_group`` 1 (no groups).
+- GPT-OSS 120B: the released config (openai/gpt-oss-120b ``config.json``, the defaults of
+  transformers' and vLLM's ``GptOssConfig``: 36 layers, hidden 2880, 64 query heads of head_dim
+  64 and 8 key-value heads, 128 experts of intermediate_size 2880 with 4 per token, gated
+  activation, vocabulary 201088, untied embeddings, ``sliding_window`` 128 on every other layer
+  from the first, ``layer_types``; Megatron-Bridge's bridge sets ``window_size`` (127, 0) and
+  ``window_attn_skip_freq`` 2), whose counts match OpenAI's model card (117B total, 5.1B active)
+  against 116.8B and 5.7B with both embedding matrices here (``tests/test_attention_window.py``).
+  The attention sinks (a learned logit per head in each softmax) and the linears' biases are not
+  counted. Sequence 4,096, its ``initial_context_length`` and Megatron-Bridge's recipes'.
 """
 
 from __future__ import annotations
@@ -109,6 +118,11 @@ MODEL_PRESETS = MappingProxyType({
         "ffn_hidden": 2048, "experts": 256, "top_k": 8, "shared_expert_ffn": 2048,
         "first_dense_layers": 3, "dense_ffn": 18432, "mtp_layers": 1, "tied_embeddings": False,
         "router_groups": 8, "router_group_topk": 4,
+    },
+    "gpt-oss-120b": {
+        "mlp": "swiglu", "seq_len": 4096, "vocab": 201088, "layers": 36, "hidden": 2880, "heads": 64,
+        "kv_heads": 8, "head_dim": 64, "ffn_hidden": 2880, "experts": 128, "top_k": 4,
+        "tied_embeddings": False, "attention_window": 128, "full_attention_every": 2,
     },
     "kimi-k2": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 163840, "layers": 61, "hidden": 7168, "heads": 64,

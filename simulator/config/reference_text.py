@@ -65,6 +65,12 @@ MEANINGS = {
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",
     "model.top_k": "experts each token visits",
+    "model.attention_window": "sliding-window attention: each query attends to itself and the "
+                              "`attention_window - 1` tokens before it (GPT-OSS: 128); none: full "
+                              "causal attention",
+    "model.full_attention_every": "with `attention_window`, every n-th layer keeps full attention "
+                                  "(Megatron-Core `window_attn_skip_freq`; GPT-OSS: 2); none: every "
+                                  "layer local",
     "model.router_groups": "expert groups of group-limited routing (DeepSeek-V3: 8; 1: none): a token's "
                            "experts come from `router_group_topk` of them, which limits the servers a "
                            "deduplicating dispatcher sends it to",

@@ -169,6 +169,16 @@ class ModelConfig(_Section):
     OLMo 2 over the whole projection; Gemma 3): one more memory-bound kernel a layer over the
     ``(heads + kv_heads) head_dim`` query and key elements of each token, whose input backward
     keeps."""
+    attention_window: Annotated[int, Strict(), Field(ge=1, le=100_000_000)] | None = None
+    """Sliding-window (local) attention: each query attends to itself and the
+    ``attention_window - 1`` tokens before it (GPT-OSS: 128, Megatron-Core ``window_size``
+    ``(127, 0)``; Mistral 7B: 4,096; Gemma 3: 1,024), in every layer or, with
+    ``full_attention_every``, in all but every n-th (:mod:`simulator.workload.attention_window`).
+    None: every layer attends causally to the whole sequence."""
+    full_attention_every: Annotated[int, Strict(), Field(ge=2, le=10_000)] | None = None
+    """With ``attention_window``, every n-th layer keeps full causal attention (Megatron-Core's
+    ``window_attn_skip_freq``: GPT-OSS 2, alternating; Gemma 3: 6, five local layers to one
+    global). None: every layer is local."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""

@@ -35,6 +35,7 @@ import numpy as np
 
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.units import US
+from simulator.workload.attention_window import window_pairs
 from simulator.workload.transformer import AttentionShape, Kernels
 
 
@@ -172,12 +173,39 @@ head-dimension-64 panel (causal, forward + backward: 141, 192, 232, 257, 273, 28
 
 def attention_shape_factor(shape: AttentionShape, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
     """Efficiency of an attention kernel of ``shape`` over the reference kernel's (8K tokens,
-    no context parallelism, head dimension 128): the causal tile factor
-    :func:`causal_tile_efficiency` (``overhead`` tiles per query tile) times the
-    head-dimension factor ``(d / (d + d_0)) / (128 / (128 + d_0))`` with ``d`` the mean of the
-    query/key and value widths (dimensionless)."""
-    tiles = causal_tile_efficiency(shape.seq, shape.cp, overhead) / _reference_tiles(overhead)
+    no context parallelism, head dimension 128): the tile factor (:func:`_tile_factor`,
+    ``overhead`` tiles per query tile) over the reference's times the head-dimension factor
+    ``(d / (d + d_0)) / (128 / (128 + d_0))`` with ``d`` the mean of the query/key and value
+    widths (dimensionless)."""
+    tiles = _tile_factor(shape, overhead) / _reference_tiles(overhead)
     return tiles * _head_dim_efficiency(shape.mean_dim) / _REFERENCE_HEAD
+
+
+def _tile_factor(shape: AttentionShape, overhead: float) -> float:
+    """The causal kernel's tile efficiency (:func:`causal_tile_efficiency`) or, where a share
+    ``f`` of the layers is local (:mod:`simulator.workload.attention_window`), the harmonic
+    mean of the two kernels' weighted by their pairs, so that a layer's mean FLOPs at it take
+    the two kernels' mean time: ``P / ((1 - f) P_c / r_c + f P_w / r_w)``, ``P`` the mean pairs,
+    ``P_c = s^2 / 2`` and ``P_w`` the causal and local kernels', ``r_w``
+    :func:`window_tile_efficiency`."""
+    causal = causal_tile_efficiency(shape.seq, shape.cp, overhead)
+    if not shape.local_share or shape.window is None or shape.window >= shape.seq:
+        return causal
+    share = shape.local_share
+    local_pairs = window_pairs(shape.seq, shape.window) / (shape.seq * shape.seq / 2)
+    mean_pairs = (1.0 - share) + share * local_pairs
+    local = window_tile_efficiency(shape.window, overhead)
+    return mean_pairs / ((1.0 - share) / causal + share * local_pairs / local)
+
+
+def window_tile_efficiency(window: float, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
+    """Useful share of a sliding-window kernel's work: per query tile of ``T`` rows the band of
+    ``w`` keys straddles ``n_w + 1`` key tiles (``n_w = w / T``) of which ``n_w`` carry pairs,
+    plus the prologue and epilogue ``c``: ``r = n_w / (n_w + 1 + c)`` (the causal kernel's
+    count, :func:`causal_tile_efficiency`, with the band in place of the triangle).
+    Dimensionless; GPT-OSS's 128-token window on 128-row tiles: 1 / 3.5."""
+    tiles = window / ATTENTION_TILE
+    return tiles / (tiles + 1.0 + overhead)
 
 
 def causal_tile_efficiency(seq: float, cp: int = 1, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:

@@ -4,7 +4,9 @@ Model FLOPs: forward + backward = 3 x forward GEMM FLOPs of every layer and the
 logits, full (non-causal) attention (a mixture of experts: ``top_k`` experts' MLPs and the
 shared experts' per token; its ``first_dense_layers`` their dense MLP; each multi-token
 prediction layer a layer, its ``2h -> h`` projection and the output layer again, as
-Megatron-Bridge's ``flop_utils.transformer_flops`` counts them); for GPT this is
+Megatron-Bridge's ``flop_utils.transformer_flops`` counts them; sliding-window layers,
+``model.attention_window``, count full attention too, as that count has no window term at
+Megatron-Bridge v0.4.2); for GPT this is
 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core, or with

@@ -47,6 +47,7 @@ import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig
 from simulator.config.stack import LossKernel
+from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.loss_kernels import LOSS_TRAFFIC
 from simulator.workload.moe_dispatch import moe_layer_bytes, permutation_parts, router_gemm
 
@@ -119,6 +120,10 @@ class AttentionShape:
     cp: int = 1
     head_dim: int = 128
     value_dim: int | None = None
+    window: int | None = None
+    """Sliding-window attention's window in tokens (:mod:`simulator.workload.attention_window`)."""
+    local_share: float = 0.0
+    """Share of the model's layers whose attention is local (0: none)."""
 
     @property
     def mean_dim(self) -> float:
@@ -187,7 +192,10 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
 def _attention_shape(shape: LayerShape) -> AttentionShape:
     """The fused attention kernel's shape (its value width only where it differs: latent attention)."""
     d_v = shape.model.d_value
-    return AttentionShape(shape.seq, shape.cp, shape.head_dim, None if d_v == shape.head_dim else d_v)
+    mdl = shape.model
+    local = local_layer_share(mdl.attention_window, mdl.full_attention_every)
+    return AttentionShape(shape.seq, shape.cp, shape.head_dim, None if d_v == shape.head_dim else d_v,
+                          mdl.attention_window, local)
 
 
 def _flash_flops(shape: LayerShape) -> float:
@@ -198,7 +206,8 @@ def _flash_flops(shape: LayerShape) -> float:
     mdl = shape.model
     heads = mdl.heads / shape.tp
     widths = mdl.d_head + mdl.d_value
-    return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5
+    local = pair_fraction(shape.seq, mdl.attention_window, mdl.full_attention_every)
+    return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5 * local
 
 
 def _gemms(shape: LayerShape,
