@@ -43,8 +43,9 @@ def test_alternating_layers_average_the_pairs():
 
 def test_band_tile_efficiency():
     """A 128-token band on 128-row tiles computes two key tiles per query tile for one tile of
-    pairs, plus the prologue: ``1 / (2 + c)``; a band as long as the sequence is no cheaper per
-    pair than the causal kernel there."""
+    pairs, plus the prologue: ``1 / (2 + c)``; a wide band wastes only the one tile it straddles
+    per query tile, less than the causal triangle's diagonal half (where the window covers the
+    sequence the causal kernel is used: ``_tile_factor``)."""
     assert window_tile_efficiency(128) == pytest.approx(1 / (2 + ATTENTION_TILE_OVERHEAD))
     assert window_tile_efficiency(8192) > causal_tile_efficiency(8192)
 
