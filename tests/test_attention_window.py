@@ -35,10 +35,17 @@ def test_alternating_layers_average_the_pairs():
     half the band's."""
     seq = 4096
     band = window_pairs(seq, 128) / (seq * seq / 2)
-    assert local_layer_share(128, 2) == 0.5
-    assert pair_fraction(seq, 128, 2) == pytest.approx(0.5 + 0.5 * band)
-    assert pair_fraction(seq, None, None) == 1.0
-    assert pair_fraction(seq, 8192, None) == 1.0               # a window past the sequence changes nothing
+    assert local_layer_share(128, 2, 36) == 0.5
+    assert pair_fraction(seq, 128, 2, 36) == pytest.approx(0.5 + 0.5 * band)
+    assert pair_fraction(seq, None, None, 36) == 1.0
+    assert pair_fraction(seq, 8192, None, 36) == 1.0           # a window past the sequence changes nothing
+
+
+def test_full_layers_are_counted_as_megatron_numbers_them():
+    """Layers 1..L, full where the number divides by n: 62 layers at n = 6 keep 10 full (not
+    62/6), and n above L keeps none."""
+    assert local_layer_share(1024, 6, 62) == pytest.approx(52 / 62)
+    assert local_layer_share(1024, 100, 36) == 1.0
 
 
 def test_band_tile_efficiency():

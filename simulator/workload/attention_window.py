@@ -36,19 +36,23 @@ def window_pairs(seq: float, window: float) -> float:
     return window * (window + 1) / 2 + (seq - window) * window
 
 
-def local_layer_share(window: int | None, full_every: int | None) -> float:
-    """Share of the model's layers with local attention: 0 without a window, 1 with a window in
-    every layer, ``1 - 1/n`` with every n-th layer full."""
+def local_layer_share(window: int | None, full_every: int | None, layers: int) -> float:
+    """Share of the model's ``layers`` with local attention: 0 without a window, 1 with a window
+    in every layer, ``(L - floor(L / n)) / L`` with every n-th layer full (Megatron-Core numbers
+    layers from 1 and keeps those divisible by n full: GPT-OSS's 36 layers at n = 2 are 18 and
+    18). Stages price the model's mean layer, exact where each holds whole periods of n."""
     if window is None:
         return 0.0
-    return 1.0 - 1.0 / full_every if full_every else 1.0
+    if not full_every:
+        return 1.0
+    return (layers - layers // full_every) / layers
 
 
-def pair_fraction(seq: float, window: int | None, full_every: int | None) -> float:
+def pair_fraction(seq: float, window: int | None, full_every: int | None, layers: int) -> float:
     """A layer's attention pairs over the causal count the library's FLOPs use, ``s^2 / 2``, as
     the mean over the model's layers: ``(1 - f) + f p_w / (s^2 / 2)`` with ``f`` the local share
     (:func:`local_layer_share`) and ``p_w`` :func:`window_pairs` (1 without a window)."""
-    share = local_layer_share(window, full_every)
+    share = local_layer_share(window, full_every, layers)
     if not share:
         return 1.0
     local = min(window_pairs(seq, window) / (seq * seq / 2), 1.0)

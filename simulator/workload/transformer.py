@@ -193,7 +193,7 @@ def _attention_shape(shape: LayerShape) -> AttentionShape:
     """The fused attention kernel's shape (its value width only where it differs: latent attention)."""
     d_v = shape.model.d_value
     mdl = shape.model
-    local = local_layer_share(mdl.attention_window, mdl.full_attention_every)
+    local = local_layer_share(mdl.attention_window, mdl.full_attention_every, mdl.layers)
     return AttentionShape(shape.seq, shape.cp, shape.head_dim, None if d_v == shape.head_dim else d_v,
                           mdl.attention_window, local)
 
@@ -206,7 +206,7 @@ def _flash_flops(shape: LayerShape) -> float:
     mdl = shape.model
     heads = mdl.heads / shape.tp
     widths = mdl.d_head + mdl.d_value
-    local = pair_fraction(shape.seq, mdl.attention_window, mdl.full_attention_every)
+    local = pair_fraction(shape.seq, mdl.attention_window, mdl.full_attention_every, mdl.layers)
     return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5 * local
 
 
