@@ -36,9 +36,9 @@ def test_alternating_layers_average_the_pairs():
     seq = 4096
     band = window_pairs(seq, 128) / (seq * seq / 2)
     assert local_layer_share(128, 2, 36) == 0.5
-    assert pair_fraction(seq, 128, 2, 36) == pytest.approx(0.5 + 0.5 * band)
-    assert pair_fraction(seq, None, None, 36) == 1.0
-    assert pair_fraction(seq, 8192, None, 36) == 1.0           # a window past the sequence changes nothing
+    assert pair_fraction(seq, 128, local_layer_share(128, 2, 36)) == pytest.approx(0.5 + 0.5 * band)
+    assert pair_fraction(seq, None, local_layer_share(None, None, 36)) == 1.0
+    assert pair_fraction(seq, 8192, local_layer_share(8192, None, 36)) == 1.0   # a window past the sequence
 
 
 def test_full_layers_are_counted_as_megatron_numbers_them():

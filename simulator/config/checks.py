@@ -274,7 +274,7 @@ def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:
         raise ConfigError("TransformerEngine's fused grouped MLP runs only under MXFP8 or NVFP4 "
                           "(training.dtype fp8 with kernels.fp8_scaling mxfp8 or nvfp4); set it false",
                           key=key)
-    if gpu.vendor.lower() != "nvidia" or not gpu.mx_block_scaling:
+    if gpu.vendor.lower() != "nvidia":        # block-scaled tensor cores: _check_fp8 / _check_nvfp4
         raise ConfigError(f"TransformerEngine's fused grouped MLP runs cuDNN's Blackwell (sm100) "
                           f"kernels, which the {gpu.name} lacks; set it false", key=key)
 

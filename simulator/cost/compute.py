@@ -35,7 +35,7 @@ import numpy as np
 
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.units import US
-from simulator.workload.attention_window import window_pairs
+from simulator.workload.attention_window import band_fraction, pair_fraction
 from simulator.workload.transformer import AttentionShape, Kernels
 
 
@@ -191,11 +191,9 @@ def _tile_factor(shape: AttentionShape, overhead: float) -> float:
     causal = causal_tile_efficiency(shape.seq, shape.cp, overhead)
     if not shape.local_share or shape.window is None or shape.window >= shape.seq:
         return causal
-    share = shape.local_share
-    local_pairs = window_pairs(shape.seq, shape.window) / (shape.seq * shape.seq / 2)
-    mean_pairs = (1.0 - share) + share * local_pairs
+    share, band = shape.local_share, band_fraction(shape.seq, shape.window)
     local = window_tile_efficiency(shape.window, overhead)
-    return mean_pairs / ((1.0 - share) / causal + share * local_pairs / local)
+    return pair_fraction(shape.seq, shape.window, share) / ((1.0 - share) / causal + share * band / local)
 
 
 def window_tile_efficiency(window: float, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:

@@ -82,8 +82,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
                               par.etp), lambda: _shape(scenario))
     kernels = scenario_stack(scenario).kernels
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
-    experts = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion    # fused: one grouped kernel
-    streams = kernels.grouped_gemm_streams if experts else 0                    # only experts batch linears
+    per_expert = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion   # fused: one grouped kernel
+    streams = kernels.grouped_gemm_streams if per_expert else 0                  # only experts batch linears
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4))
     microbatches = training.global_batch // (training.micro_batch * dp)

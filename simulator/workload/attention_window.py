@@ -48,12 +48,16 @@ def local_layer_share(window: int | None, full_every: int | None, layers: int) -
     return (layers - layers // full_every) / layers
 
 
-def pair_fraction(seq: float, window: int | None, full_every: int | None, layers: int) -> float:
-    """A layer's attention pairs over the causal count the library's FLOPs use, ``s^2 / 2``, as
-    the mean over the model's layers: ``(1 - f) + f p_w / (s^2 / 2)`` with ``f`` the local share
-    (:func:`local_layer_share`) and ``p_w`` :func:`window_pairs` (1 without a window)."""
-    share = local_layer_share(window, full_every, layers)
-    if not share:
+def band_fraction(seq: float, window: float) -> float:
+    """A local layer's pairs over the causal count the library's FLOPs use, ``s^2 / 2``:
+    ``min(p_w / (s^2 / 2), 1)`` with ``p_w`` :func:`window_pairs`."""
+    return min(window_pairs(seq, window) / (seq * seq / 2), 1.0)
+
+
+def pair_fraction(seq: float, window: int | None, share: float) -> float:
+    """A layer's attention pairs over ``s^2 / 2`` as the mean over the model's layers, a share
+    ``f`` of them local (:func:`local_layer_share`): ``(1 - f) + f`` :func:`band_fraction`
+    (1 without a window)."""
+    if not share or window is None:
         return 1.0
-    local = min(window_pairs(seq, window) / (seq * seq / 2), 1.0)
-    return (1.0 - share) + share * local
+    return (1.0 - share) + share * band_fraction(seq, window)

@@ -185,8 +185,9 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     > 1 those of the busiest expert-parallel rank (its expert GEMMs' rows and expert
     activations times the load; the mean work, for FLOP counts, is the default 1)."""
     gemms, linear = _gemms(shape, expert_load)
+    attention = _attention_shape(shape)
     return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape, expert_load), np.array(linear),
-                   _flash_flops(shape), attention_shape=_attention_shape(shape))
+                   _flash_flops(shape, attention), attention_shape=attention)
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -198,15 +199,16 @@ def _attention_shape(shape: LayerShape) -> AttentionShape:
                           mdl.attention_window, local)
 
 
-def _flash_flops(shape: LayerShape) -> float:
+def _flash_flops(shape: LayerShape, attention: AttentionShape) -> float:
     """``2 b (a/t) s s_kv (d_qk + d_v)`` (``4 b (a/t) s s_kv d`` with equal query and value
-    heads), halved by the causal mask (0 for unfused attention)."""
+    heads), halved by the causal mask, times the mean pairs of ``attention``'s local layers
+    (:func:`~simulator.workload.attention_window.pair_fraction`; 0 for unfused attention)."""
     if shape.attention != Attention.FLASH:
         return 0.0
     mdl = shape.model
     heads = mdl.heads / shape.tp
     widths = mdl.d_head + mdl.d_value
-    local = pair_fraction(shape.seq, mdl.attention_window, mdl.full_attention_every, mdl.layers)
+    local = pair_fraction(shape.seq, attention.window, attention.local_share)
     return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5 * local
 
 
