@@ -235,7 +235,15 @@ GPT_OSS_2604 = (
     "4K), 0.11 and 0.16 of its causal Llama-shape rates where the model's tile count gives about "
     "0.19 (a few percent of these steps); the attention sinks (a learned logit per head, TE's "
     "`softmax_type` learnable, which keeps FlashAttention out and leaves cuDNN's sink path, whose "
-    "rate is not published); the experts' biases. Not identified, so nothing is fitted")
+    "rate is not published); the experts' biases. Not identified, so nothing is fitted. Later "
+    "the same day, the leading explanation: NVIDIA's blog on the CuTe DSL fused MLP kernels "
+    "(\"Boosting MoE Training Throughput with Advanced Fusion Kernels\", 2026-06-15) credits them, "
+    "with the sync-free execution that lets the whole iteration be one CUDA graph, with +93% end to "
+    "end on its GPT-OSS pre-training setup (+8% on DeepSeek-V3), and the recipes' graph modes "
+    "order the misses: GB300 and B300 capture attention, router and preprocessing (+39.5%, +55.4%), "
+    "GB200 and B200 nothing (+54.5%, +64.1%). The model prices the fused MLP's GPU work "
+    "(`kernels.grouped_mlp_fusion`) but has no host time for the rest "
+    "(docs/research/stack_facts.md section 51; `megatron_moe_recipes`)")
 DSV3_2604 = (
     "Rows 6-9 (added on 2026-11-30 with `megatron_bridge_2606_moe`, scored once): the 26.04.01 "
     "table's DeepSeek-V3 rows on 256 Blackwell GPUs, MXFP8, global batch 4096, from the recipe at "
@@ -1140,6 +1148,55 @@ fitted."""
         "The Blackwell rows, at 4 and 8 times the tokens per microbatch, read within "
         "14%: what is missing grows with the kernels per token, not with the FLOPs. Not identified, "
         "so nothing is fitted; the row is reported as a miss of the MoE layer's compute.", 96),
+    "megatron_moe_recipes": """\
+Measured: the recipe index of Megatron-LM's MoE examples (`examples/moe_recipes/README.md` on the
+dev branch at d48bd6be0a; the figures added at e5ad09802d, 2026-06-15, "Add MoE recipe performance
+summary", #5289), "Median TFLOP/s/GPU" of each self-contained recipe: Qwen3 30B-A3B on 32 H100 (BF16
+and FP8 blockwise) and 16 GB200 (BF16, MXFP8 with partial CUDA graphs, MXFP8 with a full-iteration
+graph), Qwen3 235B-A22B on 256 H100 and 128 B200, B300, GB200 (partial and full graphs) and GB300,
+and DeepSeek-V3 on 256 B200, GB200 and GB300 (`validation/megatron_moe_recipes.csv`; left out: the
+DeepSeek-V4 rows, whose compressed sparse attention is not expressible, and the two DeepSeek-V3 H100
+recipes, published without a figure). Each recipe states its container, TransformerEngine tag,
+environment and every Megatron-LM argument, including its CUDA graph mode: the set has rows that
+differ only in it. The figure is Megatron-LM's own count (`num_floating_point_operations`,
+`simulator/validation/megatron_flops.py`; its causal halving of the attention scores reproduces
+Megatron-Bridge's published TFLOP/s-to-tokens ratios within 0.2%), so the comparison is the
+predicted tokens/s per GPU times that count. Added on 2026-11-30 as an out-of-sample check,
+scored once.
+
+Encoding: `validation/scenarios/megatron_moe_recipes/`, one scenario per recipe, from its ARGS:
+layout, micro and global batch, dispatcher (`hybridep` or `deepep`), the all-to-all overlap with
+delayed weight gradients where set, the pipeline layout (Megatron's `account_for_embedding_in_
+pipeline_split` and `_loss_` written as a layout), `recompute_modules`, MXFP8 with or without fp8
+parameter gathers, TE's fused grouped MLP where the recipe sets `use_transformer_engine_op_fuser`
+with `NVTE_CUTEDSL_FUSED_GROUPED_MLP=1`, gradients reduced in fp32 (Megatron-LM's default under
+bf16) and data-parallel overlap only where the recipe asks for it. The GPUs per server or NVL72
+domain are the systems'; the scale-out network is not stated and is the other sets' (NDR, XDR for
+B300 and GB300). Not expressible: the CUDA graphs (the model has no host time), the H100 FP8 row's
+blockwise scaling (priced as per-tensor current scaling), the fused router, the paged stash and the
+GB200 DeepSeek-V3 row's activation and optimizer-state offloading (memory).
+
+Result: every row reads fast, and by how much follows the CUDA graph mode. The three recipes that
+capture the whole iteration in one graph (the paged stash makes the MoE layers' buffers static and
+removes their host synchronisations) read +6.7% (30B on GB200), +1.8% (235B on GB200) and +1.5%
+(235B on GB300); the DeepSeek-V3 rows with TE-scoped graphs of attention, router and
+preprocessing on GB200 and GB300, whose layers are the largest, +4.2% and +1.1%. The eager or
+partly graphed rows read +9.3% to +66.5%: 30B on H100 +20.9% (BF16) and +21.6% (FP8), on GB200
++9.3% (BF16, no graphs) and +27.3% (MXFP8, partial graphs); 235B on H100 +66.5%, B200 +52.4%,
+B300 +19.9%, GB200 +10.9% (partial graphs); DeepSeek-V3 on B200 +13.0%. Two pairs in the set
+change only the graph mode with the fused grouped MLP: the 30B on GB200 went 1.26x faster from
+partial to full graphs (the model 1.05x, the fused MLP alone) and the 235B on GB200 1.14x (the model
+1.05x); and the 30B on GB200 ran MXFP8 with partial graphs 3% slower than BF16 without (the model
+13% faster): MXFP8 adds a quantization kernel before each expert GEMM, so a host-bound step loses
+what the tensor cores gain. The one pair that changes only the precision on a slower GPU, the
+30B on H100, the model follows (BF16 and FP8 within 1% of each other, measured and predicted).
+The model is the host-free limit of these runs; the eager host's kernel issue, which Megatron-Core's
+MoE guide names as the bottleneck to remove with CUDA graphs or larger micro batches
+(`megatron/core/transformer/moe/README.md`, "CPU Overhead Bottleneck"), is not modelled: no
+public measurement of its per-kernel cost in these stacks was found, and a constant fitted to
+these rows would be a fit. The 235B on H100 figure is also soft: the same recipe measured
+302.0 TFLOP/s a month later with Megatron-Bridge's launcher (Megatron-LM PR #5728, open), where
+the model would read +18%.""",
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and

@@ -92,6 +92,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), on
   1,024 H100 with DeepEP (25.09) and on 256 GB300, GB200, B300 and B200 (26.04.01), FP8 current
   scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
+- ``megatron_moe_recipes``: Megatron-LM's MoE recipe index (examples/moe_recipes, dev), Qwen3
+  30B-A3B and 235B-A22B and DeepSeek-V3 on 16-256 H100, B200, B300, GB200 and GB300 with and
+  without CUDA graphs (validation/megatron_moe_recipes.csv), model TFLOP/s per GPU in Megatron-LM's
+  2026 count (:mod:`.megatron_flops`).
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
@@ -127,6 +131,7 @@ from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import run_scenario
 from simulator.units import format_bytes
 from simulator.validation import megatron, nccl_suite, training_memory
+from simulator.validation.megatron_flops import megatron_flops_per_token
 from simulator.validation.training_memory import predicted_bytes
 from simulator.workload.params import parameter_count
 
@@ -139,6 +144,7 @@ MEMORY = "peak memory per GPU (GiB)"
 NEMO_TFLOPS = "model TFLOP/s per GPU (NeMo's count)"
 PALM_TFLOPS = "model TFLOP/s per GPU (PaLM's count)"
 MEGATRON_TFLOPS = "model TFLOP/s per GPU (Megatron's count)"
+MEGATRON_2026_TFLOPS = "model TFLOP/s per GPU (Megatron-LM's 2026 count)"
 
 
 def _as_measured(row) -> float:
@@ -457,6 +463,18 @@ def _megatron_core_scaling(root: Path) -> pd.DataFrame:
                     metric=MEGATRON_TFLOPS, predicted_of=_nemo_tflops)
 
 
+def _megatron_moe_recipes(root: Path) -> pd.DataFrame:
+    """Megatron-LM's MoE recipe index: model TFLOP/s per GPU as published, against the predicted
+    tokens/s per GPU times Megatron-LM's 2026 count (:func:`megatron_flops_per_token`)."""
+    return _indexed(root, "megatron_moe_recipes", "megatron_moe_recipes.csv", _as_measured,
+                    _pipeline_notes, metric=MEGATRON_2026_TFLOPS, predicted_of=_megatron_2026_tflops)
+
+
+def _megatron_2026_tflops(result, model) -> float:
+    """Predicted model TFLOP/s per GPU in Megatron-LM's 2026 count."""
+    return result.tokens_per_s / result.gpus * megatron_flops_per_token(model) / 1e12
+
+
 def _bridge_set(name: str, csv_name: str):
     """The runner of a Megatron-Bridge performance-summary set (one system's dense Llama
     rows): tokens/s per GPU as published, the table's model TFLOP/s beside."""
@@ -660,6 +678,13 @@ SETS: dict[str, ValidationSet] = {
         "Megatron-Bridge 25.09, 25.11 and 26.04.01 performance tables, DeepSeek-V3 (671B MoE) on 256 "
         "Blackwell GPUs and 1,024 H100 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_dsv3.csv"),
+    "megatron_moe_recipes": ValidationSet(
+        "megatron_moe_recipes",
+        "Megatron-LM MoE recipes, Qwen3 30B-A3B and 235B-A22B and DeepSeek-V3 on 16-256 H100 and Blackwell "
+        "GPUs, with and without CUDA graphs (NVIDIA/Megatron-LM dev @ d48bd6be0a)", MEGATRON_2026_TFLOPS,
+        _megatron_moe_recipes,
+        token_rows=TokenRows("megatron_moe_recipes.csv", lambda row: float(row.measured) * 1e12,
+                             megatron_flops_per_token)),
     "megatron_bridge_gb300": _step_entry(
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
