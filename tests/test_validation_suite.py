@@ -642,7 +642,10 @@ ACHIEVED = {
     # 1.30-1.56x: the full-iteration CUDA graphs' host time is not modelled).
     # 6.3% / 14.2% with the table's DeepSeek-V3 rows on 256 GB300 and GB200 (rows 6-7, the same
     # day): -14.2% and -8.3% (the GB300 row's MXFP8 attention is not expressible).
-    "megatron_bridge_2606_moe": (0.063, 0.142),
+    # 7.9% / 15.4% (NOT met) once HybridEP's kernels held the 32 SMs the recipes give them beside the
+    # overlapped compute (expert_parallel.dispatcher_sms, 2026-11-30; NCCL's 16 CTAs before): every
+    # row 1-1.3 points slower, the DeepSeek-V3 GB300 row (MXFP8 attention not expressible) -15.4%.
+    "megatron_bridge_2606_moe": (0.079, 0.154),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -664,7 +667,9 @@ ACHIEVED = {
     # alltoall dispatcher it did not run).
     # 18.6% / 38.5% with the 26.04.01 table's rows on 256 GB300, GB200, B300 and B200 (rows 6-9,
     # scored once on 2026-11-30): -9.3%, -7.8%, +4.6%, +8.9%.
-    "megatron_bridge_dsv3": (0.186, 0.385),
+    # 18.3% / 38.5% with the dispatchers' own SM counts (expert_parallel.dispatcher_sms, the same
+    # day): DeepEP's 20 of the H100's 132 SMs beside the overlapped compute, not NCCL's 16.
+    "megatron_bridge_dsv3": (0.183, 0.385),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300
@@ -683,7 +688,9 @@ ACHIEVED = {
     # fast by as much as its host launches: the three full-iteration CUDA graph recipes +1.5% to
     # +6.7%, the DeepSeek-V3 rows with TE-scoped graphs on GB200/GB300 +4.2% / +1.1%, the eager or
     # partly graphed rows +9.3% to +66.5% (host time is not modelled).
-    "megatron_moe_recipes": (0.184, 0.665),
+    # 17.8% / 71.0% once the flex dispatcher's kernels held their own SMs beside the overlapped
+    # compute (expert_parallel.dispatcher_sms, the same day): full-graph rows -2.4% to +6.7%.
+    "megatron_moe_recipes": (0.178, 0.710),
 }
 
 

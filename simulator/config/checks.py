@@ -436,7 +436,13 @@ def _check_flex_dispatcher(scenario: Scenario, etp: int) -> None:
     megatron/core/transformer/moe/token_dispatcher.py @ d98e8a64dd); the deduplicated schedule
     (simulator.cost.ep_dedup) is built for expert groups without expert tensor parallelism."""
     stack = scenario.training.stack
-    if not isinstance(stack, StackProfile) or stack.expert_parallel.dispatcher == EpDispatcher.ALLTOALL:
+    if not isinstance(stack, StackProfile):
+        return
+    if stack.expert_parallel.dispatcher == EpDispatcher.ALLTOALL:
+        if stack.expert_parallel.dispatcher_sms is not None:
+            raise ConfigError("dispatcher_sms is the flex dispatcher's SM count; the alltoall dispatcher's "
+                              "all-to-alls are NCCL's: remove it or set expert_parallel.dispatcher to "
+                              "deepep or hybridep", key="training.stack.expert_parallel.dispatcher_sms")
         return
     if scenario.parallelism.ep > 1 and etp > 1:
         raise ConfigError(f"the {stack.expert_parallel.dispatcher.value} dispatcher with parallelism.etp "

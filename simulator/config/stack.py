@@ -473,6 +473,11 @@ class ExpertParallelProfile(_Part):
     dispatcher); ``deepep`` / ``hybridep``: the flex dispatcher's deduplicated kernels, one copy
     per destination GPU inside a server and per destination server across servers, forwarded
     over NVLink (simulator.cost.ep_dedup)."""
+    dispatcher_sms: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
+    """SMs the flex dispatcher's kernels hold while they run (Megatron-Core
+    ``moe_flex_dispatcher_num_sms``, before it ``moe_deepep_num_sms`` / ``moe_hybridep_num_sms``);
+    None: the kernels' own default (simulator.cost.dispatcher_sms). Only with ``deepep`` or
+    ``hybridep``."""
 
 
 class StackProfile(_Part):

@@ -23,6 +23,7 @@ from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
+from simulator.cost.dispatcher_sms import dispatcher_sm_share
 from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_share
 from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
@@ -319,7 +320,9 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     nodes = _layer_nodes(shape, compute, priced, dispatch, combine)
     par = scenario.parallelism
     chunk = max(1, round(scenario.model.layers / (par.pp * par.virtual_stages)))
-    share = nccl_sm_share(Group(collectives.cluster, layout.expert_group()))
+    ep = stack.expert_parallel
+    share = dispatcher_sm_share(Group(collectives.cluster, layout.expert_group()), ep.dispatcher,
+                                ep.dispatcher_sms)
     microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp)
     return exposed_seconds(nodes, chunk, stack.expert_parallel.delay_wgrad, share,
                            lone_pass_share(scenario, microbatches))

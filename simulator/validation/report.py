@@ -209,6 +209,12 @@ GEMM_K_OVERHEAD = ("On 2026-11-30 the H100's per-tile GEMM K overhead became mea
                    "parts share it), and Blackwell's sustained-load factor, re-derived with it, went "
                    "from 0.863 to 0.853 (docs/research/gpu_kernel_efficiency.md)")
 
+DISPATCHER_SMS = ("Later on 2026-11-30 the flex dispatcher's kernels hold their own SM count beside the "
+                  "overlapped compute (`expert_parallel.dispatcher_sms`: DeepEP's default 20, HybridEP's "
+                  "24 inside one NVLink domain and 8 across several, the 32 Megatron-Bridge's recipes "
+                  "and most of Megatron-LM's set for HybridEP; NCCL's 16 CTAs before; "
+                  "`simulator/cost/dispatcher_sms.py`)")
+
 QWEN3_235B_BLACKWELL = (
     "Rows 7-10 (added on 2026-11-30 with the 26.06 table's set `megatron_bridge_2606_moe`, scored "
     "once): the same table's Qwen3 235B-A22B on 256 Blackwell GPUs, MXFP8, from the recipe at v0.4.2 "
@@ -1196,7 +1202,8 @@ MoE guide names as the bottleneck to remove with CUDA graphs or larger micro bat
 public measurement of its per-kernel cost in these stacks was found, and a constant fitted to
 these rows would be a fit. The 235B on H100 figure is also soft: the same recipe measured
 302.0 TFLOP/s a month later with Megatron-Bridge's launcher (Megatron-LM PR #5728, open), where
-the model would read +18%.""",
+the model would read +18%."""
+    + moved(DISPATCHER_SMS, (17.8, 71.0), (18.4, 66.5)),
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and
@@ -1244,7 +1251,8 @@ the latent up-projections instead of the MLP. GB300 -14.2%, GB200 -8.3%; measure
 and 1.17x over the 26.04.01 rows, modelled 1.20x and 1.16x. The GB300 row also runs TE's MXFP8
 attention, not expressible: for this head shape (192 query-key, 128 value, 128 heads, 4K causal)
 cuDNN's benchmark on a GB300 runs it 1.58x bf16's rate forward and 1.33x backward, where the
-Llama shape gains nothing, so part of that row's miss is the attention priced in bf16.""",
+Llama shape gains nothing, so part of that row's miss is the attention priced in bf16."""
+    + moved(DISPATCHER_SMS, (7.9, 15.4), (6.3, 14.2)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -1302,7 +1310,8 @@ reported."""
     + moved(OVERLAPPED_SENDS, (29.1, 39.8), (28.2, 39.8))
     + moved(GEMM_K_OVERHEAD, (27.9, 38.5), (29.1, 39.8))
     + moved(DSV3_H100, (27.4, 38.5), (27.9, 38.5))
-    + moved(DSV3_2604, (18.6, 38.5), (27.4, 38.5)),
+    + moved(DSV3_2604, (18.6, 38.5), (27.4, 38.5))
+    + moved(DISPATCHER_SMS, (18.3, 38.5), (18.6, 38.5)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation
