@@ -1204,6 +1204,37 @@ these rows would be a fit. The 235B on H100 figure is also soft: the same recipe
 302.0 TFLOP/s a month later with Megatron-Bridge's launcher (Megatron-LM PR #5728, open), where
 the model would read +18%."""
     + moved(DISPATCHER_SMS, (17.8, 71.0), (18.4, 66.5)),
+    "megatron_bridge_cards": """\
+Measured: Megatron-Bridge's model verification cards (`examples/model_verification_cards/<model>/
+card.yaml` at 067f987df), whose `pretrain_performance` and `pretrain_weak_scaling` items record,
+per GPU type, the last ten steps' tokens/s and model TFLOP/s per GPU of a 50-step run of a named
+benchmark recipe at a named Megatron-Bridge commit and container (`validation/megatron_bridge_cards.csv`).
+Taken: the items whose layout is not already a row of another set and whose model is expressible:
+Qwen3 30B-A3B on 16 H100 in BF16 (2026-07-27, NeMo 26.06; the 26.04.01 table's layout with the
+all-to-all overlap and TE-scoped graphs), DeepSeek-V3 on 1,024 H100 in BF16 (2026-08-15, 26.08.rc5),
+GPT-OSS 120B on 64 GB300 in MXFP8 with a full-iteration graph and the fused grouped MLP (2026-08-19),
+and the 30B's weak-scaling curve on 8, 32, 128 and 256 GB300 (2026-08-15: the 26.06 table's
+recipe at 64 sequences per GPU per step). Left out: the items that rerun a table row's layout
+(Qwen3 30B and 235B, DeepSeek-V3 on GB200 and GB300, GPT-OSS on GB200: 1-4% below the tables'
+figures, a floor on this source's run-to-run and version spread) and the hybrid models (Nemotron 3, Qwen3.6,
+Qwen3.8: Mamba or gated delta-net layers). Added on 2026-11-30 as an out-of-sample check, scored once.
+
+Encoding: `validation/scenarios/megatron_bridge_cards/`, each from its recipe function at the
+card's commit (`src/megatron/bridge/perf_recipes/...`, which `scripts/training/recipe_runner.py`
+selects over the library recipe of the same name, with `_benchmark_common`'s overrides: bf16
+gradient reduction, HybridEP at 32 SMs). Not expressible: the CUDA graphs (no host time), MXFP8
+attention, the permutation fused into HybridEP, DeepSeek-V3's shared expert overlapped with the
+dispatch and its deterministic attention, GPT-OSS's attention sinks.
+
+Result: Qwen3 30B on 16 H100 +10.5% (the 26.04.01 table's FP8 run of the same layout, eager and
+without the overlap, read +33.5%; this BF16 run is 1.45x its throughput); DeepSeek-V3 on 1,024 H100
++2.3%; GPT-OSS 120B on 64 GB300 +31.6%, so the family's miss is not the host time a full-iteration
+graph removes (the 26.04.01 rows, eager or partly graphed, read +40% to +64%): its attention sinks,
+MXFP8 attention on the sliding-window layers (cuDNN's benchmark runs the 128-token band's MXFP8
+backward 4x slower than bf16 at this shape, `benchmark/sdpa_benchmark_training/results/gpt_oss`;
+whether TE routes these layers to it is not known) and its 201,088-entry vocabulary are left. The
+weak-scaling curve: measured 44,511 to 45,053 tokens/s per GPU from 8 to 256 GPUs (flat within
+1.2%), predicted 42,932 to 42,669 (flat within 0.6%), every point -3.5% to -5.3%.""",
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and

@@ -96,6 +96,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   30B-A3B and 235B-A22B and DeepSeek-V3 on 16-256 H100, B200, B300, GB200 and GB300 with and
   without CUDA graphs (validation/megatron_moe_recipes.csv), model TFLOP/s per GPU in Megatron-LM's
   2026 count (:mod:`.megatron_flops`).
+- ``megatron_bridge_cards``: Megatron-Bridge's model verification cards (2026-07/08): Qwen3
+  30B-A3B on 16 H100, DeepSeek-V3 on 1,024 H100, GPT-OSS 120B on 64 GB300 and the 30B's weak
+  scaling on 8-256 GB300 (validation/megatron_bridge_cards.csv), tokens/s per GPU.
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
@@ -685,6 +688,11 @@ SETS: dict[str, ValidationSet] = {
         _megatron_moe_recipes,
         token_rows=TokenRows("megatron_moe_recipes.csv", lambda row: float(row.measured) * 1e12,
                              megatron_flops_per_token)),
+    "megatron_bridge_cards": _step_entry(
+        "megatron_bridge_cards",
+        "Megatron-Bridge model verification cards (2026-07/08), Qwen3 30B-A3B, DeepSeek-V3 and GPT-OSS "
+        "120B on 16-1,024 H100 and 8-256 GB300 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
+        "megatron_bridge_cards.csv", curves=True),
     "megatron_bridge_gb300": _step_entry(
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
