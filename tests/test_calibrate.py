@@ -205,7 +205,8 @@ def test_the_sc21_fit_holds_on_korthikanti_a_set_it_did_not_see(sc21_fit):
     assert abs(cal.mape("after", "check") - cal.mape("before", "check")) < 0.002
 
 
-THROUGHPUT_METRICS = {suite.TOKENS, suite.NEMO_TFLOPS, suite.PALM_TFLOPS, suite.MEGATRON_TFLOPS}
+THROUGHPUT_METRICS = {suite.TOKENS, suite.NEMO_TFLOPS, suite.PALM_TFLOPS, suite.MEGATRON_TFLOPS,
+                      suite.MEGATRON_2026_TFLOPS}
 
 
 def test_every_throughput_set_of_validate_is_a_calibration_set():
@@ -216,7 +217,8 @@ def test_every_throughput_set_of_validate_is_a_calibration_set():
     assert throughput | {"megatron_sc21", "nccl"} == set(SETS)
 
 
-@pytest.mark.parametrize("name", ["nemo_long_context", "megatron_core_scaling", "llama3_paper"])
+@pytest.mark.parametrize("name", ["nemo_long_context", "megatron_core_scaling", "llama3_paper",
+                                  "megatron_moe_recipes"])
 def test_a_set_published_in_model_flops_calibrates_with_the_same_errors(name):
     """Sets published in model TFLOP/s per GPU become tokens/s rows by their own FLOP count per
     token, the count their comparison multiplies the predicted tokens/s by: each row's error
