@@ -324,8 +324,7 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     share = dispatcher_sm_share(Group(collectives.cluster, layout.expert_group()), ep.dispatcher,
                                 ep.dispatcher_sms)
     microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp)
-    return exposed_seconds(nodes, chunk, stack.expert_parallel.delay_wgrad, share,
-                           lone_pass_share(scenario, microbatches))
+    return exposed_seconds(nodes, chunk, ep.delay_wgrad, share, lone_pass_share(scenario, microbatches))
 
 
 def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispatch: float,

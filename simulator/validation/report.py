@@ -212,7 +212,7 @@ GEMM_K_OVERHEAD = ("On 2026-11-30 the H100's per-tile GEMM K overhead became mea
 DISPATCHER_SMS = ("Later on 2026-11-30 the flex dispatcher's kernels hold their own SM count beside the "
                   "overlapped compute (`expert_parallel.dispatcher_sms`: DeepEP's default 20, HybridEP's "
                   "24 inside one NVLink domain and 8 across several, the 32 Megatron-Bridge's recipes "
-                  "and most of Megatron-LM's set for HybridEP; NCCL's 16 CTAs before; "
+                  "and half of Megatron-LM's set for HybridEP; NCCL's 16 CTAs before; "
                   "`simulator/cost/dispatcher_sms.py`)")
 
 QWEN3_235B_BLACKWELL = (
