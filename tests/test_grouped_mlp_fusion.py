@@ -139,12 +139,23 @@ SOFTWARE_AB = [
 ]
 
 
+HOST_GAIN_BOUND = 1.10
+"""How much more than the model the 26.06 runs may gain: what full-iteration CUDA graphs remove
+(host time, not modelled). Megatron-LM's MoE recipe index measures it for this model on GB200:
+the same recipe from TE-scoped to full-iteration graphs (with the paged stash and the fused
+MLP) ran 1.139x faster (1,018 -> 1,159.5 TFLOP/s, validation/megatron_moe_recipes.csv rows 10
+and 9), where the model gives 1.05x (the fused MLP): a host share of about 1.09x, bounded here
+at 1.10."""
+
+
 @pytest.mark.parametrize(("before", "after", "was", "now"), SOFTWARE_AB)
-def test_the_26_06_software_gain_is_reproduced(before, after, was, now):
+def test_the_26_06_software_gain_is_reproduced_but_for_host_time(before, after, was, now):
     """Megatron-Bridge's 26.06 recipes ran Qwen3 235B 1.30x faster than 26.04.01's on the same
-    GPUs and layout. The model reaches it from the two mechanisms it prices (the overlapped
-    all-to-alls, the fused grouped MLP) within 5%: the graphs' host time, which the model lacks,
-    is a small share of the 235B's layer (hidden 4,096, 8-16K rows per expert)."""
+    GPUs and layout. The model gains from the mechanisms it prices (the overlapped all-to-alls
+    with HybridEP's SMs, the fused grouped MLP, MXFP8 attention) and falls short by at most the
+    host time the full-iteration graphs remove (:data:`HOST_GAIN_BOUND`): measured over modelled
+    in [1, 1.10] (GB300 1.01, GB200 1.06 on 2026-11-30)."""
     steps = [simulate_step(s.scenario, s.collectives).step_time_s
              for s in (open_scenario(MOE / before), open_scenario(MOE / after))]
-    assert steps[0] / steps[1] == pytest.approx(now / was, rel=0.05)
+    shortfall = (now / was) / (steps[0] / steps[1])
+    assert 1.0 <= shortfall <= HOST_GAIN_BOUND

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
-from simulator.config.hardware import Dtype, GpuSpec
+from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.config.multisite import check_sites
 from simulator.config.pipeline_layout import LayoutError, layout_chunks
 from simulator.config.recompute_rules import check_recompute_modules
@@ -39,6 +39,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     check_recompute_modules(scenario)
     _check_fp8(scenario, cluster.gpu)
     _check_grouped_mlp_fusion(scenario, cluster.gpu)
+    _check_fp8_attention(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)
     _check_layout(scenario, cluster.gpus, dp)
@@ -257,6 +258,27 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
             raise ConfigError(f"MXFP8 weights are all-gathered in 16 bit and quantized after the "
                               f"gather (Megatron-Core reuse_grad_buf_for_mxfp8_param_ag); set "
                               f"training.stack.{part}.param_gather_dtype: bf16", key=key)
+
+
+def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
+    """MXFP8 attention is priced from the GPU's measured ratio to bf16 at the model's head widths
+    (``compute.fp8_attention_speedup``); it needs the MXFP8 recipe, full (not sliding-window)
+    attention and a measurement for those widths on that GPU."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile) or not stack.kernels.fp8_attention:
+        return
+    key, model = "training.stack.kernels.fp8_attention", scenario.model
+    if scenario.training.dtype != Dtype.FP8 or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
+        raise ConfigError("MXFP8 attention needs the MXFP8 recipe (training.dtype fp8 with "
+                          "kernels.fp8_scaling mxfp8); set it false", key=key)
+    if model.attention_window is not None:
+        raise ConfigError("MXFP8 attention over sliding windows is not priced (cuDNN's band kernel "
+                          "has its own rates); set it false", key=key)
+    widths = head_widths_key(model.d_head, model.d_value)
+    measured = sorted(gpu.compute.fp8_attention_speedup)
+    if widths not in measured:
+        raise ConfigError(f"no measured MXFP8 attention rate for head widths {widths} on {gpu.name} "
+                          f"(measured: {', '.join(measured) or 'none'}); set it false", key=key)
 
 
 def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:

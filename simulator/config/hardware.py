@@ -18,6 +18,7 @@ from simulator.units import GBPS_TO_BYTES_PER_S, GIB, TFLOPS, US
 # Hardware files are checked as strictly as scenarios: finite numbers in physical ranges,
 # integers as integers (no "8" or 8.0), flags as booleans.
 Fraction = Annotated[float, Field(ge=1e-3, le=1.0, allow_inf_nan=False)]
+SpeedupRatio = Annotated[float, Field(ge=0.01, le=100.0, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(ge=0.0, le=1e9, allow_inf_nan=False)]
 PositiveFloat = Annotated[float, Field(gt=0.0, le=1e9, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Strict(), Field(ge=1, le=10_000_000)]
@@ -88,6 +89,11 @@ class _Spec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
 
+def head_widths_key(head_dim: int, value_dim: int | None = None) -> str:
+    """``"d_qk/d_v"``: the key of a GPU's ``compute.fp8_attention_speedup``."""
+    return f"{head_dim}/{value_dim or head_dim}"
+
+
 class ComputeEfficiency(BaseModel):
     """How close kernels get to the GPU's peaks (data, not code; see cost/compute.py).
 
@@ -120,6 +126,11 @@ class ComputeEfficiency(BaseModel):
     attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)
     """Per attention implementation (fa2, fa3, cudnn...): (forward, backward) fractions;
     an implementation not listed uses the two fields above."""
+    fp8_attention_speedup: dict[str, tuple[SpeedupRatio, SpeedupRatio]] = Field(default_factory=dict)
+    """Fused attention in MXFP8 against bf16, per head widths ``"d_qk/d_v"``: (forward,
+    backward) ratio of the bf16 kernel's time to the MXFP8 kernel's, causal, measured by the
+    kernel's vendor; head widths not listed are not priced (``kernels.fp8_attention`` is then
+    refused)."""
     attention_tile_overhead: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 1.5
     """Per query tile of fused attention, the prologue and epilogue in key tiles of main-loop
     work (``c`` of :func:`simulator.cost.compute.causal_tile_efficiency`); it sets how fast

@@ -362,6 +362,11 @@ class KernelProfile(_Part):
     quantization of fc2's input in fc1's epilogue, the SwiGLU's gradient and the quantization of
     fc1's output gradient in fc2's data-gradient epilogue (:mod:`simulator.workload.transformer`
     ``expert_activation_bytes``)."""
+    fp8_attention: Flag = False
+    """Whether fused attention runs in MXFP8 under an MXFP8 recipe (TransformerEngine's
+    ``fp8_dpa``, Megatron-Bridge ``fp8_dot_product_attention``; with the linears' MXFP8 recipe TE
+    quantizes Q, K, V and dO to MXFP8 for cuDNN): its time is the bf16 kernel's over the GPU's
+    measured ``compute.fp8_attention_speedup`` for the head widths (:mod:`simulator.cost.compute`)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.config.hardware import Dtype, GpuSpec
+from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.units import US
 from simulator.workload.attention_window import band_fraction, pair_fraction
 from simulator.workload.transformer import AttentionShape, Kernels
@@ -53,6 +53,9 @@ class ComputeModel:
     fp4: bool = False
     """Whether fp8 training's linears run as NVFP4 GEMMs (``kernels.fp8_scaling: nvfp4``): at
     the fp4 peak and ``fp4_gemm_peak_fraction``."""
+    fp8_attention: bool = False
+    """Whether fused attention runs in MXFP8 (``kernels.fp8_attention``): the bf16 kernel's
+    time over the GPU's ``fp8_attention_speedup`` for the kernel's head widths."""
 
     @property
     def peak_flops(self) -> float:
@@ -118,6 +121,8 @@ class ComputeModel:
         fraction = self.gpu.compute.attention_fraction(backward, self.attention_kernel)
         if shape is not None:
             fraction *= attention_shape_factor(shape, self.gpu.compute.attention_tile_overhead)
+        if self.fp8_attention:
+            fraction *= fp8_attention_speedup(self.gpu, shape, backward)
         return flops / (rate * fraction) + self.overhead_s
 
     def kernels_attention_time(self, kernels: Kernels) -> float:
@@ -128,6 +133,15 @@ class ComputeModel:
         """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + overhead."""
         rate = self.gpu.hbm_bandwidth_Bps * self.gpu.compute.memory_bandwidth_fraction * self.speedup
         return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
+
+
+def fp8_attention_speedup(gpu: GpuSpec, shape: AttentionShape | None, backward: bool) -> float:
+    """The MXFP8 attention kernel's speed over the bf16 one's on ``gpu`` at ``shape``'s head
+    widths (``compute.fp8_attention_speedup``; 1 where not measured: the scenario check refuses
+    ``kernels.fp8_attention`` there)."""
+    key = head_widths_key(shape.head_dim, shape.value_dim) if shape is not None else "128/128"
+    measured = gpu.compute.fp8_attention_speedup.get(key)
+    return measured[int(backward)] if measured else 1.0
 
 
 def tile_and_wave_fill(m, n, batch, tile: tuple[int, int], sm_count: int) -> tuple[np.ndarray, np.ndarray]:

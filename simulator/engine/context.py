@@ -84,8 +84,9 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
     per_expert = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion   # fused: one grouped kernel
     streams = kernels.grouped_gemm_streams if per_expert else 0                  # only experts batch linears
+    fp8_attention = training.dtype == Dtype.FP8 and kernels.fp8_attention
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
-        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4))
+        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_attention))
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
 

@@ -215,6 +215,11 @@ DISPATCHER_SMS = ("Later on 2026-11-30 the flex dispatcher's kernels hold their 
                   "and half of Megatron-LM's set for HybridEP; NCCL's 16 CTAs before; "
                   "`simulator/cost/dispatcher_sms.py`)")
 
+FP8_ATTENTION = ("Later on 2026-11-30 TransformerEngine's MXFP8 attention became expressible "
+                 "(`kernels.fp8_attention`: the bf16 kernel's time over cuDNN's measured MXFP8/bf16 ratio "
+                 "for the model's head widths on the GPU, `compute.fp8_attention_speedup`) and the rows "
+                 "whose recipes set `fp8_dot_product_attention` state it")
+
 QWEN3_235B_BLACKWELL = (
     "Rows 7-10 (added on 2026-11-30 with the 26.06 table's set `megatron_bridge_2606_moe`, scored "
     "once): the same table's Qwen3 235B-A22B on 256 Blackwell GPUs, MXFP8, from the recipe at v0.4.2 "
@@ -1234,7 +1239,8 @@ MXFP8 attention on the sliding-window layers (cuDNN's benchmark runs the 128-tok
 backward 4x slower than bf16 at this shape, `benchmark/sdpa_benchmark_training/results/gpt_oss`;
 whether TE routes these layers to it is not known) and its 201,088-entry vocabulary are left. The
 weak-scaling curve: measured 44,511 to 45,053 tokens/s per GPU from 8 to 256 GPUs (flat within
-1.2%), predicted 42,932 to 42,669 (flat within 0.6%), every point -3.5% to -5.3%.""",
+1.2%), predicted 42,932 to 42,669 (flat within 0.6%), every point -3.5% to -5.3%."""
+    + moved(FP8_ATTENTION, (9.2, 31.6), (8.9, 31.6)),
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and
@@ -1283,7 +1289,8 @@ and 1.17x over the 26.04.01 rows, modelled 1.20x and 1.16x. The GB300 row also r
 attention, not expressible: for this head shape (192 query-key, 128 value, 128 heads, 4K causal)
 cuDNN's benchmark on a GB300 runs it 1.58x bf16's rate forward and 1.33x backward, where the
 Llama shape gains nothing, so part of that row's miss is the attention priced in bf16."""
-    + moved(DISPATCHER_SMS, (7.9, 15.4), (6.3, 14.2)),
+    + moved(DISPATCHER_SMS, (7.9, 15.4), (6.3, 14.2))
+    + moved(FP8_ATTENTION, (7.5, 10.4), (7.9, 15.4)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
