@@ -339,6 +339,21 @@ def test_expert_all_to_all_overlap_reaches_the_drafts_stack():
     assert not any("hybridep" in item for item in draft.not_modelled)
 
 
+def test_the_dispatchers_sm_count_and_fp8_attention_reach_the_draft():
+    """A HybridEP log's ``moe_hybridep_num_sms`` becomes ``expert_parallel.dispatcher_sms``;
+    ``fp8_dot_product_attention`` is listed (its recipe is an environment variable the log
+    omits), the key not set."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    log = replace(log, arguments={**log.arguments, "moe_token_dispatcher_type": "flex",
+                                  "moe_flex_dispatcher_backend": "hybridep", "moe_hybridep_num_sms": 32,
+                                  "fp8_dot_product_attention": True})
+    draft = draft_from_log(log, NODE, 8)
+    stack = draft.scenario["training"]["stack"]
+    assert stack["expert_parallel"] == {"dispatcher": "hybridep", "dispatcher_sms": 32}
+    assert "fp8_attention" not in stack.get("kernels", {})
+    assert any("NVTE_DPA_FP8_RECIPE" in item for item in draft.not_modelled)
+
+
 def test_ncclep_dispatcher_is_listed_as_not_modelled():
     """The flex dispatcher's NCCL-EP backend has no pricing of its own: listed, priced as alltoall."""
     log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")

@@ -382,10 +382,11 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
     true``; ``overlap_moe_expert_parallel_comm`` -> ``expert_parallel.a2a_overlap: true`` and
     ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; the flex dispatcher's
     DeepEP or HybridEP backend (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``; deepep by
-    default) -> ``expert_parallel.dispatcher``, noted as not modelled with expert tensor
-    parallelism or another backend (ncclep); ``use_transformer_engine_op_fuser`` is noted, as
-    whether it ran TE's fused grouped MLP (``kernels.grouped_mlp_fusion``) depends on an
-    environment variable the log does not print."""
+    default) -> ``expert_parallel.dispatcher`` with its SM count where set (``dispatcher_sms``),
+    noted as not modelled with expert tensor parallelism or another backend (ncclep);
+    ``use_transformer_engine_op_fuser`` and ``fp8_dot_product_attention`` are noted, as whether
+    they ran TE's fused grouped MLP (``kernels.grouped_mlp_fusion``) or MXFP8 attention
+    (``kernels.fp8_attention``) depends on environment variables the log does not print."""
     if args.get("moe_permute_fusion"):
         fields.setdefault("kernels", {})["moe_permute_fusion"] = True
     if args.get("overlap_moe_expert_parallel_comm"):
@@ -398,12 +399,29 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
     etp = args.get("expert_tensor_parallel_size") or args.get("tensor_model_parallel_size") or 1
     if backend in ("deepep", "hybridep") and etp == 1:
         fields.setdefault("expert_parallel", {})["dispatcher"] = backend
+        sms = _dispatcher_sms(args, backend)
+        if sms:
+            fields["expert_parallel"]["dispatcher_sms"] = sms
     elif backend:
         extra.append(f"the {backend} token dispatcher (priced as the alltoall dispatcher)")
     if args.get("use_transformer_engine_op_fuser"):
         extra.append("TransformerEngine's op fuser (its fused grouped MLP also needs "
                      "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which the log does not print: set "
                      "kernels.grouped_mlp_fusion if the run had it)")
+    if args.get("fp8_dot_product_attention"):
+        extra.append("fp8_dot_product_attention (TE's fp8 attention follows NVTE_DPA_FP8_RECIPE, "
+                     "which the log does not print: set kernels.fp8_attention if it ran MXFP8 and "
+                     "the GPU has a measured rate, clustersim specs GPU)")
+
+
+def _dispatcher_sms(args: dict[str, Any], backend: str) -> int | None:
+    """The flex dispatcher's SM count the log sets (``moe_flex_dispatcher_num_sms``, before it
+    ``moe_deepep_num_sms`` / ``moe_hybridep_num_sms``), None for the kernels' default."""
+    for name in ("moe_flex_dispatcher_num_sms", f"moe_{backend}_num_sms"):
+        value = args.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _loss_kernel(args: dict[str, Any]) -> str:
