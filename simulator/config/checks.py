@@ -18,7 +18,14 @@ from simulator.config.scenario import (
     Schedule,
     TopologyKind,
 )
-from simulator.config.stack import CpRing, EpDispatcher, Fp8Scaling, ReduceDtype, StackProfile
+from simulator.config.stack import (
+    CpRing,
+    EpDispatcher,
+    Fp8Scaling,
+    ReduceDtype,
+    StackProfile,
+    fp8_attention_recipe,
+)
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 from simulator.config.whatif_training import check_what_ifs
 from simulator.errors import ConfigError
@@ -261,24 +268,27 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
 
 
 def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
-    """MXFP8 attention is priced from the GPU's measured ratio to bf16 at the model's head widths
-    (``compute.fp8_attention_speedup``); it needs the MXFP8 recipe, full (not sliding-window)
-    attention and a measurement for those widths on that GPU."""
+    """fp8 attention is priced from the GPU's measured ratio to bf16 for the recipe TE runs it
+    with (``fp8_attention_recipe``) at the model's head widths (``compute.fp8_attention_speedup``):
+    it needs fp8 training with per-tensor or MXFP8 scales, full (not sliding-window) attention and
+    a measurement for those widths on that GPU."""
     stack = scenario.training.stack
     if not isinstance(stack, StackProfile) or not stack.kernels.fp8_attention:
         return
     key, model = "training.stack.kernels.fp8_attention", scenario.model
-    if scenario.training.dtype != Dtype.FP8 or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
-        raise ConfigError("MXFP8 attention needs the MXFP8 recipe (training.dtype fp8 with "
-                          "kernels.fp8_scaling mxfp8); set it false", key=key)
+    recipe = fp8_attention_recipe(scenario.training.dtype, stack.kernels)
+    if recipe is None:
+        raise ConfigError("fp8 attention needs fp8 training with per-tensor (delayed, dynamic) or "
+                          "MXFP8 scales; under NVFP4 its recipe is an environment variable; set it "
+                          "false", key=key)
     if model.attention_window is not None:
-        raise ConfigError("MXFP8 attention over sliding windows is not priced (cuDNN's band kernel "
+        raise ConfigError("fp8 attention over sliding windows is not priced (cuDNN's band kernel "
                           "has its own rates); set it false", key=key)
     widths = head_widths_key(model.d_head, model.d_value)
-    measured = sorted(gpu.compute.fp8_attention_speedup)
+    measured = sorted(gpu.compute.fp8_attention_speedup.get(recipe, {}))
     if widths not in measured:
-        raise ConfigError(f"no measured MXFP8 attention rate for head widths {widths} on {gpu.name} "
-                          f"(measured: {', '.join(measured) or 'none'}); set it false", key=key)
+        raise ConfigError(f"no measured {recipe} fp8 attention rate for head widths {widths} on "
+                          f"{gpu.name} (measured: {', '.join(measured) or 'none'}); set it false", key=key)
 
 
 def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:

@@ -9,7 +9,7 @@ where the number came from; :func:`missing_sources` lists the ones that do not.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
@@ -89,6 +89,10 @@ class _Spec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
 
+Fp8AttentionRecipe = Literal["mxfp8", "per_tensor"]
+SpeedupRow = tuple[PositiveInt, SpeedupRatio, SpeedupRatio]
+
+
 def head_widths_key(head_dim: int, value_dim: int | None = None) -> str:
     """``"d_qk/d_v"``: the key of a GPU's ``compute.fp8_attention_speedup``."""
     return f"{head_dim}/{value_dim or head_dim}"
@@ -126,11 +130,12 @@ class ComputeEfficiency(BaseModel):
     attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)
     """Per attention implementation (fa2, fa3, cudnn...): (forward, backward) fractions;
     an implementation not listed uses the two fields above."""
-    fp8_attention_speedup: dict[str, tuple[SpeedupRatio, SpeedupRatio]] = Field(default_factory=dict)
-    """Fused attention in MXFP8 against bf16, per head widths ``"d_qk/d_v"``: (forward,
-    backward) ratio of the bf16 kernel's time to the MXFP8 kernel's, causal, measured by the
-    kernel's vendor; head widths not listed are not priced (``kernels.fp8_attention`` is then
-    refused)."""
+    fp8_attention_speedup: dict[Fp8AttentionRecipe, dict[str, list[SpeedupRow]]] = Field(default_factory=dict)
+    """Fused attention in fp8 against bf16: per recipe (``mxfp8``, ``per_tensor``), per head
+    widths ``"d_qk/d_v"``, rows of (sequence, forward, backward): the bf16 kernel's time over
+    the fp8 kernel's, causal, measured by the kernel's vendor at those sequence lengths
+    (interpolated in log2 of the sequence between rows, the end rows' values beyond them);
+    widths not listed are not priced (``kernels.fp8_attention`` is then refused)."""
     attention_tile_overhead: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 1.5
     """Per query tile of fused attention, the prologue and epilogue in key tiles of main-loop
     work (``c`` of :func:`simulator.cost.compute.causal_tile_efficiency`); it sets how fast

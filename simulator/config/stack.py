@@ -363,10 +363,11 @@ class KernelProfile(_Part):
     fc1's output gradient in fc2's data-gradient epilogue (:mod:`simulator.workload.transformer`
     ``expert_activation_bytes``)."""
     fp8_attention: Flag = False
-    """Whether fused attention runs in MXFP8 under an MXFP8 recipe (TransformerEngine's
-    ``fp8_dpa``, Megatron-Bridge ``fp8_dot_product_attention``; with the linears' MXFP8 recipe TE
-    quantizes Q, K, V and dO to MXFP8 for cuDNN): its time is the bf16 kernel's over the GPU's
-    measured ``compute.fp8_attention_speedup`` for the head widths (:mod:`simulator.cost.compute`)."""
+    """Whether fused attention runs in fp8 (TransformerEngine's ``fp8_dpa``, Megatron-Core and
+    Megatron-Bridge ``fp8_dot_product_attention``), with the linears' recipe
+    (:func:`fp8_attention_recipe`: MXFP8 or per-tensor scales): its time is the bf16 kernel's
+    over the GPU's measured ``compute.fp8_attention_speedup`` for that recipe, the head widths and
+    the sequence (:mod:`simulator.cost.compute`)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output
@@ -483,6 +484,17 @@ class ExpertParallelProfile(_Part):
     ``moe_flex_dispatcher_num_sms``, before it ``moe_deepep_num_sms`` / ``moe_hybridep_num_sms``);
     None: the kernels' own default (simulator.cost.dispatcher_sms). Only with ``deepep`` or
     ``hybridep``."""
+
+
+def fp8_attention_recipe(dtype: Dtype, kernels: KernelProfile) -> str | None:
+    """The recipe TransformerEngine runs fp8 attention with under the linears' recipe:
+    ``mxfp8`` under MXFP8, ``per_tensor`` under delayed or current (dynamic) scaling (TE v2.16
+    ``dot_product_attention.py``: attention follows the linear recipe unless
+    ``NVTE_DPA_FP8_RECIPE`` says otherwise); None for 16-bit training and NVFP4 (whose attention
+    recipe only that variable sets)."""
+    if dtype != Dtype.FP8 or kernels.fp8_scaling == Fp8Scaling.NVFP4:
+        return None
+    return "mxfp8" if kernels.fp8_scaling == Fp8Scaling.MXFP8 else "per_tensor"
 
 
 class StackProfile(_Part):

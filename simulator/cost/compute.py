@@ -53,9 +53,10 @@ class ComputeModel:
     fp4: bool = False
     """Whether fp8 training's linears run as NVFP4 GEMMs (``kernels.fp8_scaling: nvfp4``): at
     the fp4 peak and ``fp4_gemm_peak_fraction``."""
-    fp8_attention: bool = False
-    """Whether fused attention runs in MXFP8 (``kernels.fp8_attention``): the bf16 kernel's
-    time over the GPU's ``fp8_attention_speedup`` for the kernel's head widths."""
+    fp8_attention: str | None = None
+    """The recipe fused attention runs in fp8 with (``kernels.fp8_attention``: ``mxfp8`` or
+    ``per_tensor``; None: bf16): the bf16 kernel's time over the GPU's ``fp8_attention_speedup``
+    for that recipe and the kernel's head widths and sequence."""
 
     @property
     def peak_flops(self) -> float:
@@ -122,7 +123,7 @@ class ComputeModel:
         if shape is not None:
             fraction *= attention_shape_factor(shape, self.gpu.compute.attention_tile_overhead)
         if self.fp8_attention:
-            fraction *= fp8_attention_speedup(self.gpu, shape, backward)
+            fraction *= fp8_attention_speedup(self.gpu, self.fp8_attention, shape, backward)
         return flops / (rate * fraction) + self.overhead_s
 
     def kernels_attention_time(self, kernels: Kernels) -> float:
@@ -135,13 +136,18 @@ class ComputeModel:
         return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
 
 
-def fp8_attention_speedup(gpu: GpuSpec, shape: AttentionShape | None, backward: bool) -> float:
-    """The MXFP8 attention kernel's speed over the bf16 one's on ``gpu`` at ``shape``'s head
-    widths (``compute.fp8_attention_speedup``; 1 where not measured: the scenario check refuses
-    ``kernels.fp8_attention`` there)."""
-    key = head_widths_key(shape.head_dim, shape.value_dim) if shape is not None else "128/128"
-    measured = gpu.compute.fp8_attention_speedup.get(key)
-    return measured[int(backward)] if measured else 1.0
+def fp8_attention_speedup(gpu: GpuSpec, recipe: str, shape: AttentionShape | None, backward: bool) -> float:
+    """The fp8 attention kernel's speed over the bf16 one's on ``gpu`` under ``recipe`` at
+    ``shape``'s head widths and sequence (``compute.fp8_attention_speedup``): linear in
+    ``log2(seq)`` between the measured rows, the end rows' value beyond them; 1 where not
+    measured (the scenario check refuses ``kernels.fp8_attention`` there)."""
+    widths = head_widths_key(shape.head_dim, shape.value_dim) if shape is not None else "128/128"
+    rows = sorted(gpu.compute.fp8_attention_speedup.get(recipe, {}).get(widths, []))
+    if not rows:
+        return 1.0
+    seq = shape.seq if shape is not None else ATTENTION_REFERENCE_SEQ
+    column = 2 if backward else 1
+    return float(np.interp(np.log2(seq), [np.log2(r[0]) for r in rows], [r[column] for r in rows]))
 
 
 def tile_and_wave_fill(m, n, batch, tile: tuple[int, int], sm_count: int) -> tuple[np.ndarray, np.ndarray]:

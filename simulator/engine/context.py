@@ -10,7 +10,7 @@ from simulator.config.checks import data_parallel_size
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import RankOrder, Scenario
-from simulator.config.stack import Fp8Scaling
+from simulator.config.stack import Fp8Scaling, fp8_attention_recipe
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.memo import remembered
@@ -84,7 +84,7 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
     per_expert = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion   # fused: one grouped kernel
     streams = kernels.grouped_gemm_streams if per_expert else 0                  # only experts batch linears
-    fp8_attention = training.dtype == Dtype.FP8 and kernels.fp8_attention
+    fp8_attention = fp8_attention_recipe(training.dtype, kernels) if kernels.fp8_attention else None
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_attention))
     microbatches = training.global_batch // (training.micro_batch * dp)

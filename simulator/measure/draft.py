@@ -409,9 +409,9 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
                      "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which the log does not print: set "
                      "kernels.grouped_mlp_fusion if the run had it)")
     if args.get("fp8_dot_product_attention"):
-        extra.append("fp8_dot_product_attention (TE's fp8 attention follows NVTE_DPA_FP8_RECIPE, "
-                     "which the log does not print: set kernels.fp8_attention if it ran MXFP8 and "
-                     "the GPU has a measured rate, clustersim specs GPU)")
+        extra.append("fp8_dot_product_attention (TE's fp8 attention takes the linears' recipe unless "
+                     "NVTE_DPA_FP8_RECIPE, which the log does not print, says otherwise: set "
+                     "kernels.fp8_attention if it did and the GPU has a measured rate, clustersim specs GPU)")
 
 
 def _dispatcher_sms(args: dict[str, Any], backend: str) -> int | None:
