@@ -150,6 +150,12 @@ MEGATRON_TFLOPS = "model TFLOP/s per GPU (Megatron's count)"
 MEGATRON_2026_TFLOPS = "model TFLOP/s per GPU (Megatron-LM's 2026 count)"
 
 
+def counted_tflops(per_token: Callable) -> Callable:
+    """``predicted_of`` for a set published in model TFLOP/s per GPU: the predicted tokens/s per
+    GPU times the set's own FLOP count per token ``per_token(model)``, in TFLOP/s."""
+    return lambda result, model: result.tokens_per_s / result.gpus * per_token(model) / 1e12
+
+
 def _as_measured(row) -> float:
     """A row's published figure as the CSV gives it."""
     return float(row.measured)
@@ -426,7 +432,7 @@ def _llama3_paper(root: Path) -> pd.DataFrame:
     predicted tokens/s per GPU times PaLM's FLOP count per token (:func:`palm_flops_per_token`)."""
     return _indexed(root, "llama3_paper", "llama3_paper_table4.csv",
                     lambda row: float(row.measured) / 1e12, _pipeline_notes,
-                    metric=PALM_TFLOPS, predicted_of=_palm_tflops)
+                    metric=PALM_TFLOPS, predicted_of=counted_tflops(palm_flops_per_token))
 
 
 def _pipeline_notes(row, result, model) -> str:
@@ -443,10 +449,6 @@ def palm_flops_per_token(model) -> float:
     return 6.0 * parameter_count(model) + 12.0 * model.layers * model.hidden * model.seq_len
 
 
-def _palm_tflops(result, model) -> float:
-    """Predicted model TFLOP/s per GPU in PaLM's count."""
-    return result.tokens_per_s / result.gpus * palm_flops_per_token(model) / 1e12
-
 
 def _nemo_long_context(root: Path) -> pd.DataFrame:
     """NeMo's long-sequence table: model TFLOP/s per GPU as published, against the predicted
@@ -454,7 +456,7 @@ def _nemo_long_context(root: Path) -> pd.DataFrame:
     return _indexed(root, "nemo_long_context", "nemo_long_context_h100.csv",
                     lambda row: float(row.measured) / 1e12,
                     lambda row, result, model: f"{_tokens_note(result)}; step {result.step_time_s:.2f} s",
-                    metric=NEMO_TFLOPS, predicted_of=_nemo_tflops)
+                    metric=NEMO_TFLOPS, predicted_of=counted_tflops(nemo_flops_per_token))
 
 
 def _megatron_core_scaling(root: Path) -> pd.DataFrame:
@@ -463,19 +465,16 @@ def _megatron_core_scaling(root: Path) -> pd.DataFrame:
     operations``, core_r0.8.0, the same formula as :func:`nemo_flops_per_token`)."""
     return _indexed(root, "megatron_core_scaling", "megatron_core_scaling.csv",
                     lambda row: float(row.measured), _pipeline_notes,
-                    metric=MEGATRON_TFLOPS, predicted_of=_nemo_tflops)
+                    metric=MEGATRON_TFLOPS, predicted_of=counted_tflops(nemo_flops_per_token))
 
 
 def _megatron_moe_recipes(root: Path) -> pd.DataFrame:
     """Megatron-LM's MoE recipe index: model TFLOP/s per GPU as published, against the predicted
     tokens/s per GPU times Megatron-LM's 2026 count (:func:`megatron_flops_per_token`)."""
     return _indexed(root, "megatron_moe_recipes", "megatron_moe_recipes.csv", _as_measured,
-                    _pipeline_notes, metric=MEGATRON_2026_TFLOPS, predicted_of=_megatron_2026_tflops)
+                    _pipeline_notes, metric=MEGATRON_2026_TFLOPS,
+                    predicted_of=counted_tflops(megatron_flops_per_token))
 
-
-def _megatron_2026_tflops(result, model) -> float:
-    """Predicted model TFLOP/s per GPU in Megatron-LM's 2026 count."""
-    return result.tokens_per_s / result.gpus * megatron_flops_per_token(model) / 1e12
 
 
 def _bridge_set(name: str, csv_name: str):
@@ -491,10 +490,6 @@ def _bridge_notes(row, result, model) -> str:
     found = re.search(r"TFLOP/sec/GPU\s+([0-9]+)", str(row.notes))
     return f"the table's model TFLOP/s per GPU {found.group(1)}" if found else "-"
 
-
-def _nemo_tflops(result, model) -> float:
-    """Predicted model TFLOP/s per GPU in NeMo's count."""
-    return result.tokens_per_s / result.gpus * nemo_flops_per_token(model) / 1e12
 
 
 def _tokens_note(result) -> str:
