@@ -14,6 +14,7 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
+from simulator.workload.attention_window import pair_fraction
 from simulator.workload.transformer import AttentionShape
 
 LIBRARY = HardwareLibrary()
@@ -88,7 +89,8 @@ def test_a_dense_hopper_model_at_measured_widths_is_accepted():
 @pytest.mark.parametrize("change, words", [
     ({"dtype": "bf16"}, "fp8 training"),
     ({"scaling": "nvfp4"}, "NVFP4"),
-    ({"attention_window": 128, "full_attention_every": 2}, "sliding windows"),
+    ({"attention_window": 128, "full_attention_every": 2}, "128/128@128"),   # no window run at 128/128
+    ({"preset": "gpt-oss-120b", "node": "dgx-h100", "scaling": "delayed"}, "64/64"),  # none on Hopper
     ({"preset": "deepseek-v3", "node": "dgx-h100", "scaling": "dynamic", "mtp_layers": 0}, "192/128"),
 ])
 def test_unpriced_cases_are_refused_with_the_key(change, words):
@@ -99,9 +101,57 @@ def test_unpriced_cases_are_refused_with_the_key(change, words):
 
 
 def test_head_widths_without_a_measurement_name_the_measured_ones():
-    """GPT-OSS's 64/64 heads (its full layers) have no MXFP8 measurement: refused, naming the
-    measured widths."""
-    data = _scenario(preset="gpt-oss-120b", attention_window=None, full_attention_every=None)
+    """Hopper has a per-tensor measurement at 128/128 only: GPT-OSS's kernels (64/64 full,
+    64/64 over its 128-token window) are refused, naming what is measured."""
+    data = _scenario(preset="gpt-oss-120b", node="dgx-h100", scaling="delayed")
+    data["parallelism"] = {"dp": 8, "ep": 8}
     with pytest.raises(ConfigError) as caught:
         _context(data)
-    assert "64/64" in str(caught.value) and "128/128, 192/128" in str(caught.value)
+    assert "64/64" in str(caught.value) and "measured: 128/128" in str(caught.value)
+
+
+WINDOW = AttentionShape(4096, head_dim=64, window=128, local_share=1.0)
+
+
+@pytest.mark.parametrize("gpu, recipe, forward, backward", [
+    ("gb300", "mxfp8", 1.154, 0.236),      # cuDNN 9.22, GPT-OSS's heads, window 128, 4K
+    ("gb300", "per_tensor", 1.210, 0.299),
+    ("gb200", "mxfp8", 1.000, 0.224),
+])
+def test_the_window_kernel_takes_its_own_measured_ratio(gpu, recipe, forward, backward):
+    """Over a sliding window cuDNN's fp8 backward runs the whole causal triangle (its time grows
+    with the square of the sequence): 4.2x bf16's backward at 4K on a GB300."""
+    assert _kernel_speedup(gpu, recipe, WINDOW, False) == pytest.approx(forward)
+    assert _kernel_speedup(gpu, recipe, WINDOW, True) == pytest.approx(backward)
+
+
+def test_a_model_of_full_and_local_layers_sums_the_two_kernels_times():
+    """GPT-OSS's mean layer (half its layers local): its attention time in fp8 is each kernel's
+    bf16 time, for its share of the FLOPs, over that kernel's own ratio."""
+    spec = LIBRARY.gpu("gb300")
+    bf16, fp8 = ComputeModel(spec, "fp8"), ComputeModel(spec, "fp8", fp8_attention="mxfp8")
+    seq, share = 4096, 0.5
+    mixed = AttentionShape(seq, head_dim=64, window=128, local_share=share)
+    full = AttentionShape(seq, head_dim=64)
+    local = AttentionShape(seq, head_dim=64, window=128, local_share=1.0)
+    flops = 1e12
+    full_flops = flops * (1 - share) / pair_fraction(seq, 128, share)
+
+    def kernel_time(model, shape, f, backward):
+        return model.attention_time(f, backward, shape) - model.overhead_s
+
+    for bwd in (False, True):
+        parts = ((full, full_flops), (local, flops - full_flops))
+        ratio = (sum(kernel_time(fp8, shape, f, bwd) for shape, f in parts)
+                 / sum(kernel_time(bf16, shape, f, bwd) for shape, f in parts))
+        measured = kernel_time(fp8, mixed, flops, bwd) / kernel_time(bf16, mixed, flops, bwd)
+        assert measured == pytest.approx(ratio)
+
+
+def test_gpt_oss_on_a_gb300_is_slower_with_fp8_attention():
+    """The window kernel's fp8 backward outweighs the full kernel's faster forward."""
+    on = _scenario(preset="gpt-oss-120b", node="gb300-nvl72")
+    on["cluster"]["gpus_per_node"] = 8
+    off = _scenario(preset="gpt-oss-120b", node="gb300-nvl72", fp8_attention=False)
+    off["cluster"]["gpus_per_node"] = 8
+    assert _step(on) > _step(off)

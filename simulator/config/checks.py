@@ -270,8 +270,9 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
 def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
     """fp8 attention is priced from the GPU's measured ratio to bf16 for the recipe TE runs it
     with (``fp8_attention_recipe``) at the model's head widths (``compute.fp8_attention_speedup``):
-    it needs fp8 training with per-tensor or MXFP8 scales, full (not sliding-window) attention and
-    a measurement for those widths on that GPU."""
+    it needs fp8 training with per-tensor or MXFP8 scales and a measurement on that GPU of each
+    kernel the model runs, the causal one and, with ``model.attention_window``, the
+    sliding-window one of that window."""
     stack = scenario.training.stack
     if not isinstance(stack, StackProfile) or not stack.kernels.fp8_attention:
         return
@@ -281,14 +282,22 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
         raise ConfigError("fp8 attention needs fp8 training with per-tensor (delayed, dynamic) or "
                           "MXFP8 scales; under NVFP4 its recipe is an environment variable; set it "
                           "false", key=key)
-    if model.attention_window is not None:
-        raise ConfigError("fp8 attention over sliding windows is not priced (cuDNN's band kernel "
-                          "has its own rates); set it false", key=key)
-    widths = head_widths_key(model.d_head, model.d_value)
     measured = sorted(gpu.compute.fp8_attention_speedup.get(recipe, {}))
-    if widths not in measured:
-        raise ConfigError(f"no measured {recipe} fp8 attention rate for head widths {widths} on "
-                          f"{gpu.name} (measured: {', '.join(measured) or 'none'}); set it false", key=key)
+    for kernel in _attention_kernel_keys(model):
+        if kernel not in measured:
+            raise ConfigError(f"no measured {recipe} fp8 attention rate for the kernel {kernel} "
+                              f"(head widths[@window]) on {gpu.name} (measured: "
+                              f"{', '.join(measured) or 'none'}); set it false", key=key)
+
+
+def _attention_kernel_keys(model) -> list[str]:
+    """``compute.fp8_attention_speedup`` keys of the attention kernels ``model`` runs: the causal
+    one where any layer attends fully, the sliding-window one where any layer is local."""
+    window, every = model.attention_window, model.full_attention_every
+    full_layers = model.layers if window is None else (model.layers // every if every else 0)
+    keys = [head_widths_key(model.d_head, model.d_value)] if full_layers else []
+    local = full_layers < model.layers
+    return keys + ([head_widths_key(model.d_head, model.d_value, window)] if local else [])
 
 
 def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:

@@ -93,9 +93,11 @@ Fp8AttentionRecipe = Literal["mxfp8", "per_tensor"]
 SpeedupRow = tuple[PositiveInt, SpeedupRatio, SpeedupRatio]
 
 
-def head_widths_key(head_dim: int, value_dim: int | None = None) -> str:
-    """``"d_qk/d_v"``: the key of a GPU's ``compute.fp8_attention_speedup``."""
-    return f"{head_dim}/{value_dim or head_dim}"
+def head_widths_key(head_dim: int, value_dim: int | None = None, window: int | None = None) -> str:
+    """``"d_qk/d_v"``, or ``"d_qk/d_v@w"`` for the sliding-window kernel of window ``w``: the key
+    of a GPU's ``compute.fp8_attention_speedup``."""
+    widths = f"{head_dim}/{value_dim or head_dim}"
+    return widths if window is None else f"{widths}@{window}"
 
 
 class ComputeEfficiency(BaseModel):
@@ -132,10 +134,11 @@ class ComputeEfficiency(BaseModel):
     an implementation not listed uses the two fields above."""
     fp8_attention_speedup: dict[Fp8AttentionRecipe, dict[str, list[SpeedupRow]]] = Field(default_factory=dict)
     """Fused attention in fp8 against bf16: per recipe (``mxfp8``, ``per_tensor``), per head
-    widths ``"d_qk/d_v"``, rows of (sequence, forward, backward): the bf16 kernel's time over
-    the fp8 kernel's, causal, measured by the kernel's vendor at those sequence lengths
-    (interpolated in log2 of the sequence between rows, the end rows' values beyond them);
-    widths not listed are not priced (``kernels.fp8_attention`` is then refused)."""
+    widths ``"d_qk/d_v"`` (the causal kernel) or ``"d_qk/d_v@w"`` (the sliding-window kernel of
+    window ``w``), rows of (sequence, forward, backward): the bf16 kernel's time over the fp8
+    kernel's, measured by the kernel's vendor at those sequence lengths (interpolated in log2 of
+    the sequence between rows, the end rows' values beyond them); kernels not listed are not
+    priced (``kernels.fp8_attention`` is then refused)."""
     attention_tile_overhead: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 1.5
     """Per query tile of fused attention, the prologue and epilogue in key tiles of main-loop
     work (``c`` of :func:`simulator.cost.compute.causal_tile_efficiency`); it sets how fast

@@ -366,8 +366,8 @@ class KernelProfile(_Part):
     """Whether fused attention runs in fp8 (TransformerEngine's ``fp8_dpa``, Megatron-Core and
     Megatron-Bridge ``fp8_dot_product_attention``), with the linears' recipe
     (:func:`fp8_attention_recipe`: MXFP8 or per-tensor scales): its time is the bf16 kernel's
-    over the GPU's measured ``compute.fp8_attention_speedup`` for that recipe, the head widths and
-    the sequence (:mod:`simulator.cost.compute`)."""
+    over the GPU's measured ``compute.fp8_attention_speedup`` for that recipe, the head widths (and
+    the window, for sliding-window layers) and the sequence (:mod:`simulator.cost.compute`)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output

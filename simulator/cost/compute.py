@@ -115,16 +115,27 @@ class ComputeModel:
     def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:
         """Seconds for fused attention of ``flops`` of kernels of ``shape``:
         F / (16-bit peak * clock * f_attn * r) + overhead, ``r`` = :func:`attention_shape_factor`
-        (1 for ``shape`` None: the shape the fractions were measured at)."""
+        (1 for ``shape`` None: the shape the fractions were measured at); in fp8 the causal and
+        the sliding-window kernels each sped up by their own :func:`fp8_attention_speedup`."""
         if flops <= 0.0:
             return 0.0
         rate = self.half_peak_flops * self.gpu.clock_fraction
         fraction = self.gpu.compute.attention_fraction(backward, self.attention_kernel)
-        if shape is not None:
-            fraction *= attention_shape_factor(shape, self.gpu.compute.attention_tile_overhead)
-        if self.fp8_attention:
-            fraction *= fp8_attention_speedup(self.gpu, self.fp8_attention, shape, backward)
+        speedups = self._fp8_attention_speedups(shape, backward)
+        if shape is None:
+            return flops / (rate * fraction * speedups[0]) + self.overhead_s
+        fraction *= attention_shape_factor(shape, self.gpu.compute.attention_tile_overhead, speedups)
         return flops / (rate * fraction) + self.overhead_s
+
+    def _fp8_attention_speedups(self, shape: AttentionShape | None, backward: bool) -> tuple[float, float]:
+        """(causal, sliding-window) kernels' fp8 speed over bf16 (:func:`fp8_attention_speedup`);
+        (1, 1) in bf16."""
+        if not self.fp8_attention:
+            return 1.0, 1.0
+        causal = fp8_attention_speedup(self.gpu, self.fp8_attention, shape, backward)
+        if shape is None or shape.window is None:
+            return causal, 1.0
+        return causal, fp8_attention_speedup(self.gpu, self.fp8_attention, shape, backward, shape.window)
 
     def kernels_attention_time(self, kernels: Kernels) -> float:
         """:meth:`attention_time` of ``kernels``' fused attention at its shape."""
@@ -136,12 +147,14 @@ class ComputeModel:
         return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
 
 
-def fp8_attention_speedup(gpu: GpuSpec, recipe: str, shape: AttentionShape | None, backward: bool) -> float:
+def fp8_attention_speedup(gpu: GpuSpec, recipe: str, shape: AttentionShape | None, backward: bool,
+                          window: int | None = None) -> float:
     """The fp8 attention kernel's speed over the bf16 one's on ``gpu`` under ``recipe`` at
-    ``shape``'s head widths and sequence (``compute.fp8_attention_speedup``): linear in
-    ``log2(seq)`` between the measured rows, the end rows' value beyond them; 1 where not
-    measured (the scenario check refuses ``kernels.fp8_attention`` there)."""
-    widths = head_widths_key(shape.head_dim, shape.value_dim) if shape is not None else "128/128"
+    ``shape``'s head widths and sequence (``compute.fp8_attention_speedup``), for the causal
+    kernel or, with ``window``, the sliding-window one: linear in ``log2(seq)`` between the
+    measured rows, the end rows' value beyond them; 1 where not measured (the scenario check
+    refuses ``kernels.fp8_attention`` there)."""
+    widths = head_widths_key(shape.head_dim, shape.value_dim, window) if shape is not None else "128/128"
     rows = sorted(gpu.compute.fp8_attention_speedup.get(recipe, {}).get(widths, []))
     if not rows:
         return 1.0
@@ -191,28 +204,30 @@ head-dimension-64 panel (causal, forward + backward: 141, 192, 232, 257, 273, 28
 0.889-0.907 (88-171 against 99-189), 2-4 points off, not used to set it."""
 
 
-def attention_shape_factor(shape: AttentionShape, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:
+def attention_shape_factor(shape: AttentionShape, overhead: float = ATTENTION_TILE_OVERHEAD,
+                           speedups: tuple[float, float] = (1.0, 1.0)) -> float:
     """Efficiency of an attention kernel of ``shape`` over the reference kernel's (8K tokens,
     no context parallelism, head dimension 128): the tile factor (:func:`_tile_factor`,
-    ``overhead`` tiles per query tile) over the reference's times the head-dimension factor
+    ``overhead`` tiles per query tile; the causal and sliding-window kernels sped up by
+    ``speedups``, fp8's over bf16) over the reference's times the head-dimension factor
     ``(d / (d + d_0)) / (128 / (128 + d_0))`` with ``d`` the mean of the query/key and value
     widths (dimensionless)."""
-    tiles = _tile_factor(shape, overhead) / _reference_tiles(overhead)
+    tiles = _tile_factor(shape, overhead, speedups) / _reference_tiles(overhead)
     return tiles * _head_dim_efficiency(shape.mean_dim) / _REFERENCE_HEAD
 
 
-def _tile_factor(shape: AttentionShape, overhead: float) -> float:
+def _tile_factor(shape: AttentionShape, overhead: float, speedups: tuple[float, float]) -> float:
     """The causal kernel's tile efficiency (:func:`causal_tile_efficiency`) or, where a share
     ``f`` of the layers is local (:mod:`simulator.workload.attention_window`), the harmonic
     mean of the two kernels' weighted by their pairs, so that a layer's mean FLOPs at it take
     the two kernels' mean time: ``P / ((1 - f) P_c / r_c + f P_w / r_w)``, ``P`` the mean pairs,
     ``P_c = s^2 / 2`` and ``P_w`` the causal and local kernels', ``r_w``
-    :func:`window_tile_efficiency`."""
-    causal = causal_tile_efficiency(shape.seq, shape.cp, overhead)
+    :func:`window_tile_efficiency`; each ``r`` times its kernel's entry of ``speedups``."""
+    causal = causal_tile_efficiency(shape.seq, shape.cp, overhead) * speedups[0]
     if not shape.local_share or shape.window is None or shape.window >= shape.seq:
         return causal
     share, band = shape.local_share, band_fraction(shape.seq, shape.window)
-    local = window_tile_efficiency(shape.window, overhead)
+    local = window_tile_efficiency(shape.window, overhead) * speedups[1]
     return pair_fraction(shape.seq, shape.window, share) / ((1.0 - share) / causal + share * band / local)
 
 

@@ -87,8 +87,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   each and of H100, BF16 (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
 - ``megatron_bridge_2606_moe``: the 26.06 tables' Qwen3 rows on Blackwell, the same models, GPUs
   and layouts with 26.06's MXFP8 additions (the all-to-all overlap, TransformerEngine's fused
-  grouped MLP, MXFP8 attention, full-iteration CUDA graphs), and its DeepSeek-V3 on 256 GB300
-  and GB200 (validation/megatron_bridge_2606_moe.csv), tokens/s per GPU.
+  grouped MLP, MXFP8 attention, full-iteration CUDA graphs), its DeepSeek-V3 on 256 GB300
+  and GB200 and its GPT-OSS 120B on 64 GB300 and GB200 (validation/megatron_bridge_2606_moe.csv),
+  tokens/s per GPU.
 - ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), on
   1,024 H100 with DeepEP (25.09) and on 256 GB300, GB200, B300 and B200 (26.04.01), FP8 current
   scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
@@ -667,8 +668,8 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_2604_moe.csv"),
     "megatron_bridge_2606_moe": _step_entry(
         "megatron_bridge_2606_moe",
-        "Megatron-Bridge 26.06 performance tables, Qwen3 30B-A3B and 235B-A22B and DeepSeek-V3 (MoE) on 8 "
-        "and 256 Blackwell GPUs with the fused grouped MLP and full-iteration CUDA graphs "
+        "Megatron-Bridge 26.06 performance tables, Qwen3 30B-A3B and 235B-A22B, DeepSeek-V3 and GPT-OSS 120B "
+        "(MoE) on 8-256 Blackwell GPUs with the fused grouped MLP and full-iteration CUDA graphs "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_2606_moe.csv"),
     "megatron_bridge_dsv3": _step_entry(
