@@ -159,12 +159,15 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     return forward + launches, backward + launches
 
 
-def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndarray) -> float:
+def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndarray,
+                   amax_saved: bool = False) -> float:
     """Seconds of casting 16-bit tensors of ``elements`` each to fp8 again (0 unless fp8): what
-    a recompute that re-runs linears or discards their saved fp8 inputs costs in casts."""
+    a recompute that re-runs linears or discards their saved fp8 inputs costs in casts; with
+    ``amax_saved`` dynamic scaling's amax pass is not re-run (its result was kept)."""
     if compute.dtype != Dtype.FP8:
         return 0.0
-    return _kernels_time(compute, cast_bytes_per_element(stack, compute.gpu) * elements)
+    amax = AMAX_BYTES if amax_saved and stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC else 0.0
+    return _kernels_time(compute, (cast_bytes_per_element(stack, compute.gpu) - amax) * elements)
 
 
 QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2}

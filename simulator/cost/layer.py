@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from simulator.collectives import Group
-from simulator.config.hardware import Dtype
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.collective import CollectiveModel
@@ -28,7 +27,7 @@ from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_sha
 from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.nccl_sms import nccl_sm_share
-from simulator.cost.tp_exposure import TpSite, regathered, tp_exposed, tp_site
+from simulator.cost.tp_exposure import TpSite, refused_gathers, regathered, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.recompute_modules import (
@@ -233,7 +232,7 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
     if modules is not None:
         return _modules_recompute(stack, shape, compute, layer, modules, tp_fwd, site.count)
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
-        return _op_sac_recompute(stack, shape, compute, layer, forward, tp_fwd, site)
+        return _op_sac_recompute(stack, shape, compute, layer, site)
     if shape.attention == Attention.FLASH:
         return compute.kernels_attention_time(layer), 0.0
     return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
@@ -259,34 +258,51 @@ def module_recompute_parts(stack: StackProfile, shape: LayerShape, compute: Comp
 
 
 def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,
-                      forward: float, tp_fwd: float, site: TpSite) -> tuple[float, float]:
+                      site: TpSite) -> tuple[float, float]:
     """torchtitan's per-op selective checkpointing: outputs of ops in its save list (``aten.mm``,
-    flash attention, ``reduce_scatter_tensor``) are kept, every other op of the block is
-    recomputed, except that every second ``aten.mm`` is recomputed too.
+    flash attention, ``reduce_scatter_tensor``, ``aten.max``) are kept, every other op of the
+    block is recomputed, except that every second ``aten.mm`` is recomputed too: every second
+    matmul, every memory-bound op (with, under fp8, the recomputed linears' input casts) and the
+    tensor-parallel all-gathers (sequence parallel) or all-reduces, which the save list does
+    not hold; reduce-scatters are kept.
 
-    - float8 linears run as ``torch._scaled_mm`` and async TP's as fused all-gather-matmul /
-      matmul-reduce-scatter ops, none of them in the save list: every linear (and, with
-      async TP, its fused collective) is recomputed; only attention is kept.
-    - otherwise every second matmul and every memory-bound op are recomputed, and so are
-      the tensor-parallel all-gathers (sequence parallel) or all-reduces, which the save list
-      does not hold either; reduce-scatters are kept.
+    Float8 linears count as ``aten.mm``: torchao's ``Float8Linear`` calls ``torch.mm`` on
+    ``Float8TrainingTensor`` arguments, and the policy's dispatch mode runs before the
+    subclass's ``__torch_dispatch__`` turns it into ``torch._scaled_mm`` (under compile the
+    decision tags every node the call decomposes into, ``fx_traceback.current_meta["recompute"]``).
+    Async TP's fused all-gather-matmul and matmul-reduce-scatter are Inductor post-grad
+    rewrites, made after the policy has tagged the plain ``aten.mm`` and collectives: the
+    re-run all-gathers are fused again, each with the one recomputed matmul that consumes it
+    (:func:`~simulator.cost.tp_exposure.refused_gathers`).
     Reference: pytorch/torchtitan ``_save_list`` / ``_get_custom_policy`` (9dec370, 820504e2);
-    docs/research/stack_facts.md.
+    pytorch ``torch/utils/checkpoint.py`` ``_CachingTorchDispatchMode``; pytorch/ao
+    ``torchao/float8/float8_linear.py`` ``matmul_with_hp_or_float8_args``;
+    docs/research/stack_facts.md sections 2 and 53.
     """
-    kept_attention = compute.kernels_attention_time(layer)
+    recomputed, casts = op_sac_recomputed(stack, shape, compute, layer)
     if stack.tensor_parallel.comm_overlap and site.forward:
-        return forward - kept_attention, tp_fwd
-    if compute.dtype == Dtype.FP8:
-        return forward - kept_attention, site.count * regathered(site)
-    return kernels_time(compute, _alternate_matmuls(shape, layer)), site.count * regathered(site)
+        g = recomputed.gemms[[0, 2]]                                   # wk and w3 take the gathers
+        comm = refused_gathers(site, shape.tp, compute.gemm_time(*g.T, linear=True)[:site.count])
+    else:
+        comm = site.count * regathered(site)
+    return kernels_time(compute, recomputed) + casts, comm
+
+
+def op_sac_recomputed(stack: StackProfile, shape: LayerShape, compute: ComputeModel,
+                      layer: Kernels) -> tuple[Kernels, float]:
+    """(the kernels torchtitan's per-op checkpointing re-runs in one layer, seconds of the
+    re-run linears' fp8 input casts, 0 in 16 bit): :func:`_alternate_matmuls` of ``layer``;
+    the casts' amax is not re-run (``aten.max`` is in the save list, "for low precision
+    training")."""
+    recomputed = _alternate_matmuls(shape, layer)
+    g = recomputed.gemms
+    return recomputed, recast_seconds(stack, compute, g[:, 0] * g[:, 2] * g[:, 3], amax_saved=True)
 
 
 def _alternate_matmuls(shape: LayerShape, layer: Kernels) -> Kernels:
     """torchtitan's per-op selective checkpointing: the block's matmuls run as wq, wk, wv,
     wo, w1, w3, w2 and every second one (wk, wo, w3) is recomputed, with every memory-bound
-    op (pytorch/torchtitan ``_get_custom_policy``, ``mm_count % 2``). Under float8 the
-    linears run as ``torch._scaled_mm``, which the policy's save list (``aten.mm``, attention)
-    does not hold, so every linear and its casts are recomputed (docs/research/stack_facts.md)."""
+    op (pytorch/torchtitan ``_get_custom_policy``, ``mm_count % 2``)."""
     mdl, t, d = shape.model, shape.tp, shape.head_dim
     tokens = shape.tokens
     gemms = np.array([(tokens, mdl.kv_heads * d / t, mdl.hidden, 1),

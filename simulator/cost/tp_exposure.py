@@ -316,3 +316,12 @@ def regathered(site: TpSite) -> float:
     (all-gathers, or all-reduces without sequence parallelism), with their copies: what
     torchtitan's per-op checkpointing recomputes (its save list keeps reduce-scatters)."""
     return sum(c.time_s + k for c, k in site.pairs(False) if c.op != Op.REDUCE_SCATTER)
+
+
+def refused_gathers(site: TpSite, tp: int, partners) -> float:
+    """Exposed seconds of re-running a layer's forward all-gathers, each fused again (async TP's
+    all-gather-matmul) with only the recomputed matmul that consumes it, ``partners`` that
+    GEMM's seconds per site: ``sum x(AG, g) + stage`` (:func:`chunked_exposed`); the
+    reduce-scatters are not re-run (torchtitan's per-op checkpointing keeps them)."""
+    gathers = [c.time_s for c in site.forward if c.op == Op.ALL_GATHER]
+    return sum(sum(chunked_exposed(ag, g, tp) for ag in gathers) + site.stage_forward for g in partners)

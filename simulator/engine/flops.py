@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
-from simulator.config.stack import SelectiveRecompute, StackProfile
+from simulator.config.stack import SelectiveRecompute
 from simulator.cost.context_parallel import attention_recomputed
 from simulator.workload.recompute_modules import recompute_forward
 from simulator.workload.transformer import (
@@ -69,7 +68,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     elif modules is not None:
         extra = _modules_flops(full, modules, layers, dense)
     elif recompute == Recompute.SELECTIVE and op_sac:
-        extra = _op_sac_flops(scenario, stack, full, layers, layer_flops - core)
+        extra = _op_sac_flops(full, layers)
     elif recompute == Recompute.SELECTIVE:
         extra = core
     else:
@@ -82,16 +81,11 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
 
 
-def _op_sac_flops(scenario: Scenario, stack: StackProfile, full: LayerShape, layers: int,
-                  linears: float) -> float:
-    """FLOPs torchtitan's per-op selective checkpointing re-runs over ``layers`` layers:
-    ``linears`` (every layer's FLOPs but the attention core) under float8 linears or async
-    TP, whose ops its save list does not hold; else every second matmul, wk, wo and w3:
-    ``2 T (n_kv d h + h c + f h)`` per layer for ``T`` tokens of the step
-    (:func:`simulator.cost.layer._op_sac_recompute`)."""
-    async_tp = stack.tensor_parallel.comm_overlap and scenario.parallelism.tp > 1
-    if async_tp or scenario.training.dtype == Dtype.FP8:
-        return linears
+def _op_sac_flops(full: LayerShape, layers: int) -> float:
+    """FLOPs torchtitan's per-op selective checkpointing re-runs over ``layers`` layers: every
+    second matmul, wk, wo and w3, under float8 linears and async TP too (both are still
+    ``aten.mm`` when the policy decides): ``2 T (n_kv d h + h c + f h)`` per layer for ``T``
+    tokens of the step (:func:`simulator.cost.layer._op_sac_recompute`)."""
     mdl = full.model
     per_token = mdl.kv_heads * full.head_dim * mdl.hidden + mdl.hidden * mdl.context_width \
         + mdl.ffn_hidden * mdl.hidden

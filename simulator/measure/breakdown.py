@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
@@ -51,10 +50,10 @@ from simulator.cost.fp8_casts import fp8_cast_times
 from simulator.cost.in_layer import tp_collectives, tp_site_count
 from simulator.cost.layer import (
     LayerCost,
-    _alternate_matmuls,
     _gemm_times,
     layer_cost,
     module_recompute_parts,
+    op_sac_recomputed,
     row_input_bytes,
 )
 from simulator.cost.tp_exposure import tp_site
@@ -178,10 +177,8 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
         return kernel_classes(ctx.compute, again) + Classes(memory=casts)
     kept = Classes(attention=ctx.compute.kernels_attention_time(fwd_k))
     if stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL:
-        found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
-        if (stack.tensor_parallel.comm_overlap and found) or ctx.compute.dtype == Dtype.FP8:
-            return forward - kept
-        return kernel_classes(ctx.compute, _alternate_matmuls(ctx.shape, fwd_k))
+        again, casts = op_sac_recomputed(stack, ctx.shape, ctx.compute, fwd_k)
+        return kernel_classes(ctx.compute, again) + Classes(memory=casts)
     if ctx.shape.attention == Attention.FLASH:
         return kept
     return kernel_classes(ctx.compute, Kernels(fwd_k.gemms[1:3], np.zeros(0)))

@@ -220,6 +220,14 @@ FP8_ATTENTION = ("Later on 2026-11-30 TransformerEngine's MXFP8 attention became
                  "for the model's head widths on the GPU, `compute.fp8_attention_speedup`) and the rows "
                  "whose recipes set `fp8_dot_product_attention` state it")
 
+OP_SAC_MATMULS = ("Later on 2026-11-30 torchtitan's per-op selective checkpointing recomputes every "
+                  "second matmul under float8 linears and async TP as in bf16 (the policy decides on "
+                  "`aten.mm` before torchao's float8 tensor subclass becomes `aten._scaled_mm`, and "
+                  "before Inductor fuses async TP's collectives; docs/research/stack_facts.md section "
+                  "53), where it had recomputed every float8 linear and every fused collective: the "
+                  "four 8B float8 rows with per-op checkpointing -9.5% / -7.2% / -7.7% / -6.2% -> "
+                  "-1.0% / +1.5% / +1.1% / +2.9%, the 8B async TP row -4.0% -> +6.5%")
+
 FP8_WINDOW_ATTENTION = ("Later on 2026-11-30 fp8 attention over sliding windows became expressible "
                         "(`kernels.fp8_attention` with `model.attention_window`: the window kernel at its "
                         "own measured ratio, cuDNN's GPT-OSS benchmark, whose fp8 backward runs the whole "
@@ -421,11 +429,14 @@ section 2.
 Assumptions worth knowing: the 405B rows' microbatch count (8, torchtitan's default of the PP
 degree) and interleaved virtual stages (2, its default for looped schedules); the float8
 all-gather on every December float8 row (inferred from torchtitan's float8 docs; stated only
-by the 405B toml and the H200 command); the Grand Teton clock fraction; and, inferred from
-torchtitan's code and modelled, that per-op SAC with float8 recomputes every Float8Linear
-matmul (`aten._scaled_mm` is not in its save list; bf16 rows save every second matmul), and
-that it recomputes the tensor-parallel all-gathers (only reduce-scatters are saved) and, with
-async TP, every fused all-gather-matmul and matmul-reduce-scatter.
+by the 405B toml and the H200 command); the Grand Teton clock fraction; and, read from
+torchtitan's, torchao's and PyTorch's code and modelled, that per-op SAC recomputes every second
+matmul under float8 and async TP as in bf16 (both are still `aten.mm` when the policy decides:
+its dispatch mode runs before torchao's float8 tensor subclass, and Inductor fuses async TP's
+collectives after the partition; until 2026-11-30 the model recomputed every float8 linear and
+every fused collective, reading torchtitan's save list, which lacks `aten._scaled_mm`, as if
+the policy saw that op), and that it recomputes the tensor-parallel all-gathers (only
+reduce-scatters are saved).
 
 Tensor parallelism as PyTorch runs it (stack `tensor_parallel`, read from the code, not fitted):
 plain DTensor collectives on the sequence dim of [b, s, h] activations add a chunk-and-cat copy
@@ -461,7 +472,8 @@ into the unsharded parameters on the compute stream, `sharding.gather_copy_out`,
 encoding the `olmo_core` set, 2026-11-29) moved the one-microbatch rows by 0.5-1.5 points (rows
 1, 2, 4, 5 toward the measurement, the fp8 rows 3, 6, 20, 21 away from it); MAPE 5.9% to 5.8%;
 5.7% with the fp32 shard's cast and copy before each all-gather (`sharding.gather_copy_in`)."""
-    + moved(GEMM_K_OVERHEAD, (5.7, 22.4), (5.7, 22.5)),
+    + moved(GEMM_K_OVERHEAD, (5.7, 22.4), (5.7, 22.5))
+    + moved(OP_SAC_MATMULS, (4.8, 22.4), (5.7, 22.4)),
     "torchtitan_memory": """\
 Measured: the `Memory(GiB)` column of the same December 2024 torchtitan tables (rows 1-15 and
 22-24 of the throughput set; `validation/torchtitan_memory.csv`): torchtitan logs
