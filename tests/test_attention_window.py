@@ -16,6 +16,7 @@ from simulator.cost.compute import (
 )
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
+from simulator.engine.flops import step_flops
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
 from simulator.workload.attention_window import local_layer_share, pair_fraction, window_pairs
@@ -78,14 +79,14 @@ def test_gpt_oss_counts_match_the_model_card():
     assert active_parameter_count(model) - embedding == pytest.approx(5.1e9, rel=0.02)
 
 
-def _gpt_oss(window: bool, cp: int = 1):
-    model = {"preset": "gpt-oss-120b", "layers": 4}
+def _gpt_oss(window: bool, cp: int = 1, ring: str | None = None, seq: int = 4096):
+    model = {"preset": "gpt-oss-120b", "layers": 4, "seq_len": seq}
     if not window:
         model.update({"attention_window": None, "full_attention_every": None})
+    stack = {"base": "megatron-core", **({"context_parallel": {"ring": ring}} if ring else {})}
     data = {"cluster": {"node": "dgx-b200", "nodes": 1},
             "model": model,
-            "training": {"global_batch": 32, "micro_batch": 4, "dtype": "bf16",
-                         "stack": {"base": "megatron-core"}},
+            "training": {"global_batch": 32, "micro_batch": 4, "dtype": "bf16", "stack": stack},
             "parallelism": {"tp": 1, "dp": 8 // cp, "cp": cp, "ep": 8 // cp}}
     library = HardwareLibrary()
     return session_from_scenario(scenario_from_mapping(data, "<test>", library), library)
@@ -106,10 +107,57 @@ def test_the_window_shortens_attention_but_not_by_its_flops():
     assert steps[0] < steps[1]
 
 
-def test_window_with_context_parallelism_is_refused():
+@pytest.mark.parametrize("ring", [None, "p2p", "torch"])
+def test_window_with_a_ring_that_has_no_window_path_is_refused(ring):
+    """TransformerEngine refuses fused attention over a window with p2p (Megatron-Core's
+    default), and PyTorch's ring attention has no window mask."""
     with pytest.raises(ConfigError, match="context parallelism") as raised:
-        _gpt_oss(True, cp=2)
+        _gpt_oss(True, cp=2, ring=ring)
     assert raised.value.key == "model.attention_window"
+    assert f"'{ring or 'p2p'}'" in str(raised.value)
+
+
+@pytest.mark.parametrize("ring", ["all_gather", "ulysses"])
+def test_a_gathered_window_splits_the_same_pairs_over_the_ranks(ring):
+    """With the keys gathered (TE's all_gather, Ulysses' all-to-all), a rank's queries attend
+    their window: cp ranks share the pairs one rank computes without context parallelism, and
+    the band kernel runs at the same efficiency (it depends on the window, not the sequence)."""
+    seq = 32768
+    alone = make_context(*_session_parts(_gpt_oss(True, seq=seq)))
+    split = make_context(*_session_parts(_gpt_oss(True, cp=2, ring=ring, seq=seq)))
+    flops = [layer_forward(c.shape).attention_flops for c in (alone, split)]
+    assert flops[1] * 2 == pytest.approx(flops[0], rel=1e-12)
+    shapes = [layer_forward(c.shape).attention_shape for c in (alone, split)]
+    assert shapes[1].full_seq == shapes[0].full_seq == seq
+    # the kernels' time weights are the whole sequence's pairs: a local layer's band over the
+    # causal count of the 32K sequence, not of a rank's 16K (closed form of _tile_factor)
+    c = 3.75                                                   # B200's tile overhead
+    band = window_pairs(seq, 128) / (seq * seq / 2)
+    causal = causal_tile_efficiency(seq / 2, 2, c)
+    tiles = (0.5 + 0.5 * band) / (0.5 / causal + 0.5 * band / window_tile_efficiency(128, c))
+    expected = tiles / causal_tile_efficiency(8192, 1, c) * (64 / 86.5) / (128 / 150.5)
+    assert attention_shape_factor(shapes[1], c) == pytest.approx(expected, rel=1e-12)
+
+
+def test_windowed_model_flops_count_the_band_and_mfu_stays_below_one():
+    """Model FLOPs count a local layer's band twice, as SC21 counts a causal layer's triangle
+    twice (full ``s^2``): at 512K tokens on 16 GPUs full attention counted in every layer would
+    report an MFU above 1."""
+    short, long = _gpt_oss(True).scenario, _gpt_oss(True, cp=8, ring="all_gather", seq=524288).scenario
+    for scenario in (short, long):
+        unwindowed = scenario.model_copy(update={"model": scenario.model.model_copy(
+            update={"attention_window": None, "full_attention_every": None})})
+        mdl = scenario.model
+        core = 3 * mdl.layers * 4 * 32 * mdl.seq_len ** 2 * mdl.heads * mdl.d_head   # 2 GEMMs, fwd + bwd
+        counted = pair_fraction(mdl.seq_len, 128, 0.5)
+        saved = step_flops(unwindowed)[0] - step_flops(scenario)[0]
+        assert saved == pytest.approx((1 - counted) * core, rel=1e-9)
+    session = _gpt_oss(True, cp=8, ring="all_gather", seq=524288)
+    assert 0.0 < simulate_step(session.scenario, session.collectives).mfu <= 1.0
+
+
+def _session_parts(session):
+    return session.scenario, session.collectives
 
 
 def test_full_attention_every_needs_a_window():

@@ -198,16 +198,31 @@ def _check_model(scenario: Scenario) -> None:
     _check_attention_window(scenario)
 
 
+WINDOW_RINGS = (CpRing.ALL_GATHER, CpRing.ULYSSES)
+"""Context-parallel schemes that run sliding-window attention: TransformerEngine keeps its fused
+attention over a window only with ``cp_comm_type`` all_gather or a2a (v2.16
+``get_attention_backend``: "does not support context parallelism with sliding window attention
+and cp_comm_type = p2p / a2a+p2p"), DeepSpeed-Ulysses runs the whole sequence of its heads
+locally, and PyTorch's ring attention takes only causal or full masks."""
+
+
 def _check_attention_window(scenario: Scenario) -> None:
-    """A sliding window needs its window; context parallelism splits each local layer's band over
-    ring steps in a way not modelled (simulator.workload.attention_window)."""
+    """A sliding window needs its window; with context parallelism its layers need a scheme that
+    gathers the window (:data:`WINDOW_RINGS`): each rank's queries then attend their window of
+    the gathered keys (simulator.workload.attention_window)."""
     model = scenario.model
     if model.full_attention_every and model.attention_window is None:
         raise ConfigError(f"{model.full_attention_every} needs model.attention_window (the local layers' "
                           "window in tokens)", key="model.full_attention_every")
-    if model.attention_window is not None and scenario.parallelism.cp > 1:
-        raise ConfigError("sliding-window attention with context parallelism is not modelled; set "
-                          "parallelism.cp: 1", key="model.attention_window")
+    stack = scenario.training.stack if scenario.training is not None else None
+    if model.attention_window is None or scenario.parallelism.cp == 1 or not isinstance(stack, StackProfile):
+        return
+    ring = stack.context_parallel.ring
+    if ring not in WINDOW_RINGS:
+        raise ConfigError(f"sliding-window attention with context parallelism runs over a gathered "
+                          f"sequence (training.stack.context_parallel.ring all_gather or ulysses); "
+                          f"the '{ring}' ring has no window path (TransformerEngine refuses it with "
+                          f"p2p, PyTorch's ring attention has no window mask)", key="model.attention_window")
 
 
 def _check_dense_layers(model: ModelConfig) -> None:

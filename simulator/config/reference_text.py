@@ -67,7 +67,8 @@ MEANINGS = {
     "model.top_k": "experts each token visits",
     "model.attention_window": "sliding-window attention: each query attends to itself and the "
                               "`attention_window - 1` tokens before it (GPT-OSS: 128); none: full "
-                              "causal attention",
+                              "causal attention. With `parallelism.cp` > 1 it needs a scheme that "
+                              "gathers the keys (`context_parallel.ring` all_gather or ulysses)",
     "model.full_attention_every": "with `attention_window`, every n-th layer keeps full attention "
                                   "(Megatron-Core `window_attn_skip_freq`; GPT-OSS: 2); none: every "
                                   "layer local",

@@ -221,14 +221,16 @@ def _tile_factor(shape: AttentionShape, overhead: float, speedups: tuple[float, 
     ``f`` of the layers is local (:mod:`simulator.workload.attention_window`), the harmonic
     mean of the two kernels' weighted by their pairs, so that a layer's mean FLOPs at it take
     the two kernels' mean time: ``P / ((1 - f) P_c / r_c + f P_w / r_w)``, ``P`` the mean pairs,
-    ``P_c = s^2 / 2`` and ``P_w`` the causal and local kernels', ``r_w``
+    ``P_c = s^2 / 2`` and ``P_w`` the causal and local kernels' over the whole sequence (a
+    rank's share of each is the same under context parallelism), ``r_w``
     :func:`window_tile_efficiency`; each ``r`` times its kernel's entry of ``speedups``."""
     causal = causal_tile_efficiency(shape.seq, shape.cp, overhead) * speedups[0]
-    if not shape.local_share or shape.window is None or shape.window >= shape.seq:
+    if not shape.local_share or shape.window is None or shape.window >= shape.full_seq:
         return causal
-    share, band = shape.local_share, band_fraction(shape.seq, shape.window)
+    share, band = shape.local_share, band_fraction(shape.full_seq, shape.window)
     local = window_tile_efficiency(shape.window, overhead) * speedups[1]
-    return pair_fraction(shape.seq, shape.window, share) / ((1.0 - share) / causal + share * band / local)
+    pairs = pair_fraction(shape.full_seq, shape.window, share)
+    return pairs / ((1.0 - share) / causal + share * band / local)
 
 
 def window_tile_efficiency(window: float, overhead: float = ATTENTION_TILE_OVERHEAD) -> float:

@@ -5,8 +5,9 @@ logits, full (non-causal) attention (a mixture of experts: ``top_k`` experts' ML
 shared experts' per token; its ``first_dense_layers`` their dense MLP; each multi-token
 prediction layer a layer, its ``2h -> h`` projection and the output layer again, as
 Megatron-Bridge's ``flop_utils.transformer_flops`` counts them; sliding-window layers,
-``model.attention_window``, count full attention too, as that count has no window term at
-Megatron-Bridge v0.4.2); for GPT this is
+``model.attention_window``, count twice their band's pairs, as causal layers count twice their
+triangle's: Megatron-Bridge's count at v0.4.2 has no window term, but counting full attention
+there reports more FLOP/s than the GPU has at long sequences, an MFU above 1); for GPT this is
 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
 Hardware FLOPs add the recomputed forward: full recompute gives
 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); selective recompute adds the attention core, or with
@@ -25,6 +26,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute
 from simulator.cost.context_parallel import attention_recomputed
+from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.recompute_modules import recompute_forward
 from simulator.workload.transformer import (
     Attention,
@@ -48,18 +50,20 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     full = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
     shape = replace(full, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else full
     layer = layer_forward(shape)
-    per_layer = layer.flops
+    g = layer.gemms[1:3]
+    core_layer = float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+    unwindowed = (1.0 - _window_pairs(mdl)) * core_layer
+    per_layer = layer.flops - unwindowed
     if mdl.experts > 1:
         per_layer += (mdl.top_k - 1) * mlp_forward_flops(shape) + shared_expert_flops(full)
     layers, dense, mtp = mdl.layers + mdl.mtp_layers, mdl.first_dense_layers, mdl.mtp_layers
     layer_flops = (layers - dense) * per_layer
     if dense:
-        layer_flops += dense * layer_forward(replace(full, model=mdl.dense_model())).flops
+        layer_flops += dense * (layer_forward(replace(full, model=mdl.dense_model())).flops - unwindowed)
     logits = (1 + mtp) * logits_forward(shape).flops + mtp * mtp_forward(shape).flops
     model = 3 * (layer_flops + logits)
     recompute = scenario.parallelism.recompute
-    g = layer.gemms[1:3]
-    core = layers * float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+    core = layers * (core_layer - unwindowed)
     modules = scenario.parallelism.recomputed_modules
     stack = scenario_stack(scenario)
     op_sac = stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL
@@ -79,6 +83,16 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
+
+
+def _window_pairs(model) -> float:
+    """The attention core's count over a layer's mean as a share of full attention's ``s^2``:
+    1 without a window, else ``(1 - f) + f 2 p_w / s^2`` for a share ``f`` of local layers of
+    ``p_w`` pairs each (:func:`~simulator.workload.attention_window.pair_fraction`: the causal
+    layers keep SC21's full count, the local ones count their band twice, as the causal ones
+    count their triangle)."""
+    share = local_layer_share(model.attention_window, model.full_attention_every, model.layers)
+    return pair_fraction(model.seq_len, model.attention_window, share)
 
 
 def _op_sac_flops(full: LayerShape, layers: int) -> float:

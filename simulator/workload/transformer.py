@@ -126,6 +126,12 @@ class AttentionShape:
     """Share of the model's layers whose attention is local (0: none)."""
 
     @property
+    def full_seq(self) -> float:
+        """Tokens per whole sequence, ``seq cp``: what a rank's queries attend over (the causal
+        prefix or, in a local layer, the window) once context parallelism gathers it."""
+        return self.seq * self.cp
+
+    @property
     def mean_dim(self) -> float:
         """``(d_qk + d_v) / 2``: the width of the average of the kernel's two matmuls per score."""
         return (self.head_dim + (self.value_dim or self.head_dim)) / 2
@@ -202,13 +208,15 @@ def _attention_shape(shape: LayerShape) -> AttentionShape:
 def _flash_flops(shape: LayerShape, attention: AttentionShape) -> float:
     """``2 b (a/t) s s_kv (d_qk + d_v)`` (``4 b (a/t) s s_kv d`` with equal query and value
     heads), halved by the causal mask, times the mean pairs of ``attention``'s local layers
-    (:func:`~simulator.workload.attention_window.pair_fraction`; 0 for unfused attention)."""
+    over the whole sequence (:func:`~simulator.workload.attention_window.pair_fraction`; with
+    context parallelism a rank's ``s`` queries attend a window of the gathered ``s_kv``, the
+    same share of the causal count as without); 0 for unfused attention."""
     if shape.attention != Attention.FLASH:
         return 0.0
     mdl = shape.model
     heads = mdl.heads / shape.tp
     widths = mdl.d_head + mdl.d_value
-    local = pair_fraction(shape.seq, attention.window, attention.local_share)
+    local = pair_fraction(attention.full_seq, attention.window, attention.local_share)
     return 2.0 * shape.micro_batch * heads * shape.seq * shape.seq * shape.cp * widths * 0.5 * local
 
 
