@@ -51,13 +51,14 @@ def test_between_and_beyond_the_measured_sequences():
 
 
 def _scenario(dtype="fp8", scaling="mxfp8", preset="qwen3-30b-a3b", node="dgx-b300", fp8_attention=True,
-              **model):
+              cp=1, **model):
     return {"cluster": {"node": node, "nodes": 1},
             "model": {"preset": preset, "seq_len": 4096, "layers": 4, **model},
             "training": {"global_batch": 64, "micro_batch": 1, "dtype": dtype,
                          "stack": {"base": "megatron-core",
-                                   "kernels": {"fp8_scaling": scaling, "fp8_attention": fp8_attention}}},
-            "parallelism": {"dp": 8, "ep": 8}}
+                                   "kernels": {"fp8_scaling": scaling, "fp8_attention": fp8_attention},
+                                   "context_parallel": {"ring": "all_gather"}}},
+            "parallelism": {"dp": 8 // cp, "ep": 8 // cp, "cp": cp}}
 
 
 def _context(data):
@@ -91,6 +92,7 @@ def test_a_dense_hopper_model_at_measured_widths_is_accepted():
     ({"scaling": "nvfp4"}, "NVFP4"),
     ({"attention_window": 128, "full_attention_every": 2}, "128/128@128"),   # no window run at 128/128
     ({"preset": "gpt-oss-120b", "node": "dgx-h100", "scaling": "delayed"}, "64/64"),  # none on Hopper
+    ({"preset": "gpt-oss-120b", "cp": 2}, "context parallelism"),
     ({"preset": "deepseek-v3", "node": "dgx-h100", "scaling": "dynamic", "mtp_layers": 0}, "192/128"),
 ])
 def test_unpriced_cases_are_refused_with_the_key(change, words):

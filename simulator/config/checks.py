@@ -287,7 +287,7 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
     with (``fp8_attention_recipe``) at the model's head widths (``compute.fp8_attention_speedup``):
     it needs fp8 training with per-tensor or MXFP8 scales and a measurement on that GPU of each
     kernel the model runs, the causal one and, with ``model.attention_window``, the
-    sliding-window one of that window."""
+    sliding-window one of that window (which is measured without context parallelism only)."""
     stack = scenario.training.stack
     if not isinstance(stack, StackProfile) or not stack.kernels.fp8_attention:
         return
@@ -297,6 +297,11 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
         raise ConfigError("fp8 attention needs fp8 training with per-tensor (delayed, dynamic) or "
                           "MXFP8 scales; under NVFP4 its recipe is an environment variable; set it "
                           "false", key=key)
+    if model.attention_window is not None and scenario.parallelism.cp > 1:
+        raise ConfigError("fp8 attention over sliding windows with context parallelism is not priced "
+                          "(cuDNN's fp8 band backward walks the whole causal triangle of its call, which "
+                          "gathered keys lengthen; measured only without context parallelism); set it "
+                          "false or parallelism.cp: 1", key=key)
     measured = sorted(gpu.compute.fp8_attention_speedup.get(recipe, {}))
     for kernel in _attention_kernel_keys(model):
         if kernel not in measured:
