@@ -310,7 +310,7 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
                               f"{', '.join(measured) or 'none'}); set it false", key=key)
 
 
-def _attention_kernel_keys(model) -> list[str]:
+def _attention_kernel_keys(model: ModelConfig) -> list[str]:
     """``compute.fp8_attention_speedup`` keys of the attention kernels ``model`` runs: the causal
     one where any layer attends fully, the sliding-window one where any layer is local."""
     window, every = model.attention_window, model.full_attention_every

@@ -27,7 +27,7 @@ from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_sha
 from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.nccl_sms import nccl_sm_share
-from simulator.cost.tp_exposure import TpSite, refused_gathers, regathered, tp_exposed, tp_site
+from simulator.cost.tp_exposure import TpSite, rerun_fused_gathers, regathered, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.recompute_modules import (
@@ -273,7 +273,7 @@ def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeMo
     Async TP's fused all-gather-matmul and matmul-reduce-scatter are Inductor post-grad
     rewrites, made after the policy has tagged the plain ``aten.mm`` and collectives: the
     re-run all-gathers are fused again, each with the one recomputed matmul that consumes it
-    (:func:`~simulator.cost.tp_exposure.refused_gathers`).
+    (:func:`~simulator.cost.tp_exposure.rerun_fused_gathers`).
     Reference: pytorch/torchtitan ``_save_list`` / ``_get_custom_policy`` (9dec370, 820504e2);
     pytorch ``torch/utils/checkpoint.py`` ``_CachingTorchDispatchMode``; pytorch/ao
     ``torchao/float8/float8_linear.py`` ``matmul_with_hp_or_float8_args``;
@@ -282,7 +282,7 @@ def _op_sac_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeMo
     recomputed, casts = op_sac_recomputed(stack, shape, compute, layer)
     if stack.tensor_parallel.comm_overlap and site.forward:
         g = recomputed.gemms[[0, 2]]                                   # wk and w3 take the gathers
-        comm = refused_gathers(site, shape.tp, compute.gemm_time(*g.T, linear=True)[:site.count])
+        comm = rerun_fused_gathers(site, shape.tp, compute.gemm_time(*g.T, linear=True)[:site.count])
     else:
         comm = site.count * regathered(site)
     return kernels_time(compute, recomputed) + casts, comm

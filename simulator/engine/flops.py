@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulator.config.loader import scenario_stack
-from simulator.config.scenario import Recompute, RecomputeModule, Scenario
+from simulator.config.scenario import ModelConfig, Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute
 from simulator.cost.context_parallel import attention_recomputed
 from simulator.workload.attention_window import local_layer_share, pair_fraction
@@ -85,7 +85,7 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
 
 
-def _window_pairs(model) -> float:
+def _window_pairs(model: ModelConfig) -> float:
     """The attention core's count over a layer's mean as a share of full attention's ``s^2``:
     1 without a window, else ``(1 - f) + f 2 p_w / s^2`` for a share ``f`` of local layers of
     ``p_w`` pairs each (:func:`~simulator.workload.attention_window.pair_fraction`: the causal
