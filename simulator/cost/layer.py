@@ -27,7 +27,7 @@ from simulator.cost.ep_overlap import LayerNodes, exposed_seconds, lone_pass_sha
 from simulator.cost.fp8_casts import fp8_cast_times, recast_seconds
 from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collectives, tp_site_count
 from simulator.cost.nccl_sms import nccl_sm_share
-from simulator.cost.tp_exposure import TpSite, rerun_fused_gathers, regathered, tp_exposed, tp_site
+from simulator.cost.tp_exposure import TpSite, regathered, rerun_fused_gathers, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.recompute_modules import (
