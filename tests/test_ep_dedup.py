@@ -140,9 +140,10 @@ def test_expert_tensor_parallelism_is_refused():
 
 def test_the_qwen3_row_leaves_its_compute_room_only_as_run():
     """Megatron-Bridge 26.04.01's Qwen3 30B-A3B on 16 H100 ran hybridep: priced so, its exposed
-    all-to-alls leave more of the measured 29.26 s step than the model's own compute; priced as
-    the alltoall dispatcher it did not run, they would leave less (9.9 s against 16.9 s), which
-    the kernel-benchmark compute rates, optimistic everywhere else, cannot explain."""
+    all-to-alls leave more of the measured 29.26 s step than the model's own compute (which drops
+    the alltoall dispatcher's sorts and source-side permutation, simulator.workload.moe_dispatch);
+    priced as the alltoall dispatcher it did not run, they would leave less (9.9 s against 16.9
+    s), which the kernel-benchmark compute rates, optimistic everywhere else, cannot explain."""
     measured = 29.257
     path = ROOT / "validation/scenarios/megatron_bridge_2604_moe/qwen3-30b-a3b-16gpu-h100-fp8cs.yaml"
     session = open_scenario(path)
@@ -154,6 +155,7 @@ def test_the_qwen3_row_leaves_its_compute_room_only_as_run():
             update={"dispatcher": EpDispatcher.ALLTOALL})})})})
     alltoall = simulate_step(plain, session.collectives)
     compute = hybrid.step_time_s - hybrid.exposed_by_dimension["ep"]
-    assert compute == pytest.approx(alltoall.step_time_s - alltoall.exposed_by_dimension["ep"], rel=0.01)
+    compute_alltoall = alltoall.step_time_s - alltoall.exposed_by_dimension["ep"]
+    assert compute < compute_alltoall
     assert measured - hybrid.exposed_by_dimension["ep"] > compute
-    assert measured - alltoall.exposed_by_dimension["ep"] < compute
+    assert measured - alltoall.exposed_by_dimension["ep"] < compute_alltoall

@@ -354,6 +354,17 @@ def test_the_dispatchers_sm_count_and_fp8_attention_reach_the_draft():
     assert any("NVTE_DPA_FP8_RECIPE" in item for item in draft.not_modelled)
 
 
+def test_hybridep_permute_fusion_reaches_the_draft():
+    """``moe_permute_fusion_into_hybridep`` becomes ``expert_parallel.permute_in_dispatch`` under
+    HybridEP and is ignored under DeepEP (the flag is HybridEP's)."""
+    log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    flags = {"moe_token_dispatcher_type": "flex", "moe_permute_fusion_into_hybridep": True}
+    for backend, expected in (("hybridep", True), ("deepep", None)):
+        drafted = draft_from_log(replace(log, arguments={**log.arguments, **flags,
+                                                          "moe_flex_dispatcher_backend": backend}), NODE, 8)
+        assert drafted.scenario["training"]["stack"]["expert_parallel"].get("permute_in_dispatch") is expected
+
+
 def test_ncclep_dispatcher_is_listed_as_not_modelled():
     """The flex dispatcher's NCCL-EP backend has no pricing of its own: listed, priced as alltoall."""
     log = read_megatron_log(LOG.parent / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")

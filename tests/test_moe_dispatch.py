@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from math import comb
+
 import pytest
 
 from simulator.config import HardwareLibrary, scenario_from_mapping
 from simulator.engine.context import make_context
 from simulator.engine.flops import step_flops
+from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
-from simulator.workload.moe_dispatch import moe_layer_bytes, permutation_bytes
-from simulator.workload.transformer import layer_forward
+from simulator.workload.moe_dispatch import flex_permutation_parts, moe_layer_bytes, permutation_bytes
+from simulator.workload.transformer import layer_forward, moe_kernel_bytes
 
 HIDDEN, SEQ, MICRO = 1024, 2048, 2
 
@@ -79,3 +82,56 @@ def test_the_router_is_not_in_the_model_flop_count():
         update={"ffn_hidden": 4096})})
     assert step_flops(moe.scenario) == pytest.approx(step_flops(wide), rel=1e-12)
     assert layer_forward(moe.shape).gemms[2][1] == 8        # the router's N = E, priced
+
+
+def _flex_ctx(dispatcher: str, in_dispatch: bool = False, fused: bool = True):
+    data = {"cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "qwen3-30b-a3b", "layers": 4},
+            "training": {"global_batch": 16, "micro_batch": 2,
+                         "stack": {"base": "megatron-core", "kernels": {"moe_permute_fusion": fused},
+                                   "expert_parallel": {"dispatcher": dispatcher,
+                                                       "permute_in_dispatch": in_dispatch}}},
+            "parallelism": {"tp": 1, "ep": 8}}
+    library = HardwareLibrary()
+    session = session_from_scenario(scenario_from_mapping(data, "<test>", library), library)
+    return make_context(session.scenario, session.collectives)
+
+
+def test_the_flex_dispatchers_permute_the_deduplicated_rows_and_sort_nothing():
+    """DeepEP and HybridEP deliver a token once per GPU, D = R P(e) E / (e k) of its R expert
+    copies (Qwen3 30B-A3B on 8 ranks: 16 experts each, P(16) = 1 - C(112, 8) / C(128, 8)); TE's
+    permute reads D rows and writes R, the un-permute the reverse; no sorts, no source-side
+    permute: the router and ``(D + R) + (R + D)`` rows of ``h`` bf16 elements per forward."""
+    tokens, h = 2 * 4096, 2048
+    hit = 1 - comb(112, 8) / comb(128, 8)
+    received = tokens * 8 * h * 2
+    dispatched = received * hit * 128 / (16 * 8)
+    router = 17 * tokens * 128
+    for dispatcher in ("deepep", "hybridep"):
+        ctx = _flex_ctx(dispatcher)
+        assert moe_kernel_bytes(ctx.shape) == pytest.approx([8 * tokens * 128, 9 * tokens * 128,
+                                                             dispatched + received, received + dispatched])
+        assert sum(moe_kernel_bytes(ctx.shape)) == pytest.approx(router + 2 * (dispatched + received))
+    alltoall = sum(moe_kernel_bytes(_flex_ctx("alltoall").shape))
+    assert alltoall == pytest.approx(router + 18 * tokens * h * 2 + 4 * received)   # (1+k) x twice, 2 sorts
+
+
+def test_hybridep_with_the_permute_in_its_dispatch_runs_no_permutation_kernel():
+    """Megatron-Core's moe_permute_fusion_into_hybridep: DeepEP's dispatch kernel writes the
+    expert rows itself, so only the router's kernels are left."""
+    ctx = _flex_ctx("hybridep", in_dispatch=True)
+    assert len(moe_kernel_bytes(ctx.shape)) == 2
+
+
+@pytest.mark.parametrize("dispatcher", ["alltoall", "deepep"])
+def test_the_permute_in_dispatch_is_hybridep_only(dispatcher):
+    with pytest.raises(ConfigError) as raised:
+        _flex_ctx(dispatcher, in_dispatch=True)
+    assert raised.value.key == "training.stack.expert_parallel.permute_in_dispatch"
+
+
+def test_unfused_flex_permutations_are_index_ops_on_the_copies():
+    """Without TE's kernels: permute 2 R, un-permute 2 R + D + (R + 2 D) (module docstring)."""
+    assert flex_permutation_parts(1.0, 3.0, fused=False, in_dispatch=False) == ([6.0], [6.0, 1.0, 5.0])
+    assert flex_permutation_parts(1.0, 3.0, fused=True, in_dispatch=False) == ([4.0], [4.0])
+    assert flex_permutation_parts(1.0, 3.0, fused=True, in_dispatch=True) == ([], [])

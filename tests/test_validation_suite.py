@@ -638,7 +638,9 @@ ACHIEVED = {
     # on 2026-11-30): GB300 -5.1%, GB200 -1.3%, B300 -3.8%, B200 (alltoall dispatcher) +37.5%.
     # 25.9% / 64.1% with the table's GPT-OSS 120B rows (rows 11-15, BF16 on 64 GPUs, scored once on
     # 2026-11-30 when sliding-window attention became expressible): +39.5% to +64.1%, not identified.
-    "megatron_bridge_2604_moe": (0.259, 0.641),
+    # 28.2% / 64.1% once the flex dispatcher priced its own permutations (deduplicated rows, no
+    # sorts; 2026-11-30): the hybridep rows faster, the eager ones further from the measurements.
+    "megatron_bridge_2604_moe": (0.282, 0.641),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -655,7 +657,9 @@ ACHIEVED = {
     # 10.4% / 21.3% (NOT met) with the table's GPT-OSS 120B rows on 64 GB300 and GB200 (rows 8-9,
     # scored once the same day, when fp8 attention over sliding windows became expressible):
     # +21.3% and +19.8%, fully graphed (not host time; the sinks, the vocabulary, the biases left).
-    "megatron_bridge_2606_moe": (0.104, 0.213),
+    # 8.1% / 25.0% with the flex dispatcher's own permutations (the same day): Qwen3 -3.7..+1.3%,
+    # DeepSeek-V3 -7.5% / -7.3%, GPT-OSS +25.0% / +22.7%.
+    "megatron_bridge_2606_moe": (0.081, 0.250),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -679,7 +683,8 @@ ACHIEVED = {
     # scored once on 2026-11-30): -9.3%, -7.8%, +4.6%, +8.9%.
     # 18.3% / 38.5% with the dispatchers' own SM counts (expert_parallel.dispatcher_sms, the same
     # day): DeepEP's 20 of the H100's 132 SMs beside the overlapped compute, not NCCL's 16.
-    "megatron_bridge_dsv3": (0.183, 0.385),
+    # 18.5% / 38.5% with the flex dispatcher's own permutations (2026-11-30).
+    "megatron_bridge_dsv3": (0.185, 0.385),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300
@@ -700,7 +705,9 @@ ACHIEVED = {
     # partly graphed rows +9.3% to +66.5% (host time is not modelled).
     # 17.8% / 71.0% once the flex dispatcher's kernels held their own SMs beside the overlapped
     # compute (expert_parallel.dispatcher_sms, the same day): full-graph rows -2.4% to +6.7%.
-    "megatron_moe_recipes": (0.178, 0.710),
+    # 21.7% / 74.9% with the flex dispatcher's own permutations (2026-11-30): the full-graph rows
+    # +1.4% / +1.7% / +13.2%, the eager ones faster still (host time not modelled).
+    "megatron_moe_recipes": (0.217, 0.749),
     # tokens/s per GPU, 7 rows (Megatron-Bridge's model verification cards, 2026-07/08: Qwen3 30B on
     # 16 H100 BF16, DeepSeek-V3 on 1,024 H100 BF16, GPT-OSS 120B on 64 GB300 MXFP8 with a full graph,
     # the 30B's weak scaling on 8-256 GB300), out of sample, scored once on 2026-11-30: 8.9% / 31.6%,
@@ -711,7 +718,9 @@ ACHIEVED = {
     # 7.8% / 21.8% once fp8 attention over sliding windows became expressible (the same day;
     # cuDNN's GPT-OSS benchmark: the window kernel's fp8 backward 4.2x bf16's time at 4K): GPT-OSS
     # +31.6% -> +21.8%.
-    "megatron_bridge_cards": (0.078, 0.218),
+    # 9.2% / 26.9% with the flex dispatcher's own permutations and the 30B H100 recipe's HybridEP
+    # permute fusion stated (2026-11-30): that row +26.9%, the weak-scaling points +1.1..+3.0%.
+    "megatron_bridge_cards": (0.092, 0.269),
 }
 
 

@@ -499,6 +499,11 @@ def _check_flex_dispatcher(scenario: Scenario, etp: int) -> None:
     stack = scenario.training.stack
     if not isinstance(stack, StackProfile):
         return
+    profile = stack.expert_parallel
+    if profile.permute_in_dispatch and profile.dispatcher != EpDispatcher.HYBRIDEP:
+        raise ConfigError("permute_in_dispatch is HybridEP's fused permute (Megatron-Core "
+                          "moe_permute_fusion_into_hybridep); set expert_parallel.dispatcher: hybridep or "
+                          "remove it", key="training.stack.expert_parallel.permute_in_dispatch")
     if stack.expert_parallel.dispatcher == EpDispatcher.ALLTOALL:
         if stack.expert_parallel.dispatcher_sms is not None:
             raise ConfigError("dispatcher_sms is the flex dispatcher's SM count; the alltoall dispatcher's "

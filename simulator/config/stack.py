@@ -484,6 +484,12 @@ class ExpertParallelProfile(_Part):
     ``moe_flex_dispatcher_num_sms``, before it ``moe_deepep_num_sms`` / ``moe_hybridep_num_sms``);
     None: the kernels' own default (simulator.cost.dispatcher_sms). Only with ``deepep`` or
     ``hybridep``."""
+    permute_in_dispatch: Flag = False
+    """HybridEP's dispatch writes each received token straight into its experts' rows and its
+    combine merges them back in the same kernels (Megatron-Core
+    ``moe_permute_fusion_into_hybridep``: DeepEP ``dispatch_with_permute(fuse_permute_dispatch)``);
+    false: a separate permute kernel after the dispatch and un-permute before the combine
+    (simulator.workload.moe_dispatch). Only with ``hybridep``."""
 
 
 def fp8_attention_recipe(dtype: Dtype, kernels: KernelProfile) -> str | None:

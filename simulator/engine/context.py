@@ -101,4 +101,5 @@ def _shape(scenario: Scenario) -> LayerShape:
                       ACTIVATION_BYTES.get(training.dtype, 2), kernels.fused_elementwise,
                       kernels.fused_activation, kernels.moe_permute_fusion,
                       loss_traffic(stack.loss), par.etp, kernels.attention_unpad,
-                      kernels.grouped_mlp_fusion)
+                      kernels.grouped_mlp_fusion, stack.expert_parallel.dispatcher,
+                      stack.expert_parallel.permute_in_dispatch)

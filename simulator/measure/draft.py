@@ -382,7 +382,8 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
     true``; ``overlap_moe_expert_parallel_comm`` -> ``expert_parallel.a2a_overlap: true`` and
     ``delay_wgrad_compute`` -> ``expert_parallel.delay_wgrad: true``; the flex dispatcher's
     DeepEP or HybridEP backend (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``; deepep by
-    default) -> ``expert_parallel.dispatcher`` with its SM count where set (``dispatcher_sms``),
+    default) -> ``expert_parallel.dispatcher`` with its SM count where set (``dispatcher_sms``)
+    and, for HybridEP, ``moe_permute_fusion_into_hybridep`` -> ``permute_in_dispatch: true``;
     noted as not modelled with expert tensor parallelism or another backend (ncclep);
     ``use_transformer_engine_op_fuser`` and ``fp8_dot_product_attention`` are noted, as whether
     they ran TE's fused grouped MLP (``kernels.grouped_mlp_fusion``) or MXFP8 attention
@@ -402,6 +403,8 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
         sms = _dispatcher_sms(args, backend)
         if sms:
             fields["expert_parallel"]["dispatcher_sms"] = sms
+        if backend == "hybridep" and args.get("moe_permute_fusion_into_hybridep"):
+            fields["expert_parallel"]["permute_in_dispatch"] = True
     elif backend:
         extra.append(f"the {backend} token dispatcher (priced as the alltoall dispatcher)")
     if args.get("use_transformer_engine_op_fuser"):

@@ -235,6 +235,14 @@ FP8_WINDOW_ATTENTION = ("Later on 2026-11-30 fp8 attention over sliding windows 
                         "runs fp8 over windows and with sinks only on sm100 with cuDNN >= 9.21) and the "
                         "GPT-OSS rows whose recipes set `fp8_dot_product_attention` state it")
 
+FLEX_PERMUTATIONS = ("Later on 2026-11-30 the flex dispatcher's memory-bound permutations became "
+                     "its own: no source-side permute and no sorts, one permute of the rows its "
+                     "deduplicated dispatch delivers into their expert copies and one un-permute back "
+                     "(none with HybridEP's `permute_in_dispatch`), where the alltoall dispatcher's "
+                     "were priced (Megatron-Core `_DeepepManager` / `_HybridEPManager`; "
+                     "docs/research/stack_facts.md section 54): the rows whose whole iteration is one "
+                     "CUDA graph move toward the measurements, the eager ones further from them")
+
 QWEN3_235B_BLACKWELL = (
     "Rows 7-10 (added on 2026-11-30 with the 26.06 table's set `megatron_bridge_2606_moe`, scored "
     "once): the same table's Qwen3 235B-A22B on 256 Blackwell GPUs, MXFP8, from the recipe at v0.4.2 "
@@ -1191,7 +1199,9 @@ fitted."""
         "graphs' replay slightly slower than eager), so the host time of those is not it either. "
         "The Blackwell rows, at 4 and 8 times the tokens per microbatch, read within "
         "14%: what is missing grows with the kernels per token, not with the FLOPs. Not identified, "
-        "so nothing is fitted; the row is reported as a miss of the MoE layer's compute.", 96),
+        "so nothing is fitted; the row is reported as a miss of the MoE layer's compute.", 96)
+    + moved(FLEX_PERMUTATIONS + " (the 30B H100 row's compute now 15.7 s of the model's, against "
+            "16.9 s with the alltoall dispatcher's permutations)", (28.2, 64.1), (25.9, 64.1)),
     "megatron_moe_recipes": """\
 Measured: the recipe index of Megatron-LM's MoE examples (`examples/moe_recipes/README.md` on the
 dev branch at d48bd6be0a; the figures added at e5ad09802d, 2026-06-15, "Add MoE recipe performance
@@ -1241,7 +1251,9 @@ public measurement of its per-kernel cost in these stacks was found, and a const
 these rows would be a fit. The 235B on H100 figure is also soft: the same recipe measured
 302.0 TFLOP/s a month later with Megatron-Bridge's launcher (Megatron-LM PR #5728, open), where
 the model would read +18%."""
-    + moved(DISPATCHER_SMS, (17.8, 71.0), (18.4, 66.5)),
+    + moved(DISPATCHER_SMS, (17.8, 71.0), (18.4, 66.5))
+    + moved(FLEX_PERMUTATIONS + ": the three full-iteration-graph recipes -2.4% / -1.6% / +6.7% -> "
+            "+1.4% / +1.7% / +13.2% (235B GB300, 235B GB200, 30B GB200)", (21.7, 74.9), (17.8, 71.0)),
     "megatron_bridge_cards": """\
 Measured: Megatron-Bridge's model verification cards (`examples/model_verification_cards/<model>/
 card.yaml` at 067f987df), whose `pretrain_performance` and `pretrain_weak_scaling` items record,
@@ -1277,7 +1289,10 @@ weak-scaling curve: measured 44,511 to 45,053 tokens/s per GPU from 8 to 256 GPU
     + moved(FP8_ATTENTION, (9.2, 31.6), (8.9, 31.6))
     + moved(FP8_WINDOW_ATTENTION + ": GPT-OSS +31.6% -> +21.8%, the rest of its miss still open "
             "(the sinks, the 201,088-entry vocabulary, the experts' biases; it is fully graphed, so not "
-            "host time)", (7.8, 21.8), (9.2, 31.6)),
+            "host time)", (7.8, 21.8), (9.2, 31.6))
+    + moved(FLEX_PERMUTATIONS + ", and the Qwen3 30B H100 row states its recipe's HybridEP permute "
+            "fusion: that row +10.5% -> +26.9%, the GB300 weak-scaling points -4.0..-5.7% -> "
+            "+1.1..+3.0%, GPT-OSS +25.6%", (9.2, 26.9), (7.8, 21.8)),
     "megatron_bridge_2606_moe": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.06 table's Qwen3 rows on Blackwell: the 30B-A3B on one 8-GPU GB300, GB200 and
@@ -1329,7 +1344,9 @@ Llama shape gains nothing, so part of that row's miss is the attention priced in
     + moved(DISPATCHER_SMS, (7.9, 15.4), (6.3, 14.2))
     + moved(FP8_ATTENTION, (7.5, 10.4), (7.9, 15.4))
     + "\n\n" + textwrap.fill(GPT_OSS_2606, 96)
-    + moved(FP8_WINDOW_ATTENTION, (10.4, 21.3), (7.5, 10.4)),
+    + moved(FP8_WINDOW_ATTENTION, (10.4, 21.3), (7.5, 10.4))
+    + moved(FLEX_PERMUTATIONS + ": the Qwen3 rows -7.2..-5.6% -> -3.7..+1.3%, DeepSeek-V3 -10.4% / "
+            "-9.6% -> -7.3% / -7.5%, GPT-OSS +25.0% / +22.7%", (8.1, 25.0), (10.4, 21.3)),
     "megatron_bridge_dsv3": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), DeepSeek-V3 pre-training on 256 Blackwell GPUs: the 25.09 tables' GB200 FP8 (current
@@ -1388,7 +1405,8 @@ reported."""
     + moved(GEMM_K_OVERHEAD, (27.9, 38.5), (29.1, 39.8))
     + moved(DSV3_H100, (27.4, 38.5), (27.9, 38.5))
     + moved(DSV3_2604, (18.6, 38.5), (27.4, 38.5))
-    + moved(DISPATCHER_SMS, (18.3, 38.5), (18.6, 38.5)),
+    + moved(DISPATCHER_SMS, (18.3, 38.5), (18.6, 38.5))
+    + moved(FLEX_PERMUTATIONS, (18.5, 38.5), (18.3, 38.5)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation

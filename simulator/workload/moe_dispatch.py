@@ -30,6 +30,19 @@ sort reads and writes the received rows. Backward runs the inverse permutations 
 probabilities' gradient: the layer's convention of twice the forward bytes
 (:meth:`simulator.workload.transformer.Kernels.backward`) is kept for them.
 
+Megatron-Core's flex dispatcher (``expert_parallel.dispatcher: deepep | hybridep``; its
+``_DeepepManager`` and ``_HybridEPManager``, ``token_dispatcher.py`` @ d98e8a64dd) has neither
+the source-side permute nor the sorts: DeepEP's and HybridEP's dispatch kernels read the local
+tokens by the routing map and deliver each one once per destination GPU, ``D`` dispatched rows
+(:mod:`simulator.workload.token_dedup`; ``R`` the expert copies among them); after the dispatch
+one permute expands them into expert order and before the combine one un-permute merges the
+copies back (TE's ``moe_permute`` on the dispatched rows under DeepEP; DeepEP's own permute
+kernel inside ``dispatch_with_permute`` under HybridEP): fused, read ``D`` and write ``R`` rows,
+and the reverse (:func:`flex_permutation_parts`). HybridEP with Megatron-Core's
+``moe_permute_fusion_into_hybridep`` (``expert_parallel.permute_in_dispatch``; DeepEP
+``fuse_permute_dispatch``) writes the expert rows from the dispatch kernel itself: no kernel
+beyond the communication's.
+
 Not distinguished: Megatron-Core from about core_v0.13 applies the probabilities to the
 expert's activation instead of in ``unpermute`` (the same count within a copy of the
 tokens); the auxiliary load-balancing loss (``moe_aux_loss_coeff``, default 0) and the
@@ -101,3 +114,19 @@ def moe_layer_bytes(local_tokens: float, tokens: float, hidden: int, experts: in
     received = tokens * top_k * expert_load * hidden * dtype_bytes
     return np.array(router_bytes(local_tokens, experts)
                     + permutation_bytes(local_copy, received, top_k, experts / ep, fused))
+
+
+def flex_permutation_parts(dispatched_copy: float, received_copy: float, fused: bool,
+                           in_dispatch: bool) -> tuple[list[float], list[float]]:
+    """Bytes of the flex dispatcher's permute (after the dispatch) and un-permute (before the
+    combine) in one forward (module docstring): ``dispatched_copy`` the ``D h`` bytes of the rows
+    the dispatch delivers to the busiest rank, ``received_copy`` the ``R h`` bytes of their expert
+    copies; ``fused``: TransformerEngine's permutation kernels, ``D + R`` each; unfused, as
+    Megatron-Core's index ops on ``R`` copies of ``D`` rows (``2 R``; ``2 R + D + (R + 2 D)``);
+    ``in_dispatch``: none (HybridEP's dispatch and combine kernels do it)."""
+    if in_dispatch:
+        return [], []
+    d, r = dispatched_copy, received_copy
+    if fused:
+        return [d + r], [r + d]
+    return [2.0 * r], [2.0 * r, d, r + 2.0 * d]

@@ -46,10 +46,17 @@ from enum import StrEnum
 import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig
-from simulator.config.stack import LossKernel
+from simulator.config.stack import EpDispatcher, LossKernel
 from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.loss_kernels import LOSS_TRAFFIC
-from simulator.workload.moe_dispatch import moe_layer_bytes, permutation_parts, router_gemm
+from simulator.workload.moe_dispatch import (
+    flex_permutation_parts,
+    moe_layer_bytes,
+    permutation_parts,
+    router_bytes,
+    router_gemm,
+)
+from simulator.workload.token_dedup import hit_probability
 
 
 class Attention(StrEnum):
@@ -76,6 +83,14 @@ class LayerShape:
     etp: int | None = None                   # expert tensor parallelism (None: tp)
     attention_unpad: bool = False            # flash-attn's unpad/pad copies around attention
     expert_mlp_fused: bool = False           # TE's fused grouped MLP (kernels.grouped_mlp_fusion)
+    moe_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL   # expert_parallel.dispatcher
+    moe_permute_in_dispatch: bool = False    # HybridEP's permute inside its dispatch and combine
+
+    @property
+    def moe_flex(self) -> bool:
+        """Whether the flex dispatcher (DeepEP, HybridEP) moves the tokens: deduplicated rows, no
+        sorts (:mod:`simulator.workload.moe_dispatch`)."""
+        return self.moe_dispatcher != EpDispatcher.ALLTOALL
 
     @property
     def seq(self) -> int:
@@ -401,8 +416,37 @@ def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]
     mdl = shape.model
     if mdl.experts == 1:
         return []
-    return list(moe_layer_bytes(local_tokens(shape), shape.expert_tokens, mdl.hidden, mdl.experts, mdl.top_k,
-                                shape.ep, shape.dtype_bytes, expert_load, shape.moe_permute_fused))
+    if not shape.moe_flex:
+        return list(moe_layer_bytes(local_tokens(shape), shape.expert_tokens, mdl.hidden, mdl.experts,
+                                    mdl.top_k, shape.ep, shape.dtype_bytes, expert_load,
+                                    shape.moe_permute_fused))
+    permute, unpermute, _ = _permutations(shape, expert_load)
+    return router_bytes(local_tokens(shape), mdl.experts) + permute + unpermute
+
+
+def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], list[float], list[float]]:
+    """Bytes of the permute, the un-permute and the sorts of one forward
+    (:func:`~simulator.workload.moe_dispatch.permutation_parts`; under the flex dispatcher
+    :func:`~simulator.workload.moe_dispatch.flex_permutation_parts` on the rows its deduplicated
+    dispatch delivers, and no sorts)."""
+    mdl, nb = shape.model, shape.dtype_bytes
+    received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
+    if shape.moe_flex:
+        dispatched = received * dispatched_share(mdl, shape.ep)
+        permute, unpermute = flex_permutation_parts(dispatched, received, shape.moe_permute_fused,
+                                                    shape.moe_permute_in_dispatch)
+        return permute, unpermute, []
+    local_copy = local_tokens(shape) * mdl.hidden * nb
+    return permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep, shape.moe_permute_fused)
+
+
+def dispatched_share(model: ModelConfig, ep: int) -> float:
+    """Rows a deduplicated dispatch delivers to a GPU over the expert copies among them, ``D / R =
+    P(e) E / (e k)`` for the ``e = E / ep`` experts it holds (:func:`hit_probability`: the token
+    reaches the GPU once whatever number of its experts are there), at most 1."""
+    held = model.experts / ep
+    hit = hit_probability(model.experts, model.top_k, int(held), model.router_groups, model.router_group_topk)
+    return min(1.0, hit * model.experts / (held * model.top_k))
 
 
 def shared_expert_bytes(shape: LayerShape) -> list[float]:
@@ -502,12 +546,15 @@ class ExpertBlock:
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     """:class:`ExpertBlock` of a mixture-of-experts layer's forward, priced as
-    :func:`layer_forward` prices the same kernels (the busiest rank's ``expert_load``)."""
-    mdl, nb = shape.model, shape.dtype_bytes
-    local_copy = local_tokens(shape) * mdl.hidden * nb
-    received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
-    _, unpermute, sorts = permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep,
-                                            shape.moe_permute_fused)
+    :func:`layer_forward` prices the same kernels (the busiest rank's ``expert_load``). The flex
+    dispatcher's permute and un-permute are priced with the expert node: under DeepEP they run
+    there (Megatron-Core's ``dispatch_postprocess`` / ``combine_preprocess``); under HybridEP
+    inside its dispatch and combine calls, on the communication stream when the all-to-alls
+    overlap, where a memory-bound kernel over every SM still takes the HBM and SMs the other
+    microbatch's compute would use, so it is not counted as hidden."""
+    permute, unpermute, sorts = _permutations(shape, expert_load)
+    if shape.moe_flex:                  # permuted after the dispatch, merged before the combine
+        sorts, unpermute = permute + unpermute, []
     gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
     shared = shared_expert_bytes(shape)
     experts = Kernels(gemms, np.array([*expert_activation_bytes(shape, expert_load), *sorts, *shared[:1]]),
