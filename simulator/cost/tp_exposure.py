@@ -74,6 +74,7 @@ Without it, one all-reduce per site and pass (Shoeybi et al. 2019; Korthikanti e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from simulator.collectives import Op
@@ -318,7 +319,7 @@ def regathered(site: TpSite) -> float:
     return sum(c.time_s + k for c, k in site.pairs(False) if c.op != Op.REDUCE_SCATTER)
 
 
-def rerun_fused_gathers(site: TpSite, tp: int, partners) -> float:
+def rerun_fused_gathers(site: TpSite, tp: int, partners: Iterable[float]) -> float:
     """Exposed seconds of re-running a layer's forward all-gathers, each fused again (async TP's
     all-gather-matmul) with only the recomputed matmul that consumes it, ``partners`` that
     GEMM's seconds per site: ``sum x(AG, g) + stage`` (:func:`chunked_exposed`); the
