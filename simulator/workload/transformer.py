@@ -51,7 +51,6 @@ from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.loss_kernels import LOSS_TRAFFIC
 from simulator.workload.moe_dispatch import (
     flex_permutation_parts,
-    moe_layer_bytes,
     permutation_parts,
     router_bytes,
     router_gemm,
@@ -411,17 +410,13 @@ def qk_norm_bytes(shape: LayerShape) -> float:
 
 
 def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]:
-    """The router's and the token permutations' memory-bound kernels
-    (:func:`~simulator.workload.moe_dispatch.moe_layer_bytes`); none without experts."""
+    """The router's and the token permutations' memory-bound kernels, in the order permute,
+    un-permute, sorts (:func:`_permutations`); none without experts."""
     mdl = shape.model
     if mdl.experts == 1:
         return []
-    if not shape.moe_flex:
-        return list(moe_layer_bytes(local_tokens(shape), shape.expert_tokens, mdl.hidden, mdl.experts,
-                                    mdl.top_k, shape.ep, shape.dtype_bytes, expert_load,
-                                    shape.moe_permute_fused))
-    permute, unpermute, _ = _permutations(shape, expert_load)
-    return router_bytes(local_tokens(shape), mdl.experts) + permute + unpermute
+    permute, unpermute, sorts = _permutations(shape, expert_load)
+    return router_bytes(local_tokens(shape), mdl.experts) + permute + unpermute + sorts
 
 
 def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], list[float], list[float]]:
