@@ -10,7 +10,13 @@ import pytest
 from simulator.collectives import Group, Op
 from simulator.config import scenario_from_mapping
 from simulator.config.loader import scenario_stack
-from simulator.cost.sharding import _pass_exposed, backward_gather_seconds, sharding_cost, unit_comm
+from simulator.cost.sharding import (
+    _ListCopies,
+    _pass_exposed,
+    backward_gather_seconds,
+    sharding_cost,
+    unit_comm,
+)
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
@@ -48,6 +54,11 @@ def test_a_unit_gathers_its_layer_in_the_gather_dtype_over_all_data_parallel_ran
     assert unit_comm(scenario, stack, collectives, layout, 0).gather == pytest.approx(alone, rel=1e-12)
 
 
+_NO_LIST_BUILDING = {"list_narrow_host_us": 0.0, "list_view_host_us": 0.0, "list_zeros_host_us": 0.0,
+                     "gather_zero_fill": False}
+"""The list loops' host time and the gather's zero fill off, to isolate the per-rank copies."""
+
+
 def _list_and_plain(host_us):
     """DeepSpeed 2021's profile with ``sharding.list_copy_host_us`` set, and without the
     tensor-list collectives, on a 32-rank Llama 3 8B."""
@@ -55,7 +66,7 @@ def _list_and_plain(host_us):
     stack, layout = scenario_stack(scenario), make_context(scenario, collectives).layout
     assert stack.sharding.list_collectives and layout.dp == 32
     listed = stack.model_copy(update={"sharding": stack.sharding.model_copy(
-        update={"list_copy_host_us": host_us})})
+        update={"list_copy_host_us": host_us, **_NO_LIST_BUILDING})})
     plain = stack.model_copy(update={"sharding": stack.sharding.model_copy(
         update={"list_collectives": False})})
     return scenario, collectives, layout, listed, plain
@@ -93,6 +104,44 @@ def test_a_slow_host_bounds_each_list_collective_by_its_copies_issue_time():
     tensors = layer_tensor_sizes(scenario.model, 1)
     assert slow.reduce - without.reduce == pytest.approx(len(tensors) * 32 * 1e-3, rel=1e-9)
     assert slow.gather == pytest.approx(sum(n >= 1e5 for n in tensors) * 32 * 1e-3, rel=1e-9)
+
+
+def test_building_the_lists_costs_the_host_per_rank_and_the_gather_zero_fills_first():
+    """DeepSpeed 2021 builds each list in a Python loop before issuing it: one narrow per rank
+    for an all-gather, behind the zero fill of the whole flat tensor (its bytes written once at
+    the sustained HBM rate plus one kernel's overhead); a view and a narrow per rank for a
+    reduce-scatter of a tensor that splits evenly (closed forms against the profile with the
+    copies alone)."""
+    scenario, collectives, layout, copies_only, _ = _list_and_plain(9.0)
+    stack = scenario_stack(scenario)
+    assert stack.sharding.gather_zero_fill and stack.sharding.list_narrow_host_us == 4.0
+    full = unit_comm(scenario, stack, collectives, layout, 0)
+    base = unit_comm(scenario, copies_only, collectives, layout, 0)
+    gpu = collectives.cluster.hw.gpu
+    rate = gpu.hbm_bandwidth_Bps * gpu.compute.memory_bandwidth_fraction
+    tensors = layer_tensor_sizes(scenario.model, 1)
+    gathered = [n for n in tensors if n >= 1e5]
+    assert all(n % 32 == 0 for n in tensors)            # no padded ranks on 32
+    fills = sum(gpu.compute.kernel_overhead_us * 1e-6 + 2.0 * n / rate for n in gathered)
+    assert full.gather - base.gather == pytest.approx(len(gathered) * 32 * 4e-6 + fills, rel=1e-9)
+    assert full.reduce - base.reduce == pytest.approx(len(tensors) * 32 * (1e-6 + 4e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize(("elements", "ranks", "inside"), [
+    (20_480, 2_240, 2_048),     # GPT 530B's bias on 2,240 ranks: shares of 10, 192 pads
+    (20_480, 1_120, 1_077),     # shares of 19: 43 pads
+    (20_480, 640, 640),         # shares of 32: none
+    (12_288, 1_536, 1_536),     # GPT 175B's: shares of 8, none
+])
+def test_a_reduce_scatter_list_pads_the_ranks_past_the_gradients_end(elements, ranks, inside):
+    """``_reduce_scatter_gradient`` splits N elements in shares of ceil(N / r): the
+    floor(N / share) ranks inside the gradient take a view and a narrow, the rest a
+    torch.zeros each: k (v_v + v_n) + (r - k) z, in fp16 (2 B per element)."""
+    scenario, collectives, _, _, _ = _list_and_plain(9.0)
+    stack = scenario_stack(scenario)
+    copies = _ListCopies.of(stack, make_context(scenario, collectives).compute, 2.0)
+    expected = inside * 5e-6 + (ranks - inside) * 23e-6
+    assert copies.reduce_list_seconds(2.0 * elements, ranks) == pytest.approx(expected, rel=1e-12)
 
 
 def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across():

@@ -263,6 +263,24 @@ class ShardingProfile(_Part):
     launching one device-to-device ``cudaMemcpyAsync``, from C++ in the process group): the
     host issues them one after the other, so ``r`` of them take ``r`` times this however
     small each copy is. Used only with ``list_collectives``."""
+    list_narrow_host_us: Annotated[float, Field(ge=0.0, le=1e4, allow_inf_nan=False)] = 0.0
+    """Host microseconds of one ``Tensor.narrow`` in the Python loop that builds a list
+    collective's per-rank tensors before it is issued: one per rank for an all-gather (views
+    of the zeroed flat tensor), one per rank whose share lies inside the gradient for a
+    reduce-scatter (DeepSpeed 0.3-0.5 ``_allgather_param``, ``_reduce_scatter_gradient``).
+    Used only with ``list_collectives``."""
+    list_view_host_us: Annotated[float, Field(ge=0.0, le=1e4, allow_inf_nan=False)] = 0.0
+    """Host microseconds of the ``grad.view(-1)`` a reduce-scatter's list loop takes before
+    each in-range rank's ``narrow``. Used only with ``list_collectives``."""
+    list_zeros_host_us: Annotated[float, Field(ge=0.0, le=1e4, allow_inf_nan=False)] = 0.0
+    """Host microseconds of the ``torch.zeros`` a reduce-scatter's list loop allocates for each
+    rank whose share lies past the gradient's end (a tensor of ``n`` elements is split in
+    shares of ``ceil(n / r)``, so ``r - floor(n / ceil(n / r))`` ranks pad). Used only with
+    ``list_collectives``."""
+    gather_zero_fill: Flag = False
+    """Each all-gather first zero-fills the unsharded flat tensor it gathers into, a
+    memory-bound kernel writing the whole tensor before the gather (DeepSpeed 0.3-0.5
+    ``_allgather_param``: ``torch.zeros(aligned_param_size)``)."""
 
 
 class TensorParallelProfile(_Part):

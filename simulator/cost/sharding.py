@@ -9,7 +9,8 @@ reduce-scattered after its backward (Rajbhandari et al. 2020, ZeRO sec. 5.3; Zha
 2023, "PyTorch FSDP", VLDB, sec. 3.3-3.4). The gather runs in ``param_gather_dtype``, the
 reduction in ``grad_reduce_dtype``. With ``list_collectives`` (tensor-list collectives of
 PyTorch 1.x, DeepSpeed ZeRO-3 of 2021) each collective also runs one copy per rank, issued by
-the host one after the other (:class:`_ListCopies`).
+the host one after the other, after a Python loop over the ranks that builds the list
+(:class:`_ListCopies`).
 
 Overlap follows the stack's ``prefetch`` depth. With ``prefetch: 0`` every collective waits
 for the device and compute waits for it (DeepSpeed ZeRO-3 of 2021): ``L c`` exposed per
@@ -26,6 +27,7 @@ so the compute beside them runs on ``1 - f`` of the GPU:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -125,8 +127,8 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     gathers = unit.each(Op.ALL_GATHER, gather_bytes)
     reduces = unit.each(Op.REDUCE_SCATTER, reduce_bytes)
     if stack.sharding.list_collectives:
-        copies = _ListCopies(ComputeModel(collectives.cluster.hw.gpu, dtype),
-                             stack.sharding.list_copy_host_us * 1e-6)
+        copies = _ListCopies.of(stack, ComputeModel(collectives.cluster.hw.gpu, dtype),
+                                stack.sharding.grad_reduce_dtype.nbytes(dtype))
         gather_each = [copies.gather_seconds(*one) for one in gathers]
         reduce = sum(copies.reduce_seconds(*one) for one in reduces)
     else:
@@ -198,36 +200,69 @@ def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: Collec
 
 @dataclass(frozen=True)
 class _ListCopies:
-    """The per-rank copies of tensor-list collectives (``sharding.list_collectives``; PyTorch
-    1.x ``ProcessGroupNCCL::allgather`` / ``reduce_scatter`` with tensor lists): a collective
-    over ``r`` ranks of ``n`` bytes (unsharded) runs ``r`` copies of ``n / r`` bytes on its
-    stream, each ``g = t_k + 2 n / (r B)`` seconds on the device (the kernel overhead ``t_k``
-    and the sustained HBM rate ``B``, :meth:`ComputeModel.memory_time`) and ``h`` on the host
-    (``sharding.list_copy_host_us``), which issues them one after the other.
+    """The host and device work around tensor-list collectives (``sharding.list_collectives``;
+    DeepSpeed 0.3-0.5 on PyTorch 1.x ``ProcessGroupNCCL::allgather`` / ``reduce_scatter`` with
+    tensor lists). A collective over ``r`` ranks of ``n`` bytes (unsharded):
 
-    - all-gather: NCCL's kernel is launched first and the host then issues the copies behind
-      it, so the collective ends at ``max(t_c + r g, r h)``;
-    - reduce-scatter: the copies into the flat buffer are issued before NCCL's kernel, which
-      starts after the last: ``r max(g, h) + t_c``.
+    - the host first builds its list in a Python loop over the ranks, ``b`` seconds
+      (an all-gather: one ``narrow`` per rank, ``r v_n``; a reduce-scatter: ``view`` and
+      ``narrow`` for each of the ``k = floor(N / ceil(N / r))`` ranks whose share of the
+      ``N``-element gradient lies inside it and a ``torch.zeros`` for each of the others,
+      ``k (v_v + v_n) + (r - k) z``; ``sharding.list_*_host_us``); an all-gather also
+      zero-fills the flat tensor it gathers into (``f``, ``n`` bytes written at the sustained
+      HBM rate, with ``sharding.gather_zero_fill``) behind a ``torch.cuda.synchronize()``,
+      so neither overlaps anything;
+    - then ``r`` copies of ``n / r`` bytes run on its stream, each ``g = t_k + 2 n / (r B)``
+      seconds on the device (the kernel overhead ``t_k`` and the sustained HBM rate ``B``,
+      :meth:`ComputeModel.memory_time`) and ``h`` on the host (``sharding.list_copy_host_us``),
+      which issues them one after the other.
+
+    So an all-gather ends at ``f + b + max(t_c + r g, r h)`` (NCCL's kernel is launched first
+    and the copies are issued behind it) and a reduce-scatter at ``b + r max(g, h) + t_c``
+    (the copies into the flat buffer go before NCCL's kernel).
     """
 
     compute: ComputeModel
     host_s: float
+    narrow_s: float = 0.0
+    view_s: float = 0.0
+    zeros_s: float = 0.0
+    zero_fill: bool = False
+    reduce_element_bytes: float = 2.0
+
+    @classmethod
+    def of(cls, stack: StackProfile, compute: ComputeModel, reduce_element_bytes: float) -> _ListCopies:
+        """The profile's host costs (microseconds in the profile, seconds here)."""
+        sharding = stack.sharding
+        return cls(compute, sharding.list_copy_host_us * 1e-6, sharding.list_narrow_host_us * 1e-6,
+                   sharding.list_view_host_us * 1e-6, sharding.list_zeros_host_us * 1e-6,
+                   sharding.gather_zero_fill, reduce_element_bytes)
 
     def _device(self, nbytes: float, ranks: int) -> float:
         return float(self.compute.memory_time(2.0 * nbytes / ranks))
 
     def gather_seconds(self, nbytes: float, ranks: int, comm_s: float) -> float:
-        """``max(t_c + r g, r h)`` seconds of one list all-gather of ``nbytes``."""
+        """``f + b + max(t_c + r g, r h)`` seconds of one list all-gather of ``nbytes``."""
         if ranks <= 1 or nbytes <= 0:
             return comm_s
-        return max(comm_s + ranks * self._device(nbytes, ranks), ranks * self.host_s)
+        fill = float(self.compute.memory_time(nbytes)) if self.zero_fill else 0.0
+        issued = max(comm_s + ranks * self._device(nbytes, ranks), ranks * self.host_s)
+        return fill + ranks * self.narrow_s + issued
 
     def reduce_seconds(self, nbytes: float, ranks: int, comm_s: float) -> float:
-        """``r max(g, h) + t_c`` seconds of one list reduce-scatter of ``nbytes``."""
+        """``b + r max(g, h) + t_c`` seconds of one list reduce-scatter of ``nbytes``."""
         if ranks <= 1 or nbytes <= 0:
             return comm_s
-        return comm_s + ranks * max(self._device(nbytes, ranks), self.host_s)
+        return self.reduce_list_seconds(nbytes, ranks) + comm_s + ranks * max(
+            self._device(nbytes, ranks), self.host_s)
+
+    def reduce_list_seconds(self, nbytes: float, ranks: int) -> float:
+        """``k (v_v + v_n) + (r - k) z``: the host's loop building a reduce-scatter's list of
+        ``nbytes`` over ``ranks``, ``k = floor(N / ceil(N / r))`` of them views into the
+        gradient of ``N`` elements and the rest zeroed pads."""
+        elements = nbytes / self.reduce_element_bytes
+        inside = min(ranks, math.floor(elements / math.ceil(elements / ranks)))
+        return inside * (self.view_s + self.narrow_s) + (ranks - inside) * self.zeros_s
 
 
 @dataclass(frozen=True)

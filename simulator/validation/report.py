@@ -243,6 +243,10 @@ FLEX_PERMUTATIONS = ("Later on 2026-11-30 the flex dispatcher's memory-bound per
                      "docs/research/stack_facts.md section 54): the rows whose whole iteration is one "
                      "CUDA graph move toward the measurements, the eager ones further from them")
 
+LIST_BUILDING = ("Since 2026-11-30 DeepSpeed 2021's list collectives also pay the host's Python "
+                 "loop that builds each list and the all-gather's zero fill "
+                 "(docs/research/stack_facts.md section 55)")
+
 QWEN3_235B_BLACKWELL = (
     "Rows 7-10 (added on 2026-11-30 with the 26.06 table's set `megatron_bridge_2606_moe`, scored "
     "once): the same table's Qwen3 235B-A22B on 256 Blackwell GPUs, MXFP8, from the recipe at v0.4.2 "
@@ -916,7 +920,26 @@ host time of the per-parameter and per-submodule synchronisations; none is price
 constant, so none is added. The later `deepspeed` profile has been checked on one server only
 (`flagperf_deepspeed`, 2026-11-30: 8 A800 within 7%), not against a ZeRO-3 run at scale.
 Memory: the 530B run on 640 GPUs at micro batch 4 is predicted at 74.3 GiB of 80 (83.6
-with the prefetch of 1, over what it ran in; the paper: it did not fit on 560).""",
+with the prefetch of 1, over what it ran in; the paper: it did not fit on 560).
+
+On 2026-11-30 the first two of those candidates became priced, read again in v0.4.0's
+`partition_parameters.py` and timed in the same A100 profiler trace as the copies (medians of
+its ATen spans; the Python around each op is not counted, so they are lower bounds for the
+loop): `_allgather_param` zero-fills the unsharded flat tensor (`torch.zeros`, its bytes written
+at the HBM rate) and synchronises the device before a loop of one `narrow` per rank (4 us);
+`_reduce_scatter_gradient` loops over the ranks with a `view` and a `narrow` (1 + 4 us) for
+each rank whose share ends inside the gradient and a `torch.zeros` (23 us) for each past its
+end (`sharding.list_narrow_host_us`, `list_view_host_us`, `list_zeros_host_us`,
+`gather_zero_fill`). Over 1,536 ranks that is 6-8 ms more per collective of any size. The
+175B rows at 384 and 768 GPUs now read +0.7% and -0.0%, the 530B rows +16.8%, +15.7% and
++13.3%, and the 175B row at 1,536 GPUs -18.5% (+8.9% before): the loop grows with the ranks,
+so the model's step grows 23% from 768 to 1,536 GPUs where the measured one stays at 66.7 s.
+The measured excess over compute grows by about 14 s per doubling of the GPUs (23, 37, 51 s
+at 384, 768 and 1,536), the model's by 14 s and then 29 s: something in the runs at 1,536
+ranks costs less than a host loop in line with every collective (the reduce-scatter's loop may
+run while the backward's kernels are still queued, which a model without prefetch does not
+credit), and the 530B rows still leave 22-37 s per step unexplained.""" + moved(
+        LIST_BUILDING, (10.8, 18.5), (22.5, 45.6)),
     "mlperf_v51_llama31": """\
 Measured: MLPerf Training v5.1 (mlcommons/training_results_v5.1 at 441d65f4, closed division,
 published 2025-11), the Llama 3.1 submissions whose logs and configs fix the run: Llama 3.1 8B in
