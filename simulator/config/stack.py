@@ -354,6 +354,13 @@ class KernelProfile(_Part):
     fp8_amax_reduction: AmaxReduction = AmaxReduction.NONE
     """With fp8 delayed scaling: the group of TE's amax all-reduce, one at the end of every
     fp8_autocast region's forward and one at the end of its backward."""
+    fp8_sp_amax_reduction: Flag = False
+    """With fp8 current (dynamic) scaling and sequence parallelism: each tensor cast before a
+    tensor-parallel all-gather (a column-parallel linear's input in forward, a row-parallel
+    linear's output gradient in backward) has its amax all-reduced (MAX) over the
+    tensor-parallel group before its scale is computed, in line on the compute stream
+    (TransformerEngine ``Float8CurrentScalingQuantizer`` ``with_amax_reduction``,
+    :mod:`simulator.cost.amax_reduction`)."""
     fused_activation: Flag | None = None
     """Whether the MLP activation runs as one fused kernel; None: as ``fused_elementwise``.
     Megatron-Core with ``bias_activation_fusion: false`` runs it as separate PyTorch ops

@@ -1,4 +1,5 @@
-"""TransformerEngine's delayed-scaling amax all-reduce: in line, once per fp8 region and pass.
+"""TransformerEngine's amax all-reduces: delayed scaling's, in line once per fp8 region and
+pass; current scaling's, in line once per sequence-parallel cast.
 
 Under delayed scaling every fp8 tensor's scale comes from an amax history that all ranks
 sharing the tensor must agree on. TransformerEngine collects the amaxes of an
@@ -16,6 +17,21 @@ hundred bytes: latency-bound, and across the whole stage from Megatron-Core 0.9 
 its latency grows with the number of servers (NCCL's tree). Bytes: the forward region
 reduces the amaxes of each fp8 GEMM's input and weight, the backward one each GEMM's output
 gradient, 4 B each, four GEMMs per layer.
+
+Under current scaling (``Float8CurrentScalingQuantizer``, TransformerEngine v2.1 on) there is
+no history: each cast computes its tensor's amax, the scale from it and the cast
+(``nvte_compute_amax``, ``nvte_compute_scale_from_amax``, ``nvte_quantize_v2``;
+transformer_engine/pytorch/csrc/quantizer.cpp at v2.7, lines 521-534). A tensor that is cast on
+its sequence shard and then all-gathered over the tensor-parallel group must have one scale on
+every rank, so TE's linears set ``with_amax_reduction`` on those quantizers (module/linear.py,
+layernorm_linear.py ``_customize_quantizers_float8_current_scaling``: with
+``sequence_parallel``, the input quantizer of a column-parallel linear and the output-gradient
+quantizer of a row-parallel one, ``amax_reduction_group = tp_group``), and the cast waits for
+``amax_reduction_group->allreduce(...)->wait()`` of the 4-byte amax between the amax kernel
+and the scale kernel. Megatron-Core's layer has two such casts per pass: the inputs of QKV and
+fc1 in forward, the output gradients of proj and fc2 in backward (one each with a mixture of
+experts without shared experts, whose routed experts take dispatched tokens, not the
+tensor-parallel all-gather).
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from simulator.config.scenario import Scenario
 from simulator.config.stack import AmaxReduction, Fp8Scaling, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.workload.layout import Layout
+from simulator.workload.transformer import LayerShape
 
 GEMMS_PER_LAYER = 4
 """QKV, attention output projection, fc1 and fc2."""
@@ -64,3 +81,29 @@ def amax_reduction_seconds(scenario: Scenario, stack: StackProfile, collectives:
     forward = collectives.concurrent_time(Op.ALL_REDUCE, [group], 2 * tensors * AMAX_VALUE_BYTES)[0]
     backward = collectives.concurrent_time(Op.ALL_REDUCE, [group], tensors * AMAX_VALUE_BYTES)[0]
     return forward, backward
+
+
+def sp_amax_casts(scenario: Scenario, stack: StackProfile, shape: LayerShape, tp: int) -> int:
+    """Casts per pass of one layer whose amax is all-reduced over the tensor-parallel group
+    (module docstring): 2 (QKV's and fc1's inputs forward, proj's and fc2's output gradients
+    backward), 1 for a mixture of experts without shared experts; 0 unless fp8 with current
+    scaling, the stack's ``kernels.fp8_sp_amax_reduction``, sequence parallelism and tp > 1."""
+    kernels = stack.kernels
+    if (scenario.training.dtype != Dtype.FP8 or kernels.fp8_scaling != Fp8Scaling.DYNAMIC
+            or not kernels.fp8_sp_amax_reduction or not shape.sequence_parallel or tp == 1):
+        return 0
+    model = shape.model
+    return 2 if model.experts == 1 or model.shared_expert_ffn else 1
+
+
+def sp_amax_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape,
+                    collectives: CollectiveModel, layout: Layout) -> float:
+    """Seconds per pass of one layer's sequence-parallel amax all-reduces:
+    ``n AR(tp group, 4 B)``, ``n`` of :func:`sp_amax_casts` (the same in forward and
+    backward), priced by the collective model; in line with the layer's compute."""
+    casts = sp_amax_casts(scenario, stack, shape, layout.tp)
+    if not casts:
+        return 0.0
+    group = layout.tp_group()
+    seconds = collectives.concurrent_time(Op.ALL_REDUCE, [group], AMAX_VALUE_BYTES, key=("tp-amax", group))[0]
+    return casts * seconds

@@ -19,6 +19,7 @@ import numpy as np
 from simulator.collectives import Group
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute, StackProfile
+from simulator.cost.amax_reduction import sp_amax_seconds
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.context_parallel import attention_recomputed, cp_cost, cp_seconds
@@ -173,6 +174,8 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
                                 (linears.wgrad[0], linears.wgrad[2])[:count], linears.pairs,
                                 linears.chunk_excess)
+    amax = sp_amax_seconds(scenario, stack, shape, collectives, layout)   # in line, each pass
+    tp_fwd, tp_bwd = tp_fwd + amax, tp_bwd + amax
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
     cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)

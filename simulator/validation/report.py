@@ -243,6 +243,12 @@ FLEX_PERMUTATIONS = ("Later on 2026-11-30 the flex dispatcher's memory-bound per
                      "docs/research/stack_facts.md section 54): the rows whose whole iteration is one "
                      "CUDA graph move toward the measurements, the eager ones further from them")
 
+SP_AMAX = ("Later on 2026-11-30 FP8 current scaling with sequence parallelism waits, in each "
+           "layer's forward and backward, for two 4-byte amax all-reduces over the tensor-parallel "
+           "group (TransformerEngine's `with_amax_reduction` on the quantizers of the casts before a "
+           "sequence-parallel all-gather, `kernels.fp8_sp_amax_reduction`; "
+           "docs/research/stack_facts.md section 56)")
+
 LIST_BUILDING = ("Since 2026-11-30 DeepSpeed 2021's list collectives also pay the host's Python "
                  "loop that builds each list and the all-gather's zero fill "
                  "(docs/research/stack_facts.md section 55)")
@@ -1070,7 +1076,8 @@ the best of the sweep, 2,660 TFLOP/s at 8192^3, by the MI355X's rule) runs the s
 slower than the MI355X's and falls from 8192^3 to 16384^3 where the MI355X's rises, as a 1,000 W
 limit would make it; the MI350X rows read +1.5% (AMD) and +5.0% (Cisco), the predicted ratio to
 the MI355X 1.14: the set 9.0% / 51.2%."""
-    + moved(GEMM_K_OVERHEAD, (8.7, 50.1), (9.0, 51.2)),
+    + moved(GEMM_K_OVERHEAD, (8.7, 50.1), (9.0, 51.2))
+    + moved(SP_AMAX, (8.6, 47.6), (8.7, 50.1)),
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -1718,7 +1725,8 @@ table measured 12% faster at the same layout (328 against 292 tokens/s per GPU,
 `megatron_bridge_2604` row 2, which reads +1.1%): the software's drift between releases, which
 this set no longer meets."""
     + moved(OVERLAPPED_SENDS, (8.1, 14.5), (8.3, 11.1))
-    + moved(GEMM_K_OVERHEAD, (7.6, 11.8), (8.1, 14.5)),
+    + moved(GEMM_K_OVERHEAD, (7.6, 11.8), (8.1, 14.5))
+    + moved(SP_AMAX, (7.5, 11.2), (7.6, 11.8)),
     "bloom": """\
 Measured: BigScience's BLOOM 176B pre-training (bigscience-workshop/bigscience
 `train/tr11-176B-ml/README.md` at 9e64ede): the log line of iteration 85376, the end of the
@@ -2045,7 +2053,8 @@ at 0.99 of the per-tensor kernel on a B200 (flashinfer-ai/flashinfer#2256), so t
 is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels was found."""
     + moved(FP8_TP_GATHERS, (2.7, 6.1), (2.6, 6.1))
     + moved(OVERLAPPED_SENDS, (5.2, 7.7), (2.7, 6.1))
-    + moved(GEMM_K_OVERHEAD, (5.2, 7.0), (5.2, 7.7)),
+    + moved(GEMM_K_OVERHEAD, (5.2, 7.0), (5.2, 7.7))
+    + moved(SP_AMAX, (5.1, 7.0), (5.2, 7.0)),
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
