@@ -59,7 +59,9 @@ Sources
   ``window_attn_skip_freq`` 2), whose counts match OpenAI's model card (117B total, 5.1B active)
   against 116.8B and 5.7B with both embedding matrices here (``tests/test_attention_window.py``).
   The attention sinks (a learned logit per head in each softmax) and the linears' biases are not
-  counted. Sequence 4,096, its ``initial_context_length`` and Megatron-Bridge's recipes'.
+  counted as parameters; the experts' second-linear bias is priced as the passes Megatron-Core
+  runs for it (``expert_bias``). Sequence 4,096, its ``initial_context_length`` and
+  Megatron-Bridge's recipes'.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ MODEL_PRESETS = MappingProxyType({
     "gpt-oss-120b": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 201088, "layers": 36, "hidden": 2880, "heads": 64,
         "kv_heads": 8, "head_dim": 64, "ffn_hidden": 2880, "experts": 128, "top_k": 4,
-        "tied_embeddings": False, "attention_window": 128, "full_attention_every": 2,
+        "tied_embeddings": False, "attention_window": 128, "full_attention_every": 2, "expert_bias": True,
     },
     "kimi-k2": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 163840, "layers": 61, "hidden": 7168, "heads": 64,

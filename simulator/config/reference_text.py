@@ -61,6 +61,11 @@ MEANINGS = {
                      "`hidden_dropout`, `attention_dropout`): above 0 each dropout keeps a 1-byte "
                      "mask for backward; default 0.1 for `gelu` (GPT-style), 0 for `swiglu` "
                      "(Llama-style recipes)",
+    "model.expert_bias": "the routed experts' linears carry biases (GPT-OSS: true in the preset); "
+                         "Megatron-Core adds the second linear's bias times each row's routing "
+                         "probability expert by expert in eager PyTorch unless TransformerEngine's op "
+                         "fuser runs the experts (`kernels.grouped_mlp_fusion`), priced as those "
+                         "memory-bound passes (`simulator/workload/expert_passes.py`)",
     "model.tied_embeddings": "the output layer shares the token embedding (default: true for `gelu`, "
                              "false for `swiglu`); with pp > 1 its gradient is all-reduced between the "
                              "first and last stages every step",

@@ -179,6 +179,10 @@ class ModelConfig(_Section):
     """With ``attention_window``, every n-th layer keeps full causal attention (Megatron-Core's
     ``window_attn_skip_freq``: GPT-OSS 2, alternating; Gemma 3: 6, five local layers to one
     global). None: every layer is local."""
+    expert_bias: Annotated[bool, Strict()] = False
+    """The routed experts' linears carry biases (GPT-OSS: Megatron-Bridge's GPT-OSS bridge sets
+    ``add_bias_linear``): Megatron-Core adds the second linear's bias, times each row's routing
+    probability, outside the grouped GEMM (:mod:`simulator.workload.expert_passes`)."""
     tied_embeddings: Annotated[bool, Strict()] | None = None
     """The output layer shares the token embedding's weight (GPT, BLOOM, MPT); default: true
     for ``mlp: gelu`` (GPT-style), false for ``swiglu`` (Llama-style)."""

@@ -488,6 +488,15 @@ class ContextParallelProfile(_Part):
     exchanged_heads: CpHeads = CpHeads.KV
 
 
+class ExpertPadding(StrEnum):
+    """How the per-expert token counts are aligned for fp8 grouped GEMMs (see
+    simulator.workload.expert_passes)."""
+
+    AUTO = "auto"          # copies under the alltoall dispatcher, none under deepep / hybridep
+    COPY = "copy"          # TransformerEngine's Fp8Padding / Fp8Unpadding copy the rows
+    ALIGNED = "aligned"    # the counts arrive aligned (router or dispatcher padding): no copies
+
+
 class ExpertParallelProfile(_Part):
     """How the stack schedules a mixture of experts' all-to-alls (see
     simulator.cost.ep_overlap)."""
@@ -515,6 +524,14 @@ class ExpertParallelProfile(_Part):
     ``moe_permute_fusion_into_hybridep``: DeepEP ``dispatch_with_permute(fuse_permute_dispatch)``);
     false: a separate permute kernel after the dispatch and un-permute before the combine
     (simulator.workload.moe_dispatch). Only with ``hybridep``."""
+    fp8_padding: ExpertPadding = ExpertPadding.ALIGNED
+    """Under fp8 and fp4, how each local expert's token count reaches the multiple of 16 (32 for
+    MXFP8) the quantized grouped GEMM needs: ``copy``, Megatron-Core's ``TEGroupedMLP`` copies the
+    permuted rows into a padded buffer before the experts and the output back after them
+    (TransformerEngine ``Fp8Padding`` / ``Fp8Unpadding``; Megatron-Core core_v0.10 on, unless
+    ``moe_router_padding_for_fp8``); ``aligned``, the router or the dispatcher already padded
+    them (no copies); ``auto``, ``copy`` under the alltoall dispatcher and ``aligned`` under
+    DeepEP's and HybridEP's permutes, which pad as they permute (Megatron-Core from 2026-05)."""
 
 
 def fp8_attention_recipe(dtype: Dtype, kernels: KernelProfile) -> str | None:
@@ -571,3 +588,11 @@ def merged_profile(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str,
         else:
             out[key] = value
     return out
+
+
+def pads_by_copy(profile: ExpertParallelProfile, dtype: Dtype) -> bool:
+    """Whether the experts' rows are copied to and from a padded buffer each pass (the
+    profile's ``fp8_padding``; only under fp8 and fp4, ``training.dtype: fp8``)."""
+    if dtype != Dtype.FP8 or profile.fp8_padding == ExpertPadding.ALIGNED:
+        return False
+    return profile.fp8_padding == ExpertPadding.COPY or profile.dispatcher == EpDispatcher.ALLTOALL

@@ -30,6 +30,7 @@ from simulator.cost.in_layer import ep_collective, ep_tp_collectives, tp_collect
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.cost.tp_exposure import TpSite, regathered, rerun_fused_gathers, tp_exposed, tp_site
 from simulator.memo import remembered
+from simulator.workload.expert_passes import expert_pass_kernels
 from simulator.workload.layout import Layout
 from simulator.workload.recompute_modules import (
     recompute_forward,
@@ -149,8 +150,19 @@ def _layer_kernels(shape: LayerShape, compute: ComputeModel) -> _LayerKernels:
     fwd_k = layer_forward(shape, shape.model.expert_load)      # the busiest expert rank's
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
-    return _LayerKernels(fwd_k, bwd_k, _total(compute, fwd_k, fwd_g), _total(compute, bwd_k, bwd_g),
-                         _LinearTimes.of(fwd_k, fwd_g, bwd_g))
+    passes = expert_pass_seconds(shape, compute)
+    return _LayerKernels(fwd_k, bwd_k, _total(compute, fwd_k, fwd_g) + passes[0],
+                         _total(compute, bwd_k, bwd_g) + passes[1], _LinearTimes.of(fwd_k, fwd_g, bwd_g))
+
+
+def expert_pass_seconds(shape: LayerShape, compute: ComputeModel) -> tuple[float, float]:
+    """(forward, backward) seconds of the memory-bound passes around the busiest rank's grouped
+    experts, one streaming kernel each (:func:`~simulator.workload.expert_passes.expert_pass_kernels`:
+    the fp8 padding copies and the eager expert bias); (0, 0) without them."""
+    forward, backward = expert_pass_kernels(shape, shape.model.expert_load)
+    if not forward and not backward:
+        return 0.0, 0.0
+    return float(compute.memory_time(forward).sum()), float(compute.memory_time(backward).sum())
 
 
 def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,

@@ -10,7 +10,7 @@ from simulator.config.checks import data_parallel_size
 from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import RankOrder, Scenario
-from simulator.config.stack import Fp8Scaling, fp8_attention_recipe
+from simulator.config.stack import Fp8Scaling, fp8_attention_recipe, pads_by_copy
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.memo import remembered
@@ -102,4 +102,5 @@ def _shape(scenario: Scenario) -> LayerShape:
                       kernels.fused_activation, kernels.moe_permute_fusion,
                       loss_traffic(stack.loss), par.etp, kernels.attention_unpad,
                       kernels.grouped_mlp_fusion, stack.expert_parallel.dispatcher,
-                      stack.expert_parallel.permute_in_dispatch)
+                      stack.expert_parallel.permute_in_dispatch,
+                      pads_by_copy(stack.expert_parallel, training.dtype))

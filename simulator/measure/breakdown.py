@@ -51,6 +51,7 @@ from simulator.cost.in_layer import tp_collectives, tp_site_count
 from simulator.cost.layer import (
     LayerCost,
     _gemm_times,
+    expert_pass_seconds,
     layer_cost,
     module_recompute_parts,
     op_sac_recomputed,
@@ -158,8 +159,9 @@ def layer_classes(ctx: Context, stack: StackProfile) -> tuple[Classes, Classes, 
     following :func:`simulator.cost.layer.layer_cost`."""
     fwd_k = layer_forward(ctx.shape, ctx.shape.model.expert_load)
     casts = fp8_cast_times(ctx.scenario, stack, ctx.compute, fwd_k, ctx.layout, fused_away_casts(ctx.shape))
-    forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0])
-    backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1])
+    passes = expert_pass_seconds(ctx.shape, ctx.compute)
+    forward = kernel_classes(ctx.compute, fwd_k) + Classes(memory=casts[0] + passes[0])
+    backward = kernel_classes(ctx.compute, fwd_k.backward()) + Classes(memory=casts[1] + passes[1])
     return forward, backward, _recompute_classes(ctx, stack, fwd_k, forward)
 
 

@@ -384,7 +384,8 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
     DeepEP or HybridEP backend (``moe_enable_deepep``, ``moe_flex_dispatcher_backend``; deepep by
     default) -> ``expert_parallel.dispatcher`` with its SM count where set (``dispatcher_sms``)
     and, for HybridEP, ``moe_permute_fusion_into_hybridep`` -> ``permute_in_dispatch: true``;
-    noted as not modelled with expert tensor parallelism or another backend (ncclep);
+    the router's fp8 padding (:func:`_padding_fields`); noted as not modelled with expert tensor
+    parallelism or another backend (ncclep);
     ``use_transformer_engine_op_fuser`` and ``fp8_dot_product_attention`` are noted, as whether
     they ran TE's fused grouped MLP (``kernels.grouped_mlp_fusion``) or MXFP8 attention
     (``kernels.fp8_attention``) depends on environment variables the log does not print."""
@@ -407,6 +408,7 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
             fields["expert_parallel"]["permute_in_dispatch"] = True
     elif backend:
         extra.append(f"the {backend} token dispatcher (priced as the alltoall dispatcher)")
+    _padding_fields(args, fields, extra)
     if args.get("use_transformer_engine_op_fuser"):
         extra.append("TransformerEngine's op fuser (its fused grouped MLP also needs "
                      "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which the log does not print: set "
@@ -415,6 +417,18 @@ def _moe_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: 
         extra.append("fp8_dot_product_attention (TE's fp8 attention takes the linears' recipe unless "
                      "NVTE_DPA_FP8_RECIPE, which the log does not print, says otherwise: set "
                      "kernels.fp8_attention if it did and the GPU has a measured rate, clustersim specs GPU)")
+
+
+def _padding_fields(args: dict[str, Any], fields: dict[str, dict[str, Any]], extra: list[str]) -> None:
+    """How the experts' token counts meet the fp8 alignment: ``moe_router_padding_for_fp8`` or
+    ``moe_router_padding_for_quantization`` -> ``expert_parallel.fp8_padding: aligned`` (the router
+    pads, no copies); padding to a capacity (``moe_pad_expert_input_to_capacity``) is noted, as the
+    counts are aligned only when the capacity is a multiple of 16 (32 for MXFP8)."""
+    if args.get("moe_router_padding_for_fp8") or args.get("moe_router_padding_for_quantization"):
+        fields.setdefault("expert_parallel", {})["fp8_padding"] = "aligned"
+    elif args.get("moe_pad_expert_input_to_capacity") and args.get("moe_expert_capacity_factor"):
+        extra.append("moe_pad_expert_input_to_capacity (set expert_parallel.fp8_padding: aligned if "
+                     "each expert's capacity is a multiple of 16, 32 under MXFP8: no padding copies)")
 
 
 def _dispatcher_sms(args: dict[str, Any], backend: str) -> int | None:

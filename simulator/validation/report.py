@@ -243,6 +243,13 @@ FLEX_PERMUTATIONS = ("Later on 2026-11-30 the flex dispatcher's memory-bound per
                      "docs/research/stack_facts.md section 54): the rows whose whole iteration is one "
                      "CUDA graph move toward the measurements, the eager ones further from them")
 
+EXPERT_PASSES = ("Later on 2026-11-30 two memory-bound passes around Megatron-Core's grouped experts "
+                 "became priced (docs/research/stack_facts.md section 57): TransformerEngine's fp8 "
+                 "padding copies of the experts' rows, which TEGroupedMLP makes under fp8 unless the "
+                 "router or the dispatcher aligned the token counts (`expert_parallel.fp8_padding`: "
+                 "the alltoall dispatcher does not), and GPT-OSS's expert bias added expert by expert "
+                 "in eager PyTorch (`model.expert_bias`)")
+
 SP_AMAX = ("Later on 2026-11-30 FP8 current scaling with sequence parallelism waits, in each "
            "layer's forward and backward, for two 4-byte amax all-reduces over the tensor-parallel "
            "group (TransformerEngine's `with_amax_reduction` on the quantizers of the casts before a "
@@ -1231,7 +1238,11 @@ fitted."""
         "14%: what is missing grows with the kernels per token, not with the FLOPs. Not identified, "
         "so nothing is fitted; the row is reported as a miss of the MoE layer's compute.", 96)
     + moved(FLEX_PERMUTATIONS + " (the 30B H100 row's compute now 15.7 s of the model's, against "
-            "16.9 s with the alltoall dispatcher's permutations)", (28.2, 64.1), (25.9, 64.1)),
+            "16.9 s with the alltoall dispatcher's permutations)", (28.2, 64.1), (25.9, 64.1))
+    + moved(EXPERT_PASSES + ": the GPT-OSS rows (BF16, eager bias) +39.5 / +54.5 / +59.6 / +64.1 / "
+            "+42.4% -> +32.8 / +47.5 / +42.7 / +57.1 / +35.8% (GB300, GB200, B300, B200, H100; the "
+            "B300 recipe's HybridEP casts the probabilities to fp32), the Qwen3 235B rows under the "
+            "alltoall dispatcher in FP8 +24.1% / +37.5% -> +23.3% / +32.3%", (24.8, 57.1), (28.2, 64.1)),
     "megatron_moe_recipes": """\
 Measured: the recipe index of Megatron-LM's MoE examples (`examples/moe_recipes/README.md` on the
 dev branch at d48bd6be0a; the figures added at e5ad09802d, 2026-06-15, "Add MoE recipe performance
@@ -1436,7 +1447,11 @@ reported."""
     + moved(DSV3_H100, (27.4, 38.5), (27.9, 38.5))
     + moved(DSV3_2604, (18.6, 38.5), (27.4, 38.5))
     + moved(DISPATCHER_SMS, (18.3, 38.5), (18.6, 38.5))
-    + moved(FLEX_PERMUTATIONS, (18.5, 38.5), (18.3, 38.5)),
+    + moved(FLEX_PERMUTATIONS, (18.5, 38.5), (18.3, 38.5))
+    + moved(EXPERT_PASSES + ": the dropless 25.11 B200 row +38.5% -> +36.2% and the 25.09 H100 row "
+            "(DeepEP without the padded permutation of 2026, `fp8_padding: copy`) +25.9% -> +22.3%; "
+            "the token-drop rows, padded to capacities of 128 rows per source rank, copy nothing",
+            (17.9, 37.2), (18.5, 38.5)),
     "megatron_bridge_gb300": """\
 Measured: Megatron-Bridge's performance archive (`docs/performance-summary-archive.md` at
 067f987df), the 26.04.01 table's DGX-GB300 rows that run neither Megatron FSDP nor CPU activation

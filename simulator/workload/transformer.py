@@ -84,6 +84,7 @@ class LayerShape:
     expert_mlp_fused: bool = False           # TE's fused grouped MLP (kernels.grouped_mlp_fusion)
     moe_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL   # expert_parallel.dispatcher
     moe_permute_in_dispatch: bool = False    # HybridEP's permute inside its dispatch and combine
+    expert_padding_copies: bool = False      # fp8 padding copies around the experts (expert_passes)
 
     @property
     def moe_flex(self) -> bool:
