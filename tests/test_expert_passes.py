@@ -21,12 +21,12 @@ MIXTRAL_LOG = "validation/training_logs/primus-megatron_mixtral-8x7b_8x8-mi325x.
 
 
 def _context(preset: str = "qwen3-30b-a3b", dtype: str = "fp8", expert_parallel: dict | None = None,
-             kernels: dict | None = None):
+             kernels: dict | None = None, parallelism: dict | None = None):
     stack = {"base": "megatron-core", "expert_parallel": expert_parallel or {}, "kernels": kernels or {}}
     scenario = scenario_from_mapping(
         {"cluster": {"node": "dgx-b200", "nodes": 1}, "model": {"preset": preset, "seq_len": 4096},
          "training": {"global_batch": 8, "micro_batch": 1, "dtype": dtype, "stack": stack},
-         "parallelism": {"tp": 1, "dp": 8, "ep": 8}},
+         "parallelism": {"tp": 1, "dp": 8, "ep": 8, **(parallelism or {})}},
         "<test>", LIBRARY)
     session = session_from_scenario(scenario, LIBRARY)
     return make_context(session.scenario, session.collectives)
@@ -112,3 +112,19 @@ def test_router_padding_in_a_log_drafts_aligned_counts():
                                                       "moe_pad_expert_input_to_capacity": True}),
                               "mi325x-platform", 8)
     assert any("moe_pad_expert_input_to_capacity" in item for item in capacity.not_modelled)
+
+
+def test_recomputing_the_moe_module_re_runs_the_forward_passes():
+    """``recompute_modules: [moe]`` re-runs the whole MoE block in backward, the padding copies'
+    forward included: the recompute grows by the passes' forward seconds exactly."""
+    moe = {"recompute": "selective", "recompute_modules": ["moe"]}
+    copies = _context(expert_parallel={"fp8_padding": "copy"}, parallelism=moe)
+    aligned = _context(expert_parallel={"fp8_padding": "aligned"}, parallelism=moe)
+
+    def cost(ctx):
+        return layer_cost(ctx.scenario, ctx.scenario.training.stack, ctx.shape, ctx.compute,
+                          ctx.collectives, ctx.layout)
+
+    forward = expert_pass_seconds(copies.shape, copies.compute)[0]
+    assert forward > 0.0
+    assert cost(copies).recompute - cost(aligned).recompute == pytest.approx(forward, rel=1e-9)

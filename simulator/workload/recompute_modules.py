@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig, RecomputeModule
+from simulator.workload.expert_passes import expert_pass_kernels
 from simulator.workload.moe_dispatch import router_gemm
 from simulator.workload.transformer import (
     Attention,
@@ -109,7 +110,8 @@ def separate_norms(model: ModelConfig) -> int:
 
 
 def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, list, list]:
-    """``mlp`` (dense layers), ``moe`` (MoE layers: everything of the block), else
+    """``mlp`` (dense layers), ``moe`` (MoE layers: everything of the block, the fp8 padding
+    copies and the eager expert bias of :mod:`simulator.workload.expert_passes` included), else
     ``shared_experts`` and ``moe_act`` apart."""
     mdl = shape.model
     if mdl.experts == 1:
@@ -120,7 +122,7 @@ def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, li
     if M.MOE in modules:
         routed = mlp_gemms(shape, expert_load)
         memory = [*expert_activation_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
-                  *shared_expert_bytes(shape)]
+                  *shared_expert_bytes(shape), *expert_pass_kernels(shape, expert_load)[0]]
         router = router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)
         return [router, *shared, *routed], [False] + [True] * (len(shared) + 2), memory
     gemms, memory = [], []
