@@ -14,7 +14,7 @@ from simulator.engine.context import make_context
 from simulator.measure.draft import draft_from_log
 from simulator.measure.megatron_log import read_megatron_log
 from simulator.pipeline import session_from_scenario
-from simulator.workload.expert_passes import bias_kernels, expert_rows, padding_kernels
+from simulator.workload.expert_passes import bias_kernels, padding_kernels
 
 LIBRARY = HardwareLibrary()
 MIXTRAL_LOG = "validation/training_logs/primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz"
@@ -38,7 +38,7 @@ def test_padding_copies_the_rows_in_and_out_each_pass():
     R = b s k on the busiest rank (4,096 tokens x 8 experts each)."""
     ctx = _context()
     assert ctx.shape.expert_padding_copies
-    rows = expert_rows(ctx.shape)
+    rows = ctx.shape.expert_rows()
     assert rows == pytest.approx(4096 * 8)
     forward, backward = padding_kernels(ctx.shape)
     h = ctx.scenario.model.hidden
@@ -66,7 +66,7 @@ def test_gpt_oss_bias_in_the_activation_dtype_under_alltoall():
     expert (16 of 128 on 8 GPUs) plus the cat, and the split's gradient."""
     ctx = _context("gpt-oss-120b", dtype="bf16")
     forward, backward = bias_kernels(ctx.shape)
-    elements = expert_rows(ctx.shape) * ctx.scenario.model.hidden
+    elements = ctx.shape.expert_rows() * ctx.scenario.model.hidden
     assert sum(forward) == pytest.approx(12 * elements)
     assert sum(backward) == pytest.approx(16 * elements)
     assert (len(forward), len(backward)) == (2 * 16 + 1, 4 * 16 + 1)
@@ -78,7 +78,7 @@ def test_gpt_oss_bias_in_fp32_under_hybridep_and_none_when_fused():
     bias inside its grouped ops; a model without expert biases has none."""
     ctx = _context("gpt-oss-120b", dtype="bf16", expert_parallel={"dispatcher": "hybridep"})
     forward, backward = bias_kernels(ctx.shape)
-    elements = expert_rows(ctx.shape) * ctx.scenario.model.hidden
+    elements = ctx.shape.expert_rows() * ctx.scenario.model.hidden
     assert sum(forward) == pytest.approx(28 * elements)
     assert sum(backward) == pytest.approx(40 * elements)
     fused = _context("gpt-oss-120b", kernels={"fp8_scaling": "mxfp8", "grouped_mlp_fusion": True})

@@ -41,6 +41,7 @@ from simulator.config.hardware import Dtype
 from simulator.config.scenario import Scenario
 from simulator.config.stack import AmaxReduction, Fp8Scaling, StackProfile
 from simulator.cost.collective import CollectiveModel
+from simulator.cost.fp8_casts import sequence_gathered_linears
 from simulator.workload.layout import Layout
 from simulator.workload.transformer import LayerShape
 
@@ -92,8 +93,7 @@ def sp_amax_casts(scenario: Scenario, stack: StackProfile, shape: LayerShape, tp
     if (scenario.training.dtype != Dtype.FP8 or kernels.fp8_scaling != Fp8Scaling.DYNAMIC
             or not kernels.fp8_sp_amax_reduction or not shape.sequence_parallel or tp == 1):
         return 0
-    model = shape.model
-    return 2 if model.experts == 1 or model.shared_expert_ffn else 1
+    return len(sequence_gathered_linears(shape.model))   # and as many row-parallel partners
 
 
 def sp_amax_seconds(scenario: Scenario, stack: StackProfile, shape: LayerShape,

@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.hardware import Dtype, GpuSpec
-from simulator.config.scenario import Scenario
+from simulator.config.scenario import ModelConfig, Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.sharding import gather_counts
@@ -89,9 +89,15 @@ def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout, linears:
     in 16 bit."""
     shard = np.ones(linears)
     if stack.tensor_parallel.fp8_all_gather and scenario.parallelism.sequence_parallel:
-        model = scenario.model
-        shard[[0, 2] if model.experts == 1 or model.shared_expert_ffn else [0]] = 1.0 / layout.tp
+        shard[sequence_gathered_linears(scenario.model)] = 1.0 / layout.tp
     return shard
+
+
+def sequence_gathered_linears(model: ModelConfig) -> list[int]:
+    """Indexes (in :func:`cast_shard`'s order) of the column-parallel linears whose input the
+    sequence-parallel all-gather feeds: QKV, and fc1 of a dense or shared-expert MLP (a routed
+    expert's input comes from the dispatcher)."""
+    return [0, 2] if model.experts == 1 or model.shared_expert_ffn else [0]
 
 
 def cast_bytes_per_element(stack: StackProfile, gpu: GpuSpec | None = None) -> float:

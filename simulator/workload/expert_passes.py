@@ -4,7 +4,7 @@ of the experts' second linear. Bytes of one microbatch on the busiest expert ran
 kernels (forward, backward), each kernel paying its launch overhead when priced.
 
 With ``R`` the rows the GPU's ``e`` local experts receive (``b s k`` times the busiest rank's
-load, :attr:`LayerShape.expert_tokens`), ``h`` the hidden width, ``n`` the activation bytes and
+load, :meth:`LayerShape.expert_rows`), ``h`` the hidden width, ``n`` the activation bytes and
 ``q`` the routing probabilities' (4 under DeepEP and HybridEP, which require fp32
 probabilities, ``token_dispatcher.py``; the activation dtype under the alltoall dispatcher,
 whose router returns them in its input dtype unless ``moe_router_dtype`` is fp32):
@@ -35,11 +35,6 @@ from simulator.workload.transformer import LayerShape
 FP32_BYTES = 4.0
 
 
-def expert_rows(shape: LayerShape, expert_load: float = 1.0) -> float:
-    """``R``: rows the busiest rank's local experts receive per microbatch."""
-    return shape.expert_tokens * shape.model.top_k * expert_load
-
-
 def probability_bytes(shape: LayerShape) -> float:
     """``q``: bytes of one routing probability (module docstring)."""
     return FP32_BYTES if shape.moe_flex else float(shape.dtype_bytes)
@@ -50,7 +45,7 @@ def padding_kernels(shape: LayerShape, expert_load: float = 1.0) -> tuple[list[f
     each; none without experts or without ``expert_padding_copies``."""
     if shape.model.experts == 1 or not shape.expert_padding_copies:
         return [], []
-    rows = expert_rows(shape, expert_load)
+    rows = shape.expert_rows(expert_load)
     copy = 2.0 * shape.dtype_bytes * rows * shape.model.hidden
     kernels = [copy, 2.0 * probability_bytes(shape) * rows, copy]
     return kernels, list(kernels)
@@ -65,7 +60,7 @@ def bias_kernels(shape: LayerShape, expert_load: float = 1.0) -> tuple[list[floa
         return [], []
     n = float(shape.dtype_bytes)
     r = max(n, probability_bytes(shape))
-    elements = expert_rows(shape, expert_load) * mdl.hidden
+    elements = shape.expert_rows(expert_load) * mdl.hidden
     local = max(mdl.experts / shape.ep, 1.0)
     each = elements / local
     forward = [r * each, (n + 2.0 * r) * each] * int(round(local)) + [2.0 * r * elements]

@@ -115,6 +115,11 @@ class LayerShape:
         shards = self.sequence_shards
         return self.tokens if shards == 1 else self.tokens * self.expert_tp / shards
 
+    def expert_rows(self, expert_load: float = 1.0) -> float:
+        """``R``: rows a GPU's local experts receive per microbatch, the group's tokens times
+        ``top_k`` times the busiest rank's ``expert_load`` (:attr:`expert_tokens`)."""
+        return self.expert_tokens * self.model.top_k * expert_load
+
     @property
     def tokens(self) -> int:
         return self.micro_batch * self.seq
@@ -317,7 +322,7 @@ def mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, 
         rows, batch, t = shape.tokens, 1, shape.tp
     else:
         batch, t = mdl.experts / shape.ep, shape.expert_tp
-        rows = shape.expert_tokens * mdl.top_k / batch * expert_load
+        rows = shape.expert_rows(expert_load) / batch
     up_width = (2 if mdl.mlp == Mlp.SWIGLU else 1) * mdl.ffn_hidden / t
     return [(rows, up_width, mdl.hidden, batch), (rows, mdl.hidden, mdl.ffn_hidden / t, batch)]
 
@@ -426,7 +431,7 @@ def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], l
     :func:`~simulator.workload.moe_dispatch.flex_permutation_parts` on the rows its deduplicated
     dispatch delivers, and no sorts)."""
     mdl, nb = shape.model, shape.dtype_bytes
-    received = shape.expert_tokens * mdl.top_k * expert_load * mdl.hidden * nb
+    received = shape.expert_rows(expert_load) * mdl.hidden * nb
     if shape.moe_flex:
         dispatched = received * dispatched_share(mdl, shape.ep)
         permute, unpermute = flex_permutation_parts(dispatched, received, shape.moe_permute_fused,
