@@ -42,7 +42,7 @@ class StageCompression:
 def stage_compressions(ctx: Context) -> list[StageCompression] | None:
     """Per stage, its compressor; None without ``gradient_compression`` or data parallelism."""
     cfg = ctx.scenario.training.gradient_compression
-    if cfg is None or ctx.layout.dp == 1:
+    if cfg is None or ctx.layout.gradient_ranks == 1:
         return None
     par, model = ctx.scenario.parallelism, ctx.scenario.model
     dp_cfg = scenario_stack(ctx.scenario).data_parallel
@@ -52,7 +52,8 @@ def stage_compressions(ctx: Context) -> list[StageCompression] | None:
         if kind not in made:
             n = float(sum(stage_parameters(model, par, *kind)))
             buckets = max(math.ceil(n * g / dp_cfg.bucket_bytes), 1)
-            plan = compression(cfg, n, stage_matrices(model, par, *kind[:3]), g, ctx.layout.dp, buckets)
+            plan = compression(cfg, n, stage_matrices(model, par, *kind[:3]), g, ctx.layout.gradient_ranks,
+                               buckets)
             made[kind] = StageCompression(plan, n * g, compression_seconds(plan, ctx.compute))
         out.append(made[kind])
     return out

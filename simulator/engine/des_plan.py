@@ -184,7 +184,8 @@ def _replay(ctx: Context, stage: int, collective, only=None) -> CollectiveReplay
     collapsed = ctx.scenario.simulate.fidelity == Fidelity.TP_COLLAPSED
     if collapsed and only is None:
         lay = ctx.layout
-        only = (lay.stage_expert_dp_groups(stage) if collective.expert else lay.stage_dp_groups(stage))[0]
+        groups = lay.stage_expert_dp_groups(stage) if collective.expert else lay.stage_gradient_groups(stage)
+        only = groups[0]
     only = only if collapsed else None
     return replay_of(collective.launched_terms, collective.size_bytes, ctx.collectives.network.router,
                      _p2p_efficiency(ctx), _replay_mode(ctx), only)

@@ -54,7 +54,7 @@ def reduction_slowdowns(ctx: Context, reduce: np.ndarray, last_backward: np.ndar
 def reduction_overlaps(ctx: Context) -> bool:
     """Whether the gradient reduction runs beside the last backward (``overlap_grad_reduce``,
     not deferred by the runtime, more than one data-parallel rank)."""
-    return (ctx.layout.dp > 1 and ctx.scenario.parallelism.overlap_grad_reduce
+    return (ctx.layout.gradient_ranks > 1 and ctx.scenario.parallelism.overlap_grad_reduce
             and not reduces_deferred(ctx))
 
 

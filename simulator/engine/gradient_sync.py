@@ -1,8 +1,12 @@
 """Data-parallel gradient synchronisation of one pipeline stage: which collectives, on how
 many bytes, at what price.
 
-Each stage reduces its gradients over its data-parallel groups, one per tensor- (and
-context-) parallel rank; the groups of a stage run at once and share their NICs, so they
+Each stage reduces its gradients over its data-parallel groups, one per tensor-parallel rank,
+each holding the ``dp cp`` data- and context-parallel ranks that share those weights
+(:attr:`simulator.workload.layout.Layout.gradient_ranks`: context-parallel ranks see different
+tokens, so their gradients are summed in the same collective; until 2026-11-30 each
+context-parallel rank was priced reducing over its ``dp`` ranks alone, which left the sum
+across them out and halved the ring's hops); the groups of a stage run at once and share their NICs, so they
 are priced together (:meth:`simulator.cost.CollectiveModel.concurrent_terms`). Stages
 start their reduction at different times (the pipeline drains stage by stage), so stages
 are priced separately; where they still collide, the discrete-event engine finds it.
@@ -69,7 +73,8 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     sites = ctx.scenario.cluster.sites
     if (deferred := deferred_reduce_collectives(ctx)) is not None:
         return deferred
-    if layout.dp == 1 or par.zero_stage == 3 or (sites is not None and layout.dp == sites.count):
+    ranks = layout.gradient_ranks
+    if ranks == 1 or par.zero_stage == 3 or (sites is not None and ranks == sites.count):
         return [[] for _ in range(layout.pp)]
     compressed = stage_compressions(ctx)
     grad, weight = _element_bytes(ctx)
@@ -182,8 +187,9 @@ def replica_gradient_bytes(ctx: Context) -> float:
 
 
 def _stage_groups(layout, stage: int):
-    """The stage's data-parallel groups, listed only on a cache miss of the cost model."""
-    return lambda: layout.stage_dp_groups(stage)
+    """The stage's data-parallel groups (``dp cp`` ranks each), listed only on a cache miss of
+    the cost model."""
+    return lambda: layout.stage_gradient_groups(stage)
 
 
 def _expert_groups(layout, stage: int):
@@ -193,7 +199,8 @@ def _expert_groups(layout, stage: int):
 
 def _site_groups(layout, stage: int, count: int):
     """The stage's data-parallel groups cut by site (``cluster.sites``), listed on a cache miss."""
-    return lambda: [part for group in layout.stage_dp_groups(stage) for part in split_by_site(group, count)]
+    return lambda: [part for group in layout.stage_gradient_groups(stage)
+                    for part in split_by_site(group, count)]
 
 
 def sync_seconds(syncs: list[list[PricedCollective]]) -> list[float]:
@@ -220,7 +227,7 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
     bucket = bucket_bytes(ctx, _element_bytes(ctx)[0])
-    if ctx.scenario.training.gradient_compression is not None and ctx.layout.dp > 1:
+    if ctx.scenario.training.gradient_compression is not None and ctx.layout.gradient_ranks > 1:
         return compressed_tails(ctx, syncs, bucket)
     chunks = ctx.scenario.parallelism.virtual_stages
     return [sum(c.terms.seconds(min(bucket, c.size_bytes / chunks)) for c in stage
@@ -296,7 +303,7 @@ def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
 def _overlaps_param_gather(ctx: Context) -> bool:
     """ZeRO 1-2 over more than one data-parallel rank with the gathers in the next forward."""
     par = ctx.scenario.parallelism
-    return (ctx.layout.dp > 1 and par.zero_stage in (1, 2)
+    return (ctx.layout.gradient_ranks > 1 and par.zero_stage in (1, 2)
             and scenario_stack(ctx.scenario).data_parallel.overlap_param_gather)
 
 
@@ -395,7 +402,7 @@ def stage_sm_shares(ctx: Context) -> np.ndarray:
     run (:func:`simulator.cost.nccl_sms.nccl_sm_share` of its first data-parallel group;
     0 with one data-parallel rank); memoised by layout."""
     layout = ctx.layout
-    if layout.dp == 1:
+    if layout.gradient_ranks == 1:
         return np.zeros(layout.pp)
     return memoised(ctx, ("dp-sm-share", layout), lambda: _stage_sm_shares(ctx))
 
@@ -405,6 +412,6 @@ def _stage_sm_shares(ctx: Context) -> np.ndarray:
     :meth:`~simulator.cost.CollectiveModel.canonical_stage`)."""
     layout, collectives = ctx.layout, ctx.collectives
     canonical = [collectives.canonical_stage(layout, stage) for stage in range(layout.pp)]
-    share = {alike: nccl_sm_share(Group(collectives.cluster, layout.dp_group(alike)))
+    share = {alike: nccl_sm_share(Group(collectives.cluster, layout.stage_gradient_groups(alike)[0]))
              for alike in set(canonical)}
     return np.array([share[alike] for alike in canonical])

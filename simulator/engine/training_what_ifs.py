@@ -67,7 +67,7 @@ def compression_notes(ctx: Context) -> dict[str, float]:
     stages = stage_compressions(ctx)
     if stages is None:
         return {}
-    p, zero = ctx.layout.dp, ctx.scenario.parallelism.zero_stage
+    p, zero = ctx.layout.gradient_ranks, ctx.scenario.parallelism.zero_stage
     dense_op = Op.ALL_REDUCE if zero == 0 else Op.REDUCE_SCATTER
     sent = max(wire_bytes(s.plan.collectives, p) for s in stages)
     dense = max(wire_bytes([(dense_op, s.dense_bytes)], p) for s in stages)
@@ -91,7 +91,7 @@ def dp_bytes_per_gpu(ctx: Context, syncs) -> float:
     """Bytes one GPU sends in its stage's gradient collectives (the most of any stage;
     nccl-tests bus factor of the group size)."""
     sites = ctx.scenario.cluster.sites
-    group = ctx.layout.dp // (sites.count if sites is not None else 1)
+    group = ctx.layout.gradient_ranks // (sites.count if sites is not None else 1)
     return max((wire_bytes([(c.op, c.size_bytes) for c in stage], group) for stage in syncs), default=0.0)
 
 
@@ -101,8 +101,8 @@ def _local_sgd(ctx: Context, parts: StepParts, params: float, notes: dict, sent:
     notes.update({"dp_bytes_per_sync_per_gpu": sent, "dp_bytes_per_step_per_gpu": sent / k})
     if "wan_bytes_per_sync" in notes:
         notes["wan_bytes_per_step"] = notes["wan_bytes_per_sync"] / k
-    outer = float(ctx.compute.memory_time(OUTER_TRAFFIC_BYTES_PER_PARAM * params)) if ctx.layout.dp > 1 \
-        else 0.0
+    outer = (float(ctx.compute.memory_time(OUTER_TRAFFIC_BYTES_PER_PARAM * params))
+             if ctx.layout.gradient_ranks > 1 else 0.0)
     local = parts.pipe + parts.fixed
     sync = local + parts.dp_exposed + outer
     notes.update({"sync_every": float(k), "local_step_time_s": local, "sync_step_time_s": sync,

@@ -250,6 +250,14 @@ EXPERT_PASSES = ("Later on 2026-11-30 two memory-bound passes around Megatron-Co
                  "the alltoall dispatcher does not), and GPT-OSS's expert bias added expert by expert "
                  "in eager PyTorch (`model.expert_bias`)")
 
+GRADIENT_GROUPS = ("On 2026-11-30 context-parallel ranks began reducing their gradients with the "
+                   "data-parallel ranks, in one group of dp x cp ranks per tensor-parallel rank, as "
+                   "Megatron-Core's DistributedDataParallel and distributed optimizer do "
+                   "(`get_data_parallel_group(with_context_parallel=True)`; "
+                   "docs/research/stack_facts.md section 58); each context-parallel rank had been "
+                   "priced reducing the whole gradient over its own dp ranks: half the ring's hops "
+                   "and, with two groups sharing each server's NICs, twice the bytes through them")
+
 SP_AMAX = ("Later on 2026-11-30 FP8 current scaling with sequence parallelism waits, in each "
            "layer's forward and backward, for two 4-byte amax all-reduces over the tensor-parallel "
            "group (TransformerEngine's `with_amax_reduction` on the quantizers of the casts before a "
@@ -687,7 +695,8 @@ exposure (docs/research/stack_facts.md section 17). The curve: 0.905 of the 256-
 at 2,496 GPUs predicted, 0.941 measured."""
     + moved(FP8_TP_GATHERS, (1.5, 3.1), (1.5, 2.6))
     + moved(OVERLAPPED_SENDS, (1.6, 3.6), (1.5, 3.1))
-    + moved(GEMM_K_OVERHEAD, (1.6, 2.5), (1.6, 3.6)),
+    + moved(GEMM_K_OVERHEAD, (1.6, 2.5), (1.6, 3.6))
+    + moved(GRADIENT_GROUPS, (2.5, 3.7), (1.6, 2.5)),
     "megatron_core_scaling": """\
 Measured: the scaling runs in NVIDIA/Megatron-LM's README, section "Training Speed and
 Scalability", added at f2e5db402c (2024-07-15, "New scaling figures on H100 GPUs"; the
@@ -1084,7 +1093,8 @@ slower than the MI355X's and falls from 8192^3 to 16384^3 where the MI355X's ris
 limit would make it; the MI350X rows read +1.5% (AMD) and +5.0% (Cisco), the predicted ratio to
 the MI355X 1.14: the set 9.0% / 51.2%."""
     + moved(GEMM_K_OVERHEAD, (8.7, 50.1), (9.0, 51.2))
-    + moved(SP_AMAX, (8.6, 47.6), (8.7, 50.1)),
+    + moved(SP_AMAX, (8.6, 47.6), (8.7, 50.1))
+    + moved(GRADIENT_GROUPS, (8.0, 39.2), (8.6, 47.6)),
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
@@ -1560,7 +1570,8 @@ overrides); the 512-GPU row runs `gpt3/175b_mlperf.yaml` (stack defaults). Confi
 `docs/research/stack_facts.md` section 1."""
     + moved(FP8_TP_GATHERS, (3.6, 7.0), (4.0, 7.0))
     + moved(OVERLAPPED_SENDS, (5.3, 7.0), (3.6, 7.0))
-    + moved(GEMM_K_OVERHEAD, (3.3, 4.7), (5.3, 7.0)),
+    + moved(GEMM_K_OVERHEAD, (3.3, 4.7), (5.3, 7.0))
+    + moved(GRADIENT_GROUPS, (3.4, 4.7), (3.3, 4.7)),
     "nemo_more": """\
 Measured: the eight pre-training rows of the same NeMo 24.07 table (NVIDIA/NeMo
 `docs/source/performance/performance_summary.md` at 070a0bb1, DGX-H100, FP8) that the `nemo` set
@@ -1649,7 +1660,8 @@ modelled."""
 16K/8K ratio is now predicted 0.905 (0.924 before): the 16K run's 16 microbatches on 16 stages
 are all fill and flush, where Megatron-Core waits for each send before the next pass; whether
 the paper's own asynchronous point-to-point (sec. 3.3.2) waits there is not stated."""
-    + moved(GEMM_K_OVERHEAD, (18.4, 27.9), (19.4, 28.5)),
+    + moved(GEMM_K_OVERHEAD, (18.4, 27.9), (19.4, 28.5))
+    + moved(GRADIENT_GROUPS, (18.2, 27.3), (18.4, 27.9)),
     "nemo_long_context": """\
 Measured: NVIDIA/NeMo `docs/source/performance/performance_long_sequence.md` at 5b47a94c
 (added 2024-10-18, the H100 table unchanged since), section "LLAMA2-7B (FP8) - H100": NeMo
@@ -2012,7 +2024,8 @@ on Megatron-Bridge's 405B row (tp 8, pp 8, v 8, cp 2 too, but current scaling an
 what separates the two is not found."""
     + moved(FP8_TP_GATHERS, (2.6, 5.3), (1.4, 3.8))
     + moved(OVERLAPPED_SENDS, (5.7, 7.5), (2.6, 5.3))
-    + moved(GEMM_K_OVERHEAD, (3.2, 5.1), (5.7, 7.5)),
+    + moved(GEMM_K_OVERHEAD, (3.2, 5.1), (5.7, 7.5))
+    + moved(GRADIENT_GROUPS, (3.1, 4.9), (3.2, 5.1)),
     "megatron_bridge_b200": """\
 Measured: the same Megatron-Bridge table (`docs/performance-summary.md` at 97ad8cc6f, "25.11 NeMo
 Container"), system DGX-B200, FP8 current scaling (FP8-CS) and, in the table's parentheses, MXFP8
@@ -2069,7 +2082,8 @@ is kept, and no measurement of TransformerEngine's MXFP8 quantization kernels wa
     + moved(FP8_TP_GATHERS, (2.7, 6.1), (2.6, 6.1))
     + moved(OVERLAPPED_SENDS, (5.2, 7.7), (2.7, 6.1))
     + moved(GEMM_K_OVERHEAD, (5.2, 7.0), (5.2, 7.7))
-    + moved(SP_AMAX, (5.1, 7.0), (5.2, 7.0)),
+    + moved(SP_AMAX, (5.1, 7.0), (5.2, 7.0))
+    + moved(GRADIENT_GROUPS, (5.9, 8.9), (5.1, 7.0)),
     "dgxc_nemotron": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipes for Nemotron4 (NVIDIA/dgxc-benchmarking
 `nemotron/README_15b.md` and `README_340b.md` at 0b71cfda, release v25.02.01, DGX H100): the
@@ -2155,7 +2169,8 @@ about half of the measured loss on four of the six curves; the 70B FP8 curve (+5
 8B curves (+3%) lose more than even ST's jitter (2.26%) gives. The jitter is not part of the
 scored prediction: its level on NVIDIA's cluster is not published."""
     + moved(OVERLAPPED_SENDS, (3.9, 9.3), (3.2, 9.3))
-    + moved(GEMM_K_OVERHEAD, (3.5, 9.2), (3.9, 9.3)),
+    + moved(GEMM_K_OVERHEAD, (3.5, 9.2), (3.9, 9.3))
+    + moved(GRADIENT_GROUPS, (3.7, 9.2), (3.5, 9.2)),
     "dgxc_gpt3": """\
 Measured: NVIDIA's DGX Cloud benchmarking recipe for GPT-3 175B (NVIDIA/dgxc-benchmarking
 `nemo_megatron/README_175b.md` at 0b71cfda, release v25.02.01, NeMo 24.12 container on DGX H100):

@@ -167,6 +167,21 @@ class Layout:
         """Every data-parallel group of every stage: they reduce gradients at the same time."""
         return [group for stage in range(self.pp) for group in self.stage_dp_groups(stage)]
 
+    @property
+    def gradient_ranks(self) -> int:
+        """Ranks that reduce one copy of the dense gradients together: ``dp cp``. Context-parallel
+        ranks hold the same weights and see different tokens, so their gradients are summed with
+        the data-parallel ranks' in one collective (Megatron-Core ``DistributedDataParallel`` and
+        its distributed optimizer use ``get_data_parallel_group(with_context_parallel=True)``,
+        core_v0.12.0 ``distributed_data_parallel.py``, ``optimizer/__init__.py``; torchtitan and
+        FSDP shard over ``dp_shard_cp``)."""
+        return self.dp * self.cp
+
+    def stage_gradient_groups(self, stage: int) -> list[tuple[int, ...]]:
+        """The groups that reduce one stage's dense gradients: per tensor-parallel rank its
+        :attr:`gradient_ranks` data- and context-parallel ranks (cp fastest)."""
+        return [tuple(ranks) for ranks in self._shard_ranks(stage)]
+
     def stage_dp_groups(self, stage: int) -> list[tuple[int, ...]]:
         """The data-parallel groups of one stage (one per tensor- and context-parallel rank, tp
         fastest): :meth:`dp_group` of each, the grid's GPUs taken at once (:meth:`_grid`)."""

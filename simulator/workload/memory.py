@@ -472,7 +472,7 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
                                            stack, par.zero_stage, gpu)
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
-    buffers = _what_if(model, training, par, layers_on_stage, first, last, dp, dense + expert, stack)
+    buffers = _what_if(model, training, par, layers_on_stage, first, last, dp * par.cp, dense + expert, stack)
     return (weights - lighter, grads, optimizer, activations, workspace, *parts, pipe + cached + buffers)
 
 
@@ -623,7 +623,8 @@ def rank_chunks(model: ModelConfig, par: ParallelismConfig, stage: int
 
 def _what_if(model, training, par, layers, first, last, dp, params,
              stack: StackProfile | None = None) -> tuple[tuple[str, float], ...]:
-    """The training what-ifs' buffers (:mod:`simulator.workload.whatif_memory`); () without."""
+    """The training what-ifs' buffers (:mod:`simulator.workload.whatif_memory`) for a gradient
+    reduced over ``dp`` ranks (data- and context-parallel); () without."""
     if (training.gradient_compression is None and training.sync_every == 1) or dp == 1:
         return ()
     if stack is None:
