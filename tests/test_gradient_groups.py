@@ -6,6 +6,7 @@ Megatron-Core's ``DistributedDataParallel`` and distributed optimizer reduce ove
 from __future__ import annotations
 
 import pytest
+from des_checks import assert_des_brackets_analytical
 
 from simulator.collectives import Op
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
@@ -58,6 +59,13 @@ def test_the_reduction_runs_over_dp_times_cp_ranks(dp, cp):
     assert reduce.terms.schedule.ranks == dp * cp
     result = simulate_step(scenario, collectives)
     assert result.dp_comm_s > 0
+
+
+@pytest.mark.parametrize("dp,cp", [(2, 4), (1, 2)])
+def test_the_discrete_event_engine_replays_the_same_reduction(dp, cp):
+    """The DES replays the dp x cp groups' reduction as flows: equal to the analytical step with
+    contention off, never faster with it on."""
+    assert_des_brackets_analytical(*_scenario(dp, cp))
 
 
 def test_one_data_parallel_rank_without_context_parallelism_reduces_nothing():
