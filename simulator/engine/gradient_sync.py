@@ -180,10 +180,10 @@ def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
 
 
 def replica_gradient_bytes(ctx: Context) -> float:
-    """Gradient bytes (reduce dtype) of one whole replica: every stage's, times the tensor-
-    and context-parallel groups of a stage (each reduces its own shard)."""
-    per_stage = ctx.layout.tp * ctx.layout.cp
-    return float(sum(grad for grad, _ in _stage_sizes(ctx))) * per_stage
+    """Gradient bytes (reduce dtype) of one whole replica: every stage's, times its
+    tensor-parallel ranks (each holds its own shard; the context-parallel ranks hold copies of
+    it, summed into one inside the site by :func:`all_gradient_collectives`)."""
+    return float(sum(grad for grad, _ in _stage_sizes(ctx))) * ctx.layout.tp
 
 
 def _stage_groups(layout, stage: int):
