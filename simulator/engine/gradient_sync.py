@@ -6,8 +6,9 @@ each holding the ``dp cp`` data- and context-parallel ranks that share those wei
 (:attr:`simulator.workload.layout.Layout.gradient_ranks`: context-parallel ranks see different
 tokens, so their gradients are summed in the same collective; until 2026-11-30 each
 context-parallel rank was priced reducing over its ``dp`` ranks alone, which left the sum
-across them out and halved the ring's hops); the groups of a stage run at once and share their NICs, so they
-are priced together (:meth:`simulator.cost.CollectiveModel.concurrent_terms`). Stages
+across them out and halved the ring's hops). The groups of a stage run at once and share
+their NICs, so they are priced together
+(:meth:`simulator.cost.CollectiveModel.concurrent_terms`). Stages
 start their reduction at different times (the pipeline drains stage by stage), so stages
 are priced separately; where they still collide, the discrete-event engine finds it.
 
