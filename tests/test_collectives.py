@@ -209,3 +209,13 @@ def test_h800_all_reduce_uses_nvls_at_the_busbw_measured_on_an_h800_server(h800_
     sweep = model.sweep(Op.ALL_REDUCE, None, group, np.array([2.0**33]))
     assert sweep.busbw_Bps[0] == pytest.approx(215e9, rel=0.10)
     assert sweep.records()[0]["algorithm"] == "nvls"
+
+
+def test_an_all_to_all_too_large_to_schedule_says_why():
+    """1,040 ranks (130 servers) is past the direct all-pairs schedule's 1,024-rank limit
+    (simulator/collectives/direct.py): the error names the refusing algorithm and its reason, and
+    leaves out the algorithms that do not serve all-to-all at all."""
+    model = CollectiveModel(make_cluster(nodes=130))
+    group = tuple(range(1040))
+    with pytest.raises(InfeasibleError, match=r"groups of 1040 ranks \(direct: .*1024-rank limit\)$"):
+        model.concurrent_terms(Op.ALL_TO_ALL, [group], 1e6)

@@ -38,8 +38,8 @@ def direct_schedule(op: Op, group: Group) -> Schedule:
 def _all_pairs_steps(op: Op, ranks: list[int]) -> tuple[Step, ...]:
     p = len(ranks)
     if p > MAX_ALL_PAIRS_RANKS:
-        raise InfeasibleError(
-            f"the direct algorithm schedules p*(p-1) flows; {p} ranks exceeds the "
-            f"{MAX_ALL_PAIRS_RANKS}-rank limit: use ring or hierarchical")
+        advice = "" if op == Op.ALL_TO_ALL else ": use ring or hierarchical"
+        raise InfeasibleError(f"the direct algorithm schedules p*(p-1) flows; {p} ranks exceeds its "
+                              f"{MAX_ALL_PAIRS_RANKS}-rank limit{advice}")
     exchange = Step.of([(s, d, 1.0 / p) for s in ranks for d in ranks if s != d])
     return (exchange, exchange) if op == Op.ALL_REDUCE else (exchange,)

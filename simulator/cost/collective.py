@@ -110,6 +110,21 @@ def _built(op: Op, algorithm: Algorithm, cluster: Cluster, groups) -> Schedule |
         return None
 
 
+def _refusals(op: Op, candidates, cluster: Cluster, group) -> str:
+    """Why each algorithm ``auto`` would choose among refused ``op`` on ``group`` (the first
+    group of a set), as a sentence to append to an error; "" when none says."""
+    reasons = []
+    for algorithm in candidates:
+        serves = op in ALGORITHMS[algorithm][1]
+        if not serves or (algorithm not in AUTO_ALGORITHMS and op not in POINT_TO_POINT):
+            continue
+        try:
+            build_schedule(op, algorithm, Group(cluster, group))
+        except (InfeasibleError, KeyError, ValueError) as refusal:
+            reasons.append(f"{algorithm.value}: {refusal}")
+    return f" ({'; '.join(reasons)})" if reasons else ""
+
+
 class CollectiveModel:
     """Times of collectives on one cluster (routes and schedules cached per instance)."""
 
@@ -216,8 +231,8 @@ class CollectiveModel:
             if merged is not None:
                 terms += self.network.terms(merged)
         if not terms:
-            raise InfeasibleError(f"no algorithm can run {op.value} on groups of "
-                                  f"{len(groups[0])} ranks")
+            why = _refusals(op, candidates, self.cluster, groups[0])
+            raise InfeasibleError(f"no algorithm can run {op.value} on groups of {len(groups[0])} ranks{why}")
         return terms
 
     def _merged(self, op: Op, algorithm: Algorithm, groups) -> Schedule | None:
