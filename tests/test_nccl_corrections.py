@@ -1,8 +1,9 @@
 """NCCL's corrections of its own alpha-beta model (src/graph/tuning.cc ``ncclTopoGetAlgoTime``):
 the tree all-reduce's bandwidth at 64 B x 2^i is ``treeCorrectionFactor`` i times the plain one
 (interpolated in log2 of the size between powers of two, so that a larger message never takes
-less time), and a Simple ring all-reduce across servers pays 1.4 times its latency ("plateau
-effect of ring")."""
+less time), a Simple ring all-reduce across servers pays 1.4 times its latency ("plateau
+effect of ring"), and every step of a ring across servers costs at least the hosts' net overhead
+(``getNetOverhead``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from conftest import make_cluster
 from oracles import replay_alone_seconds
 
-from simulator.collectives import Algorithm, Group, Op
+from simulator.collectives import Algorithm, Group, Op, build_schedule
 from simulator.config import HardwareLibrary
-from simulator.config.hardware import ProtocolTable
+from simulator.config.hardware import Protocol, ProtocolTable
 from simulator.cost import CollectiveModel
 from simulator.cost.network import size_factor
 from simulator.engine.replay import replay_of
@@ -155,15 +156,15 @@ def _ring_latencies(model: CollectiveModel, gpus: tuple[int, ...], op: Op = Op.A
 
 
 def _unscaled_latency(model: CollectiveModel, gpus: tuple[int, ...], proto: str,
-                      op: Op = Op.ALL_REDUCE) -> float:
-    """``base + sum of the steps' hop latencies``, as priced before any correction."""
-    from simulator.collectives import build_schedule
-    from simulator.config.hardware import Protocol
-
+                      op: Op = Op.ALL_REDUCE, floored: bool = True) -> float:
+    """``base + sum of the steps' hop latencies`` (each hop at least NCCL's net-overhead floor
+    when the ring spans servers and ``floored``), as priced before the plateau factor."""
     network = model.network
     schedule = build_schedule(op, Algorithm.RING, Group(model.cluster, gpus))
     protocol = Protocol(proto)
-    steps = sum(step.repeat * network._step_latency(network._step_load(step), "ring", protocol)
+    spans = len({gpu // model.cluster.hw.gpus_per_node for gpu in gpus}) > 1
+    floor = network._ring_step_floor(schedule, protocol) if spans and floored else 0.0
+    steps = sum(step.repeat * network._step_latency(network._step_load(step), "ring", protocol, floor)
                 for step in schedule.steps)
     return network.protocols.base_latency_us["ring"][protocol] * 1e-6 + steps
 
@@ -188,6 +189,50 @@ def test_no_plateau_inside_a_server_or_for_other_collectives():
     gather = _ring_latencies(model, tuple(range(16)), Op.ALL_GATHER)["Simple"]
     assert gather == pytest.approx(_unscaled_latency(model, tuple(range(16)), "Simple",
                                                      Op.ALL_GATHER), rel=1e-12, abs=0)
+
+
+# -- NCCL's net-overhead floor on a multi-node ring's steps (getNetOverhead) -------------------
+
+def _servers(node: str, nodes: int) -> CollectiveModel:
+    key = ("servers", node, nodes)
+    if key not in _CACHE:
+        _CACHE[key] = CollectiveModel(make_cluster(node=node, nodes=nodes, topology="single-switch"))
+    return _CACHE[key]
+
+
+@pytest.mark.parametrize("node,floors", [
+    ("dgx-a100-80gb", {"LL": 2.0, "LL128": 2.0, "Simple": 6.0}),   # AMD hosts (2x EPYC 7742)
+    ("dgx-h100", {"LL": 1.0, "LL128": 1.0, "Simple": 3.0}),        # Intel hosts
+])
+def test_a_ring_across_servers_pays_at_least_the_hosts_net_overhead_per_step(node, floors):
+    """NCCL prices every step of a ring that spans nodes, NVLink steps included, at no less than
+    the host's net overhead (1 us Intel, 2 us AMD, three times it under Simple): the ring's
+    latency is the floored hop latencies' sum, more than the unfloored one where the floor
+    exceeds the NVLink hop (LL on both hosts; LL128 and Simple on AMD hosts only)."""
+    model = _servers(node, 2)
+    gpus = tuple(range(16))
+    schedule = model.terms(Op.ALL_GATHER, Algorithm.RING, Group(model.cluster, gpus))[0].schedule
+    nvlink = _protocols().hop_latency_us["nvlink"]["ring"]
+    latencies = _ring_latencies(model, gpus, Op.ALL_GATHER)
+    for proto, floor_us in floors.items():
+        assert model.network._ring_step_floor(schedule, Protocol(proto)) == pytest.approx(floor_us * 1e-6)
+        floored = _unscaled_latency(model, gpus, proto, Op.ALL_GATHER)
+        assert latencies[proto] == pytest.approx(floored, rel=1e-12, abs=0)
+        plain = _unscaled_latency(model, gpus, proto, Op.ALL_GATHER, floored=False)
+        if floor_us > nvlink[proto]:
+            assert floored > plain
+        else:
+            assert floored == pytest.approx(plain, rel=1e-12, abs=0)
+
+
+def test_no_floor_inside_a_server_or_for_a_ring_broadcast():
+    """One server's ring has no network step; a broadcast NCCL prices apart."""
+    model = _servers("dgx-a100-80gb", 2)
+    inside = tuple(range(8))
+    assert _ring_latencies(model, inside, Op.ALL_GATHER)["Simple"] == pytest.approx(
+        _unscaled_latency(model, inside, "Simple", Op.ALL_GATHER, floored=False), rel=1e-12, abs=0)
+    broadcast = build_schedule(Op.BROADCAST, Algorithm.RING, Group(model.cluster, tuple(range(16))))
+    assert model.network._ring_step_floor(broadcast, Protocol.SIMPLE) == 0.0
 
 
 # -- NCCL's LL ceiling (llMaxBws) ---------------------------------------------------------------

@@ -358,6 +358,13 @@ class ProtocolTable(_Spec):
     ring_plateau_latency_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
     """Factor on the latency of a ring all-reduce with the Simple protocol across servers
     (NCCL's "plateau effect of ring", src/graph/tuning.cc ``ncclTopoGetAlgoTime``)."""
+    ring_net_overhead_us: dict[CpuVendor, NonNegativeFloat] = Field(default_factory=dict)
+    """Per host CPU vendor, NCCL's floor on the latency of each step a ring takes inside a node
+    when the ring spans nodes ("Inter-node rings still have to launch nsteps * net overhead",
+    ``getNetOverhead``, src/graph/tuning.cc): the AMD entry for AMD hosts, the Intel entry for
+    every other, Arm included. Empty: no floor."""
+    ring_net_overhead_simple_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
+    """Factor on that floor under the Simple protocol."""
     tree_correction: dict[Protocol, tuple[Fraction, ...]] = Field(default_factory=dict)
     """Per protocol, the factor on the tree all-reduce's bandwidth at messages of
     ``64 B x 2^i`` bytes, entry ``i`` (NCCL's ``treeCorrectionFactor``, src/graph/tuning.cc;

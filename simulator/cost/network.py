@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
-from simulator.config.hardware import HwClass, Protocol, ProtocolTable
+from simulator.config.hardware import CpuVendor, HwClass, Protocol, ProtocolTable
 from simulator.cost.nccl_ceilings import floors_seconds_per_byte
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
@@ -170,18 +170,20 @@ class NetworkCostModel:
         ``schedule``; an NVLS-Tree schedule's efficiency is lowered where NCCL's per-head
         ceiling binds (:func:`~simulator.cost.nvls_chunks.tree_head_seconds_per_byte`), an
         LL ring's or tree's where NCCL's LL ceiling does, a tree's where its per-channel one does
-        (:mod:`simulator.cost.nccl_ceilings`)."""
+        (:mod:`simulator.cost.nccl_ceilings`); a ring's steps across servers at no less than the
+        hosts' net overhead (:meth:`_ring_step_floor`)."""
         loads = [(self._step_load(step), step.repeat) for step in schedule.steps]
         per_byte = self._seconds_per_byte(loads, schedule.pipelined)
         family = self.protocols.algorithm_family.get(schedule.algorithm.value, "ring")
         ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
-        plateau = (schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
-                   and any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads))
         floors = floors_seconds_per_byte(schedule, self.cluster)
+        spans_nodes = any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads)
         out = []
         for proto, eff in self._efficiencies(family).items():
+            floor = self._ring_step_floor(schedule, proto) if spans_nodes else 0.0
             latency = self.protocols.base_latency_us[family][proto] * US
-            latency += sum(rep * self._step_latency(load, family, proto) for load, rep in loads)
+            latency += sum(rep * self._step_latency(load, family, proto, floor) for load, rep in loads)
+            plateau = spans_nodes and schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
             if plateau and proto == Protocol.SIMPLE:
                 latency *= self.protocols.ring_plateau_latency_factor
             seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
@@ -237,10 +239,26 @@ class NetworkCostModel:
         return float(sum(rep * np.max(load.edge_load * inv_bw, initial=0.0)
                          for load, rep in loads))
 
-    def _step_latency(self, load: _StepLoad, family: str, proto: Protocol) -> float:
+    def _ring_step_floor(self, schedule: Schedule, proto: Protocol) -> float:
+        """NCCL's floor (s) on each step of a ring that spans nodes, the steps inside a node
+        included: the host CPU vendor's net overhead, ``ring_net_overhead_simple_factor`` times
+        it under Simple (``getNetOverhead``, src/graph/tuning.cc); 0 for other algorithms and
+        for a ring broadcast or reduce, which NCCL prices apart."""
+        if schedule.algorithm != Algorithm.RING or schedule.op in (Op.BROADCAST, Op.REDUCE):
+            return 0.0
+        table = self.protocols.ring_net_overhead_us
+        vendor = CpuVendor.AMD if self.cluster.hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL
+        floor_us = table.get(vendor, 0.0)
+        if proto == Protocol.SIMPLE:
+            floor_us *= self.protocols.ring_net_overhead_simple_factor
+        return floor_us * US
+
+    def _step_latency(self, load: _StepLoad, family: str, proto: Protocol, floor: float = 0.0) -> float:
+        """Latency (s) of one step: the byte-weighted mean over its flows of their hop latency
+        (at least ``floor``) plus their wires' for ring-like steps, else the slowest flow's."""
         if load.flow_class.size == 0:
             return 0.0
-        per_flow = self._hop_table(family, proto)[load.flow_class] + load.flow_wire_s
+        per_flow = np.maximum(self._hop_table(family, proto)[load.flow_class], floor) + load.flow_wire_s
         if load.ring_like:
             return float(np.average(per_flow, weights=load.flow_frac))
         return float(np.max(per_flow))

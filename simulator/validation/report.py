@@ -258,6 +258,12 @@ GRADIENT_GROUPS = ("On 2026-11-30 context-parallel ranks began reducing their gr
                    "priced reducing the whole gradient over its own dp ranks: half the ring's hops "
                    "and, with two groups sharing each server's NICs, twice the bytes through them")
 
+NET_OVERHEAD = ("On 2026-11-30 each step of an NCCL ring across servers began costing at least the "
+                "hosts' net overhead, as NCCL's tuner prices it (`getNetOverhead`: 1 us on Intel "
+                "hosts, 2 us on AMD hosts, three times it under Simple; docs/research/"
+                "stack_facts.md section 59): DGX A100's AMD hosts price these rings' NVLink steps "
+                "at 6 us under Simple where NVLink's own 3.4 us applied before")
+
 SP_AMAX = ("Later on 2026-11-30 FP8 current scaling with sequence parallelism waits, in each "
            "layer's forward and backward, for two 4-byte amax all-reduces over the tensor-parallel "
            "group (TransformerEngine's `with_amax_reduction` on the quantizers of the casts before a "
@@ -961,7 +967,8 @@ at 384, 768 and 1,536), the model's by 14 s and then 29 s: something in the runs
 ranks costs less than a host loop in line with every collective (the reduce-scatter's loop may
 run while the backward's kernels are still queued, which a model without prefetch does not
 credit), and the 530B rows still leave 22-37 s per step unexplained.""" + moved(
-        LIST_BUILDING, (10.8, 18.5), (22.5, 45.6)),
+        LIST_BUILDING, (10.8, 18.5), (22.5, 45.6))
+    + moved(NET_OVERHEAD, (10.7, 20.0), (10.8, 18.5)),
     "mlperf_v51_llama31": """\
 Measured: MLPerf Training v5.1 (mlcommons/training_results_v5.1 at 441d65f4, closed division,
 published 2025-11), the Llama 3.1 submissions whose logs and configs fix the run: Llama 3.1 8B in
