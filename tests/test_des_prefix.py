@@ -35,11 +35,14 @@ CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the full event r
             # the overlapped input-gradient collective's NCCL kernels held their SMs beside the
             # weight-gradient GEMM, simulator/cost/tp_exposure.py: 0 to +0.85%; re-pinned
             # 2026-11-29 when a Simple ring all-reduce across servers paid NCCL's 1.4 x its
-            # latency, the "plateau effect of ring": +16 us a step)
+            # latency, the "plateau effect of ring": +16 us a step; re-pinned 2026-11-30 when a
+            # ring across servers paid NCCL's net-overhead floor per step, 2 us (6 us under
+            # Simple) on DGX A100's AMD hosts: +20 to +420 ppm on the tp 2 cases, whose
+            # data-parallel rings hold four GPUs per server)
     "tp2-pp4-1to1": (dict(tp=2, pp=4),
-                     [1.2555892323975544, 1.032578507300393, 1.1114155725465873, 1.0207975719888644]),
+                     [1.2556549546197766, 1.0326442295226153, 1.1114812947688095, 1.0208632942110867]),
     "tp2-pp4-4to1": (dict(tp=2, pp=4, over=4.0),
-                     [1.3364504349780473, 1.1357423675826492, 1.2142386403315417, 1.121851543462623]),
+                     [1.3364777349780474, 1.1360017175826493, 1.2144979903315418, 1.1221108934626232]),
     "tp8-pp4-2to1-no-overlap": (
         dict(tp=8, pp=4, over=2.0, overlap=False),
         [1.542115078212417, 1.4446594043140444, 1.5930533801355322, 1.3535396995622535]),
@@ -47,7 +50,7 @@ CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the full event r
                      [2.435878144754014, 2.1288345631302086, 2.347476663849991, 2.130640588899792]),
     "tp2-pp4-pauses-nic": (
         dict(tp=2, pp=4, over=2.0, noise=FAULTS),
-        [1.368099900252183, 1.2287301814530196, 1.2713289794288658, 1.172300501471001]),
+        [1.368591300252183, 1.2292215814530196, 1.2718203794288658, 1.172791901471001]),
 }
 
 
