@@ -81,10 +81,13 @@ def test_no_expert_reduction_when_each_expert_has_one_rank():
 
 
 def test_optimizer_updates_the_experts_shard():
-    """ZeRO 1: Adam updates dense / (dp cp) plus experts / (dp cp / ep) parameters."""
+    """ZeRO 1: Adam updates dense / (dp cp) plus experts / (dp cp / ep) parameters; besides it
+    Megatron-Core zeroes its whole fp32 gradient buffer, every parameter the GPU holds
+    (data_parallel.zero_grad_buffer)."""
     scenario, collectives = _scenario()
     result = simulate_step(scenario, collectives)
     ctx = stage_step(scenario, collectives).ctx
     dense, expert = stage_parameters(scenario.model, scenario.parallelism, 4, True, True)
-    expected = ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / 64 + expert / 8))
+    expected = (ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / 64 + expert / 8))
+                + ctx.compute.memory_time(4 * (dense + expert)))
     assert result.optimizer_s == pytest.approx(float(expected), rel=1e-9)

@@ -207,6 +207,11 @@ class DataParallelProfile(_Part):
     embedding_grad_dtype: ReduceDtype | None = None
     """Dtype of the tied embedding's gradient all-reduce between the first and last pipeline
     stages (None: ``grad_reduce_dtype``, the main gradient's dtype under Megatron-Core)."""
+    zero_grad_buffer: Flag = False
+    """ZeRO 0-2: the runtime zeroes its whole gradient buffer (every parameter the GPU holds, in
+    ``grad_reduce_dtype``) at the start of each step, one memory-bound write (Megatron-Core's
+    ``DistributedDataParallel.zero_grad_buffer``: ``grad_data.zero_()`` per buffer); PyTorch's
+    DDP and FSDP set the gradients to None instead."""
     grad_accumulation: GradAccumulation = GradAccumulation.FUSED
     accumulation_dtype: ReduceDtype = ReduceDtype.FP32
     """With ``grad_accumulation: add`` or ``upcast_add``: the dtype of the buffer gradients are

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
@@ -557,12 +558,26 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     """Seconds of the memory-bound Adam update of the parameters one GPU of the most loaded
     stage updates: all it holds, or under ZeRO 1-3 its shard, the dense parameters over the
     shard group and the experts over their share of it (:func:`expert_shard_size`, as their
-    optimizer states are sharded in :func:`~simulator.workload.memory.stage_memory`)."""
+    optimizer states are sharded in :func:`~simulator.workload.memory.stage_memory`); with the
+    stack's ``data_parallel.zero_grad_buffer`` (ZeRO 0-2) also the zeroing of the whole gradient
+    buffer, ``g P`` bytes written for the ``P`` parameters the GPU holds in the reduce dtype's
+    ``g`` bytes (Megatron-Core's ``zero_grad_buffer`` at the start of each step)."""
     par = ctx.scenario.parallelism
     shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
-    params = max(dense / shard + expert / expert_shard_size(par, shard)
-                 for dense, expert in _kind_parameters(ctx, stages))
-    return float(ctx.compute.memory_time(ADAM_BYTES_PER_PARAM * params))
+    zeroed = _grad_buffer_bytes_per_param(ctx)
+    seconds = ctx.compute.memory_time
+    return max(float(seconds(ADAM_BYTES_PER_PARAM * (dense / shard + expert / expert_shard_size(par, shard))))
+               + (float(seconds(zeroed * (dense + expert))) if zeroed else 0.0)
+               for dense, expert in _kind_parameters(ctx, stages))
+
+
+def _grad_buffer_bytes_per_param(ctx: Context) -> float:
+    """Bytes per parameter the step's gradient-buffer zeroing writes: the reduce dtype's under
+    ``data_parallel.zero_grad_buffer`` and ZeRO 0-2, else 0."""
+    data_parallel = scenario_stack(ctx.scenario).data_parallel
+    if not data_parallel.zero_grad_buffer or ctx.scenario.parallelism.zero_stage >= 3:
+        return 0.0
+    return float(data_parallel.grad_reduce_dtype.nbytes(Dtype(ctx.scenario.training.dtype)))
 
 
 def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, sms: float = 0.0

@@ -93,7 +93,7 @@ def _time_table(r: StepResult) -> Table:
     row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s - r.dp_in_pipeline_s)
     if r.dp_sm_slowdown_s > 0:
         row("  of which compute slowed by NCCL's SMs", r.dp_sm_slowdown_s)
-    row("optimizer", r.optimizer_s)
+    row("optimizer step (and gradient-buffer zeroing)", r.optimizer_s)
     if stall_seconds(r) > 0:
         row("waiting for input (data loader)", stall_seconds(r))
     if r.step_times_s:

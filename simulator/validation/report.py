@@ -264,6 +264,12 @@ NET_OVERHEAD = ("On 2026-11-30 each step of an NCCL ring across servers began co
                 "stack_facts.md section 59): DGX A100's AMD hosts price these rings' NVLink steps "
                 "at 6 us under Simple where NVLink's own 3.4 us applied before")
 
+GRAD_BUFFER_ZEROING = ("Later on 2026-11-30 Megatron-Core's zeroing of its whole gradient buffer at "
+                       "the start of every step became priced: one memory-bound write of every "
+                       "parameter a GPU holds in the reduce dtype (`zero_grad_buffer`, "
+                       "`grad_data.zero_()`; `data_parallel.zero_grad_buffer`, docs/stacks.md), "
+                       "2-3% of the step of a small model on Blackwell")
+
 SP_AMAX = ("Later on 2026-11-30 FP8 current scaling with sequence parallelism waits, in each "
            "layer's forward and backward, for two 4-byte amax all-reduces over the tensor-parallel "
            "group (TransformerEngine's `with_amax_reduction` on the quantizers of the casts before a "
@@ -752,7 +758,8 @@ BF16 check, the Llama 3 paper's 8K rows, reads +14% like this set: what separate
 groups (software versions, clocks or settings the mid-2024 publications do not state) is not
 identified, so nothing is modelled for it."""
     + moved(OVERLAPPED_SENDS, (14.4, 21.7), (13.5, 21.7))
-    + moved(GEMM_K_OVERHEAD, (12.8, 19.8), (14.4, 21.7)),
+    + moved(GEMM_K_OVERHEAD, (12.8, 19.8), (14.4, 21.7))
+    + moved(GRAD_BUFFER_ZEROING, (12.4, 19.0), (12.8, 19.8)),
     "megatron_selective": """\
 Measured: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
 (MLSys 2023, arXiv:2205.05198), Table 4: the iteration time of GPT 22B, 175B, 530B and 1T on
@@ -1101,7 +1108,8 @@ limit would make it; the MI350X rows read +1.5% (AMD) and +5.0% (Cisco), the pre
 the MI355X 1.14: the set 9.0% / 51.2%."""
     + moved(GEMM_K_OVERHEAD, (8.7, 50.1), (9.0, 51.2))
     + moved(SP_AMAX, (8.6, 47.6), (8.7, 50.1))
-    + moved(GRADIENT_GROUPS, (8.0, 39.2), (8.6, 47.6)),
+    + moved(GRADIENT_GROUPS, (8.0, 39.2), (8.6, 47.6))
+    + moved(GRAD_BUFFER_ZEROING, (7.6, 36.6), (8.0, 39.2)),
     "megatron_bridge_2604": """\
 Measured: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary-archive.md` at 067f987df, section
 "26.04.01 NeMo Container" (the table added at 21d102f5e), the FP8 (current scaling) pre-training
