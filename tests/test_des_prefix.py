@@ -38,19 +38,21 @@ CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the full event r
             # latency, the "plateau effect of ring": +16 us a step; re-pinned 2026-11-30 when a
             # ring across servers paid NCCL's net-overhead floor per step, 2 us (6 us under
             # Simple) on DGX A100's AMD hosts: +20 to +420 ppm on the tp 2 cases, whose
-            # data-parallel rings hold four GPUs per server)
+            # data-parallel rings hold four GPUs per server; re-pinned the same day when
+            # Megatron-Core's per-step zeroing of its whole fp32 gradient buffer was priced,
+            # data_parallel.zero_grad_buffer: 0.6 to 2.4 ms a step, the GPU's parameters x 4 B)
     "tp2-pp4-1to1": (dict(tp=2, pp=4),
-                     [1.2556549546197766, 1.0326442295226153, 1.1114812947688095, 1.0208632942110867]),
+                     [1.2580097930653813, 1.03499906796822, 1.1138361332144142, 1.0232181326566914]),
     "tp2-pp4-4to1": (dict(tp=2, pp=4, over=4.0),
-                     [1.3364777349780474, 1.1360017175826493, 1.2144979903315418, 1.1221108934626232]),
+                     [1.3388325734236521, 1.138356556028254, 1.2168528287771465, 1.1244657319082279]),
     "tp8-pp4-2to1-no-overlap": (
         dict(tp=8, pp=4, over=2.0, overlap=False),
-        [1.542115078212417, 1.4446594043140444, 1.5930533801355322, 1.3535396995622535]),
+        [1.5427198081042324, 1.4452641342058599, 1.5936581100273477, 1.354144429454069]),
     "tp1-pp8-4to1": (dict(tp=1, pp=8, over=4.0, gb=128),
-                     [2.435878144754014, 2.1288345631302086, 2.347476663849991, 2.130640588899792]),
+                     [2.4382426019400625, 2.131199020316257, 2.3498411210360395, 2.1330050460858407]),
     "tp2-pp4-pauses-nic": (
         dict(tp=2, pp=4, over=2.0, noise=FAULTS),
-        [1.368591300252183, 1.2292215814530196, 1.2718203794288658, 1.172791901471001]),
+        [1.3709461386977877, 1.2315764198986243, 1.2741752178744705, 1.1751467399166058]),
 }
 
 
@@ -89,7 +91,9 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     40 B per logit, about 3 ms a step; then a latency per data-parallel NCCL call and the
     first weight bucket in the gather dtype, simulator/engine/dp_calls.py; then the SMs the
     overlapped input-gradient collective holds beside the weight-gradient GEMM, +0.7%; 2026-11-29:
-    NCCL's 1.4 x latency of a Simple ring all-reduce across servers, +16 us)."""
+    NCCL's 1.4 x latency of a Simple ring all-reduce across servers, +16 us; 2026-11-30:
+    Megatron-Core's per-step zeroing of its whole fp32 gradient buffer, 2.7e9 parameters x 4 B,
+    +6.5 ms)."""
     session = open_scenario(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
     noise = session.scenario.noise.model_validate(
         {"straggler": {"distribution": "lognormal", "sigma": 0.02},
@@ -97,7 +101,7 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     scenario = session.scenario.model_copy(update={"noise": noise})
     times = simulate_steps_des(scenario, session.collectives, steps=3, contention=True,
                                path="event").step_times_s
-    np.testing.assert_allclose(times, [21.817226109361147, 22.03763121014916, 29.616870036338778],
+    np.testing.assert_allclose(times, [21.82374100814544, 22.044146108933454, 29.62338493512307],
                                rtol=1e-9, atol=0)
 
 
