@@ -53,6 +53,13 @@ def floors_seconds_per_byte(schedule: Schedule, cluster: Cluster) -> dict[Protoc
     return floors
 
 
+def nccl_host_vendor(hw) -> CpuVendor:
+    """The host CPU vendor NCCL's tuner keys its tables by: AMD for AMD hosts, Intel for every
+    other, Arm included (src/graph/tuning.cc: ``cpuVendor == AMD`` for ``llMaxBws``, x86 AMD for
+    ``getNetOverhead``, the Intel value otherwise)."""
+    return CpuVendor.AMD if hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL
+
+
 def ll_ceiling_GBps(cluster: Cluster, nodes: int) -> float | None:
     """NCCL's LL bus-bandwidth ceiling for a communicator over ``nodes`` nodes (GB/s): the
     GPU generation's on one node, the hosts' CPU vendor's across nodes; None where the GPU
@@ -62,8 +69,7 @@ def ll_ceiling_GBps(cluster: Cluster, nodes: int) -> float | None:
         return None
     if nodes <= 1:
         return hw.gpu.nccl_ll_max_busbw_GBps
-    row = hw.protocols.ll_max_busbw_GBps.get(
-        CpuVendor.AMD if hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL)
+    row = hw.protocols.ll_max_busbw_GBps.get(nccl_host_vendor(hw))
     if row is None:
         return None
     return row[0] if nodes == 2 else row[1]

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.collectives.schedule import Algorithm, Op, Schedule, Step
-from simulator.config.hardware import CpuVendor, HwClass, Protocol, ProtocolTable
-from simulator.cost.nccl_ceilings import floors_seconds_per_byte
+from simulator.config.hardware import HwClass, Protocol, ProtocolTable
+from simulator.cost.nccl_ceilings import floors_seconds_per_byte, nccl_host_vendor
 from simulator.cost.nvls_chunks import ChunkPipeline, chunk_pipeline, tree_head_seconds_per_byte
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import HW_CLASS_CODE
@@ -246,9 +246,7 @@ class NetworkCostModel:
         for a ring broadcast or reduce, which NCCL prices apart."""
         if schedule.algorithm != Algorithm.RING or schedule.op in (Op.BROADCAST, Op.REDUCE):
             return 0.0
-        table = self.protocols.ring_net_overhead_us
-        vendor = CpuVendor.AMD if self.cluster.hw.node.cpu_vendor == CpuVendor.AMD else CpuVendor.INTEL
-        floor_us = table.get(vendor, 0.0)
+        floor_us = self.protocols.ring_net_overhead_us.get(nccl_host_vendor(self.cluster.hw), 0.0)
         if proto == Protocol.SIMPLE:
             floor_us *= self.protocols.ring_net_overhead_simple_factor
         return floor_us * US

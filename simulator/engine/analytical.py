@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from simulator.config.hardware import Dtype
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Scenario
 from simulator.cost import CollectiveModel
@@ -41,6 +40,7 @@ from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     chunk_gather_seconds,
+    element_bytes,
     embedding_sync_seconds,
     last_bucket_times,
     overlapped_reduce_seconds,
@@ -574,10 +574,10 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
 def _grad_buffer_bytes_per_param(ctx: Context) -> float:
     """Bytes per parameter the step's gradient-buffer zeroing writes: the reduce dtype's under
     ``data_parallel.zero_grad_buffer`` and ZeRO 0-2, else 0."""
-    data_parallel = scenario_stack(ctx.scenario).data_parallel
-    if not data_parallel.zero_grad_buffer or ctx.scenario.parallelism.zero_stage >= 3:
+    zeroes = scenario_stack(ctx.scenario).data_parallel.zero_grad_buffer
+    if not zeroes or ctx.scenario.parallelism.zero_stage >= 3:
         return 0.0
-    return float(data_parallel.grad_reduce_dtype.nbytes(Dtype(ctx.scenario.training.dtype)))
+    return float(element_bytes(ctx)[0])
 
 
 def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, sms: float = 0.0

@@ -78,7 +78,7 @@ def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
     if ranks == 1 or par.zero_stage == 3 or (sites is not None and ranks == sites.count):
         return [[] for _ in range(layout.pp)]
     compressed = stage_compressions(ctx)
-    grad, weight = _element_bytes(ctx)
+    grad, weight = element_bytes(ctx)
     out = []
     for stage, parts in enumerate(_synchronised_parts(ctx)):
         alike = ctx.collectives.canonical_stage(layout, stage)    # priced on its groups
@@ -143,7 +143,7 @@ def _parts_of_stages(ctx: Context) -> list[list[tuple[bool, float]]]:
     return out
 
 
-def _element_bytes(ctx: Context) -> tuple[int, int]:
+def element_bytes(ctx: Context) -> tuple[int, int]:
     """(gradient, weight) bytes per parameter: the stack's reduce and gather dtypes."""
     dtype = Dtype(ctx.scenario.training.dtype)
     data_parallel = scenario_stack(ctx.scenario).data_parallel
@@ -176,7 +176,7 @@ def _stage_parameter_parts(ctx: Context) -> list[tuple[float, float]]:
 
 def _stage_sizes(ctx: Context) -> list[tuple[float, float]]:
     """Per stage: (gradient bytes in the reduce dtype, weight bytes) one GPU synchronises."""
-    grad, weight = _element_bytes(ctx)
+    grad, weight = element_bytes(ctx)
     return [(sum(parts) * grad, sum(parts) * weight) for parts in _stage_parameter_parts(ctx)]
 
 
@@ -227,7 +227,7 @@ def last_bucket_times(ctx: Context, syncs: list[list[PricedCollective]]) -> list
         return sync_seconds(syncs)
     if not ctx.scenario.parallelism.overlap_grad_reduce:
         return [0.0] * ctx.layout.pp
-    bucket = bucket_bytes(ctx, _element_bytes(ctx)[0])
+    bucket = bucket_bytes(ctx, element_bytes(ctx)[0])
     if ctx.scenario.training.gradient_compression is not None and ctx.layout.gradient_ranks > 1:
         return compressed_tails(ctx, syncs, bucket)
     chunks = ctx.scenario.parallelism.virtual_stages
@@ -313,7 +313,7 @@ def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
     ``v`` chunks, each chunk its share of the stage's calls: :mod:`simulator.engine.dp_calls`) on the stage's
     data-parallel groups (the experts' on theirs)."""
     v = ctx.scenario.parallelism.virtual_stages
-    grad, weight = _element_bytes(ctx)
+    grad, weight = element_bytes(ctx)
     return np.array([sum(_gather_seconds(ctx, stage, expert, nbytes / v,
                                          calls_per_chunk(ctx, stage, nbytes / weight, grad, expert))
                          for expert, nbytes in parts)
@@ -323,7 +323,7 @@ def _chunk_gather_seconds(ctx: Context) -> np.ndarray:
 def _gathered_parts(ctx: Context) -> list[list[tuple[bool, float]]]:
     """Per stage, (on expert groups, weight bytes one GPU gathers) of each part
     (:func:`_synchronised_parts`)."""
-    weight = _element_bytes(ctx)[1]
+    weight = element_bytes(ctx)[1]
     return [[(expert, params * weight) for expert, params in parts] for parts in _synchronised_parts(ctx)]
 
 
@@ -350,7 +350,7 @@ def _gather_terms(ctx: Context, stage: int, expert: bool, nbytes: float):
 def _gather_bucket_bytes(ctx: Context) -> float:
     """Weight bytes of one bucket: a bucket holds the same parameters for the gather as for
     the reduction (:func:`~simulator.engine.dp_calls.bucket_bytes`, in the gather dtype)."""
-    grad, weight = _element_bytes(ctx)
+    grad, weight = element_bytes(ctx)
     return bucket_bytes(ctx, grad) / grad * weight
 
 
@@ -385,7 +385,7 @@ def _rest_gathers(ctx: Context) -> np.ndarray:
     gather but that bucket, and the experts' whole gather, each bucket a call of its own
     (:func:`~simulator.engine.dp_calls.reduce_calls`)."""
     bucket = _gather_bucket_bytes(ctx)
-    grad, weight = _element_bytes(ctx)
+    grad, weight = element_bytes(ctx)
     out = []
     for stage, ((_, dense), *experts) in enumerate(_gathered_parts(ctx)):
         calls = reduce_calls(ctx, stage, dense / weight, grad)

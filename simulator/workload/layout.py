@@ -179,8 +179,9 @@ class Layout:
 
     def stage_gradient_groups(self, stage: int) -> list[tuple[int, ...]]:
         """The groups that reduce one stage's dense gradients: per tensor-parallel rank its
-        :attr:`gradient_ranks` data- and context-parallel ranks (cp fastest)."""
-        return [tuple(ranks) for ranks in self._shard_ranks(stage)]
+        :attr:`gradient_ranks` data- and context-parallel ranks (cp fastest): the ZeRO-3 shard
+        groups without hybrid sharding."""
+        return self.stage_shard_groups(stage)
 
     def stage_dp_groups(self, stage: int) -> list[tuple[int, ...]]:
         """The data-parallel groups of one stage (one per tensor- and context-parallel rank, tp
