@@ -37,23 +37,36 @@ def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
     """Per-step breakdown of a PyTorch profiler (Kineto) trace: compute, communication
     (exposed and overlapped), idle time and kernel classes, from JSON or JSON.gz."""
     from simulator.measure.files import check_output_path, write_atomic
+    from simulator.measure.kernel_gaps import gap_summary
     from simulator.measure.kineto import nccl_table, read_kineto_trace
 
     if csv_path is not None:
         check_output_path(csv_path, "--csv")
     imported = read_kineto_trace(trace)
     collectives = nccl_table(imported.kernels)
+    gap = gap_summary(imported.kernels)
     if csv_path is not None:
         write_atomic(csv_path, imported.steps.to_csv(index=False))
     if as_json:
-        click.echo(json.dumps({"metadata": imported.metadata,
+        click.echo(json.dumps({"metadata": imported.metadata, "kernel_gap": gap,
                                "steps": json.loads(imported.steps.to_json(orient="records")),
                                "collectives": json.loads(collectives.to_json(orient="records"))}))
         return
     out.print(_steps_table(imported.steps, _title(trace, imported.metadata)))
     out.print(_LEGEND, highlight=False)
+    out.print(_gap_line(gap), highlight=False)
     if len(collectives):
         out.print(_collectives_table(collectives))
+
+
+def _gap_line(gap: dict | None) -> str:
+    """The trace's back-to-back kernel gap (:mod:`simulator.measure.kernel_gaps`), next to
+    what the GPU specs charge per kernel."""
+    if gap is None:
+        return "kernel gap: too few back-to-back kernels the host had queued to measure it"
+    return (f"kernel gap: median {gap['median_us']:.2f} us (middle half {gap['p25_us']:.2f}-"
+            f"{gap['p75_us']:.2f}) over {gap['pairs']:,} back-to-back kernels the host had "
+            "queued; the GPU specs charge compute.kernel_overhead_us per kernel")
 
 
 def _title(trace: Path, metadata: dict) -> str:

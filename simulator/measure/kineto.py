@@ -41,7 +41,8 @@ class KinetoTrace:
         One row per GPU operation: ``step`` (ProfilerStep number that launched it, <NA> if
         none), ``device``, ``stream``, ``kind`` (kernel/memcpy/memset), ``name``,
         ``kernel_class`` (gemm/attention/memory/other/nccl), ``start_s``, ``dur_s``,
-        ``nccl_op`` (from the kernel name), ``collective`` (the PyTorch call), ``bytes``.
+        ``nccl_op`` (from the kernel name), ``collective`` (the PyTorch call), ``bytes``,
+        ``launch_s`` (when the API call that launched it started; NaN if not in the trace).
     steps : pandas.DataFrame
         One row per step: ``step``, ``start_s``, ``end_s``, ``wall_s``, ``host_s`` (the
         annotation's own duration), ``kernels``, ``compute_s``, ``comm_s``,
@@ -115,6 +116,7 @@ def _kernel_frame(columns: Columns, steps: pd.DataFrame) -> tuple[pd.DataFrame, 
         "kernel_class": pd.Categorical(classes, categories=[*CLASSES, COMM]),
         "start_s": (ts - origin) * US,
         "dur_s": np.frombuffer(columns.gpu_dur, dtype=np.float64) * US,
+        "launch_s": (launch_ts - origin) * US,
     })
     _add_nccl(frame, columns, launch_ts, launch_tid)
     return frame, index
