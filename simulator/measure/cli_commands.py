@@ -20,10 +20,11 @@ out = Console()
 _PATH = click.Path(path_type=Path)
 _SUMMARY_COLUMNS = (("wall", "wall_s"), ("compute", "compute_s"), ("comm", "comm_s"),
                     ("exposed", "comm_exposed_s"), ("overlap", "comm_overlapped_s"),
-                    ("idle", "idle_s"), ("gemm", "gemm_s"), ("attn", "attention_s"),
+                    ("idle", "idle_s"), ("host", "host_wait_s"), ("gemm", "gemm_s"), ("attn", "attention_s"),
                     ("mem", "memory_s"), ("other", "other_s"))
 
 _LEGEND = ("exposed: communication no compute overlaps; overlap: communication under compute\n"
+           "host: the part of idle with nothing queued, the GPU waiting for the host to launch\n"
            "gemm + attn + mem + other = compute; compute + exposed + idle = wall")
 
 
@@ -76,11 +77,11 @@ def _title(trace: Path, metadata: dict) -> str:
 
 
 def _steps_table(steps, title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1),
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0),
                   pad_edge=False, collapse_padding=True)
     table.add_column("step", justify="right")
     for label, _ in _SUMMARY_COLUMNS:
-        table.add_column(label, justify="right")
+        table.add_column(label, justify="right", min_width=len(label))
     for row in steps.to_dict(orient="records"):
         table.add_row(str(row["step"]), *(f"{1e3 * row[key]:.1f}" for _, key in _SUMMARY_COLUMNS))
     return table

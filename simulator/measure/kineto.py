@@ -27,7 +27,7 @@ from simulator.measure import launch
 from simulator.measure.chrome_json import EXPECTED, iter_events, read_header
 from simulator.measure.classify import CLASSES, COMM, collective_op, kernel_class, nccl_kernel_op
 from simulator.measure.collect import Columns, collect
-from simulator.measure.steps import partition, step_windows
+from simulator.measure.steps import host_wait, partition, step_windows
 from simulator.units import US
 
 
@@ -46,8 +46,9 @@ class KinetoTrace:
     steps : pandas.DataFrame
         One row per step: ``step``, ``start_s``, ``end_s``, ``wall_s``, ``host_s`` (the
         annotation's own duration), ``kernels``, ``compute_s``, ``comm_s``,
-        ``compute_only_s``, ``comm_overlapped_s``, ``comm_exposed_s``, ``idle_s`` and one
-        ``<class>_s`` per compute class (see :mod:`simulator.measure.steps`).
+        ``compute_only_s``, ``comm_overlapped_s``, ``comm_exposed_s``, ``idle_s``, one
+        ``<class>_s`` per compute class, and ``host_wait_s``, the part of ``idle_s`` with
+        nothing queued (see :mod:`simulator.measure.steps`).
     metadata : dict
         Device name/memory/SMs, rank, world size, backend, NCCL version, counts.
     """
@@ -150,6 +151,7 @@ def _summary(kernels: pd.DataFrame, launched_in: np.ndarray, steps: pd.DataFrame
     win_start, win_end = step_windows(host_start, host_end, launched_in, start, end)
     codes = kernels["kernel_class"].cat.codes.to_numpy()   # CLASSES..., then nccl last
     parts = partition(win_start, win_end, start, end, codes)
+    parts["host_wait_s"] = host_wait(win_start, win_end, start, end, kernels["launch_s"].to_numpy())
     counts = np.bincount(launched_in[launched_in >= 0], minlength=len(steps))
     frame = pd.DataFrame({"step": steps["step"].to_numpy(), "start_s": win_start,
                           "end_s": win_end, "wall_s": win_end - win_start,

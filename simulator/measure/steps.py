@@ -105,3 +105,33 @@ def _sums(active: np.ndarray, length: np.ndarray, window: np.ndarray,
     for c, name in enumerate(CLASSES):
         parts[f"{name}_s"] = total(compute_classes[c], share)
     return parts
+
+
+
+def host_wait(win_start: np.ndarray, win_end: np.ndarray, op_start: np.ndarray,
+              op_end: np.ndarray, op_launch: np.ndarray) -> np.ndarray:
+    """Seconds of each window in which the device waited for the host to launch work: times
+    ``t`` when no operation ran, none was queued (no ``[launch, start)`` interval over ``t``)
+    and the next operation to start had been launched after ``t``. Idle time with work
+    queued is the device waiting on a dependency (an event, a peer), not on the host. An
+    operation whose launch call is not in the trace proves nothing: it queues nothing, and
+    idle time that it ends is not charged. Part of ``idle_s``."""
+    lo, hi = float(win_start[0]), float(win_end[-1])
+    known = ~np.isnan(op_launch)
+    queued_from = np.minimum(np.where(known, op_launch, op_start), op_start)
+    bounds = np.unique(np.clip(np.concatenate([op_start, op_end, queued_from, win_start,
+                                               win_end]), lo, hi))
+    zero = np.zeros(len(op_start), dtype=np.int64)
+    busy = _coverage(bounds, np.clip(op_start, lo, hi), np.clip(op_end, lo, hi), zero, 1)[0]
+    queued = _coverage(bounds, np.clip(queued_from, lo, hi), np.clip(op_start, lo, hi),
+                       zero, 1)[0]
+    order = np.argsort(op_start, kind="stable")
+    following = np.searchsorted(op_start[order], bounds[1:], side="left")
+    ended_by_known = np.zeros(len(bounds) - 1, dtype=bool)
+    has_next = following < len(order)
+    ended_by_known[has_next] = known[order[following[has_next]]]
+    length = np.diff(bounds) * (~busy & ~queued & ended_by_known)
+    window = np.searchsorted(win_start, bounds[:-1], side="right") - 1
+    inside = window >= 0
+    inside[inside] &= bounds[:-1][inside] < win_end[window[inside]]
+    return np.bincount(window[inside], weights=length[inside], minlength=len(win_start))
