@@ -211,6 +211,7 @@ def test_trace_marks_what_it_cannot_separate(by_trace):
     assert by_trace.row("pipeline bubble").status == NOT_SEPARABLE
     idle = by_trace.row("idle")      # pp = 1: no bubble in the trace's idle, so compared
     assert idle.status == COMPARED and "bubble" not in idle.note
+    assert "0.1596 s of it with nothing queued" in idle.note   # the trace's median host wait
     step = by_trace.row("step time")
     assert step.error == pytest.approx((step.predicted - step.measured) / step.measured)
     assert by_trace.row("attention").error is None     # the trace has no attention kernel

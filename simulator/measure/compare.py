@@ -133,7 +133,8 @@ def compare_trace(scenario: Path | str, trace: Path | str) -> Comparison:
     steps, meta = imported.steps, imported.metadata
     measured = {column: float(steps[column].median())
                 for column in ("wall_s", "gemm_s", "attention_s", "memory_s", "other_s",
-                               "compute_s", "comm_s", "comm_exposed_s", "idle_s")}
+                               "compute_s", "comm_s", "comm_exposed_s", "idle_s",
+                               "host_wait_s")}
     rows = [_compared("step time", "s", measured["wall_s"], prediction.result.step_time_s,
                       f"median wall time of steps {_span(meta['steps'])}")]
     rows += _part_rows(prediction.parts, measured)
@@ -212,6 +213,9 @@ def _idle_row(parts: PredictedParts, measured: dict[str, float] | None) -> Row:
     if measured is None:
         return Row("idle", "s", None, parts.idle_s, NOT_MEASURED,
                    "a training log gives only iteration time and throughput")
+    if "host_wait_s" in measured:
+        note += (f", {measured['host_wait_s']:.4g} s of it with nothing queued (the GPU waiting "
+                 "for the host, which the model does not price)")
     if parts.stages > 1:
         return Row("idle", "s", measured["idle_s"], parts.idle_s, NOT_COMPARED,
                    "with pipeline stages the measured idle also holds part of the bubble; "
