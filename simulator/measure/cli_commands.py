@@ -20,8 +20,8 @@ out = Console()
 _PATH = click.Path(path_type=Path)
 _SUMMARY_COLUMNS = (("wall", "wall_s"), ("compute", "compute_s"), ("comm", "comm_s"),
                     ("exposed", "comm_exposed_s"), ("overlap", "comm_overlapped_s"),
-                    ("idle", "idle_s"), ("host", "host_wait_s"), ("gemm", "gemm_s"), ("attn", "attention_s"),
-                    ("mem", "memory_s"), ("other", "other_s"))
+                    ("idle", "idle_s"), ("host", "host_wait_s"), ("gemm", "gemm_s"),
+                    ("attn", "attention_s"), ("mem", "memory_s"), ("other", "other_s"))
 
 _LEGEND = ("exposed: communication no compute overlaps; overlap: communication under compute\n"
            "host: the part of idle with nothing queued, the GPU waiting for the host to launch\n"

@@ -23,6 +23,12 @@ compute operation on any stream overlaps. ``compute`` is split among the compute
 where k classes are active at once on different streams, each is charged 1/k of that time,
 so ``gemm + attention + memory + other = compute`` and the classes plus ``comm_exposed``
 plus ``idle`` also add up to the wall time.
+
+Host wait
+---------
+``host_wait`` (:func:`host_wait`) is the part of ``idle`` in which nothing was queued either:
+no operation ran, none had been launched and not yet started, and the next one to start was
+launched after that moment, so the device waited for the host.
 """
 
 from __future__ import annotations
@@ -67,10 +73,18 @@ def partition(win_start: np.ndarray, win_end: np.ndarray, op_start: np.ndarray,
     bounds = np.unique(np.concatenate([start, end, win_start, win_end]))
     active = _coverage(bounds, start, end, op_class[keep], len(CLASSES) + 1)
     length = np.diff(bounds)
+    window, inside = _windows(bounds, win_start, win_end)
+    return _sums(active[:, inside], length[inside], window[inside], len(win_start))
+
+
+def _windows(bounds: np.ndarray, win_start: np.ndarray,
+             win_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each segment ``[bounds[k], bounds[k+1])``: the index of the window it starts in,
+    and whether it is inside one at all."""
     window = np.searchsorted(win_start, bounds[:-1], side="right") - 1
     inside = window >= 0
     inside[inside] &= bounds[:-1][inside] < win_end[window[inside]]
-    return _sums(active[:, inside], length[inside], window[inside], len(win_start))
+    return window, inside
 
 
 def _coverage(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, cls: np.ndarray,
@@ -107,7 +121,6 @@ def _sums(active: np.ndarray, length: np.ndarray, window: np.ndarray,
     return parts
 
 
-
 def host_wait(win_start: np.ndarray, win_end: np.ndarray, op_start: np.ndarray,
               op_end: np.ndarray, op_launch: np.ndarray) -> np.ndarray:
     """Seconds of each window in which the device waited for the host to launch work: times
@@ -125,13 +138,16 @@ def host_wait(win_start: np.ndarray, win_end: np.ndarray, op_start: np.ndarray,
     busy = _coverage(bounds, np.clip(op_start, lo, hi), np.clip(op_end, lo, hi), zero, 1)[0]
     queued = _coverage(bounds, np.clip(queued_from, lo, hi), np.clip(op_start, lo, hi),
                        zero, 1)[0]
+    length = np.diff(bounds) * (~busy & ~queued & _ended_by_known(bounds, op_start, known))
+    window, inside = _windows(bounds, win_start, win_end)
+    return np.bincount(window[inside], weights=length[inside], minlength=len(win_start))
+
+
+def _ended_by_known(bounds: np.ndarray, op_start: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """For each segment: the first operation to start at or after its end has a known launch."""
     order = np.argsort(op_start, kind="stable")
     following = np.searchsorted(op_start[order], bounds[1:], side="left")
-    ended_by_known = np.zeros(len(bounds) - 1, dtype=bool)
+    ended = np.zeros(len(bounds) - 1, dtype=bool)
     has_next = following < len(order)
-    ended_by_known[has_next] = known[order[following[has_next]]]
-    length = np.diff(bounds) * (~busy & ~queued & ended_by_known)
-    window = np.searchsorted(win_start, bounds[:-1], side="right") - 1
-    inside = window >= 0
-    inside[inside] &= bounds[:-1][inside] < win_end[window[inside]]
-    return np.bincount(window[inside], weights=length[inside], minlength=len(win_start))
+    ended[has_next] = known[order[following[has_next]]]
+    return ended
