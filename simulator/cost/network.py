@@ -178,12 +178,12 @@ class NetworkCostModel:
         ceiling = tree_head_seconds_per_byte(schedule, self.protocols.nvls_chunking, self.cluster.hw.gpu)
         floors = floors_seconds_per_byte(schedule, self.cluster)
         spans_nodes = any(np.any(load.flow_class == HW_CLASS_CODE[HwClass.NET]) for load, _ in loads)
+        plateau = spans_nodes and schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
         out = []
         for proto, eff in self._efficiencies(family).items():
             floor = self._ring_step_floor(schedule, proto) if spans_nodes else 0.0
             latency = self.protocols.base_latency_us[family][proto] * US
             latency += sum(rep * self._step_latency(load, family, proto, floor) for load, rep in loads)
-            plateau = spans_nodes and schedule.algorithm == Algorithm.RING and schedule.op == Op.ALL_REDUCE
             if plateau and proto == Protocol.SIMPLE:
                 latency *= self.protocols.ring_plateau_latency_factor
             seconds = (self._switch_seconds_per_byte(loads, schedule.pipelined, eff)
