@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from simulator.cli import main
-from simulator.config import HardwareLibrary, load_scenario
+from simulator.config import HardwareLibrary, load_scenario, scenario_from_mapping
+from simulator.pipeline import quick_step, session_from_scenario
 from simulator.validation.regimes import (
     REGIME_KEYS,
     TAGS,
@@ -37,7 +39,7 @@ def _table(groups: list[tuple[dict, list[float]]]) -> pd.DataFrame:
 
 def test_tags_follow_the_scenario_and_the_gpu_base_chain():
     tags = regime_tags(load_scenario(ROOT / "scenarios" / "llama31-405b-256xGB300.yaml", LIBRARY), LIBRARY)
-    assert tags == {"experts": "dense", "sequence": "< 32K", "stack": "megatron",
+    assert tags == {"experts": "dense", "graphs": "none", "sequence": "< 32K", "stack": "megatron",
                     "profile": "megatron-core", "gpu": "b200", "sharding": "replicated", "dtype": "fp8",
                     "pipeline": "pp > 1"}
     moe = regime_tags(load_scenario(ROOT / "scenarios" / "mixtral-8x7b-64xH100.yaml", LIBRARY), LIBRARY)
@@ -46,17 +48,32 @@ def test_tags_follow_the_scenario_and_the_gpu_base_chain():
     assert root_gpu("h200-sxm", LIBRARY) == "h200-sxm"
 
 
+def test_the_graph_tag_is_the_stacks_cuda_graph_mode_and_moves_no_prediction():
+    """``kernels.cuda_graphs`` tags the run (what it replays from CUDA graphs) and nothing else:
+    the model prices no host time, so the same scenario with each mode has one step time."""
+    recipes = ROOT / "validation" / "scenarios" / "megatron_moe_recipes"
+    path = recipes / "qwen3-235b-a22b-128gpu-gb200-mxfp8-full-cg.yaml"
+    data = yaml.safe_load(path.read_text())
+    steps = set()
+    for mode in ("none", "partial", "full"):
+        data["training"]["stack"]["kernels"]["cuda_graphs"] = mode
+        scenario = scenario_from_mapping(data, str(path), LIBRARY)
+        assert regime_tags(scenario, LIBRARY)["graphs"] == mode
+        steps.add(quick_step(session_from_scenario(scenario, LIBRARY), "test").step_time_s)
+    assert len(steps) == 1
+
+
 def test_the_longest_prefix_with_enough_rows_is_matched():
-    """Eight rows share the first key, five of them the second: the match stops at the first
-    key, reports the quartiles of its eight rows and names the key that had too few."""
+    """Eight rows share the first two keys, five of them the third: the match stops at the
+    second key, reports the quartiles of its eight rows and names the key that had too few."""
     table = _table([({"experts": "moe", "sequence": "long"}, [0.1, 0.2, 0.3, 0.4, 0.5]),
                     ({"experts": "moe"}, [0.0, 0.0, 0.0]), ({}, [-0.5] * 10)])
     tags = {**dict.fromkeys(TAGS, "x"), "experts": "moe", "sequence": "long"}
     found = similar_rows(tags, table, minimum=8)
-    assert found.match == {"experts": "moe"} and found.rows == 8
+    assert found.match == {"experts": "moe", "graphs": "x"} and found.rows == 8
     assert found.median == pytest.approx(pd.Series([0.1, 0.2, 0.3, 0.4, 0.5, 0, 0, 0]).median())
     assert found.short == ("sequence", "long", 5, pytest.approx(0.3))
-    assert "8 published runs like this one (moe)" in found.sentence()
+    assert "8 published runs like this one (moe, x)" in found.sentence()
     assert "5 with sequence long (median +30.0%), too few" in found.sentence()
     assert similar_rows(tags, table, kind="memory", minimum=8) is None      # no memory rows
     every = similar_rows(dict.fromkeys(TAGS, "x"), table, minimum=8)
@@ -80,7 +97,7 @@ def test_run_prints_the_note_and_async_training_gets_none(capsys, scenario):
     figures (``megatron_memory``) are a Megatron run's: too few, so the note names them."""
     assert main(["run", scenario]) == 0
     line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
-    assert len(line) == 2 and "published runs like this one (dense, < 32K, megatron" in line[0]
+    assert len(line) == 2 and "published runs like this one (dense, none, < 32K, megatron" in line[0]
     assert line[1].startswith("validation: for 22 published peak-memory measurements of any regime")
     table = read_row_errors()
     megatron = table[(table["kind"] == "memory") & (table["stack"] == "megatron")]["error"]

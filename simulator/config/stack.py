@@ -93,6 +93,16 @@ class Fp8WeightCache(StrEnum):
     FULL = "full"          # row-wise and, where the GEMMs need one, column-wise (TE's weight workspace)
 
 
+class CudaGraphs(StrEnum):
+    """What a job replays from CUDA graphs. clustersim prices the GPU's work as if the host
+    always issued kernels ahead of it, which graphs approach; the mode is a tag
+    (:mod:`simulator.validation.regimes`), not a price."""
+
+    NONE = "none"          # every kernel launched by the host as the step runs (eager)
+    PARTIAL = "partial"    # parts of each layer (Megatron-Core TE-scoped graphs: attn, moe_router, ...)
+    FULL = "full"          # every transformer layer (per-layer graphs) or the whole forward-backward
+
+
 class AmaxReduction(StrEnum):
     """Which ranks TransformerEngine's delayed-scaling amax all-reduce spans (see
     simulator.cost.amax_reduction)."""
@@ -404,6 +414,14 @@ class KernelProfile(_Part):
     back (flash-attn's ``bert_padding.unpad_input`` / ``pad_input``, which llm-foundry's MPT
     ``flash_attn_fn`` runs at every layer whatever the padding;
     :func:`simulator.workload.transformer.unpad_bytes`)."""
+    cuda_graphs: CudaGraphs = CudaGraphs.NONE
+    """What the job captures in CUDA graphs: ``none`` (eager), ``partial`` (modules of each
+    layer: Megatron-Core ``--cuda-graph-impl transformer_engine --cuda-graph-scope attn
+    moe_router moe_preprocess``), ``full`` (every layer, Megatron-Core ``--cuda-graph-scope full``
+    and NeMo's ``LAYER_CUDA_GRAPH``, or the whole forward-backward, ``full_iteration`` and MLPerf's
+    ``FULL_CUDA_GRAPH``). The model has no host time, so the mode moves no prediction; it
+    selects the published runs ``clustersim run`` quotes (eager mixtures of experts ran well
+    below the host-free price, fully captured ones near it: docs/validation.md)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
     (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""

@@ -7,12 +7,15 @@ import pandas as pd
 
 from simulator.validation.regimes import MIN_ROWS, curve_excess, regime_summary
 
-_GROUPINGS = [["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"], ["sharding"], ["dtype"]]
+_GROUPINGS = [["experts", "graphs"], ["experts", "sequence", "stack"], ["stack", "profile"], ["gpu"],
+              ["sharding"], ["dtype"]]
 
 INTRO = """\
 Every throughput row of the sets below (tokens/s or model TFLOP/s per GPU: {rows} rows of {sets}
 sets; the collective and straggler sets are left out, the memory rows come last), tagged by
-what its scenario runs: `experts` (dense or moe), `sequence` (from 32K tokens), `stack` (the
+what its scenario runs: `experts` (dense or moe), `graphs` (what the run replays from CUDA
+graphs, `kernels.cuda_graphs`: none, partial or full; the model prices no host time, which
+graphs remove), `sequence` (from 32K tokens), `stack` (the
 profile's family), `profile`, `gpu` (the GPU spec it is derived from: a GB300 counts as a B200,
 Meta's 500 W H100 as an H100 SXM), `sharding` (ZeRO-3/FSDP or not) and `dtype` (fp8 or 16-bit).
 error = predicted / measured - 1, so a positive median means predictions above the measured

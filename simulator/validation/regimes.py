@@ -7,6 +7,9 @@ tag per key of :data:`REGIME_KEYS`, in the order that separates the errors most 
 the shipped sets, docs/validation.md "Where the errors fall"):
 
 - ``experts``: ``moe`` when the model routes to experts, else ``dense``;
+- ``graphs``: what the run replays from CUDA graphs (``none``, ``partial``, ``full``: the
+  stack's ``kernels.cuda_graphs``). The model prices no host time, and the mixtures of experts'
+  errors split by it: eager runs far below the host-free price, fully captured ones near it;
 - ``sequence``: ``>= 32K`` from a 32,768-token sequence, else ``< 32K``;
 - ``stack``: the stack profile's family (:data:`STACK_FAMILIES`: Megatron, PyTorch FSDP,
   DeepSpeed; another profile is its own family);
@@ -44,7 +47,7 @@ from simulator.validation.curves import curve_point
 from simulator.validation.suite import SETS
 
 ROW_ERRORS = Path(__file__).with_name("row_errors.csv")
-REGIME_KEYS = ("experts", "sequence", "stack", "profile", "gpu", "sharding", "dtype")
+REGIME_KEYS = ("experts", "graphs", "sequence", "stack", "profile", "gpu", "sharding", "dtype")
 MEMORY_KEYS = ("stack", "profile", "pipeline", "gpu")
 TAGS = (*REGIME_KEYS, "pipeline")
 MIN_ROWS = 8
@@ -62,6 +65,7 @@ def regime_tags(scenario: Scenario, library: HardwareLibrary) -> dict[str, str]:
     model, training, par = scenario.model, scenario.training, scenario.parallelism
     dtype = str(training.dtype)
     return {"experts": "moe" if model.experts > 1 else "dense",
+            "graphs": str(training.stack.kernels.cuda_graphs),
             "sequence": ">= 32K" if model.seq_len >= LONG_SEQUENCE else "< 32K",
             "stack": STACK_FAMILIES.get(training.stack.name, training.stack.name),
             "profile": training.stack.name,
