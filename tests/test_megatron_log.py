@@ -113,6 +113,23 @@ def test_draft_maps_the_arguments(draft):
     assert any("fabric" in note for note in draft.not_inferred)
 
 
+@pytest.mark.parametrize(("arguments", "graphs"), [
+    ({}, None),                                                                  # the log: no graphs
+    ({"cuda_graph_impl": "transformer_engine",
+      "cuda_graph_scope": "['attn', 'moe_router', 'moe_preprocess']"}, "partial"),  # TE-scoped modules
+    ({"external_cuda_graph": True}, "full"),                                     # whole layers, older flag
+    ({"cuda_graph_impl": "local", "cuda_graph_scope": "full_iteration"}, "full"),
+    ({"cuda_graph_impl": "transformer_engine",
+      "cuda_graph_modules": "[<CudaGraphModule.attn: 2>, <CudaGraphModule.mlp: 3>]"}, "full"),
+])
+def test_draft_reads_the_cuda_graph_capture(log, arguments, graphs):
+    """``kernels.cuda_graphs`` from the log's CUDA graph arguments (a tag the validation note
+    uses; the shipped log sets enable_cuda_graph and external_cuda_graph False)."""
+    drafted = draft_from_log(replace(log, arguments={**log.arguments, **arguments}), NODE, 8)
+    stack = drafted.scenario["training"]["stack"]
+    assert stack.get("kernels", {}).get("cuda_graphs") == graphs
+
+
 def test_import_log_writes_a_scenario_that_loads_and_runs(tmp_path, capsys):
     out = tmp_path / "llama2.yaml"
     code = main(["import-log", str(LOG), "--node", NODE, "--nodes", "8", "-o", str(out)])

@@ -31,6 +31,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``recompute_granularity`` full/selective,                  ``parallelism.recompute``
 ``recompute_activations``
 ``recompute_modules`` (other than ``['core_attn']``)       ``parallelism.recompute_modules``
+``cuda_graph_impl`` with ``cuda_graph_modules``/``_scope``  ``kernels.cuda_graphs`` full or partial
+(``enable_cuda_graph``, ``external_cuda_graph`` before)
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
 ``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
 =========================================================  ==================================
@@ -45,6 +47,7 @@ entropy or torch FSDP2 otherwise
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -320,6 +323,7 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       (``--no-overlap-p2p-communication``): its sends hold their stage,
       ``pipeline.overlap_p2p: false`` (without virtual stages Megatron-LM logs it false
       whatever was asked, and the profile holds those sends anyway);
+    - CUDA graphs (:func:`_cuda_graphs`): ``kernels.cuda_graphs`` partial or full;
     - the cross entropy, always written (the profile's is the fused one its recipes run):
       ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
       ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
@@ -361,12 +365,46 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields["pipeline"] = {"overlap_p2p": False}
     if _size(args, "num_experts") > 1:
         _moe_fields(args, fields, extra)
+    if (graphs := _cuda_graphs(args)) is not None:
+        fields.setdefault("kernels", {})["cuda_graphs"] = graphs
     fields["loss"] = {"kernel": _loss_kernel(args)}
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
         if args.get("fp8"):
             fields.setdefault("kernels", {})["fp8_weight_cast"] = "per_forward"
     return {"base": STACK, **fields}
+
+
+_CUDA_GRAPH_IMPLS = {"enable_cuda_graph": "local", "external_cuda_graph": "transformer_engine"}
+_WHOLE_LAYER = ({"full"}, {"attn", "mlp"}, {"attn", "moe"})
+
+
+def _cuda_graphs(args: dict[str, Any]) -> str | None:
+    """What the run replays from CUDA graphs (``kernels.cuda_graphs``; None when nothing).
+
+    ``cuda_graph_impl`` (core_v0.15 on; before it ``enable_cuda_graph`` meant ``local`` and
+    ``external_cuda_graph`` ``transformer_engine``): ``full_iteration``, or the scope
+    ``full_iteration``, is ``full``; otherwise the modules captured in each layer
+    (``cuda_graph_modules``, before it ``cuda_graph_scope``; empty or unset: ``full``, the whole
+    layer, Megatron-Core's default) are ``full`` when they cover the layer (``full``, or ``attn``
+    with ``mlp`` or ``moe``), else ``partial``. ``local`` with any scope but ``full_iteration``
+    captures each layer whole (transformer_config.py, core_v0.15.0)."""
+    impl = str(args.get("cuda_graph_impl") or "none").lower()
+    if impl == "none":
+        impl = next((name for flag, name in _CUDA_GRAPH_IMPLS.items() if args.get(flag) is True), "none")
+    modules = _graph_modules(args.get("cuda_graph_modules") or args.get("cuda_graph_scope"))
+    if impl == "none":
+        return None
+    if impl == "full_iteration" or "full_iteration" in modules or impl == "local" or not modules:
+        return "full"
+    return "full" if any(whole <= modules for whole in _WHOLE_LAYER) else "partial"
+
+
+def _graph_modules(value: Any) -> set[str]:
+    """The module names of a logged ``cuda_graph_scope`` / ``cuda_graph_modules``: a name, a
+    list's text (``['attn', 'moe_router']``) or enum members' (``[<CudaGraphScope.attn: 2>]``)."""
+    words = re.findall(r"[a-z_]+", str(value or "").lower())
+    return {word for word in words if word not in ("cudagraphscope", "cudagraphmodule", "none")}
 
 
 def _interleaved(args: dict[str, Any]) -> bool:
