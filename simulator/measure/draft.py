@@ -392,9 +392,9 @@ def _cuda_graphs(args: dict[str, Any]) -> str | None:
     impl = str(args.get("cuda_graph_impl") or "none").lower()
     if impl == "none":
         impl = next((name for flag, name in _CUDA_GRAPH_IMPLS.items() if args.get(flag) is True), "none")
-    modules = _graph_modules(args.get("cuda_graph_modules") or args.get("cuda_graph_scope"))
     if impl == "none":
         return None
+    modules = _graph_modules(args.get("cuda_graph_modules") or args.get("cuda_graph_scope"))
     if impl == "full_iteration" or "full_iteration" in modules or impl == "local" or not modules:
         return "full"
     return "full" if any(whole <= modules for whole in _WHOLE_LAYER) else "partial"
