@@ -38,6 +38,7 @@ def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
     """Per-step breakdown of a PyTorch profiler (Kineto) trace: compute, communication
     (exposed and overlapped), idle time and kernel classes, from JSON or JSON.gz."""
     from simulator.measure.files import check_output_path, write_atomic
+    from simulator.measure.graph_capture import graph_summary
     from simulator.measure.kernel_gaps import gap_summary
     from simulator.measure.kineto import nccl_table, read_kineto_trace
 
@@ -45,17 +46,19 @@ def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
         check_output_path(csv_path, "--csv")
     imported = read_kineto_trace(trace)
     collectives = nccl_table(imported.kernels)
-    gap = gap_summary(imported.kernels)
+    gap, graphs = gap_summary(imported.kernels), graph_summary(imported.kernels)
     if csv_path is not None:
         write_atomic(csv_path, imported.steps.to_csv(index=False))
     if as_json:
-        click.echo(json.dumps({"metadata": imported.metadata, "kernel_gap": gap,
+        click.echo(json.dumps({"metadata": imported.metadata, "kernel_gap": gap, "cuda_graphs": graphs,
                                "steps": json.loads(imported.steps.to_json(orient="records")),
                                "collectives": json.loads(collectives.to_json(orient="records"))}))
         return
     out.print(_steps_table(imported.steps, _title(trace, imported.metadata)))
     out.print(_LEGEND, highlight=False)
     out.print(_gap_line(gap), highlight=False)
+    if graphs is not None:
+        out.print(_graphs_line(graphs), highlight=False)
     if len(collectives):
         out.print(_collectives_table(collectives))
 
@@ -68,6 +71,14 @@ def _gap_line(gap: dict | None) -> str:
     return (f"kernel gap: median {gap['median_us']:.2f} us (middle half {gap['p25_us']:.2f}-"
             f"{gap['p75_us']:.2f}) over {gap['pairs']:,} back-to-back kernels the host had "
             "queued; the GPU specs charge compute.kernel_overhead_us per kernel")
+
+
+def _graphs_line(graphs: dict) -> str:
+    """How much of the compute the trace replays from CUDA graphs
+    (:mod:`simulator.measure.graph_capture`) and the stack field that says so."""
+    return (f"CUDA graphs: {graphs['replayed']:,} of {graphs['kernels']:,} compute kernels replayed "
+            f"({graphs['time_share']:.1%} of their GPU time): training.stack.kernels.cuda_graphs "
+            f"{graphs['cuda_graphs']}")
 
 
 def _title(trace: Path, metadata: dict) -> str:

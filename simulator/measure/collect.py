@@ -7,7 +7,8 @@ Kept, with ``ph: "X"`` (complete events) only:
   the NCCL args PyTorch >= 2.1 copies onto NCCL kernels: ``Collective name``, ``In msg
   nelems``, ``dtype``);
 - launches: ``cat`` ``cuda_runtime`` / ``cuda_driver`` events carrying ``args.correlation``
-  (the correlation id ties a kernel to the API call that launched it);
+  (the correlation id ties a kernel to the API call that launched it; a graph launch,
+  ``cudaGraphLaunch``, shares its id with every kernel the graph replays);
 - steps: ``ProfilerStep#N`` annotations written by ``torch.profiler.profile.step()``;
 - collective calls on the CPU: ``record_param_comms`` ops (message sizes) and ``nccl:<op>``
   annotations (operation names), as time ranges per thread.
@@ -29,6 +30,7 @@ GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "mem
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
 CPU_CATEGORIES = frozenset({"user_annotation", "cpu_op", "gpu_user_annotation"})
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+GRAPH_LAUNCH = re.compile(r"^(cuda|cu|hip)GraphLaunch")
 
 
 @dataclass
@@ -47,6 +49,7 @@ class Columns:
     launch_corr: array = field(default_factory=lambda: array("q"))
     launch_ts: array = field(default_factory=lambda: array("d"))
     launch_tid: array = field(default_factory=lambda: array("q"))
+    launch_graph: array = field(default_factory=lambda: array("b"))
     steps: list[tuple[int, float, float]] = field(default_factory=list)
     comm_ranges: list[tuple[int, float, float, str | None, float]] = field(default_factory=list)
     skipped: int = 0
@@ -103,6 +106,7 @@ def _launch(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> No
     columns.launch_corr.append(int(correlation))
     columns.launch_ts.append(ts)
     columns.launch_tid.append(tids.setdefault(event.get("tid"), len(tids)))
+    columns.launch_graph.append(bool(GRAPH_LAUNCH.match(str(event.get("name", "")))))
 
 
 def _cpu(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> None:

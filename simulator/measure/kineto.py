@@ -42,7 +42,8 @@ class KinetoTrace:
         none), ``device``, ``stream``, ``kind`` (kernel/memcpy/memset), ``name``,
         ``kernel_class`` (gemm/attention/memory/other/nccl), ``start_s``, ``dur_s``,
         ``nccl_op`` (from the kernel name), ``collective`` (the PyTorch call), ``bytes``,
-        ``launch_s`` (when the API call that launched it started; NaN if not in the trace).
+        ``launch_s`` (when the API call that launched it started; NaN if not in the trace),
+        ``from_graph`` (launched by a CUDA graph launch: replayed from a captured graph).
     steps : pandas.DataFrame
         One row per step: ``step``, ``start_s``, ``end_s``, ``wall_s``, ``host_s`` (the
         annotation's own duration), ``kernels``, ``compute_s``, ``comm_s``,
@@ -98,11 +99,12 @@ def _kernel_frame(columns: Columns, steps: pd.DataFrame) -> tuple[pd.DataFrame, 
     """The kernels frame and, per row, the index of the step that launched it (-1: none)."""
     origin = float(steps["ts"].iloc[0])
     ts = np.frombuffer(columns.gpu_ts, dtype=np.float64)
-    launch_ts, launch_tid = launch.launches(
+    launch_ts, launch_tid, from_graph = launch.launches(
         np.frombuffer(columns.gpu_corr, dtype=np.int64),
         np.frombuffer(columns.launch_corr, dtype=np.int64),
         np.frombuffer(columns.launch_ts, dtype=np.float64),
-        np.frombuffer(columns.launch_tid, dtype=np.int64))
+        np.frombuffer(columns.launch_tid, dtype=np.int64),
+        np.frombuffer(columns.launch_graph, dtype=np.int8).astype(bool))
     index = launch.step_of(launch_ts, steps["ts"].to_numpy(), steps["end"].to_numpy())
     step = pd.array(steps["step"].to_numpy()[np.maximum(index, 0)], dtype="Int64")
     step[index < 0] = pd.NA
@@ -118,6 +120,7 @@ def _kernel_frame(columns: Columns, steps: pd.DataFrame) -> tuple[pd.DataFrame, 
         "start_s": (ts - origin) * US,
         "dur_s": np.frombuffer(columns.gpu_dur, dtype=np.float64) * US,
         "launch_s": (launch_ts - origin) * US,
+        "from_graph": from_graph,
     })
     _add_nccl(frame, columns, launch_ts, launch_tid)
     return frame, index

@@ -22,8 +22,9 @@ MAX_NESTING = 16
 
 
 def launches(kernel_corr: np.ndarray, launch_corr: np.ndarray, launch_ts: np.ndarray,
-             launch_tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start time (NaN if unknown) and thread id (-1) of each kernel's launch call."""
+             launch_tid: np.ndarray, launch_graph: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start time (NaN if unknown), thread id (-1) and whether it was a graph launch (False if
+    unknown) of each kernel's launch call."""
     order = np.argsort(launch_corr, kind="stable")
     keys = launch_corr[order]
     where = np.searchsorted(keys, kernel_corr)
@@ -32,9 +33,11 @@ def launches(kernel_corr: np.ndarray, launch_corr: np.ndarray, launch_ts: np.nda
     found[inside] = (keys[where[inside]] == kernel_corr[inside]) & (kernel_corr[inside] >= 0)
     ts = np.full(len(kernel_corr), np.nan)
     tid = np.full(len(kernel_corr), -1, dtype=np.int64)
+    graph = np.zeros(len(kernel_corr), dtype=bool)
     ts[found] = launch_ts[order[where[found]]]
     tid[found] = launch_tid[order[where[found]]]
-    return ts, tid
+    graph[found] = launch_graph[order[where[found]]]
+    return ts, tid, graph
 
 
 def step_of(times: np.ndarray, step_start: np.ndarray, step_end: np.ndarray) -> np.ndarray:
