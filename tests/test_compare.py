@@ -234,6 +234,23 @@ def test_trace_against_two_pipeline_stages(tmp_path):
     assert found.row("exposed pp").predicted > 0
 
 
+def test_trace_that_replays_graphs_notes_the_scenarios_capture(tmp_path):
+    """The 16-rank A100 trace replays 58.5% of its compute from CUDA graphs (partial): a
+    scenario saying none gets a note, one saying partial does not; the prediction is the same."""
+    graphed = ROOT / "validation" / "traces" / "negative_queue_length_values_check__rank0.json.gz"
+    plain, stated = tmp_path / "none.yaml", tmp_path / "partial.yaml"
+    plain.write_text(yaml.safe_dump(SMALL_A100))
+    stack = {"base": "megatron-core", "kernels": {"cuda_graphs": "partial"}}
+    training = {**SMALL_A100["training"], "stack": stack}
+    stated.write_text(yaml.safe_dump({**SMALL_A100, "training": training}))
+    eager, partial = compare_trace(plain, graphed), compare_trace(stated, graphed)
+    note = ("the trace replays 58.5% of its compute's GPU time from CUDA graphs as kernels.cuda_graphs "
+            "partial; the scenario says none")
+    assert any(w.startswith(note) for w in eager.warnings)
+    assert not any("CUDA graphs" in w for w in partial.warnings)
+    assert eager.row("step time").predicted == partial.row("step time").predicted
+
+
 # --- log ----------------------------------------------------------------------------------
 
 def test_log_gives_step_time_and_throughput_only(by_log, log_scenario):

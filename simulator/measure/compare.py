@@ -25,6 +25,8 @@ from typing import Any
 from simulator.config.scenario import Scenario
 from simulator.errors import ConfigError
 from simulator.measure.breakdown import DIMENSIONS, PredictedParts, predicted_parts
+from simulator.measure.draft import logged_cuda_graphs
+from simulator.measure.graph_capture import graph_summary
 from simulator.results import StepResult
 from simulator.workload.layout import Layout
 
@@ -141,8 +143,12 @@ def compare_trace(scenario: Path | str, trace: Path | str) -> Comparison:
     measurement = {"kind": "trace", "source": str(trace), "rank": meta.get("rank"),
                    "world_size": meta.get("world_size"), "device": meta.get("device_name"),
                    "steps": meta["steps"], "statistic": "median over steps, part by part"}
+    captured = graph_summary(imported.kernels)
+    graphs = _graph_note(None if captured is None else str(captured["cuda_graphs"]), prediction,
+                         "the trace replays" + ("" if captured is None else
+                                                f" {captured['time_share']:.1%} of its compute's GPU time"))
     return Comparison(measurement, _prediction_dict(prediction), rows,
-                      prediction.notes + _trace_warnings(meta, prediction))
+                      prediction.notes + _trace_warnings(meta, prediction) + graphs)
 
 
 def compare_log(scenario: Path | str, log: Path | str) -> Comparison:
@@ -163,8 +169,9 @@ def compare_log(scenario: Path | str, log: Path | str) -> Comparison:
     measurement = {"kind": "log", "source": str(log), "world_size": world,
                    "iterations": m.iterations, "logged": m.logged, "spread": m.spread,
                    "statistic": "median of the steady-state iterations"}
+    graphs = _graph_note(logged_cuda_graphs(args) or "none", prediction, "the log's arguments replay")
     return Comparison(measurement, _prediction_dict(prediction), rows,
-                      prediction.notes + _log_warnings(args, prediction))
+                      prediction.notes + _log_warnings(args, prediction) + graphs)
 
 
 def _compared(part: str, unit: str, measured: float, predicted: float, note: str = "") -> Row:
@@ -261,6 +268,17 @@ def _trace_warnings(meta: dict[str, Any], p: Prediction) -> list[str]:
             out.append(f"rank {rank} is on pipeline stage {stage} in the scenario's layout; "
                        f"the prediction describes stage {p.parts.stage}")
     return out
+
+
+def _graph_note(measured: str | None, p: Prediction, said: str) -> list[str]:
+    """A note when the run's CUDA graph capture (:mod:`simulator.measure.graph_capture`, or a
+    log's arguments) is not the scenario's ``kernels.cuda_graphs``: the prediction is the same,
+    the published runs ``clustersim run`` quotes are not."""
+    stated = str(p.scenario.training.stack.kernels.cuda_graphs)
+    if measured is None or measured == stated:
+        return []
+    return [f"{said} from CUDA graphs as kernels.cuda_graphs {measured}; the scenario says {stated} "
+            "(no prediction changes: the field selects the published runs quoted)"]
 
 
 def _log_warnings(args: dict[str, Any], p: Prediction) -> list[str]:

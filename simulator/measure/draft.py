@@ -323,7 +323,7 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       (``--no-overlap-p2p-communication``): its sends hold their stage,
       ``pipeline.overlap_p2p: false`` (without virtual stages Megatron-LM logs it false
       whatever was asked, and the profile holds those sends anyway);
-    - CUDA graphs (:func:`_cuda_graphs`): ``kernels.cuda_graphs`` partial or full;
+    - CUDA graphs (:func:`logged_cuda_graphs`): ``kernels.cuda_graphs`` partial or full;
     - the cross entropy, always written (the profile's is the fused one its recipes run):
       ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
       ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
@@ -365,7 +365,7 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         fields["pipeline"] = {"overlap_p2p": False}
     if _size(args, "num_experts") > 1:
         _moe_fields(args, fields, extra)
-    if (graphs := _cuda_graphs(args)) is not None:
+    if (graphs := logged_cuda_graphs(args)) is not None:
         fields.setdefault("kernels", {})["cuda_graphs"] = graphs
     fields["loss"] = {"kernel": _loss_kernel(args)}
     if args.get("use_torch_fsdp2"):
@@ -379,7 +379,7 @@ _CUDA_GRAPH_IMPLS = {"enable_cuda_graph": "local", "external_cuda_graph": "trans
 _WHOLE_LAYER = ({"full"}, {"attn", "mlp"}, {"attn", "moe"})
 
 
-def _cuda_graphs(args: dict[str, Any]) -> str | None:
+def logged_cuda_graphs(args: dict[str, Any]) -> str | None:
     """What the run replays from CUDA graphs (``kernels.cuda_graphs``; None when nothing).
 
     ``cuda_graph_impl`` (core_v0.15 on; before it ``enable_cuda_graph`` meant ``local`` and
