@@ -22,7 +22,10 @@ import pandas as pd
 from simulator.measure.classify import COMM
 
 FULL_SHARE = 0.8
-"""Replayed share of the compute kernels' time from which a trace reads as ``full``."""
+"""Replayed share of the compute kernels' time from which a trace reads as ``full``: a
+judgement, not a measurement (per-layer and whole-iteration capture leave the optimizer step,
+and per-layer capture the embedding and the loss, eager; those are taken to be under a fifth
+of the compute's time)."""
 
 
 def graph_summary(kernels: pd.DataFrame) -> dict[str, float | int | str] | None:
