@@ -35,6 +35,11 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 CLASSES = ("gemm", "attention", "memory", "other")
 """Compute classes, in the column order of the per-step summary."""
@@ -80,6 +85,12 @@ def kernel_class(name: str) -> str:
         if any(p in lowered for p in patterns):
             return cls
     return "other"
+
+
+def compute_kernels(kernels: pd.DataFrame) -> np.ndarray:
+    """Which rows of a kernels frame (``kind``, ``kernel_class`` columns) are compute kernels:
+    kernels, not copies or memsets, and not NCCL's (whose time waits on the peers)."""
+    return ((kernels["kind"] == "kernel") & (kernels["kernel_class"] != COMM)).to_numpy()
 
 
 def _without_parameters(name: str) -> str:

@@ -144,9 +144,9 @@ def compare_trace(scenario: Path | str, trace: Path | str) -> Comparison:
                    "world_size": meta.get("world_size"), "device": meta.get("device_name"),
                    "steps": meta["steps"], "statistic": "median over steps, part by part"}
     captured = graph_summary(imported.kernels)
-    graphs = _graph_note(None if captured is None else str(captured["cuda_graphs"]), prediction,
-                         "the trace replays" + ("" if captured is None else
-                                                f" {captured['time_share']:.1%} of its compute's GPU time"))
+    graphs = [] if captured is None else _graph_note(
+        str(captured["cuda_graphs"]), prediction,
+        f"the trace replays {captured['time_share']:.1%} of its compute's GPU time")
     return Comparison(measurement, _prediction_dict(prediction), rows,
                       prediction.notes + _trace_warnings(meta, prediction) + graphs)
 
@@ -270,12 +270,12 @@ def _trace_warnings(meta: dict[str, Any], p: Prediction) -> list[str]:
     return out
 
 
-def _graph_note(measured: str | None, p: Prediction, said: str) -> list[str]:
+def _graph_note(measured: str, p: Prediction, said: str) -> list[str]:
     """A note when the run's CUDA graph capture (:mod:`simulator.measure.graph_capture`, or a
     log's arguments) is not the scenario's ``kernels.cuda_graphs``: the prediction is the same,
     the published runs ``clustersim run`` quotes are not."""
     stated = str(p.scenario.training.stack.kernels.cuda_graphs)
-    if measured is None or measured == stated:
+    if measured == stated:
         return []
     return [f"{said} from CUDA graphs as kernels.cuda_graphs {measured}; the scenario says {stated} "
             "(no prediction changes: the field selects the published runs quoted)"]

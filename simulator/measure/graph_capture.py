@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simulator.measure.classify import COMM
+from simulator.measure.classify import compute_kernels
 
 FULL_SHARE = 0.8
 """Replayed share of the compute kernels' time from which a trace reads as ``full``: a
@@ -32,8 +32,7 @@ def graph_summary(kernels: pd.DataFrame) -> dict[str, float | int | str] | None:
     """``kernels``, ``replayed``, ``kernel_share``, ``time_share`` and ``cuda_graphs`` (module
     docstring) over the compute kernels of a :class:`~simulator.measure.kineto.KinetoTrace`
     ``kernels`` frame whose launch call is in the trace; None when there are none."""
-    known = kernels[(kernels["kind"] == "kernel") & (kernels["kernel_class"] != COMM)
-                    & kernels["launch_s"].notna()]
+    known = kernels[compute_kernels(kernels) & kernels["launch_s"].notna().to_numpy()]
     if known.empty:
         return None
     replayed = known["from_graph"].to_numpy()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from simulator.measure.classify import COMM
+from simulator.measure.classify import compute_kernels
 from simulator.units import US
 
 MIN_PAIRS = 20
@@ -42,7 +42,7 @@ def _device_gaps(ops: pd.DataFrame) -> np.ndarray:
     stream = ordered["stream"].to_numpy()
     start = ordered["start_s"].to_numpy()
     end = start + ordered["dur_s"].to_numpy()
-    plain = ((ordered["kind"] == "kernel") & (ordered["kernel_class"] != COMM)).to_numpy()
+    plain = compute_kernels(ordered)
     launch = ordered["launch_s"].to_numpy()
     pair = (stream[1:] == stream[:-1]) & plain[1:] & plain[:-1] & (launch[1:] < start[:-1])
     first, second = np.flatnonzero(pair), np.flatnonzero(pair) + 1

@@ -34,9 +34,8 @@ def launches(kernel_corr: np.ndarray, launch_corr: np.ndarray, launch_ts: np.nda
     ts = np.full(len(kernel_corr), np.nan)
     tid = np.full(len(kernel_corr), -1, dtype=np.int64)
     graph = np.zeros(len(kernel_corr), dtype=bool)
-    ts[found] = launch_ts[order[where[found]]]
-    tid[found] = launch_tid[order[where[found]]]
-    graph[found] = launch_graph[order[where[found]]]
+    source = order[where[found]]
+    ts[found], tid[found], graph[found] = launch_ts[source], launch_tid[source], launch_graph[source]
     return ts, tid, graph
 
 
