@@ -19,6 +19,7 @@ import pytest
 from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario
 from simulator.pipeline import run_scenario
+from simulator.validation import report
 from simulator.validation.curves import scaling_curves
 from simulator.validation.regimes import TAGS, read_row_errors, row_errors
 from simulator.validation.suite import SETS, nemo_flops_per_token, run_validation, summary
@@ -177,6 +178,14 @@ def test_unknown_set_is_a_usage_error(capsys):
     err = capsys.readouterr().err
     assert "did you mean 'nemo'" in err and len(err.strip().splitlines()) == 1
 
+
+
+def test_every_set_has_its_text_and_every_text_file_belongs_to_a_set():
+    prose_dir = Path(report.__file__).parent / "prose"
+    keys = {path.stem for path in prose_dir.glob("*.md")}
+    assert all(report.has_prose(name) and report.prose(name).strip() for name in SETS)
+    extra = keys - set(SETS) - {"constants", "nccl_misses"}
+    assert {key.removesuffix("_after") for key in extra} <= set(SETS), extra
 
 # Regression guards: (MAPE, max |error|) reached when the suite was written, rounded up.
 # The target per set is MAPE <= 8% and max |error| <= 15%.
