@@ -48,6 +48,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_grouped_mlp_fusion(scenario, cluster.gpu)
     _check_fp8_attention(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
+    _check_optimizer(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)
     _check_layout(scenario, cluster.gpus, dp)
     _check_batch(scenario, dp)
@@ -515,6 +516,17 @@ def _check_flex_dispatcher(scenario: Scenario, etp: int) -> None:
                           f"{etp} is not modelled (the flex dispatcher then spans the tp x ep group); set "
                           "parallelism.etp: 1 or expert_parallel.dispatcher: alltoall",
                           key="training.stack.expert_parallel.dispatcher")
+
+
+def _check_optimizer(scenario: Scenario) -> None:
+    """Muon as Megatron-Core runs it: whole weights on each rank, the optimizer state sharded at
+    most as ZeRO-1 shards it (its layer-wise distributed optimizer; Megatron-LM refuses
+    Torch-FSDP2 and Megatron-FSDP with it)."""
+    zero = scenario.parallelism.zero_stage
+    if scenario.training.optimizer.muon and zero > 1:
+        raise ConfigError(f"muon with parallelism.zero_stage {zero} is not modelled: Megatron-Core runs "
+                          "Muon with whole weights and gradients on every rank and its state sharded as "
+                          "ZeRO-1 shards it; use zero_stage 0 or 1", key="training.optimizer")
 
 
 def _check_shard_size(par, dp: int) -> None:

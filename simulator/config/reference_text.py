@@ -125,6 +125,16 @@ MEANINGS = {
     "training.documents.packing": "documents concatenated and cut into `seq_len`-token sequences, "
                                   "attention masked per document; false: one document per sequence, "
                                   "cut at `seq_len`, unpadded",
+    "training.optimizer.name": "`adam`, or `muon`: the matrix parameters orthogonalised by Newton-Schulz "
+                               "iterations, the embeddings and norms with Adam (Megatron-Core's Muon; "
+                               "`optimizer: muon` is short for `{name: muon}`; priced in "
+                               "`simulator/workload/muon.py`)",
+    "training.optimizer.ns_steps": "Muon's Newton-Schulz iterations per step (Megatron-Core "
+                                   "`muon_num_ns_steps`)",
+    "training.optimizer.split_qkv": "Muon orthogonalises the fused query-key-value weight as its three "
+                                    "blocks (`muon_split_qkv`)",
+    "training.optimizer.nesterov": "Muon's Nesterov momentum (`muon_use_nesterov`): one more "
+                                   "elementwise pass",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",

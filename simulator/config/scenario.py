@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, mode
 from simulator.config.hardware import Dtype, NodeSpec
 from simulator.config.mla import MlaConfig
 from simulator.config.multisite import SitesConfig
+from simulator.config.optimizer import OptimizerConfig
 from simulator.config.parameter_server import ParameterServerConfig, SyncMode
 from simulator.config.stack import DEFAULT_STACK, StackProfile
 from simulator.config.variability import DocumentsConfig
@@ -265,6 +266,7 @@ class TrainingConfig(_Section):
     data_loader: DataLoaderConfig | None = None
     sync: SyncMode = SyncMode.SYNC   # async: parameter servers (the parameter_server section)
     documents: DocumentsConfig | None = None    # document lengths: work varies per micro-batch
+    optimizer: OptimizerConfig = OptimizerConfig()   # adam, or muon (simulator.config.optimizer)
 
     @field_validator("dtype")
     @classmethod

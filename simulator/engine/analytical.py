@@ -49,6 +49,7 @@ from simulator.engine.gradient_sync import (
     sync_seconds,
 )
 from simulator.engine.layer_kinds import dense_layer_cost, model_layer_cost, mtp_head_seconds, stage_layer
+from simulator.engine.optimizer_step import ADAM_BYTES_PER_PARAM, update_seconds
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
 from simulator.memo import remembered
 from simulator.results import StageBreakdown, StepResult
@@ -61,11 +62,6 @@ from simulator.workload.taskgraph import stage_clocks, stage_send_counts
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "Context", "StagedStep", "complete_step", "gradient_sync_start",
            "make_context", "simulate_step", "stage_step"]
-
-ADAM_BYTES_PER_PARAM = 34.0
-"""Adam update traffic per parameter: read+write fp32 master, m and v (24 B), read the
-gradient (2-4 B), write the bf16 weight (2 B), plus the fp32 gradient unscale pass."""
-
 
 @dataclass(frozen=True)
 class StagedStep:
@@ -555,20 +551,22 @@ def _kinds(ctx: Context) -> list[tuple]:
 
 
 def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
-    """Seconds of the memory-bound Adam update of the parameters one GPU of the most loaded
-    stage updates: all it holds, or under ZeRO 1-3 its shard, the dense parameters over the
-    shard group and the experts over their share of it (:func:`expert_shard_size`, as their
-    optimizer states are sharded in :func:`~simulator.workload.memory.stage_memory`); with the
-    stack's ``data_parallel.zero_grad_buffer`` (ZeRO 0-2) also the zeroing of the whole gradient
+    """Seconds of the optimizer step of the most loaded stage (:func:`update_seconds`: Adam's
+    memory-bound update or Muon's) on the parameters one GPU updates: all it holds, or under
+    ZeRO 1-3 its shard, the dense parameters over the shard group and the experts over their
+    share of it (:func:`expert_shard_size`, as their optimizer states are sharded in
+    :func:`~simulator.workload.memory.stage_memory`); with the stack's
+    ``data_parallel.zero_grad_buffer`` (ZeRO 0-2) also the zeroing of the whole gradient
     buffer, ``g P`` bytes written for the ``P`` parameters the GPU holds in the reduce dtype's
     ``g`` bytes (Megatron-Core's ``zero_grad_buffer`` at the start of each step)."""
-    par = ctx.scenario.parallelism
+    sc, par = ctx.scenario, ctx.scenario.parallelism
     shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
+    shards = (shard, expert_shard_size(par, shard))
     zeroed = _grad_buffer_bytes_per_param(ctx)
-    seconds = ctx.compute.memory_time
-    return max(float(seconds(ADAM_BYTES_PER_PARAM * (dense / shard + expert / expert_shard_size(par, shard))))
-               + (float(seconds(zeroed * (dense + expert))) if zeroed else 0.0)
-               for dense, expert in _kind_parameters(ctx, stages))
+    return max(update_seconds(ctx.compute, sc.model, par, sc.training.optimizer, kind, shards)
+               + (float(ctx.compute.memory_time(zeroed * sum(stage_parameters(sc.model, par, *kind))))
+                  if zeroed else 0.0)
+               for kind in set(_kinds(ctx)))
 
 
 def _grad_buffer_bytes_per_param(ctx: Context) -> float:

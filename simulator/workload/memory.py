@@ -1,4 +1,4 @@
-"""GPU memory of one pipeline stage: model state (weights, gradients, Adam) and activations.
+"""GPU memory of one pipeline stage: model state (weights, gradients, optimizer state) and activations.
 
 All results are bytes (floats). Notation: sequence ``s`` (per context-parallel
 rank, ``seq_len / cp``), micro-batch ``b``, hidden ``h``, heads ``a``, KV heads
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.library import HardwareLibrary
+from simulator.config.optimizer import OptimizerConfig
 from simulator.config.scenario import (
     AttentionKernel,
     Mlp,
@@ -45,6 +46,7 @@ from simulator.config.stack import (
 from simulator.memo import remembered
 from simulator.workload.fp8_weight_cache import fp8_weight_memory
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
+from simulator.workload.muon import SAVED_STATE_BYTES, matrix_elements, stage_matrices
 from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.recompute_modules import freed_bytes_per_token
@@ -554,6 +556,8 @@ def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismC
     expert_state = model_state_bytes(expert, expert_shard_size(par, shard), par.zero_stage, training.dtype,
                                      grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
+    if training.optimizer.muon:
+        optimizer -= _muon_state_saving(model, par, training.optimizer, layers, shard)
     lazy = 0.0
     if stack is not None and par.zero_stage == 3 and shard > 1:
         gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, (dense, expert),
@@ -562,6 +566,18 @@ def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismC
         if not stack.sharding.reduce_every_microbatch and microbatches > 1:
             lazy = stack.sharding.grad_reduce_dtype.nbytes(training.dtype)   # per dense parameter
     return dense, expert, weights, grads, optimizer, lazy
+
+
+def _muon_state_saving(model: ModelConfig, par: ParallelismConfig, optimizer: OptimizerConfig,
+                       layers: tuple[int, int, int], shard: int) -> float:
+    """Bytes of optimizer state Muon keeps less than Adam on one GPU: one fp32 moment per
+    element of the matrices it orthogonalises (:func:`~simulator.workload.muon.stage_matrices`),
+    sharded as :func:`model_state_bytes` shards the state (ZeRO 1 and up)."""
+    dense_shapes, dense_counts, expert_shapes, expert_counts = stage_matrices(
+        model, par.tp, par.expert_tp, par.ep, optimizer.split_qkv, *layers)
+    shards = (shard, expert_shard_size(par, shard)) if par.zero_stage >= 1 else (1, 1)
+    return SAVED_STATE_BYTES * (matrix_elements(dense_shapes, dense_counts) / shards[0]
+                    + matrix_elements(expert_shapes, expert_counts) / shards[1])
 
 
 def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:

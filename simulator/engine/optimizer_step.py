@@ -1,0 +1,46 @@
+"""Seconds of the optimizer step on one GPU of a pipeline stage: Adam's fused memory-bound update,
+or Muon's elementwise passes and Newton-Schulz GEMMs (:mod:`simulator.workload.muon`).
+
+Both engines add it once per step, after the gradients are in (the analytical engine's fixed
+part, the event replay's optimizer row).
+"""
+
+from __future__ import annotations
+
+from simulator.config.optimizer import OptimizerConfig
+from simulator.config.scenario import ModelConfig, ParallelismConfig
+from simulator.cost.compute import ComputeModel
+from simulator.cost.newton_schulz import newton_schulz_seconds
+from simulator.workload.memory import stage_parameters
+from simulator.workload.muon import elementwise_bytes, matrix_elements, stage_matrices
+
+__all__ = ["ADAM_BYTES_PER_PARAM", "update_seconds"]
+
+ADAM_BYTES_PER_PARAM = 34.0
+"""Adam update traffic per parameter: read and write the fp32 master weight, m and v (24 B), read
+the gradient (4 B), write the bf16 weight (2 B), plus the fp32 gradient's unscale pass (4 B)."""
+
+
+def update_seconds(compute: ComputeModel, model: ModelConfig, par: ParallelismConfig,
+                   optimizer: OptimizerConfig, kind: tuple, shards: tuple[int, int]) -> float:
+    """Seconds of one GPU's update of stage ``kind`` (:func:`~simulator.workload.stage_layers.stage_kinds`)
+    with its state sharded over ``shards`` (dense, expert) ranks: Adam's ``34 P / s`` bytes; under
+    Muon the matrices' elementwise bytes and Newton-Schulz GEMMs over their shard and Adam's
+    bytes for the rest (embeddings, norms)."""
+    dense, expert = stage_parameters(model, par, *kind)
+    if not optimizer.muon:
+        return float(compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / shards[0] + expert / shards[1])))
+    layers, _, _, dense_layers, mtp_layers = kind
+    dense_shapes, dense_counts, expert_shapes, expert_counts = stage_matrices(
+        model, par.tp, par.expert_tp, par.ep, optimizer.split_qkv, layers, dense_layers, mtp_layers)
+    muon = (matrix_elements(dense_shapes, dense_counts), matrix_elements(expert_shapes, expert_counts))
+    # norms, biases and embeddings; 0 where the tensor-parallel split of the parameter count
+    # (replicated routers and norms counted once per rank, an O(1/h) difference) says less
+    adam = (max(0.0, dense - muon[0]), max(0.0, expert - muon[1]))
+    nbytes = sum((ADAM_BYTES_PER_PARAM * a + elementwise_bytes(optimizer) * m) / s
+                 for a, m, s in zip(adam, muon, shards, strict=True))
+    steps = optimizer.ns_steps
+    gemms = (newton_schulz_seconds(compute, dense_shapes, dense_counts, steps) / shards[0]
+             + newton_schulz_seconds(compute, expert_shapes, expert_counts, steps) / shards[1])
+    return float(compute.memory_time(nbytes)) + gemms
+
