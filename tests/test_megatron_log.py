@@ -130,6 +130,34 @@ def test_draft_reads_the_cuda_graph_capture(log, arguments, graphs):
     assert stack.get("kernels", {}).get("cuda_graphs") == graphs
 
 
+@pytest.mark.parametrize(("arguments", "optimizer", "zero_stage", "data_parallel"), [
+    ({}, None, 1, {}),                                                    # the log: Adam, distributed
+    ({"optimizer": "muon", "use_distributed_optimizer": False,          # Muon as argument validation
+      "use_layer_wise_distributed_optimizer": True, "muon_nesterov": True,    # rewrites it
+      "overlap_param_gather": False},
+     {"name": "muon", "nesterov": True}, 1, {"sharded_reduce": "all_reduce", "overlap_param_gather": False}),
+    ({"optimizer": "dist_muon", "use_distributed_optimizer": False, "muon_num_ns_steps": 6},  # the log's
+     {"name": "muon", "ns_steps": 6}, 1, {"sharded_reduce": "all_reduce", "overlap_param_gather": True}),
+    ({"optimizer": "muon", "use_distributed_optimizer": False, "muon_split_qkv": False},
+     {"name": "muon", "split_qkv": False}, 0, {}),                      # Muon, every rank the whole state
+])
+def test_draft_reads_the_optimizer(log, arguments, optimizer, zero_stage, data_parallel):
+    """``training.optimizer`` and the layer-wise distributed optimizer's collectives from the
+    log's optimizer arguments (Megatron-LM prints them after its validation)."""
+    drafted = draft_from_log(replace(log, arguments={**log.arguments, **arguments}), NODE, 8)
+    training = drafted.scenario["training"]
+    assert training.get("optimizer") == optimizer
+    assert drafted.scenario["parallelism"]["zero_stage"] == zero_stage
+    dp = training["stack"].get("data_parallel", {})
+    assert {key: dp[key] for key in ("sharded_reduce", "overlap_param_gather") if key in dp} == data_parallel
+
+
+def test_draft_notes_an_optimizer_it_does_not_price(log):
+    drafted = draft_from_log(replace(log, arguments={**log.arguments, "optimizer": "lion"}), NODE, 8)
+    assert "optimizer" not in drafted.scenario["training"]
+    assert any("optimizer lion" in note for note in drafted.not_modelled)
+
+
 def test_import_log_writes_a_scenario_that_loads_and_runs(tmp_path, capsys):
     out = tmp_path / "llama2.yaml"
     code = main(["import-log", str(LOG), "--node", NODE, "--nodes", "8", "-o", str(out)])

@@ -35,6 +35,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 (``enable_cuda_graph``, ``external_cuda_graph`` before)
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
 ``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
+``optimizer`` muon / dist_muon, ``muon_num_ns_steps``,     ``training.optimizer`` (layer-wise
+``muon_split_qkv``, ``muon_nesterov``                      distributed: ``zero_stage`` 1)
 =========================================================  ==================================
 
 ``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is
@@ -55,6 +57,7 @@ from simulator.config import HardwareLibrary
 from simulator.config.scenario import RecomputeModule
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
+from simulator.measure.logged_optimizer import layer_wise, logged_optimizer, muon_data_parallel
 from simulator.measure.megatron_log import MegatronLog
 from simulator.measure.steady import Measured, measure_log
 
@@ -276,6 +279,8 @@ def _training(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str,
                      + " (the format is not modelled; the scaling as kernels.fp8_scaling where it is)")
     else:
         training["dtype"] = "bf16" if args.get("bf16") else "fp16" if args.get("fp16") else "fp32"
+    if (optimizer := logged_optimizer(args, extra)) is not None:
+        training["optimizer"] = optimizer
     backend = str(args.get("attention_backend", "auto")).lower().split(".")[-1]
     training["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
     if "attention_backend" not in args and "use_flash_attn" not in args:
@@ -324,6 +329,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
       ``pipeline.overlap_p2p: false`` (without virtual stages Megatron-LM logs it false
       whatever was asked, and the profile holds those sends anyway);
     - CUDA graphs (:func:`logged_cuda_graphs`): ``kernels.cuda_graphs`` partial or full;
+    - Muon's layer-wise distributed optimizer (:mod:`simulator.measure.logged_optimizer`):
+      ``data_parallel.sharded_reduce: all_reduce`` and ``overlap_param_gather`` as logged;
     - the cross entropy, always written (the profile's is the fused one its recipes run):
       ``loss.kernel`` te or ``vocab_parallel_fused`` with ``cross_entropy_loss_fusion`` and
       ``cross_entropy_fusion_impl`` te or native, else ``vocab_parallel`` (the flag unset or
@@ -367,6 +374,8 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
         _moe_fields(args, fields, extra)
     if (graphs := logged_cuda_graphs(args)) is not None:
         fields.setdefault("kernels", {})["cuda_graphs"] = graphs
+    if muon := muon_data_parallel(args):
+        fields.setdefault("data_parallel", {}).update(muon)
     fields["loss"] = {"kernel": _loss_kernel(args)}
     if args.get("use_torch_fsdp2"):
         fields["sharding"] = {"grad_reduce_dtype": "param", "reduce_every_microbatch": True}
@@ -549,12 +558,13 @@ def _zero_stage(args: dict[str, Any]) -> int:
     """Megatron-FSDP's sharding strategy if it is on; 3 with ``use_torch_fsdp2`` (Megatron-Core's
     ``TorchFullyShardedDataParallel``: ``fully_shard`` on every transformer layer, weights,
     gradients and optimizer state sharded); else 1 with the distributed optimizer (optimizer
-    state sharded over data-parallel ranks, as ZeRO-1) and 0 without."""
+    state sharded over data-parallel ranks, as ZeRO-1) or Muon's layer-wise one (whole
+    parameters per rank, the same share of the state) and 0 without."""
     if args.get("use_custom_fsdp") or args.get("use_megatron_fsdp"):
         return _FSDP_STAGES.get(str(args.get("data_parallel_sharding_strategy")), 3)
     if args.get("use_torch_fsdp2"):
         return 3
-    return 1 if args.get("use_distributed_optimizer") else 0
+    return 1 if args.get("use_distributed_optimizer") or layer_wise(args) else 0
 
 
 def _block_recompute_fraction(args: dict[str, Any], chunks: int) -> float | None:
