@@ -4,8 +4,11 @@ the step and the state change as its mechanism says (simulator/workload/muon.py)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+import yaml
 
 from simulator.cli import main
 from simulator.config import load_scenario, scenario_from_mapping
@@ -19,6 +22,8 @@ from simulator.engine.analytical import simulate_step
 from simulator.pipeline import session_from_scenario
 from simulator.workload.muon import expert_matrices, layer_matrices, matrix_elements, stage_matrices
 from simulator.workload.params import layer_parameters
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _model(preset: str) -> ModelConfig:
@@ -75,14 +80,18 @@ def test_newton_schulz_is_three_gemms_per_step_on_the_smaller_side():
     assert flops == 4 * 2048 ** 2 * 7168 + 2 * 2048 ** 3
 
 
-def _result(optimizer, zero_stage=1, dtype="bf16"):
+def _scenario(optimizer, zero_stage=1, dtype="bf16"):
     data = {"name": "muon", "cluster": {"node": "dgx-h100", "nodes": 2,
                                         "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}},
             "model": {"preset": "llama3-8b"},
             "training": {"global_batch": 16, "micro_batch": 1, "dtype": dtype, "stack": "megatron-core",
                          "optimizer": optimizer},
             "parallelism": {"tp": 2, "pp": 1, "dp": 8, "zero_stage": zero_stage}}
-    scenario = scenario_from_mapping(data, "<test>")
+    return scenario_from_mapping(data, "<test>")
+
+
+def _result(optimizer, zero_stage=1, dtype="bf16"):
+    scenario = _scenario(optimizer, zero_stage, dtype)
     return simulate_step(scenario, session_from_scenario(scenario).collectives)
 
 
@@ -115,9 +124,8 @@ def test_unsharded_muon_state_and_fp32_training():
     ("muon", 3, "training.optimizer: muon with parallelism.zero_stage 3 is not modelled"),
 ])
 def test_bad_optimizer_is_one_message_and_exit_2(tmp_path, capsys, optimizer, zero_stage, message):
-    import yaml
     path = tmp_path / "s.yaml"
-    data = yaml.safe_load(open("scenarios/gpt3-175b-1024xA100.yaml"))
+    data = yaml.safe_load((ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml").read_text())
     data["training"]["optimizer"] = optimizer
     data["parallelism"]["zero_stage"] = zero_stage
     path.write_text(yaml.safe_dump(data))
@@ -127,4 +135,22 @@ def test_bad_optimizer_is_one_message_and_exit_2(tmp_path, capsys, optimizer, ze
 
 
 def test_the_default_is_adam():
-    assert load_scenario("scenarios/gpt3-175b-1024xA100.yaml").training.optimizer.name == "adam"
+    assert load_scenario(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml").training.optimizer.name == "adam"
+
+
+def test_first_step_peak_leaves_out_the_moments_not_the_master_weights():
+    """A training log's first-step peak has no optimizer moments yet: Adam's 8 of its 12 bytes
+    per parameter of the state, Muon's 4 of 8 on its matrices (simulator/validation/training_memory.py)."""
+    from simulator.validation.training_memory import RUNTIME_PARTS, predicted_bytes
+    for name in ("adam", "muon"):
+        scenario = _scenario(name)
+        result = simulate_step(scenario, session_from_scenario(scenario).collectives)
+        parts = result.stages[0].memory
+        allocated = sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
+        moments = allocated - predicted_bytes("max_allocated_step1", scenario, None, result)
+        if name == "adam":
+            assert moments == pytest.approx(8 / 12 * parts["optimizer"], rel=1e-12)
+        else:
+            matrices = 32 * _elements(layer_matrices(_model("llama3-8b"), 2, True)) / 8
+            adam_part = parts["optimizer"] - 8 * matrices
+            assert moments == pytest.approx(4 * matrices + 8 / 12 * adam_part, rel=1e-9)

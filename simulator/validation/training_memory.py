@@ -16,7 +16,8 @@ launcher and ROCm Megatron-LM print the device memory in use every iteration
   TransformerEngine's and Apex's ``FusedAdam`` do, and Megatron-Core's optimizers wrap them. So
   the peak is the model's allocated peak (every part but the CUDA context, NCCL buffers and
   the allocator's fragmentation) less the moments: 8 of the 12 bytes per parameter of the
-  mixed-precision optimizer state (fp32 master weights 4, moments 8), all of an fp32 run's 8.
+  mixed-precision optimizer state (fp32 master weights 4, moments 8; Muon's momentum, 4 of its
+  8), all of an fp32 run's.
   The Primus logs show the moments arriving: device memory in use grows after the first
   iteration by about their size (Llama 2 70B on 16 GPUs: 193.1 to 227.0 GiB; the moments of its
   FSDP2 shard 32.6 GiB).
@@ -31,16 +32,15 @@ from simulator.config.scenario import Scenario
 from simulator.config.stack import StackProfile
 from simulator.results import StepResult
 from simulator.workload.memory import stage_parameters
-from simulator.workload.runtime_memory import shard_group_size
+from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
 from simulator.workload.stage_layers import stage_mix
 from simulator.workload.unsharded import unsharded_bytes
 
 GIB = 2.0**30
 RUNTIME_PARTS = ("cuda_context", "nccl_buffers", "fragmentation")
 """Parts the PyTorch caching allocator's ``allocated`` counters do not hold."""
-MOMENT_SHARE = {Dtype.FP32: 1.0}
-"""Share of the model's optimizer part that is Adam's moments: 8 of 12 bytes per parameter
-under mixed precision (:func:`simulator.workload.memory.model_state_bytes`), all 8 in fp32."""
+MASTER_BYTES = 4.0
+"""Bytes per parameter of the fp32 master weight in the mixed-precision optimizer state."""
 METRICS = {"allocated_after_step1": "allocated after the first step (GiB)",
            "max_allocated_step1": "peak allocated in the first step (GiB)",
            "device_used_steady": "peak memory per GPU (GiB)"}
@@ -55,11 +55,27 @@ def predicted_bytes(quantity: str, scenario: Scenario, stack: StackProfile, resu
         return result.memory_per_gpu_bytes
     if quantity == "max_allocated_step1":
         allocated = sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
-        return allocated - MOMENT_SHARE.get(scenario.training.dtype, 8.0 / 12.0) * parts["optimizer"]
+        return allocated - _first_step_moments(scenario, result, parts["optimizer"])
     if quantity == "allocated_after_step1":
         state = parts["weights"] + parts["gradients"] + parts["optimizer"]
         return state + parts.get("fp8_weight_cache", 0.0) - sum(_transient_unsharded(scenario, stack, result))
     raise ValueError(f"unknown memory quantity {quantity!r}; known: {', '.join(METRICS)}")
+
+
+def _first_step_moments(scenario: Scenario, result: StepResult, optimizer: float) -> float:
+    """Bytes of stage 0's ``optimizer`` part the first step's forward and backward do not hold
+    yet: the moments (Adam's two, Muon's momentum), all of it in fp32 training (no master copy),
+    else all but the fp32 master weights, 4 bytes per parameter of the GPU's state shard (8 of
+    Adam's 12, 4 of Muon's 8; the optimizers create their state at the first ``step()``)."""
+    if scenario.training.dtype == Dtype.FP32:
+        return optimizer
+    par = scenario.parallelism
+    dp = result.gpus // (par.tp * par.pp * par.cp)
+    shard = shard_group_size(par, dp) if par.zero_stage >= 1 else 1
+    layers = result.stages[0].layers
+    dense, expert = stage_parameters(scenario.model, par, layers, True, par.pp == 1,
+                                     *stage_mix(scenario.model, par)[0])
+    return optimizer - MASTER_BYTES * (dense / shard + expert / expert_shard_size(par, shard))
 
 
 def _transient_unsharded(scenario: Scenario, stack: StackProfile, result: StepResult) -> tuple[float, float]:
