@@ -11,6 +11,7 @@ import yaml
 
 from simulator.cli import main
 from simulator.config import HardwareLibrary, scenario_from_text
+from simulator.config.optimizer import OptimizerConfig
 from simulator.errors import UsageError
 from simulator.pipeline import run_scenario
 from simulator.sweep.cli_search import pareto_front
@@ -79,6 +80,15 @@ def test_layouts_are_distinct_and_divide_the_gpus(scenario):
     assert all(f["tp"] * f["pp"] * f["cp"] * f["dp"] == 16 for f in found)
     assert all(f["virtual_stages"] == 1 or f["schedule"].value == "interleaved-1f1b" for f in found)
     assert not any(f["sequence_parallel"] and f["tp"] == 1 for f in found)
+
+
+def test_muon_searches_only_the_sharding_it_runs_with(scenario):
+    """Muon shards its state no more than ZeRO-1 (Megatron-Core's layer-wise optimizer), so
+    its default axes leave out the ZeRO stages a check would refuse."""
+    training = scenario.training.model_copy(update={"optimizer": OptimizerConfig(name="muon")})
+    muon = scenario.model_copy(update={"training": training})
+    assert default_axes(muon, 8)["zero_stage"] == [1]
+    assert default_axes(scenario, 8)["zero_stage"] == [1, 2, 3]
 
 
 @pytest.mark.parametrize(("objective", "column", "ascending"), [

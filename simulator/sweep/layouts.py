@@ -259,7 +259,8 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
     """Sensible ranges for ``scenario``'s model: tp up to a server, powers of two for pp,
     cp only for long sequences, ep only for mixtures of experts, and for them the experts
     split like the dense layers or whole (``etp`` auto or 1), every schedule, recompute
-    mode, ZeRO stage 1-3 and sequence parallelism; the scenario's own rank order."""
+    mode, ZeRO stage 1-3 (1 under Muon, which shards no more than ZeRO-1) and sequence
+    parallelism; the scenario's own rank order."""
     model = scenario.model
     return {
         "tp": [t for t in POWERS if t <= gpus_per_node and model.heads % t == 0],
@@ -272,7 +273,7 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
         "schedule": [Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED],
         "virtual_stages": [1, 2, 4],
         "recompute": parse_axis("recompute", ["none", "selective", "full"]),
-        "zero_stage": [1, 2, 3],
+        "zero_stage": [1] if scenario.training.optimizer.muon else [1, 2, 3],
         "shard_size": [None],
         "sequence_parallel": [False, True],
         "rank_order": [scenario.parallelism.rank_order],
