@@ -16,7 +16,7 @@ __all__ = ["newton_schulz_seconds"]
 def newton_schulz_seconds(compute: ComputeModel, shapes: np.ndarray, counts: np.ndarray, steps: int) -> float:
     """Seconds of ``steps`` Newton-Schulz iterations on ``counts`` matrices of each shape, one
     after another: per iteration ``X X^T`` (``m x m``, inner ``n``), ``A A`` (``m x m x m``) and
-    ``B X`` (``m x n``, inner ``m``), ``m`` the smaller side, in bf16 (module docstring)."""
+    ``B X`` (``m x n``, inner ``m``), ``m`` the smaller side, in bf16 (:mod:`simulator.workload.muon`)."""
     if not len(counts):
         return 0.0
     m, n = shapes.min(axis=1), shapes.max(axis=1)

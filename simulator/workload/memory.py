@@ -577,7 +577,7 @@ def _muon_state_saving(model: ModelConfig, par: ParallelismConfig, optimizer: Op
         model, par.tp, par.expert_tp, par.ep, optimizer.split_qkv, *layers)
     shards = (shard, expert_shard_size(par, shard)) if par.zero_stage >= 1 else (1, 1)
     return SAVED_STATE_BYTES * (matrix_elements(dense_shapes, dense_counts) / shards[0]
-                    + matrix_elements(expert_shapes, expert_counts) / shards[1])
+                                + matrix_elements(expert_shapes, expert_counts) / shards[1])
 
 
 def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:

@@ -14,14 +14,14 @@ Megatron-LM d48bd6be0a ``megatron/core/optimizer/emerging_optimizers.py``):
   main weight into the bf16 model weight and the gradient norm for clipping. Elementwise bytes
   per parameter, fp32 weight, gradient and momentum: ``8 + 12 + 12 + 6 + 6 + 16 + 12 + 6 + 4
   = 82``, ``+ 12`` with Nesterov (:func:`elementwise_bytes`); Adam's fused pass is 34
-  (:data:`simulator.engine.analytical.ADAM_BYTES_PER_PARAM`). The GEMMs are priced by
+  (:data:`simulator.engine.optimizer_step.ADAM_BYTES_PER_PARAM`). The GEMMs are priced by
   :func:`simulator.cost.newton_schulz.newton_schulz_seconds`.
 - each tensor-parallel rank orthogonalises its own shard (``muon_tp_mode`` "blockwise", the
   default: no communication), the fused query-key-value weight as its three blocks
   (``muon_split_qkv``, default True); routed experts one matrix each.
 - the embedding, the output layer and every parameter that is not a matrix (norms, biases)
   stay with Adam (``_is_nonlinear_or_embedding``): 12 bytes of state; a Muon matrix keeps its
-  fp32 main weight and momentum, 8 (:data:`SAVED_STATE_BYTES` less).
+  fp32 main weight and momentum, 8, :data:`SAVED_STATE_BYTES` less.
 - the layer-wise distributed optimizer gives each data-parallel rank whole parameters, about
   ``1 / dp`` of them (``LayerWiseDistributedOptimizer``: "weights are splited into lists and
   each rank only keep its shard"), so the work and the state divide as ZeRO-1's do; its
