@@ -15,12 +15,13 @@ from simulator.config import load_scenario, scenario_from_mapping
 from simulator.config.hardware import Dtype
 from simulator.config.library import HardwareLibrary
 from simulator.config.presets import MODEL_PRESETS
-from simulator.config.scenario import ModelConfig
+from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.cost.compute import ComputeModel
 from simulator.cost.newton_schulz import newton_schulz_seconds
 from simulator.engine.analytical import simulate_step
 from simulator.pipeline import session_from_scenario
-from simulator.workload.muon import expert_matrices, layer_matrices, matrix_elements, stage_matrices
+from simulator.workload.matrices import matrix_elements
+from simulator.workload.muon import expert_matrices, layer_matrices, stage_matrices
 from simulator.workload.params import layer_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,8 +31,8 @@ def _model(preset: str) -> ModelConfig:
     return ModelConfig(**MODEL_PRESETS[preset])
 
 
-def _elements(shapes) -> float:
-    return float(sum(rows * cols for rows, cols in shapes))
+def _elements(matrices) -> float:
+    return matrix_elements(matrices)
 
 
 @pytest.mark.parametrize("preset", ["llama3-8b", "qwen3-30b-a3b", "deepseek-v3", "kimi-k2", "mixtral-8x7b"])
@@ -54,28 +55,28 @@ def test_tensor_parallel_shards_and_the_split_qkv():
     model = _model("llama3-8b")
     whole, split = layer_matrices(model, 1, True), layer_matrices(model, 4, True)
     assert _elements(split) == pytest.approx(_elements(whole) / 4)
-    assert split[:3] == [(4096 / 4, 4096), (1024 / 4, 4096), (1024 / 4, 4096)]
+    assert split[:2] == [(4096, 4096 / 4, 1), (4096, 1024 / 4, 2)]
     fused = layer_matrices(model, 4, False)
-    assert fused[0] == (6144 / 4, 4096) and len(fused) == len(split) - 2
+    assert fused[0] == (4096, 6144 / 4, 1) and len(fused) == len(split) - 1
 
 
 def test_stage_counts_routed_dense_and_prediction_layers():
     model = _model("deepseek-v3")
-    dense_shapes, dense_counts, expert_shapes, expert_counts = stage_matrices(
-        model, tp=1, etp=1, ep=32, split_qkv=True, layers=5, dense_layers=3, mtp_layers=1)
+    dense, expert = stage_matrices(model, ParallelismConfig(tp=1, ep=32, etp=1), split_qkv=True,
+                                   layers=5, dense_layers=3, mtp_layers=1)
     routed = 5 - 3 + 1
-    assert expert_counts.tolist() == [routed * 256 / 32] * 2
+    assert [count for _, _, count in expert] == [routed * 256 / 32] * 2
     expected = (routed * _elements(layer_matrices(model, 1, True))
                 + 3 * _elements(layer_matrices(model.dense_model(), 1, True)) + 2 * model.hidden ** 2)
-    assert matrix_elements(dense_shapes, dense_counts) == pytest.approx(expected)
+    assert matrix_elements(dense) == pytest.approx(expected)
 
 
 def test_newton_schulz_is_three_gemms_per_step_on_the_smaller_side():
     compute = ComputeModel(HardwareLibrary().gpu("h100-sxm"), Dtype.BF16)
-    shapes, counts = np.array([[2048.0, 7168.0], [7168.0, 2048.0]]), np.array([3.0, 1.0])
+    matrices = [(2048.0, 7168.0, 3.0), (7168.0, 2048.0, 1.0)]
     per_step = (compute.gemm_time(2048, 2048, 7168) + compute.gemm_time(2048, 2048, 2048)
                 + compute.gemm_time(2048, 7168, 2048))
-    assert newton_schulz_seconds(compute, shapes, counts, 5) == pytest.approx(5 * 4 * per_step)
+    assert newton_schulz_seconds(compute, matrices, 5) == pytest.approx(5 * 4 * per_step)
     flops = 2 * (2048 * 2048 * 7168 + 2048 ** 3 + 2048 * 7168 * 2048)
     assert flops == 4 * 2048 ** 2 * 7168 + 2 * 2048 ** 3
 

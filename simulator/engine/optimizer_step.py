@@ -11,8 +11,9 @@ from simulator.config.optimizer import OptimizerConfig
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.cost.compute import ComputeModel
 from simulator.cost.newton_schulz import newton_schulz_seconds
+from simulator.workload.matrices import matrix_elements
 from simulator.workload.memory import stage_parameters
-from simulator.workload.muon import elementwise_bytes, matrix_elements, stage_matrices
+from simulator.workload.muon import elementwise_bytes, stage_matrices
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "update_seconds"]
 
@@ -31,16 +32,14 @@ def update_seconds(compute: ComputeModel, model: ModelConfig, par: ParallelismCo
     if not optimizer.muon:
         return float(compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / shards[0] + expert / shards[1])))
     layers, _, _, dense_layers, mtp_layers = kind
-    dense_shapes, dense_counts, expert_shapes, expert_counts = stage_matrices(
-        model, par.tp, par.expert_tp, par.ep, optimizer.split_qkv, layers, dense_layers, mtp_layers)
-    muon = (matrix_elements(dense_shapes, dense_counts), matrix_elements(expert_shapes, expert_counts))
+    matrices = stage_matrices(model, par, optimizer.split_qkv, layers, dense_layers, mtp_layers)
+    muon = tuple(matrix_elements(group) for group in matrices)
     # norms, biases and embeddings; 0 where the tensor-parallel split of the parameter count
     # (replicated routers and norms counted once per rank, an O(1/h) difference) says less
     adam = (max(0.0, dense - muon[0]), max(0.0, expert - muon[1]))
     nbytes = sum((ADAM_BYTES_PER_PARAM * a + elementwise_bytes(optimizer) * m) / s
                  for a, m, s in zip(adam, muon, shards, strict=True))
-    steps = optimizer.ns_steps
-    gemms = (newton_schulz_seconds(compute, dense_shapes, dense_counts, steps) / shards[0]
-             + newton_schulz_seconds(compute, expert_shapes, expert_counts, steps) / shards[1])
+    gemms = sum(newton_schulz_seconds(compute, group, optimizer.ns_steps) / s
+                for group, s in zip(matrices, shards, strict=True))
     return float(compute.memory_time(nbytes)) + gemms
 

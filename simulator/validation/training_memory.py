@@ -70,11 +70,8 @@ def _first_step_moments(scenario: Scenario, result: StepResult, optimizer: float
     if scenario.training.dtype == Dtype.FP32:
         return optimizer
     par = scenario.parallelism
-    dp = result.gpus // (par.tp * par.pp * par.cp)
-    shard = shard_group_size(par, dp) if par.zero_stage >= 1 else 1
-    layers = result.stages[0].layers
-    dense, expert = stage_parameters(scenario.model, par, layers, True, par.pp == 1,
-                                     *stage_mix(scenario.model, par)[0])
+    shard = _shard_group(scenario, result) if par.zero_stage >= 1 else 1
+    dense, expert = _stage0_parameters(scenario, result)
     return optimizer - MASTER_BYTES * (dense / shard + expert / expert_shard_size(par, shard))
 
 
@@ -83,12 +80,22 @@ def _transient_unsharded(scenario: Scenario, stack: StackProfile, result: StepRe
     par = scenario.parallelism
     if par.zero_stage < 3:
         return 0.0, 0.0
-    dp = result.gpus // (par.tp * par.pp * par.cp)
-    shard = shard_group_size(par, dp)
+    shard = _shard_group(scenario, result)
     if shard <= 1:
         return 0.0, 0.0
-    layers = result.stages[0].layers
-    mix = stage_mix(scenario.model, par)[0]
-    stage = stage_parameters(scenario.model, par, layers, True, par.pp == 1, *mix)
-    return unsharded_bytes(stack, scenario.model, par, scenario.training.dtype, stage, layers,
+    return unsharded_bytes(stack, scenario.model, par, scenario.training.dtype,
+                           _stage0_parameters(scenario, result), result.stages[0].layers,
                            result.microbatches, shard)
+
+
+def _shard_group(scenario: Scenario, result: StepResult) -> int:
+    """The ranks the run's ZeRO shards its dense state over (:func:`shard_group_size`)."""
+    par = scenario.parallelism
+    return shard_group_size(par, result.gpus // (par.tp * par.pp * par.cp))
+
+
+def _stage0_parameters(scenario: Scenario, result: StepResult) -> tuple[float, float]:
+    """(Dense, expert) parameters one GPU of stage 0 holds (:func:`stage_parameters`)."""
+    par = scenario.parallelism
+    return stage_parameters(scenario.model, par, result.stages[0].layers, True, par.pp == 1,
+                            *stage_mix(scenario.model, par)[0])

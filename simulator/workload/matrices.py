@@ -25,21 +25,38 @@ def layer_matrices(model: ModelConfig, tp: int, ep: int, etp: int | None = None
                    ) -> list[tuple[float, float, float]]:
     """(rows, columns, count) of the weight matrices of one layer on one GPU; a mixture of
     experts' MLP matrices split over ``etp`` (default ``tp``)."""
-    h, f = model.hidden, model.ffn_hidden
-    q, kv = model.q_width, model.kv_width
     experts = model.experts / ep if model.experts > 1 else 1
-    ft = f / (etp or tp) if model.experts > 1 else f / tp
-    fs = model.shared_expert_ffn / tp
-    up = 1 if model.mlp == Mlp.GELU else 2
-    if model.mla is not None:
-        attention = _latent_matrices(model, tp)
-    elif model.mlp == Mlp.GELU:
-        attention = [(h, (q + 2 * kv) / tp, 1), (q / tp, h, 1)]
-    else:
-        attention = [(h, q / tp, 1), (h, kv / tp, 2), (q / tp, h, 1)]
-    mlp = [(h, ft, up * experts), (ft, h, experts)]
-    shared = [(h, fs, up), (fs, h, 1)] if fs else []
+    ffn_split = (etp or tp) if model.experts > 1 else tp
+    attention = attention_matrices(model, tp, fused_qkv=model.mlp == Mlp.GELU)
+    mlp = mlp_matrices(model.hidden, model.ffn_hidden, model.mlp, ffn_split, experts, fused_gate=False)
+    shared = (mlp_matrices(model.hidden, model.shared_expert_ffn, model.mlp, tp, 1, fused_gate=False)
+              if model.shared_expert_ffn else [])
     return attention + mlp + shared
+
+
+def attention_matrices(model: ModelConfig, tp: int, fused_qkv: bool) -> list[tuple[float, float, float]]:
+    """(rows, columns, count) of one layer's attention matrices on one GPU: latent attention's
+    (:func:`_latent_matrices`), or the query, key and value projections, fused into one
+    ``h x (q + 2 k d)/t`` matrix (GPT's and Megatron-Core's ``linear_qkv``) or three, and the
+    output projection ``q/t x h``."""
+    if model.mla is not None:
+        return _latent_matrices(model, tp)
+    h, q, kv = model.hidden, model.q_width, model.kv_width
+    qkv = [(h, (q + 2 * kv) / tp, 1)] if fused_qkv else [(h, q / tp, 1), (h, kv / tp, 2)]
+    return qkv + [(q / tp, h, 1)]
+
+
+def mlp_matrices(hidden: int, ffn: int, mlp: Mlp, tp: int, count: float, fused_gate: bool
+                 ) -> list[tuple[float, float, float]]:
+    """(rows, columns, count) of ``count`` MLPs of width ``ffn`` over ``tp``: GELU's fc1 and fc2;
+    SwiGLU's gate and up projections as two matrices, or fused into one ``h x 2f/t`` matrix
+    (Megatron-Core's ``linear_fc1``), and its down projection."""
+    f = ffn / tp
+    if mlp == Mlp.GELU:
+        up = [(hidden, f, count)]
+    else:
+        up = [(hidden, 2 * f, count)] if fused_gate else [(hidden, f, 2 * count)]
+    return up + [(f, hidden, count)]
 
 
 def _latent_matrices(model: ModelConfig, tp: int) -> list[tuple[float, float, float]]:

@@ -46,7 +46,8 @@ from simulator.config.stack import (
 from simulator.memo import remembered
 from simulator.workload.fp8_weight_cache import fp8_weight_memory
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
-from simulator.workload.muon import SAVED_STATE_BYTES, matrix_elements, stage_matrices
+from simulator.workload.matrices import matrix_elements
+from simulator.workload.muon import SAVED_STATE_BYTES, stage_matrices
 from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.recompute_modules import freed_bytes_per_token
@@ -573,11 +574,9 @@ def _muon_state_saving(model: ModelConfig, par: ParallelismConfig, optimizer: Op
     """Bytes of optimizer state Muon keeps less than Adam on one GPU: one fp32 moment per
     element of the matrices it orthogonalises (:func:`~simulator.workload.muon.stage_matrices`),
     sharded as :func:`model_state_bytes` shards the state (ZeRO 1 and up)."""
-    dense_shapes, dense_counts, expert_shapes, expert_counts = stage_matrices(
-        model, par.tp, par.expert_tp, par.ep, optimizer.split_qkv, *layers)
+    dense, expert = stage_matrices(model, par, optimizer.split_qkv, *layers)
     shards = (shard, expert_shard_size(par, shard)) if par.zero_stage >= 1 else (1, 1)
-    return SAVED_STATE_BYTES * (matrix_elements(dense_shapes, dense_counts) / shards[0]
-                                + matrix_elements(expert_shapes, expert_counts) / shards[1])
+    return SAVED_STATE_BYTES * (matrix_elements(dense) / shards[0] + matrix_elements(expert) / shards[1])
 
 
 def _loss_bytes(stack: StackProfile | None, par: ParallelismConfig) -> float:

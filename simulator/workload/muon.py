@@ -31,13 +31,14 @@ Megatron-LM d48bd6be0a ``megatron/core/optimizer/emerging_optimizers.py``):
 
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.config.optimizer import OptimizerConfig
-from simulator.config.scenario import Mlp, ModelConfig
+from simulator.config.scenario import ModelConfig, ParallelismConfig
+from simulator.workload.matrices import attention_matrices, mlp_matrices
 
-__all__ = ["SAVED_STATE_BYTES", "elementwise_bytes", "expert_matrices", "layer_matrices", "matrix_elements",
-           "stage_matrices"]
+Matrix = tuple[float, float, float]
+"""(rows, columns, count), as :mod:`simulator.workload.matrices` lists them."""
+
+__all__ = ["SAVED_STATE_BYTES", "elementwise_bytes", "expert_matrices", "layer_matrices", "stage_matrices"]
 
 SAVED_STATE_BYTES = 4.0
 """Optimizer state a Muon matrix element keeps less than Adam's: one fp32 momentum where Adam keeps
@@ -53,72 +54,39 @@ def elementwise_bytes(optimizer: OptimizerConfig) -> float:
     return _MUON_BYTES + (_NESTEROV_BYTES if optimizer.nesterov else 0.0)
 
 
-def _mlp(hidden: int, ffn: int, mlp: Mlp, tp: int) -> list[tuple[float, float]]:
-    """fc1 (SwiGLU's gate and up fused, ``2f x h``) column-parallel, fc2 ``h x f`` row-parallel."""
-    width = ffn if mlp == Mlp.GELU else 2 * ffn
-    return [(width / tp, hidden), (hidden, ffn / tp)]
-
-
-def _attention(model: ModelConfig, tp: int, split_qkv: bool) -> list[tuple[float, float]]:
-    """The attention matrices one tensor-parallel rank holds (Megatron-Core's ``linear_qkv`` and
-    ``linear_proj``; latent attention's down projections whole, its up projections and output
-    split, :mod:`simulator.config.mla`)."""
-    h, a = model.hidden, model.heads
-    mla = model.mla
-    if mla is not None:
-        q = ([(mla.q_lora_rank, h), (a * mla.qk_dim / tp, mla.q_lora_rank)] if mla.q_lora_rank
-             else [(a * mla.qk_dim / tp, h)])
-        kv = [(mla.kv_lora_rank + mla.qk_rope_head_dim, h),
-              (a * (mla.qk_head_dim + mla.v_head_dim) / tp, mla.kv_lora_rank)]
-        return q + kv + [(h, a * mla.v_head_dim / tp)]
-    q, k, v = model.q_width / tp, model.kv_width / tp, model.v_width / tp
-    qkv = [(q, h), (k, h), (v, h)] if split_qkv else [(q + k + v, h)]
-    return qkv + [(h, model.q_width / tp)]
-
-
-def layer_matrices(model: ModelConfig, tp: int, split_qkv: bool) -> list[tuple[float, float]]:
-    """(rows, cols) of every matrix of one layer outside its routed experts, as one
-    tensor-parallel rank holds it: attention, a dense layer's MLP, or a mixture's router
-    (``E x h``, whole on every rank) and shared experts."""
-    matrices = _attention(model, tp, split_qkv)
+def layer_matrices(model: ModelConfig, tp: int, split_qkv: bool) -> list[Matrix]:
+    """(rows, columns, count) of every matrix of one layer outside its routed experts, as one
+    tensor-parallel rank holds it (:mod:`simulator.workload.matrices`, with Megatron-Core's fused
+    ``linear_fc1``, and ``linear_qkv`` split into its three blocks when ``split_qkv``): attention,
+    a dense layer's MLP, or a mixture's router (``E x h``, whole on every rank) and shared experts."""
+    matrices = attention_matrices(model, tp, fused_qkv=not split_qkv)
     if model.experts == 1:
-        return matrices + _mlp(model.hidden, model.ffn_hidden, model.mlp, tp)
-    matrices.append((model.experts, model.hidden))
+        return matrices + mlp_matrices(model.hidden, model.ffn_hidden, model.mlp, tp, 1, fused_gate=True)
+    matrices.append((model.experts, model.hidden, 1))
     if model.shared_expert_ffn:
-        matrices += _mlp(model.hidden, model.shared_expert_ffn, model.mlp, tp)
+        matrices += mlp_matrices(model.hidden, model.shared_expert_ffn, model.mlp, tp, 1, fused_gate=True)
     return matrices
 
 
-def expert_matrices(model: ModelConfig, etp: int) -> list[tuple[float, float]]:
-    """(rows, cols) of one routed expert's matrices on one expert-tensor-parallel rank."""
-    return _mlp(model.hidden, model.ffn_hidden, model.mlp, etp)
+def expert_matrices(model: ModelConfig, etp: int) -> list[Matrix]:
+    """(rows, columns, count) of one routed expert's matrices on one expert-tensor-parallel rank."""
+    return mlp_matrices(model.hidden, model.ffn_hidden, model.mlp, etp, 1, fused_gate=True)
 
 
-def stage_matrices(model: ModelConfig, tp: int, etp: int, ep: int, split_qkv: bool,
-                   layers: int, dense_layers: int, mtp_layers: int
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The Muon matrices one GPU of a stage holds: (dense shapes ``k x 2``, their counts; expert
-    shapes, their counts). ``layers`` decoder layers of which ``dense_layers`` are
-    :meth:`~simulator.config.scenario.ModelConfig.dense_model` layers, and ``mtp_layers``
-    multi-token prediction layers (a layer of the model plus its ``h x 2h`` projection)."""
+def stage_matrices(model: ModelConfig, par: ParallelismConfig, split_qkv: bool, layers: int,
+                   dense_layers: int, mtp_layers: int) -> tuple[list[Matrix], list[Matrix]]:
+    """The Muon matrices one GPU of a stage holds, (outside the routed experts, the routed
+    experts'), each as (rows, columns, count): ``layers`` decoder layers of which
+    ``dense_layers`` are :meth:`~simulator.config.scenario.ModelConfig.dense_model` layers, and
+    ``mtp_layers`` multi-token prediction layers (a layer of the model plus its ``h x 2h``
+    projection)."""
     routed = layers - dense_layers + mtp_layers
-    shapes = [(shape, routed) for shape in layer_matrices(model, tp, split_qkv)]
+    dense = [(r, c, n * routed) for r, c, n in layer_matrices(model, par.tp, split_qkv)]
     if dense_layers:
-        shapes += [(shape, dense_layers) for shape in layer_matrices(model.dense_model(), tp, split_qkv)]
+        dense += [(r, c, n * dense_layers)
+                  for r, c, n in layer_matrices(model.dense_model(), par.tp, split_qkv)]
     if mtp_layers:
-        shapes.append(((model.hidden, 2 * model.hidden), mtp_layers))
-    experts = routed * model.experts / ep if model.experts > 1 else 0.0
-    expert = [(shape, experts) for shape in expert_matrices(model, etp)] if experts else []
-    return (*_arrays(shapes), *_arrays(expert))
-
-
-def _arrays(shapes: list) -> tuple[np.ndarray, np.ndarray]:
-    if not shapes:
-        return np.zeros((0, 2)), np.zeros(0)
-    return (np.array([shape for shape, _ in shapes], dtype=np.float64),
-            np.array([count for _, count in shapes], dtype=np.float64))
-
-
-def matrix_elements(shapes: np.ndarray, counts: np.ndarray) -> float:
-    """Elements of ``counts`` matrices of each of ``shapes`` (:func:`stage_matrices`)."""
-    return float(np.dot(shapes.prod(axis=1), counts)) if len(counts) else 0.0
+        dense.append((model.hidden, 2 * model.hidden, mtp_layers))
+    experts = routed * model.experts / par.ep if model.experts > 1 else 0.0
+    expert = [(r, c, n * experts) for r, c, n in expert_matrices(model, par.expert_tp)] if experts else []
+    return dense, expert
