@@ -93,8 +93,8 @@ def test_default_split_is_megatron_bridge_h100_layout():
     laid = par.model_copy(update={"pipeline_layout": "Et|(tt|)*30mL"})
     assert pipeline_chunks(DSV3, par) == pipeline_chunks(DSV3, laid)
     kinds = stage_kinds(DSV3, laid)
-    assert kinds[0] == (7, True, False, 1, 0) and kinds[1] == (8, False, False, 2, 0)
-    assert kinds[7] == (6, False, True, 0, 1) and sum(k[0] for k in kinds) == 61
+    assert kinds[0] == (7, True, False, 1, 0, "") and kinds[1] == (8, False, False, 2, 0, "")
+    assert kinds[7] == (6, False, True, 0, 1, "") and sum(k[0] for k in kinds) == 61
 
 
 def test_blackwell_layout_puts_the_dense_layers_on_stage_zero():
@@ -103,7 +103,7 @@ def test_blackwell_layout_puts_the_dense_layers_on_stage_zero():
     par = ParallelismConfig(pp=16, pipeline_layout="Et*4|(t*4|)*14tmL")
     assert scenario_split(DSV3, par) == [4] * 15 + [1]
     kinds = stage_kinds(DSV3, par)
-    assert kinds[0] == (4, True, False, 3, 0) and kinds[15] == (1, False, True, 0, 1)
+    assert kinds[0] == (4, True, False, 3, 0, "") and kinds[15] == (1, False, True, 0, 1, "")
 
 
 @pytest.mark.parametrize(("layout", "message"), [

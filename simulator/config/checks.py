@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
+from simulator.config.hybrid_checks import check_hybrid
 from simulator.config.multisite import check_sites
 from simulator.config.pipeline_layout import LayoutError, layout_chunks
 from simulator.config.recompute_rules import check_recompute_modules
@@ -195,8 +196,10 @@ def _check_model(scenario: Scenario) -> None:
     if model.expert_load != 1.0 and model.experts == 1:
         raise ConfigError(f"{model.expert_load:g} applies to a mixture of experts only (model.experts is 1); "
                           "remove it or set model.experts", key="model.expert_load")
-    _check_dense_layers(model)
+    if model.hybrid_pattern is None:
+        _check_dense_layers(model)
     _check_attention_window(scenario)
+    check_hybrid(scenario)
 
 
 WINDOW_RINGS = (CpRing.ALL_GATHER, CpRing.ULYSSES)

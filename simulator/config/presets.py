@@ -62,6 +62,18 @@ Sources
   counted as parameters; the experts' second-linear bias is priced as the passes Megatron-Core
   runs for it (``expert_bias``). Sequence 4,096, its ``initial_context_length`` and
   Megatron-Bridge's recipes'.
+- Nemotron 3 Nano 30B-A3B, a hybrid of Mamba-2, attention and mixture-of-experts layers
+  (``hybrid_pattern``, :mod:`simulator.config.hybrid`): Megatron-Bridge v0.4.2
+  ``src/megatron/bridge/recipes/nemotronh/nemotron_3_nano.py`` (the literal provider its
+  performance recipes build; ``models/nemotronh/nemotron_h_provider.py`` ``Nemotron3NanoProvider``
+  the same): 52 layers ``MEMEM*EMEMEM*...`` (23 Mamba, 23 MoE, 6 attention), hidden 2688, 32
+  query heads of kv_channels 128 with 2 key-value groups, Mamba 64 heads of head_dim 64, state 128,
+  8 groups (Megatron-Core's conv 4 and chunk 128), 128 experts of moe_ffn_hidden_size 1856 with 6
+  per token and a shared expert of 3712, squared ReLU, no position embedding, RMSNorm, no
+  biases, untied embeddings, vocabulary 131072 (the tokenizer's; the table's model TFLOP/s
+  reproduce with it). Sequence 8,192, the performance recipes'. 31.6B parameters, 3.6B active
+  with the embeddings here (the model card: "31.6B total", about 3.2B active without them;
+  ``tests/test_hybrid.py``).
 """
 
 from __future__ import annotations
@@ -132,5 +144,12 @@ MODEL_PRESETS = MappingProxyType({
                 "v_head_dim": 128},
         "ffn_hidden": 2048, "experts": 384, "top_k": 8, "shared_expert_ffn": 2048,
         "first_dense_layers": 1, "dense_ffn": 18432, "tied_embeddings": False,
+    },
+    "nemotron-3-nano-30b-a3b": {
+        "mlp": "squared-relu", "seq_len": 8192, "vocab": 131072, "layers": 52, "hidden": 2688, "heads": 32,
+        "kv_heads": 2, "head_dim": 128, "ffn_hidden": 1856, "experts": 128, "top_k": 6,
+        "shared_expert_ffn": 3712, "tied_embeddings": False,
+        "mamba": {"heads": 64, "head_dim": 64, "state": 128, "groups": 8},
+        "hybrid_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
     },
 })

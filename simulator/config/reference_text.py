@@ -51,7 +51,8 @@ MEANINGS = {
     "model.head_dim": ("width of one attention head (default `hidden // heads`; Qwen3 and Gemma "
                        "decouple it: query width `heads * head_dim`)"),
     "model.ffn_hidden": "MLP inner width (default: 4 x hidden)",
-    "model.mlp": "`gelu` (2 matrices, GPT) or `swiglu` (3 matrices, Llama)",
+    "model.mlp": "`gelu` (2 matrices, GPT), `swiglu` (3 matrices, Llama) or `squared-relu` (2 matrices, "
+                 "no biases, no position embedding: Nemotron-H and Nemotron 3)",
     "model.seq_len": "tokens per sequence",
     "model.vocab": "vocabulary size",
     "model.experts": "experts per MoE layer (1: dense)",
@@ -91,6 +92,17 @@ MEANINGS = {
     "model.mla.qk_head_dim": "query/key head width without position (DeepSeek `qk_nope_head_dim`)",
     "model.mla.qk_rope_head_dim": "rotary part of each query/key head (one rotary key shared by all heads)",
     "model.mla.v_head_dim": "value head width (the attention output is `heads * v_head_dim`)",
+    "model.hybrid_pattern": "one character per layer, Megatron-Core's `hybrid_override_pattern`: `M` "
+                            "Mamba-2 mixer, `*` attention, `-` dense MLP, `E` mixture of experts, each "
+                            "with its norm and residual (Nemotron-H, Nemotron 3); `layers` is its length",
+    "model.block": "what every layer runs without `hybrid_pattern`: `full` (attention and MLP), "
+                   "`attention`, `mamba` (a pure Mamba-2 model) or `mlp`",
+    "model.mamba.heads": "Mamba-2 mixer of the `M` layers: heads `H` (the inner width is `H head_dim`)",
+    "model.mamba.head_dim": "channels per Mamba head `P` (Megatron-Core default 64)",
+    "model.mamba.state": "state width `N` of the B and C projections (default 128)",
+    "model.mamba.groups": "groups sharing B and C, dividing the heads (default 8)",
+    "model.mamba.conv_kernel": "width of the causal depthwise convolution (default 4)",
+    "model.mamba.chunk": "tokens per chunk of the chunked scan (Megatron-Core default 128)",
     "model.shared_expert_ffn": "width of the shared experts' MLP, run by every token of a MoE layer "
                                "beside its `top_k` routed experts (0: none; Megatron-Core "
                                "`moe_shared_expert_intermediate_size`); split over tp like a dense MLP",

@@ -7,12 +7,14 @@ need the hardware (GPU count) live in :mod:`simulator.config.checks`.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from simulator.config.hardware import Dtype, NodeSpec
+from simulator.config.hybrid import PATTERN_CHARS, Block, MambaConfig
 from simulator.config.mla import MlaConfig
 from simulator.config.multisite import SitesConfig
 from simulator.config.optimizer import OptimizerConfig
@@ -37,6 +39,9 @@ class TopologyKind(StrEnum):
 class Mlp(StrEnum):
     GELU = "gelu"
     SWIGLU = "swiglu"
+    SQUARED_RELU = "squared-relu"
+    """Two matrices, ``relu(x)^2`` between them, no biases, RMSNorm, no position embedding:
+    Nemotron-H and Nemotron 3 (Megatron-Core ``squared_relu``, Hugging Face ``relu2``)."""
 
 
 class Schedule(StrEnum):
@@ -194,6 +199,19 @@ class ModelConfig(_Section):
     Default: 0.1 for ``mlp: gelu`` (GPT-style; Megatron-LM's default), 0 for ``swiglu``
     (Llama-style recipes train without dropout)."""
 
+    mamba: MambaConfig | None = None
+    """The Mamba-2 mixer of the model's ``M`` layers (:mod:`simulator.config.hybrid`)."""
+    hybrid_pattern: Annotated[str, Strict(), Field(min_length=1, max_length=100_000,
+                                                   pattern=f"^[{re.escape(PATTERN_CHARS)}]+$")] | None = None
+    """One character per layer, Megatron-Core's ``hybrid_override_pattern``: ``M`` Mamba-2
+    mixer, ``*`` attention, ``-`` dense MLP, ``E`` mixture of experts, each with its norm and
+    residual (:mod:`simulator.config.hybrid`); ``layers`` is its length. None: every layer is
+    ``block``."""
+    block: Block = Block.FULL
+    """What every layer runs when there is no ``hybrid_pattern``: ``full`` a transformer layer
+    (attention and MLP), or ``attention``, ``mamba`` or ``mlp`` alone (a pure Mamba-2 model is
+    ``block: mamba``)."""
+
     @model_validator(mode="after")
     def _defaults(self) -> ModelConfig:
         if self.tied_embeddings is None:
@@ -215,6 +233,14 @@ class ModelConfig(_Section):
                                        "router_groups": 1, "router_group_topk": 1,
                                        "ffn_hidden": self.dense_ffn or self.ffn_hidden,
                                        "first_dense_layers": 0, "dense_ffn": None, "mtp_layers": 0})
+
+    def sublayer_model(self, kind: str) -> ModelConfig:
+        """The model one ``kind`` layer of ``hybrid_pattern`` is (:mod:`simulator.config.hybrid`):
+        a uniform model of that block, with experts only for ``E`` and a dense MLP of
+        ``dense_ffn`` (default ``ffn_hidden``) for ``-``."""
+        block = {"M": Block.MAMBA, "*": Block.ATTENTION, "-": Block.MLP, "E": Block.MLP}[kind]
+        base = self if kind == "E" else self.dense_model()
+        return base.model_copy(update={"block": block, "hybrid_pattern": None})
 
     @property
     def d_head(self) -> int:

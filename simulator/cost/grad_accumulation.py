@@ -55,7 +55,7 @@ def accumulation_bytes_per_param(kind: GradAccumulation, grad_bytes: float,
 
 
 def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
-                                mtp_layers: int = 0) -> float:
+                                mtp_layers: int = 0, pattern: str = "") -> float:
     """Seconds per microbatch a stage of ``layers`` layers spends adding its gradients (dense
     and expert) into the accumulation buffer (module docstring); 0 with ``fused``
     accumulation or ZeRO 3."""
@@ -66,5 +66,6 @@ def upcast_accumulation_seconds(ctx, layers: int, first: bool, last: bool, dense
     accumulated = data_parallel.accumulation_dtype.nbytes(Dtype(sc.training.dtype))
     per_param = accumulation_bytes_per_param(data_parallel.grad_accumulation,
                                              autograd_gradient_bytes(sc), accumulated)
-    params = sum(stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers))
+    params = sum(stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers,
+                                  pattern))
     return float(ctx.compute.memory_time(per_param * params))

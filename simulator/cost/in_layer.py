@@ -12,6 +12,7 @@ stage's other groups, since they run in lockstep and may share NICs and uplinks.
 from __future__ import annotations
 
 from simulator.collectives import Group, Op
+from simulator.config.hybrid import Block
 from simulator.config.scenario import Scenario
 from simulator.config.stack import EpDispatcher
 from simulator.cost.collective import CollectiveModel, PricedCollective
@@ -148,8 +149,14 @@ def tp_site_count(shape: LayerShape, layout: Layout) -> int:
     nothing; core_v0.10.0 ``megatron/core/transformer/moe/moe_layer.py``). Shared experts
     (``model.shared_expert_ffn``) restore the MLP's site: ``SharedExpertMLP`` is an ``MLP``
     whose linears gather and scatter the sequence as a dense layer's (core_v0.15
-    ``moe/shared_experts.py``)."""
-    return 1 if _dispatches_shards(shape, layout) and not shape.model.shared_expert_ffn else 2
+    ``moe/shared_experts.py``). A layer of one block (:mod:`simulator.config.hybrid`) has that
+    block's site alone: attention's, the Mamba mixer's (in_proj gathers, out_proj scatters), or
+    the MLP's (none when its dispatcher takes the shards)."""
+    block = shape.model.block
+    mlp = 0 if _dispatches_shards(shape, layout) and not shape.model.shared_expert_ffn else 1
+    if block == Block.FULL:
+        return 1 + mlp
+    return mlp if block == Block.MLP else 1
 
 
 def _dispatches_shards(shape: LayerShape, layout: Layout) -> bool:

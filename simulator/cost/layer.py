@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from simulator.collectives import Group
+from simulator.config.hybrid import Block
 from simulator.config.scenario import Recompute, RecomputeModule, Scenario
 from simulator.config.stack import SelectiveRecompute, StackProfile
 from simulator.cost.amax_reduction import sp_amax_seconds
@@ -105,9 +106,9 @@ class _LinearTimes:
 
     def sites(self, backward: bool) -> tuple[float, ...]:
         """GEMM seconds of the attention block's and the MLP's linears in one pass (the
-        first :attr:`site_count` of them)."""
+        first :attr:`site_count` of them; a one-block layer's linears are its site's)."""
         t = self.dgrad + self.wgrad if backward else self.forward
-        return (float(t[0] + t[1]), float(t[2] + t[3]))[:self.site_count]
+        return tuple(float(t[2 * i] + t[2 * i + 1]) for i in range(self.site_count))
 
     def pairs(self, backward: bool) -> tuple[tuple[float, float], ...]:
         """Per site (the first :attr:`site_count`), the GEMM seconds a fused all-gather and a
@@ -116,9 +117,8 @@ class _LinearTimes:
         :attr:`chunked` is set."""
         forward, dgrad = self.chunked or (self.forward, self.dgrad)
         if backward:
-            return ((float(dgrad[1]), 0.0), (float(dgrad[3]), 0.0))[:self.site_count]
-        return ((float(forward[0]), float(forward[1])),
-                (float(forward[2]), float(forward[3])))[:self.site_count]
+            return tuple((float(dgrad[2 * i + 1]), 0.0) for i in range(self.site_count))
+        return tuple((float(forward[2 * i]), float(forward[2 * i + 1])) for i in range(self.site_count))
 
     def chunk_excess(self, backward: bool) -> float:
         """Seconds the fused ops' chunked GEMMs take over the whole GEMMs in one pass: every
@@ -181,10 +181,11 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     linears = replace(kernels.linears, site_count=count)
     if _fuses_pairs(stack, layout):
         linears = replace(linears, chunked=_chunked_linears(compute, fwd_k, kernels.backward, layout.tp))
-    site = tp_site(stack, compute, tp_collectives(scenario, shape, collectives, layout), shape.micro_batch,
-                   layout.tp, row_input_bytes(shape), count, _tp_nccl_share(collectives, layout))
+    found = tp_collectives(scenario, shape, collectives, layout) if count else []
+    site = tp_site(stack, compute, found, shape.micro_batch, layout.tp, row_input_bytes(shape), count,
+                   _tp_nccl_share(collectives, layout))
     tp_fwd, tp_bwd = tp_exposed(stack, site, layout.tp, linears.sites,
-                                (linears.wgrad[0], linears.wgrad[2])[:count], linears.pairs,
+                                tuple(linears.wgrad[2 * i] for i in range(count)), linears.pairs,
                                 linears.chunk_excess)
     amax = sp_amax_seconds(scenario, stack, shape, collectives, layout)   # in line, each pass
     tp_fwd, tp_bwd = tp_fwd + amax, tp_bwd + amax
@@ -224,13 +225,18 @@ def _chunked_linears(compute: ComputeModel, fwd: Kernels, bwd: Kernels,
     return times[0], times[1]
 
 
-def row_input_bytes(shape: LayerShape) -> tuple[float, float]:
+def row_input_bytes(shape: LayerShape) -> tuple[float, ...]:
     """Bytes of the row-parallel linears' inputs (proj, fc2) per microbatch on one GPU; a
-    mixture of experts' MLP site is its shared experts' (:func:`~simulator.cost.in_layer.tp_site_count`)."""
+    mixture of experts' MLP site is its shared experts' (:func:`~simulator.cost.in_layer.tp_site_count`);
+    a one-block layer's, its block's (the Mamba mixer's out_proj reads ``d``)."""
     mdl, t = shape.model, shape.tp
     per_token = shape.tokens * shape.dtype_bytes / t
     width = mdl.shared_expert_ffn if mdl.experts > 1 else mdl.ffn_hidden
-    return per_token * mdl.context_width, per_token * width
+    block = mdl.block
+    if block == Block.MAMBA:
+        return (per_token * mdl.mamba.inner,)
+    sites = (per_token * mdl.context_width,) if block.has_attention else ()
+    return sites + ((per_token * width,) if block.has_mlp else ())
 
 
 def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: ComputeModel,
@@ -259,7 +265,8 @@ def _modules_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeM
     re-run kernels and their fp8 casts; the MLP site's share of the forward's exposed
     tensor-parallel seconds where the re-run MLP block holds its collectives."""
     kernels, casts = module_recompute_parts(stack, shape, compute, layer, modules)
-    tp = tp_fwd / sites if sites == 2 and reruns_mlp_collectives(shape.model, modules) else 0.0
+    block = shape.model.block          # the MLP's site is there: one of two sites, or a lone MLP block's
+    tp = tp_fwd / sites if sites == block.sites and reruns_mlp_collectives(shape.model, modules) else 0.0
     return kernels_time(compute, kernels) + casts, tp
 
 
@@ -369,7 +376,8 @@ def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispat
     fwd, bwd = block.experts, block.experts.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd), _gemm_times(compute, bwd)
     rows = len(fwd.gemms)
-    mlp = slice(2, 2 + rows)              # the MLP's linears follow QKV and proj (layer_forward)
+    first = 2 * shape.model.block.has_attention       # the MLP's linears follow QKV and proj
+    mlp = slice(first, first + rows)
     share_f = float(linears.forward[mlp].sum() / linears.forward.sum())
     share_b = float((linears.dgrad[mlp].sum() + linears.wgrad[mlp].sum())
                     / (linears.dgrad.sum() + linears.wgrad.sum()))
@@ -378,7 +386,7 @@ def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispat
     expert_w = float(bwd_g[rows:].sum())
     tail_f = float(compute.memory_time(block.combine_tail).sum())
     tail_b = 2 * tail_f                       # Kernels.backward: each memory kernel twice
-    attention_w = float(linears.wgrad[0] + linears.wgrad[1])
+    attention_w = float(linears.wgrad[:first].sum())
     forward = cost.forward + cost.tp_forward + cost.cp
     backward = cost.backward + cost.tp_backward + cost.cp + cost.recompute + cost.tp_recompute
     return LayerNodes(max(forward - expert_f - tail_f, 0.0), expert_f, expert_d, expert_w,

@@ -48,7 +48,13 @@ from simulator.engine.gradient_sync import (
     stage_sm_shares,
     sync_seconds,
 )
-from simulator.engine.layer_kinds import dense_layer_cost, model_layer_cost, mtp_head_seconds, stage_layer
+from simulator.engine.layer_kinds import (
+    dense_layer_cost,
+    hybrid_layer_costs,
+    model_layer_cost,
+    mtp_head_seconds,
+    stage_layer,
+)
 from simulator.engine.optimizer_step import ADAM_BYTES_PER_PARAM, update_seconds
 from simulator.engine.pipeline_fsdp import defers_reduce, gradient_kernel_seconds
 from simulator.memo import remembered
@@ -324,7 +330,8 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     layer = model_layer_cost(ctx, stack)
     heads = memoised(ctx, ("heads", *_shape_key(ctx)), lambda: head_costs(ctx.shape, ctx.compute))
     priced = (layer, dense_layer_cost(ctx, stack),
-              mtp_head_seconds(ctx, heads) if ctx.scenario.model.mtp_layers else (0.0, 0.0))
+              mtp_head_seconds(ctx, heads) if ctx.scenario.model.mtp_layers else (0.0, 0.0),
+              hybrid_layer_costs(ctx, stack))
     p2p = memoised(ctx, ("p2p", ctx.layout, ctx.shape.micro_batch, par.sequence_parallel),
                    lambda: p2p_time(ctx.shape, ctx.collectives, ctx.layout))
     attention = attention_seconds(ctx.scenario, stack, ctx.shape, ctx.compute) \
@@ -452,11 +459,11 @@ def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: t
     microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers, first, last, dense, MTP
     layers) with ZeRO-3 unit prices ``unit`` (None without ZeRO-3); ``priced``: the model's
     layer, its dense layer (None without) and a multi-token prediction layer's (forward,
-    backward) extra (:mod:`simulator.engine.layer_kinds`)."""
-    _, first, last, _, mtp = kind
+    backward) extra and a hybrid model's layers by kind (:mod:`simulator.engine.layer_kinds`)."""
+    _, first, last, _, mtp, _ = kind
     embed, logits_f, logits_b = heads
-    layer, dense, (mtp_f, mtp_b) = priced
-    layers, layer = stage_layer(layer, dense, kind)
+    layer, dense, (mtp_f, mtp_b), hybrid = priced
+    layers, layer = stage_layer(layer, dense, kind, hybrid)
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
     recompute = layers * (layer.recompute + layer.tp_recompute)
     amax_f, amax_b = _amax_reduction(ctx, stack, layers)

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from simulator.config.loader import scenario_stack
-from simulator.config.scenario import ModelConfig, Recompute, RecomputeModule, Scenario
+from simulator.config.scenario import ModelConfig, Recompute, Scenario
 from simulator.config.stack import SelectiveRecompute
 from simulator.cost.context_parallel import attention_recomputed
 from simulator.workload.attention_window import local_layer_share, pair_fraction
+from simulator.workload.params import hybrid_kinds
 from simulator.workload.recompute_modules import recompute_forward
 from simulator.workload.transformer import (
     Attention,
@@ -49,30 +52,24 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     mdl, training = scenario.model, scenario.training
     full = LayerShape(mdl, training.global_batch, tp=1, attention=Attention.UNFUSED)
     shape = replace(full, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else full
-    layer = layer_forward(shape)
-    g = layer.gemms[1:3]
-    core_layer = float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
-    unwindowed = (1.0 - _window_pairs(mdl)) * core_layer
-    per_layer = layer.flops - unwindowed
-    if mdl.experts > 1:
-        per_layer += (mdl.top_k - 1) * mlp_forward_flops(shape) + shared_expert_flops(full)
-    layers, dense, mtp = mdl.layers + mdl.mtp_layers, mdl.first_dense_layers, mdl.mtp_layers
-    layer_flops = (layers - dense) * per_layer
-    if dense:
-        layer_flops += dense * (layer_forward(replace(full, model=mdl.dense_model())).flops - unwindowed)
+    parts = _layer_parts(full)
+    window = _window_pairs(mdl)
+    priced = [(_layer_flops(part, window), n) for part, n in parts]
+    layer_flops = sum(n * per for (per, _), n in priced)
+    core = sum(n * attention for (_, attention), n in priced)
+    mtp = mdl.mtp_layers
     logits = (1 + mtp) * logits_forward(shape).flops + mtp * mtp_forward(shape).flops
     model = 3 * (layer_flops + logits)
     recompute = scenario.parallelism.recompute
-    core = layers * (core_layer - unwindowed)
     modules = scenario.parallelism.recomputed_modules
     stack = scenario_stack(scenario)
     op_sac = stack.recompute.selective == SelectiveRecompute.EVERY_SECOND_MATMUL
     if recompute == Recompute.FULL:
         extra = scenario.parallelism.full_recompute_share * layer_flops
     elif modules is not None:
-        extra = _modules_flops(full, modules, layers, dense)
+        extra = sum(n * recompute_forward(part, layer_forward(part), modules).flops for part, n in parts)
     elif recompute == Recompute.SELECTIVE and op_sac:
-        extra = _op_sac_flops(full, layers)
+        extra = _op_sac_flops(full, mdl.layers + mtp)
     elif recompute == Recompute.SELECTIVE:
         extra = core
     else:
@@ -83,6 +80,34 @@ def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tu
     t, a = work
     scaled_model = (model - 3 * core) * t + 3 * core * a
     return scaled_model, scaled_model + (extra - core_extra) * t + core_extra * a
+
+
+def _layer_parts(full: LayerShape) -> list[tuple[LayerShape, int]]:
+    """(the step's shape of one kind of layer, how many): the model's layers and multi-token
+    prediction layers, its ``first_dense_layers`` dense, or a hybrid pattern's kinds
+    (:func:`~simulator.workload.params.hybrid_kinds`)."""
+    mdl = full.model
+    if mdl.hybrid_pattern is not None:
+        return [(replace(full, model=kind), n) for kind, n in hybrid_kinds(mdl)]
+    layers, dense = mdl.layers + mdl.mtp_layers, mdl.first_dense_layers
+    return [(full, layers - dense)] + ([(replace(full, model=mdl.dense_model()), dense)] if dense else [])
+
+
+def _layer_flops(full: LayerShape, window: float) -> tuple[float, float]:
+    """(forward model FLOPs of one layer of ``full``'s model, of them its attention core's):
+    the layer's GEMMs with SC21's full ``s^2`` attention core (``window``: the share of it
+    the layer's attention counts, :func:`_window_pairs`), a mixture of experts' ``top_k``
+    experts' MLPs and shared experts per token."""
+    mdl = full.model
+    shape = replace(full, model=mdl.model_copy(update={"experts": 1})) if mdl.experts > 1 else full
+    layer = layer_forward(shape)
+    g = layer.gemms[1:3] if mdl.block.has_attention else np.zeros((0, 4))
+    core = float((2 * g[:, 0] * g[:, 1] * g[:, 2] * g[:, 3]).sum())
+    unwindowed = (1.0 - window) * core
+    per_layer = layer.flops - unwindowed
+    if mdl.experts > 1 and mdl.block.has_mlp:
+        per_layer += (mdl.top_k - 1) * mlp_forward_flops(shape) + shared_expert_flops(full)
+    return per_layer, core - unwindowed
 
 
 def _window_pairs(model: ModelConfig) -> float:
@@ -104,13 +129,3 @@ def _op_sac_flops(full: LayerShape, layers: int) -> float:
     per_token = mdl.kv_heads * full.head_dim * mdl.hidden + mdl.hidden * mdl.context_width \
         + mdl.ffn_hidden * mdl.hidden
     return layers * 2.0 * full.tokens * per_token
-
-
-def _modules_flops(full: LayerShape, modules: frozenset[RecomputeModule], layers: int, dense: int) -> float:
-    """FLOPs Megatron-Core's ``recompute_modules`` re-run over the model's ``layers`` decoder
-    layers (``dense`` of them without experts), :mod:`simulator.workload.recompute_modules`."""
-    def again(shape: LayerShape) -> float:
-        return recompute_forward(shape, layer_forward(shape), modules).flops
-
-    routed = again(full) * (layers - dense)
-    return routed + (again(replace(full, model=full.model.dense_model())) * dense if dense else 0.0)

@@ -27,7 +27,7 @@ expert-parallel group spans ``Layout.expert_replicas`` replicas, which exchange 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
@@ -37,6 +37,7 @@ from simulator.cost.context_parallel import cp_cost
 from simulator.cost.in_layer import ep_collective, spans_servers, tp_collectives, tp_site_count
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context
+from simulator.workload.params import hybrid_kinds
 from simulator.workload.recompute_modules import reruns_dispatch, reruns_mlp_collectives
 from simulator.workload.stage_layers import stage_kinds
 
@@ -61,9 +62,11 @@ class InLayerKind:
 def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     """The cross-server in-layer collectives of ``stage``'s tasks (empty if none)."""
     par, lay = ctx.scenario.parallelism, ctx.layout
-    decoder, _, _, dense, mtp = stage_kinds(ctx.scenario.model, par)[stage]
+    decoder, _, _, dense, mtp, pattern = stage_kinds(ctx.scenario.model, par)[stage]
     layers = (decoder + mtp) / par.virtual_stages
     routed = layers - dense / par.virtual_stages          # the layers with experts
+    if pattern:
+        routed = pattern.count("E") / par.virtual_stages
 
     def spans(group) -> bool:
         return spans_servers(ctx.collectives, group)
@@ -71,7 +74,7 @@ def in_layer_kinds(ctx: Context, stage: int) -> list[InLayerKind]:
     kinds = []
     overlap = scenario_stack(ctx.scenario).tensor_parallel
     if lay.tp > 1 and spans(lay.tp_group(stage)) and not overlap.comm_overlap:
-        kinds += _tp_kinds(ctx, layers, layers - routed)
+        kinds += _tp_kinds(ctx, layers, layers - routed, pattern)
     cp = cp_cost(ctx.scenario, scenario_stack(ctx.scenario), ctx.shape, ctx.collectives, lay)
     if cp is not None and cp.replayed and spans(lay.cp_group(stage)):
         kinds += [InLayerKind("cp", c.collective, *_per_pass_counts(c.per_pass * layers))
@@ -94,27 +97,45 @@ def _per_pass_counts(per_pass: float) -> tuple[int, int]:
     return total // 2, total - total // 2
 
 
-def _tp_kinds(ctx: Context, layers: float, dense: float) -> list[InLayerKind]:
+def _tp_kinds(ctx: Context, layers: float, dense: float, pattern: str = "") -> list[InLayerKind]:
     """The in-line tensor-parallel collectives of a stage's tasks (``layers`` per chunk,
-    ``dense`` of them without experts): the forward's (fp8-sized all-gathers where the stack
-    gathers fp8) run twice per layer in forward and again in a full recompute, the MLP's again
-    where ``recompute_modules`` re-run the MLP block; the backward's twice per layer unless
-    overlapped with wgrad."""
+    ``dense`` of them without experts; a hybrid stage's ``pattern``, each layer its block's
+    sites): the forward's (fp8-sized all-gathers where the stack gathers fp8) run once per site
+    in forward and again in a full recompute, the MLP's again where ``recompute_modules``
+    re-run the MLP block; the backward's once per site unless overlapped with wgrad."""
     stack = scenario_stack(ctx.scenario)
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
     sites = tp_site_count(ctx.shape, ctx.layout)
     site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp, count=sites)
-    again = _recomputed_sites(ctx, sites, layers, dense)
+    if pattern:
+        site_layers, again = _hybrid_sites(ctx, pattern)
+    else:
+        site_layers, again = sites * layers, _recomputed_sites(ctx, sites, layers, dense)
     kinds = []
     for i, (fwd, bwd) in enumerate(zip(site.forward, site.backward, strict=True)):
         hidden = stack.tensor_parallel.overlap_dgrad_comm and i == len(found) - 1
-        backward = 0 if hidden else sites
+        backward = 0 if hidden else site_layers
         if fwd == bwd:
-            kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(backward * layers + again)))
+            kinds.append(InLayerKind("tp", fwd, round(site_layers), round(backward + again)))
             continue
-        kinds.append(InLayerKind("tp", fwd, round(sites * layers), round(again)))
-        kinds.append(InLayerKind("tp", bwd, 0, round(backward * layers)))
+        kinds.append(InLayerKind("tp", fwd, round(site_layers), round(again)))
+        kinds.append(InLayerKind("tp", bwd, 0, round(backward)))
     return kinds
+
+
+def _hybrid_sites(ctx: Context, pattern: str) -> tuple[float, float]:
+    """(tensor-parallel sites of a hybrid stage's layers per chunk, of them re-run in backward):
+    each kind's :func:`tp_site_count`; all again under full recompute, a kind's MLP site where
+    ``recompute_modules`` re-run its MLP block."""
+    par, model = ctx.scenario.parallelism, ctx.scenario.model
+    sites, again = 0.0, 0.0
+    for kind, n in hybrid_kinds(model, pattern):
+        count = tp_site_count(replace(ctx.shape, model=kind), ctx.layout) * n / par.virtual_stages
+        modules = par.recomputed_modules
+        rerun = modules is not None and count and reruns_mlp_collectives(kind, modules)
+        sites += count
+        again += count * par.full_recompute_share if par.recompute == Recompute.FULL else count * rerun
+    return sites, again
 
 
 def _recomputed_sites(ctx: Context, sites: int, layers: float, dense: float) -> float:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
+from simulator.config.hybrid import pattern_counts
 from simulator.cost.layer import LayerCost, kernels_time, layer_cost
 from simulator.engine.context import Context, memoised
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.transformer import mtp_forward
 
-__all__ = ["dense_context", "dense_layer_cost", "model_layer_cost", "mtp_head_seconds", "stage_layer",
-           "stage_layers"]
+__all__ = ["dense_context", "dense_layer_cost", "hybrid_layer_costs", "model_context", "model_layer_cost",
+           "mtp_head_seconds", "stage_layer", "stage_layers"]
 
 
 def model_layer_cost(ctx: Context, stack) -> LayerCost:
@@ -48,17 +49,37 @@ def _layer_key(ctx: Context, name: str) -> tuple:
 def stage_layers(ctx: Context, stack) -> list[LayerCost]:
     """Per pipeline stage, its mean layer (:func:`stage_layer` of its kind)."""
     layer, dense = model_layer_cost(ctx, stack), dense_layer_cost(ctx, stack)
+    hybrid = hybrid_layer_costs(ctx, stack)
     kinds = stage_kinds(ctx.scenario.model, ctx.scenario.parallelism)
-    return [stage_layer(layer, dense, kind)[1] for kind in kinds]
+    return [stage_layer(layer, dense, kind, hybrid)[1] for kind in kinds]
 
 
 def dense_context(ctx: Context) -> Context:
     """``ctx`` for one of the model's dense layers: its scenario and layer shape with
     :meth:`~simulator.config.scenario.ModelConfig.dense_model`, and a memo of its own (the
     layer kernels' keys name the shape, not the model)."""
-    dense = ctx.scenario.model.dense_model()
-    return replace(ctx, scenario=ctx.scenario.model_copy(update={"model": dense}),
-                   shape=replace(ctx.shape, model=dense), memo=memoised(ctx, ("dense-layer-memo",), dict))
+    return model_context(ctx, ctx.scenario.model.dense_model(), "dense")
+
+
+def model_context(ctx: Context, model, name: str) -> Context:
+    """``ctx`` for layers of another ``model`` (a dense layer, a hybrid pattern's kind): its
+    scenario and layer shape with ``model`` and a memo of its own, ``name``d."""
+    return replace(ctx, scenario=ctx.scenario.model_copy(update={"model": model}),
+                   shape=replace(ctx.shape, model=model), memo=memoised(ctx, (f"{name}-layer-memo",), dict))
+
+
+def hybrid_layer_costs(ctx: Context, stack) -> dict[str, LayerCost]:
+    """Per kind of layer in ``model.hybrid_pattern`` (:mod:`simulator.config.hybrid`), one
+    layer's :func:`~simulator.cost.layer.layer_cost` (its
+    :meth:`~simulator.config.scenario.ModelConfig.sublayer_model`); empty without a pattern."""
+    model = ctx.scenario.model
+    if model.hybrid_pattern is None:
+        return {}
+
+    def cost(kind: str) -> LayerCost:
+        sub = model_context(ctx, model.sublayer_model(kind), f"hybrid-{kind}")
+        return memoised(ctx, _layer_key(ctx, f"hybrid-{kind}"), lambda: model_layer_cost(sub, stack))
+    return {kind: cost(kind) for kind in pattern_counts(model.hybrid_pattern)}
 
 
 def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:
@@ -81,13 +102,22 @@ def mtp_head_seconds(ctx: Context, heads: tuple[float, float, float]) -> tuple[f
     return memoised(ctx, ("mtp-heads", ctx.layout, ctx.shape.micro_batch, ctx.compute.speedup), price)
 
 
-def stage_layer(layer: LayerCost, dense: LayerCost | None, kind: tuple) -> tuple[int, LayerCost]:
+def stage_layer(layer: LayerCost, dense: LayerCost | None, kind: tuple,
+                hybrid: dict[str, LayerCost] | None = None) -> tuple[int, LayerCost]:
     """(``n``, the mean layer) of a stage of ``kind`` (module docstring): ``n = L_s + M``
-    layers, ``L_s - D + M`` of them ``layer`` and ``D`` of them ``dense``."""
-    layers, _, _, dense_layers, mtp_layers = kind
+    layers, ``L_s - D + M`` of them ``layer`` and ``D`` of them ``dense``; a hybrid model's
+    stage, its pattern's layers (``kind``'s last field), each of its kind's cost in ``hybrid``
+    (:func:`hybrid_layer_costs`)."""
+    layers, _, _, dense_layers, mtp_layers, pattern = kind
     n = layers + mtp_layers
+    if pattern and hybrid:
+        return n, _mean_cost([(hybrid[k], c) for k, c in pattern_counts(pattern).items()], n)
     if not dense_layers or dense is None or n == 0:
         return n, layer
-    routed = n - dense_layers
-    return n, LayerCost(*((routed * getattr(layer, f.name) + dense_layers * getattr(dense, f.name)) / n
-                          for f in fields(LayerCost)))
+    return n, _mean_cost([(layer, n - dense_layers), (dense, dense_layers)], n)
+
+
+def _mean_cost(parts: list[tuple[LayerCost, int]], n: int) -> LayerCost:
+    """The mean of ``n`` layers, ``count`` of each cost in ``parts``: field by field."""
+    return LayerCost(*(sum(count * getattr(cost, f.name) for cost, count in parts) / n
+                       for f in fields(LayerCost)))

@@ -31,7 +31,7 @@ def update_seconds(compute: ComputeModel, model: ModelConfig, par: ParallelismCo
     dense, expert = stage_parameters(model, par, *kind)
     if not optimizer.muon:
         return float(compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / shards[0] + expert / shards[1])))
-    layers, _, _, dense_layers, mtp_layers = kind
+    layers, _, _, dense_layers, mtp_layers, _ = kind
     matrices = stage_matrices(model, par, optimizer.split_qkv, layers, dense_layers, mtp_layers)
     muon = tuple(matrix_elements(group) for group in matrices)
     # norms, biases and embeddings; 0 where the tensor-parallel split of the parameter count

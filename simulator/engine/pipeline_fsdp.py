@@ -78,8 +78,8 @@ def _dtype_bytes(scenario, stack=None) -> tuple[float, float]:
     return gradient_dtype_bytes(scenario, stack or scenario_stack(scenario))
 
 
-def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0
-                    ) -> float:
+def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0,
+                    pattern: str = "") -> float:
     """Seconds per microbatch a stage spends assembling its units' gradients for their
     reduce-scatters (:func:`simulator.cost.sharding.copy_in_bytes_per_param`; ZeRO-3 stages
     sharded over more than one GPU, once per reduce-scatter: every microbatch with
@@ -103,7 +103,8 @@ def copy_in_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int
         per_param /= ctx.microbatches
     if per_param <= 0.0:
         return 0.0
-    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers,
+                              pattern)[0]
     return float(ctx.compute.memory_time(per_param * params))
 
 
@@ -132,7 +133,7 @@ def gather_bytes_per_param(stack: StackProfile, dtype: Dtype, shards: int) -> fl
 
 
 def gather_copy_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
-                        mtp_layers: int = 0) -> float:
+                        mtp_layers: int = 0, pattern: str = "") -> float:
     """Seconds per microbatch of the kernels around a stage's all-gathers (ZeRO-3 stages
     sharded over more than one GPU): ``t_mem(c P (f / m + b))`` for ``P`` parameters, ``c``
     bytes per parameter and gather (:func:`gather_bytes_per_param`), ``f`` forward gathers per
@@ -151,7 +152,8 @@ def gather_copy_seconds(ctx, layers: int, first: bool, last: bool, dense_layers:
     if per_gather <= 0.0:
         return 0.0
     forward, backward = gather_counts(sc, stack, ctx.microbatches)
-    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers,
+                              pattern)[0]
     per_microbatch = forward / ctx.microbatches + backward
     return float(ctx.compute.memory_time(per_gather * params * per_microbatch))
 
@@ -165,13 +167,14 @@ def accumulation_bytes_per_param(grad: float, reduce: float, microbatches: int) 
 
 
 def accumulation_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
-                         mtp_layers: int = 0) -> float:
+                         mtp_layers: int = 0, pattern: str = "") -> float:
     """Seconds per microbatch a stage spends accumulating its unsharded gradients (0 unless
     the stack's ``pipeline.unsharded_grad_accumulation`` applies: ZeRO-3 and p > 1)."""
     sc = ctx.scenario
     if not _applies(sc, scenario_stack(sc).pipeline.unsharded_grad_accumulation):
         return 0.0
-    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers)[0]
+    params = stage_parameters(sc.model, sc.parallelism, layers, first, last, dense_layers, mtp_layers,
+                              pattern)[0]
     per_param = accumulation_bytes_per_param(*_dtype_bytes(sc), ctx.microbatches)
     return float(ctx.compute.memory_time(per_param * params)) if per_param > 0 else 0.0
 
@@ -201,12 +204,12 @@ def deferred_reduce_collectives(ctx) -> list[list[PricedCollective]] | None:
 
 
 def gradient_kernel_seconds(ctx, layers: int, first: bool, last: bool, dense_layers: int = 0,
-                            mtp_layers: int = 0) -> float:
+                            mtp_layers: int = 0, pattern: str = "") -> float:
     """Seconds per microbatch of a stage's memory-bound gradient kernels, added to its
     backward: the unsharded accumulation (:func:`accumulation_seconds`), the reduce-scatter
     copy-in (:func:`copy_in_seconds`), the kernels around the all-gathers
     (:func:`gather_copy_seconds`) and the upcast-and-add accumulation of ZeRO 0-2 stacks
     (:func:`simulator.cost.grad_accumulation.upcast_accumulation_seconds`)."""
-    kind = (layers, first, last, dense_layers, mtp_layers)
+    kind = (layers, first, last, dense_layers, mtp_layers, pattern)
     return (accumulation_seconds(ctx, *kind) + copy_in_seconds(ctx, *kind) + gather_copy_seconds(ctx, *kind)
             + upcast_accumulation_seconds(ctx, *kind))

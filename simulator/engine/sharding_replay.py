@@ -96,7 +96,7 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
         return None
     stack = scenario_stack(ctx.scenario)
     comm = stage_unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
-    decoder, *_, mtp = stage_kinds(ctx.scenario.model, par)[stage]
+    decoder, _, _, _, mtp, _ = stage_kinds(ctx.scenario.model, par)[stage]
     layers = (decoder + mtp) / par.virtual_stages
     plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer_forward_s, layer_backward_s)
     fwd, bwd = plan.exposed(ctx, 1.0)

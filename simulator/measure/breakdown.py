@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.config.hybrid import pattern_counts
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Recompute
 from simulator.config.stack import SelectiveRecompute, StackProfile
@@ -59,9 +60,10 @@ from simulator.cost.layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context, send_split
-from simulator.engine.layer_kinds import dense_context
+from simulator.engine.layer_kinds import dense_context, model_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
+from simulator.workload.params import hybrid_kinds
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
@@ -191,12 +193,17 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int) -> Classes:
     (:mod:`simulator.engine.layer_kinds`), the embedding on the first stage, the output layer
     and loss on the last (again for each multi-token prediction layer)."""
     kind = stage_kinds(ctx.scenario.model, ctx.scenario.parallelism)[stage]
-    layers, first, last, dense, mtp = kind
-    forward, backward, recompute = layer_classes(ctx, stack)
-    out = (forward + backward + recompute) * (layers - dense + mtp)
-    if dense:
-        forward, backward, recompute = layer_classes(dense_context(ctx), stack)
-        out = out + (forward + backward + recompute) * dense
+    layers, first, last, dense, mtp, pattern = kind
+    if pattern:
+        parts = [(model_context(ctx, model, f"hybrid-{k}"), n)
+                 for k, (model, n) in zip(pattern_counts(pattern), hybrid_kinds(ctx.scenario.model, pattern),
+                                          strict=True)]
+    else:
+        parts = [(ctx, layers - dense + mtp)] + ([(dense_context(ctx), dense)] if dense else [])
+    out = Classes()
+    for part, n in parts:
+        forward, backward, recompute = layer_classes(part, stack)
+        out = out + (forward + backward + recompute) * n
     if first:
         out = out + kernel_classes(ctx.compute, embedding_forward(ctx.shape))
     heads = kernel_classes(ctx.compute, logits_forward(ctx.shape)) + kernel_classes(

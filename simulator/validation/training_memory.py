@@ -33,7 +33,7 @@ from simulator.config.stack import StackProfile
 from simulator.results import StepResult
 from simulator.workload.memory import stage_parameters
 from simulator.workload.runtime_memory import expert_shard_size, shard_group_size
-from simulator.workload.stage_layers import stage_mix
+from simulator.workload.stage_layers import stage_mix, stage_patterns
 from simulator.workload.unsharded import unsharded_bytes
 
 GIB = 2.0**30
@@ -98,4 +98,4 @@ def _stage0_parameters(scenario: Scenario, result: StepResult) -> tuple[float, f
     """(Dense, expert) parameters one GPU of stage 0 holds (:func:`stage_parameters`)."""
     par = scenario.parallelism
     return stage_parameters(scenario.model, par, result.stages[0].layers, True, par.pp == 1,
-                            *stage_mix(scenario.model, par)[0])
+                            *stage_mix(scenario.model, par)[0], stage_patterns(scenario.model, par)[0])

@@ -48,11 +48,12 @@ def attention_matrices(model: ModelConfig, tp: int, fused_qkv: bool) -> list[tup
 
 def mlp_matrices(hidden: int, ffn: int, mlp: Mlp, tp: int, count: float, fused_gate: bool
                  ) -> list[tuple[float, float, float]]:
-    """(rows, columns, count) of ``count`` MLPs of width ``ffn`` over ``tp``: GELU's fc1 and fc2;
+    """(rows, columns, count) of ``count`` MLPs of width ``ffn`` over ``tp``: GELU's (squared
+    ReLU's) fc1 and fc2;
     SwiGLU's gate and up projections as two matrices, or fused into one ``h x 2f/t`` matrix
     (Megatron-Core's ``linear_fc1``), and its down projection."""
     f = ffn / tp
-    if mlp == Mlp.GELU:
+    if mlp != Mlp.SWIGLU:
         up = [(hidden, f, count)]
     else:
         up = [(hidden, 2 * f, count)] if fused_gate else [(hidden, f, 2 * count)]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.config.hardware import Dtype, GpuSpec
+from simulator.config.hybrid import Block, MambaConfig
 from simulator.config.library import HardwareLibrary
 from simulator.config.optimizer import OptimizerConfig
 from simulator.config.scenario import (
@@ -48,7 +49,12 @@ from simulator.workload.fp8_weight_cache import fp8_weight_memory
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.matrices import matrix_elements
 from simulator.workload.muon import SAVED_STATE_BYTES, stage_matrices
-from simulator.workload.params import dense_layer_parameters, layer_parameters, mtp_extra_parameters
+from simulator.workload.params import (
+    dense_layer_parameters,
+    hybrid_kinds,
+    layer_parameters,
+    mtp_extra_parameters,
+)
 from simulator.workload.pipeline_memory import Chunk, PipelinePeak, timeline_peak, torch_order
 from simulator.workload.recompute_modules import freed_bytes_per_token
 from simulator.workload.runtime_memory import (  # noqa: F401 (re-exported)
@@ -72,6 +78,7 @@ from simulator.workload.stage_layers import (  # noqa: F401
     pipeline_chunks,
     scenario_split,
     stage_mix,
+    stage_patterns,
 )
 from simulator.workload.unsharded import unsharded_bytes
 from simulator.workload.warmup import interleaved_warmup
@@ -162,25 +169,63 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         return dtype_bytes * s * micro_batch * model.hidden / sp_div
     replicated, sharded = _per_token_bytes(model, dtype_bytes)
     if fp8_inputs:
-        replicated -= (dtype_bytes - 1) * 2 * model.hidden           # QKV and fc1 inputs
-        sharded += model.context_width - (dtype_bytes - 1) * _fc2_inputs(model)
+        replicated, sharded = _fp8_inputs(model, dtype_bytes, replicated, sharded)
     if modules is not None:
         freed = freed_bytes_per_token(model, modules, dtype_bytes, fp8_inputs)
         replicated, sharded = replicated - freed[0], sharded - freed[1]
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
-    if recompute == Recompute.NONE or (modules is not None and RecomputeModule.CORE_ATTN not in modules):
+    kept_core = (recompute == Recompute.NONE
+                 or (modules is not None and RecomputeModule.CORE_ATTN not in modules))
+    if kept_core and model.block.has_attention:
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
     return total
 
 
 def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float]:
-    """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised."""
-    h = model.hidden
-    inner = (2 if model.mlp == Mlp.GELU else 3) * _fc2_inputs(model)
-    replicated = dtype_bytes * (4 * h + 2 * _latent_widths(model)) + _mask_bytes(model) * 2 * h
-    widths = model.q_width + model.context_width + model.kv_width + model.v_width   # Q, context; K, V
-    qk_norm_inputs = model.q_width + model.kv_width if model.qk_norm else 0
-    return replicated, dtype_bytes * (widths + qk_norm_inputs + inner)
+    """Bytes per token of one layer: (not split by TP, split by TP); [K22] sec. 4.1 generalised,
+    block by block (:mod:`simulator.config.hybrid`): each block keeps its norm's input, its
+    first linear's input and a dropout mask unsplit; attention its Q, K, V and context, the MLP
+    its inner activations, the Mamba mixer what its fused kernel saves
+    (:func:`_mamba_sharded_bytes`)."""
+    h, block = model.hidden, model.block
+    replicated = (dtype_bytes * 2 * h + _mask_bytes(model) * h) * block.sites
+    sharded = 0.0
+    if block.has_attention:
+        replicated += dtype_bytes * 2 * _latent_widths(model)
+        widths = model.q_width + model.context_width + model.kv_width + model.v_width   # Q, context; K, V
+        sharded += dtype_bytes * (widths + (model.q_width + model.kv_width if model.qk_norm else 0))
+    if block.has_mlp:
+        sharded += dtype_bytes * (3 if model.mlp == Mlp.SWIGLU else 2) * _fc2_inputs(model)
+    if block == Block.MAMBA:
+        sharded += _mamba_sharded_bytes(model.mamba, dtype_bytes)
+    return replicated, sharded
+
+
+def _mamba_sharded_bytes(mamba: MambaConfig, dtype_bytes: int) -> float:
+    """Bytes per token a Mamba-2 mixer keeps over its tensor-parallel ranks: in_proj's output
+    (``2d + 2GN + H``, the fused scan's saved ``zxbcdt``), the ungated scan output, the gated
+    norm's input and out_proj's input (``d`` each), the gated norm's fp32 ``rstd`` per group
+    (state-spaces/mamba ``MambaSplitConv1dScanCombinedFn.forward`` saves ``zxbcdt`` and
+    ``out_x`` and recomputes the rest; ``layernorm_gated.py``; TransformerEngine's ``Linear``
+    its input). The convolution's output, ``dt``, the chunk states and ``C B^T`` are recomputed."""
+    return dtype_bytes * (mamba.in_proj_width + 3 * mamba.inner) + 4 * mamba.groups
+
+
+def _fp8_inputs(model: ModelConfig, dtype_bytes: int, replicated: float,
+                sharded: float) -> tuple[float, float]:
+    """(replicated, sharded) bytes per token when each linear keeps its 1-byte fp8 input
+    (:func:`activation_bytes_per_layer`): every block's first linear's input (QKV, fc1, in_proj)
+    drops to 1 byte; attention keeps proj's 1-byte copy beside its 16-bit output; fc2's and
+    out_proj's inputs drop to 1 byte."""
+    block, shrink = model.block, dtype_bytes - 1
+    replicated -= shrink * model.hidden * block.sites
+    if block.has_attention:
+        sharded += model.context_width
+    if block.has_mlp:
+        sharded -= shrink * _fc2_inputs(model)
+    if block == Block.MAMBA:
+        sharded -= shrink * model.mamba.inner
+    return replicated, sharded
 
 
 def _mask_bytes(model: ModelConfig) -> int:
@@ -328,7 +373,7 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
 
 
 def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_on_stage: int,
-                     first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0
+                     first: bool, last: bool, dense_layers: int = 0, mtp_layers: int = 0, pattern: str = ""
                      ) -> tuple[float, float]:
     """(Dense, expert) parameters one GPU of a stage holds.
 
@@ -348,8 +393,16 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     a copy of the word embedding unless it is the first (Megatron-Core's ``GPTModel`` builds the
     embedding where ``pre_process or mtp_process``) and of the output layer unless it is the
     last (a standalone MTP stage) or the output layer is the embedding.
+    A hybrid model's stage holds the layers of its ``pattern`` (:func:`stage_patterns`), each
+    of its kind (:func:`~simulator.workload.params.hybrid_kinds`).
     """
     h, tp = model.hidden, parallelism.tp
+    if pattern:
+        kinds = hybrid_kinds(model, pattern)
+        dense = sum(n * dense_layer_parameters(kind) for kind, n in kinds) / tp
+        expert = sum(n * (layer_parameters(kind) - dense_layer_parameters(kind)) for kind, n in kinds)
+        embedding = _embedding_parameters(model, tp, first, last)
+        return dense + embedding, expert / (parallelism.expert_tp * parallelism.ep)
     dense_layer = dense_layer_parameters(model)
     expert_layer = layer_parameters(model) - dense_layer
     routed = layers_on_stage - dense_layers + mtp_layers
@@ -361,11 +414,19 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     if mtp_layers:                     # and the embedding and output layer it runs, where not here
         copies = (0 if first else 1) + (0 if last or model.tied_embeddings else 1)
         dense += (mtp_layers * mtp_extra_parameters(model) + copies * model.vocab * h) / tp
-    if first:
-        dense += model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0)
+    dense += _embedding_parameters(model, tp, first, last)
+    return dense, routed * expert_layer / (parallelism.expert_tp * parallelism.ep)
+
+
+def _embedding_parameters(model: ModelConfig, tp: int, first: bool, last: bool) -> float:
+    """The word embedding ``V h / t`` (and GPT's replicated learned positions) on the first
+    stage, the output layer ``V h / t`` on the last unless it is the embedding on one stage
+    (:func:`stage_parameters`)."""
+    h = model.hidden
+    dense = model.vocab * h / tp + (model.seq_len * h if model.mlp == Mlp.GELU else 0) if first else 0.0
     if last and not (first and model.tied_embeddings):
         dense += model.vocab * h / tp
-    return dense, routed * expert_layer / (parallelism.expert_tp * parallelism.ep)
+    return dense
 
 
 def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: ParallelismConfig, stage: int,
@@ -454,14 +515,17 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
         if mix[1]:                     # each prediction depth's loss keeps its own logits
             logits += mix[1] * _logit_bytes(model, training.micro_batch, par, _loss_bytes(stack, par))
+    pattern = stage_patterns(model, par)[stage]
+    if pattern:
+        layer_bytes, recompute_workspace = _hybrid_activations(model, training, par, pattern, stack, memo)
     activations = (layer_bytes + extra) * in_flight + logits
     workspace = recompute_workspace if layers_on_stage + mix[1] else 0.0
     zero3 = par.zero_stage == 3
     dense, expert, weights, grads, optimizer, lazy = remembered(
         memo, ("stage_memory.state", par.tp, par.ep, par.etp, par.cp, par.zero_stage, par.shard_size, dp,
-               layers_on_stage, first, last, mix, microbatches if zero3 else None),
-        lambda: _state_parts(model, training, par, (layers_on_stage, *mix), dp, first, last, microbatches,
-                             stack))
+               layers_on_stage, first, last, mix, pattern, microbatches if zero3 else None),
+        lambda: _state_parts(model, training, par, (layers_on_stage, *mix, pattern), dp, first, last,
+                             microbatches, stack))
     pipe = ()
     if _torch_pipeline(stack, par):
         peak = _torch_pipeline_peak(model, training, par, stage, microbatches, kept, workspace,
@@ -471,20 +535,36 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         pipe = (("pipeline_buffers", peak.buffers),)
     cache, lighter = 0.0, 0.0
     if training.dtype == Dtype.FP8:
-        cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix), training.dtype,
-                                           stack, par.zero_stage, gpu)
+        cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix, pattern),
+                                           training.dtype, stack, par.zero_stage, gpu)
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp * par.cp, dense + expert, stack)
     return (weights - lighter, grads, optimizer, activations, workspace, *parts, pipe + cached + buffers)
 
 
+def _hybrid_activations(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig, pattern: str,
+                        stack: StackProfile | None, memo: dict | None) -> tuple[float, float]:
+    """(activation bytes the layers of a hybrid stage's ``pattern`` keep per microbatch in
+    flight, the largest recompute workspace of its kinds): :func:`_activation_parts` of each
+    kind's model (:func:`~simulator.workload.params.hybrid_kinds`)."""
+    kept, workspace = 0.0, 0.0
+    for kind, n in hybrid_kinds(model, pattern):
+        one, space = remembered(
+            memo, ("stage_memory.hybrid_activations", kind.block, kind.experts, training.micro_batch,
+                   par.tp, par.sequence_parallel, par.cp, par.recompute, par.recompute_fraction,
+                   par.recompute_modules),
+            lambda kind=kind: _activation_parts(kind, training, par, False, False, stack)[:2])
+        kept, workspace = kept + n * one, max(workspace, space)
+    return kept, workspace
+
+
 def _linear_elements(model: ModelConfig, par: ParallelismConfig, layers_on_stage: int,
-                     mix: tuple[int, int]) -> float:
+                     mix: tuple[int, int], pattern: str = "") -> float:
     """Linear weight elements of a stage's layers on one GPU, split by tensor and expert
     parallelism only (:func:`stage_parameters` without the embedding and output layer, plus
     each multi-token prediction layer's block and projection); what fp8 linears cast."""
-    dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0)
+    dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0, pattern)
     if mix[1]:
         one = sum(stage_parameters(model, par, 1, False, False, 0, 0))
         dense += mix[1] * (one + mtp_extra_parameters(model) / par.tp)
@@ -558,7 +638,7 @@ def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismC
                                      grad)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
     if training.optimizer.muon:
-        optimizer -= _muon_state_saving(model, par, training.optimizer, layers, shard)
+        optimizer -= _muon_state_saving(model, par, training.optimizer, layers[:3], shard)
     lazy = 0.0
     if stack is not None and par.zero_stage == 3 and shard > 1:
         gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, (dense, expert),

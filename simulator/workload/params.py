@@ -13,22 +13,39 @@ untied output layer (``V h``). For GPT this equals Narayanan et al. (SC21) eq.:
 
 from __future__ import annotations
 
+from simulator.config.hybrid import Block, pattern_counts
 from simulator.config.scenario import Mlp, ModelConfig
 
 
 def layer_parameters(model: ModelConfig) -> int:
-    """Parameters of one transformer layer (all experts included)."""
-    h, f = model.hidden, model.ffn_hidden
+    """Parameters of one layer (all experts included): a transformer layer's attention and MLP,
+    or the one block ``model.block`` names (:mod:`simulator.config.hybrid`; a Mamba-2 mixer's
+    :meth:`~simulator.config.hybrid.MambaConfig.tensor_sizes`)."""
+    block = model.block
+    if block == Block.MAMBA:
+        return sum(model.mamba.tensor_sizes(model.hidden))
+    h = model.hidden
     q_width, kv_width = model.q_width, model.kv_width
     attention = 2 * h * q_width + 2 * h * kv_width if model.mla is None else sum(_attention_tensors(model))
     gelu = model.mlp == Mlp.GELU
-    mlp = (2 if gelu else 3) * h * f
+    mlp = _mlp_parameters(model)
     if gelu:
         attention += q_width + 2 * kv_width + h      # Q, K, V and output biases
-        mlp += f + h                           # the two MLP biases
-    norms = 4 * h if gelu else 2 * h
+    norm = 2 * h if gelu else h
     router = h * model.experts if model.experts > 1 else 0
-    return attention + model.experts * mlp + norms + router + sum(shared_expert_tensor_sizes(model))
+    total = attention + norm if block.has_attention else 0
+    if block.has_mlp:
+        total += model.experts * mlp + norm + router + sum(shared_expert_tensor_sizes(model))
+    return total
+
+
+def _mlp_parameters(model: ModelConfig) -> int:
+    """One MLP's (one expert's) parameters: GELU ``2 h f`` and its two biases, SwiGLU ``3 h f``,
+    squared ReLU ``2 h f``."""
+    h, f = model.hidden, model.ffn_hidden
+    if model.mlp == Mlp.GELU:
+        return 2 * h * f + f + h
+    return (3 if model.mlp == Mlp.SWIGLU else 2) * h * f
 
 
 def embedding_parameters(model: ModelConfig) -> int:
@@ -43,10 +60,21 @@ def parameter_count(model: ModelConfig) -> int:
     """Total parameters (final norm excluded, as in the SC21 formula): the decoder layers
     (``first_dense_layers`` of them dense), the multi-token prediction layers
     (:func:`mtp_layer_parameters`) and the embeddings."""
+    if model.hybrid_pattern is not None:
+        layers = sum(n * layer_parameters(kind) for kind, n in hybrid_kinds(model))
+        return layers + embedding_parameters(model)
     k = model.first_dense_layers
     layers = (model.layers - k + model.mtp_layers) * layer_parameters(model)
     layers += k * layer_parameters(model.dense_model()) if k else 0
     return layers + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model)
+
+
+def hybrid_kinds(model: ModelConfig, pattern: str | None = None) -> list[tuple[ModelConfig, int]]:
+    """(the model of one kind of layer, how many) over ``pattern`` (default the model's
+    ``hybrid_pattern``): :meth:`~simulator.config.scenario.ModelConfig.sublayer_model` of each
+    character present."""
+    counts = pattern_counts(model.hybrid_pattern if pattern is None else pattern)
+    return [(model.sublayer_model(kind), n) for kind, n in counts.items()]
 
 
 def active_parameter_count(model: ModelConfig) -> int:
@@ -54,12 +82,22 @@ def active_parameter_count(model: ModelConfig) -> int:
     multi-token prediction layers' extras whole)."""
     if model.experts == 1:
         return parameter_count(model)
+    if model.hybrid_pattern is not None:
+        return (sum(n * _active_layer_parameters(kind) for kind, n in hybrid_kinds(model))
+                + embedding_parameters(model))
     per_expert = (layer_parameters(model) - non_expert_parameters(model)) // model.experts
     active_layer = non_expert_parameters(model) + model.top_k * per_expert
     k = model.first_dense_layers
     dense = k * layer_parameters(model.dense_model()) if k else 0
     return ((model.layers - k + model.mtp_layers) * active_layer + dense
             + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model))
+
+
+def _active_layer_parameters(model: ModelConfig) -> int:
+    """Parameters of one layer a token touches: its ``top_k`` experts' and the rest."""
+    if model.experts == 1:
+        return layer_parameters(model)
+    return non_expert_parameters(model) + model.top_k * _mlp_parameters(model)
 
 
 def mtp_extra_parameters(model: ModelConfig) -> int:
@@ -78,9 +116,9 @@ def dense_layer_parameters(model: ModelConfig) -> int:
 
 
 def non_expert_parameters(model: ModelConfig) -> int:
-    h, f = model.hidden, model.ffn_hidden
-    mlp = (2 * h * f + f + h) if model.mlp == Mlp.GELU else 3 * h * f
-    return layer_parameters(model) - model.experts * mlp
+    """Parameters of one layer outside its experts' MLPs."""
+    experts = model.experts * _mlp_parameters(model) if model.block.has_mlp else 0
+    return layer_parameters(model) - experts
 
 
 def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int]:
@@ -92,17 +130,20 @@ def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[i
     MLP matrices and the router. The sizes sum to :func:`layer_parameters`; with ``experts``
     (an expert-parallel rank's ``E / ep``) only that many experts' matrices are listed.
     """
-    h, q, kv = model.hidden, model.q_width, model.kv_width
+    h, q, kv, block = model.hidden, model.q_width, model.kv_width, model.block
+    if block == Block.MAMBA:
+        return model.mamba.tensor_sizes(h)
     if model.mlp == Mlp.GELU:
         attention = [h * (q + 2 * kv), q + 2 * kv, q * h, h]
-        norms = [h, h, h, h]
+        norms = [h, h] * block.sites
     else:
         attention = [h * q, h * kv, h * kv, q * h]
-        norms = [h, h]
+        norms = [h] * block.sites
     if model.mla is not None:
         attention = _attention_tensors(model)
     router = [h * model.experts] if model.experts > 1 else []
-    return attention + mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) + norms + router
+    mlp = mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) if block.has_mlp else []
+    return (attention if block.has_attention else []) + mlp + norms + (router if block.has_mlp else [])
 
 
 def _attention_tensors(model: ModelConfig) -> list[int]:
@@ -118,7 +159,7 @@ def shared_expert_tensor_sizes(model: ModelConfig) -> list[int]:
     h, f = model.hidden, model.shared_expert_ffn
     if not f or model.experts == 1:
         return []
-    return [h * f, f * h] if model.mlp == Mlp.GELU else [h * f, h * f, f * h]
+    return [h * f, h * f, f * h] if model.mlp == Mlp.SWIGLU else [h * f, f * h]
 
 
 def mlp_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int]:
@@ -126,5 +167,5 @@ def mlp_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int
     fc1 and fc2 weights and biases, SwiGLU's w1, w3 and w2; every expert's, or ``experts``
     experts' of a mixture of experts."""
     h, f = model.hidden, model.ffn_hidden
-    mlp = [h * f, f, f * h, h] if model.mlp == Mlp.GELU else [h * f, h * f, f * h]
+    mlp = {Mlp.GELU: [h * f, f, f * h, h], Mlp.SWIGLU: [h * f, h * f, f * h]}.get(model.mlp, [h * f, f * h])
     return mlp * (model.experts if experts is None else experts)

@@ -80,7 +80,8 @@ def recompute_forward(shape: LayerShape, layer: Kernels, modules: frozenset[Reco
 
 def _attention_core(shape: LayerShape, layer: Kernels, modules) -> tuple[list, list, list]:
     """Unfused attention's score and context GEMMs (a flash kernel is re-run by its FLOPs)."""
-    if M.CORE_ATTN not in modules or shape.attention != Attention.UNFUSED:
+    unfused = shape.attention == Attention.UNFUSED and shape.model.block.has_attention
+    if M.CORE_ATTN not in modules or not unfused:
         return [], [], []
     return [tuple(g) for g in layer.gemms[1:3]], [False, False], []
 
@@ -114,6 +115,8 @@ def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, li
     copies and the eager expert bias of :mod:`simulator.workload.expert_passes` included), else
     ``shared_experts`` and ``moe_act`` apart."""
     mdl = shape.model
+    if not mdl.block.has_mlp:
+        return [], [], []
     if mdl.experts == 1:
         if M.MLP not in modules:
             return [], [], []
@@ -161,6 +164,8 @@ def freed_bytes_per_token(model: ModelConfig, modules: frozenset[RecomputeModule
     if M.MLA_UP_PROJ in modules and model.mla is not None:
         replicated += dtype_bytes * model.mla.latent_width
         sharded += dtype_bytes * (model.q_width + model.kv_width + model.v_width)
+    if not model.block.has_mlp:
+        return replicated, sharded
     if model.experts == 1:
         if M.MLP in modules:
             replicated += linear_in * model.hidden
@@ -180,7 +185,7 @@ def freed_bytes_per_token(model: ModelConfig, modules: frozenset[RecomputeModule
 def _inner_bytes(model: ModelConfig, width: float, dtype_bytes: int, fp8_inputs: bool) -> float:
     """Bytes an MLP of inner width ``width`` keeps per token: GELU its input and output, SwiGLU
     its ``2 f`` fc1 output and fc2 input, in 16 bit, the fc2 input at 1 byte under fp8."""
-    inner = (2 if model.mlp == Mlp.GELU else 3) * width * dtype_bytes
+    inner = (3 if model.mlp == Mlp.SWIGLU else 2) * width * dtype_bytes
     return inner - ((dtype_bytes - 1) * width if fp8_inputs else 0.0)
 
 
@@ -188,6 +193,8 @@ def reruns_mlp_collectives(model: ModelConfig, modules: frozenset[RecomputeModul
     """Whether the layer's MLP tensor-parallel collectives run again in backward: a dense
     layer's under ``mlp``, the shared experts' under ``moe`` or ``shared_experts`` (the routed
     experts' tokens come through the dispatcher: :func:`reruns_dispatch`)."""
+    if not model.block.has_mlp:
+        return False
     if model.experts == 1:
         return M.MLP in modules
     return bool(model.shared_expert_ffn) and bool({M.MOE, M.SHARED_EXPERTS} & modules)

@@ -14,7 +14,8 @@ from simulator.config.pipeline_layout import layout_chunks
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stage_split import empty_end_chunks, uneven_split
 
-__all__ = ["chunk_layers", "layer_split", "pipeline_chunks", "scenario_split", "stage_kinds", "stage_mix"]
+__all__ = ["chunk_layers", "layer_split", "pipeline_chunks", "scenario_split", "stage_kinds", "stage_mix",
+           "stage_patterns"]
 
 
 def chunk_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
@@ -128,16 +129,31 @@ def stage_mix(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, int
     return [(d, m) for d, m in totals]
 
 
-def stage_kinds(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, bool, bool, int, int]]:
+def stage_kinds(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, bool, bool, int, int, str]]:
     """Per pipeline stage, its kind: (decoder layers, first stage, last stage, dense layers,
-    multi-token prediction layers) (:func:`scenario_split`, :func:`stage_mix`), what its
-    parameters and prices depend on."""
-    last, mixes = par.pp - 1, stage_mix(model, par)
-    return [(layers, i == 0, i == last, *mixes[i]) for i, layers in enumerate(scenario_split(model, par))]
+    multi-token prediction layers, hybrid layers) (:func:`scenario_split`, :func:`stage_mix`,
+    :func:`stage_patterns`), what its parameters and prices depend on."""
+    last, mixes, patterns = par.pp - 1, stage_mix(model, par), stage_patterns(model, par)
+    return [(layers, i == 0, i == last, *mixes[i], patterns[i])
+            for i, layers in enumerate(scenario_split(model, par))]
+
+
+def stage_patterns(model: ModelConfig, par: ParallelismConfig) -> list[str]:
+    """Per pipeline stage, the ``model.hybrid_pattern`` characters of its layers, sorted (what
+    its price depends on: how many of each kind); "" without a pattern. The pattern runs in
+    order through the model chunks of :func:`pipeline_chunks` (Megatron-Core's even split of a
+    pattern without ``|`` separators, ``select_pipeline_segment``)."""
+    if model.hybrid_pattern is None:
+        return [""] * par.pp
+    parts, start = [""] * par.pp, 0
+    for c, (decoder, _, _) in enumerate(pipeline_chunks(model, par)):
+        parts[c % par.pp] += model.hybrid_pattern[start:start + decoder]
+        start += decoder
+    return ["".join(sorted(part)) for part in parts]
 
 
 def dense_share(model: ModelConfig, par: ParallelismConfig, stage: int) -> float:
     """Share of ``stage``'s layers (its decoder and multi-token prediction layers) that are dense
     layers among a mixture of experts' (:func:`stage_kinds`); 0 without them."""
-    decoder, _, _, dense, mtp = stage_kinds(model, par)[stage]
+    decoder, _, _, dense, mtp, _ = stage_kinds(model, par)[stage]
     return dense / (decoder + mtp) if dense else 0.0

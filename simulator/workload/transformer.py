@@ -45,10 +45,17 @@ from enum import StrEnum
 
 import numpy as np
 
+from simulator.config.hybrid import Block
 from simulator.config.scenario import Mlp, ModelConfig
 from simulator.config.stack import EpDispatcher, LossKernel
 from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.loss_kernels import LOSS_TRAFFIC
+from simulator.workload.mamba_mixer import (
+    backward_rerun_gemms,
+    mixer_memory_bytes,
+    projection_gemms,
+    scan_gemms,
+)
 from simulator.workload.moe_dispatch import (
     flex_permutation_parts,
     permutation_parts,
@@ -178,6 +185,9 @@ class Kernels:
     is_backward: bool = False
     attention_shape: AttentionShape | None = None
     """The fused attention kernel's shape (None: the shape the GPU's fractions were measured at)."""
+    rerun: np.ndarray | None = None
+    """GEMMs the backward runs besides each GEMM's two gradients (a fused kernel's recomputed
+    products: :func:`~simulator.workload.mamba_mixer.backward_rerun_gemms`); None: none."""
 
     @property
     def flops(self) -> float:
@@ -195,9 +205,10 @@ class Kernels:
         wgrad = np.stack([k, n, m, batch], axis=1)
         mask = self.linear_mask
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
-        return Kernels(np.concatenate([dgrad, wgrad]), np.concatenate([self.memory_bytes] * 2),
-                       np.concatenate([mask, mask]), ratio * self.attention_flops, True,
-                       self.attention_shape)
+        rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
+        return Kernels(np.concatenate([dgrad, wgrad, rerun]), np.concatenate([self.memory_bytes] * 2),
+                       np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
+                       True, self.attention_shape)
 
 
 FLASH_BACKWARD_RATIO = 2.5
@@ -212,8 +223,11 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     activations times the load; the mean work, for FLOP counts, is the default 1)."""
     gemms, linear = _gemms(shape, expert_load)
     attention = _attention_shape(shape)
-    return Kernels(np.array(gemms, dtype=np.float64), _memory_bytes(shape, expert_load), np.array(linear),
-                   _flash_flops(shape, attention), attention_shape=attention)
+    mamba = shape.model.mamba if shape.model.block == Block.MAMBA else None
+    rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
+    return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), _memory_bytes(shape, expert_load),
+                   np.array(linear, dtype=bool), _flash_flops(shape, attention), attention_shape=attention,
+                   rerun=rerun)
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -231,7 +245,7 @@ def _flash_flops(shape: LayerShape, attention: AttentionShape) -> float:
     over the whole sequence (:func:`~simulator.workload.attention_window.pair_fraction`; with
     context parallelism a rank's ``s`` queries attend a window of the gathered ``s_kv``, the
     same share of the causal count as without); 0 for unfused attention."""
-    if shape.attention != Attention.FLASH:
+    if shape.attention != Attention.FLASH or not shape.model.block.has_attention:
         return 0.0
     mdl = shape.model
     heads = mdl.heads / shape.tp
@@ -242,19 +256,52 @@ def _flash_flops(shape: LayerShape, attention: AttentionShape) -> float:
 
 def _gemms(shape: LayerShape,
            expert_load: float = 1.0) -> tuple[list[tuple[float, float, float, float]], list[bool]]:
+    """The layer's GEMMs and which are linear layers, in the order the tensor-parallel sites read
+    them: the attention's (or the Mamba mixer's) input linear and projection first, then the
+    MLP's; the blocks ``model.block`` leaves out are left out."""
+    block = shape.model.block
+    mixer = _attention_gemms(shape) if block.has_attention else ([], [])
+    if block == Block.MAMBA:
+        mixer = _mamba_gemms(shape)
+    mlp = _mlp_block_gemms(shape, expert_load) if block.has_mlp else ([], [])
+    lat_g, lat_l = _latent_gemms(shape) if block.has_attention else ([], [])
+    return mixer[0] + mlp[0] + lat_g, mixer[1] + mlp[1] + lat_l
+
+
+def _mamba_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """in_proj, the scan's four products, out_proj (:mod:`simulator.workload.mamba_mixer`)."""
+    mamba = shape.model.mamba
+    in_proj, out_proj = projection_gemms(mamba, shape.model.hidden, shape.tokens, shape.tp)
+    scan = scan_gemms(mamba, shape.tokens, shape.tp)
+    return [in_proj, *scan, out_proj], [True] + [False] * len(scan) + [True]
+
+
+def _attention_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """QKV, the unfused attention core's two products, the output projection."""
     mdl, t = shape.model, shape.tp
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
-    gathered, latent = attention_input_gemms(shape)
+    gathered = attention_input_gemms(shape)[0]
     proj = (tokens, mdl.hidden, mdl.context_width / t, 1)
     core = []
     if shape.attention == Attention.UNFUSED:
         core = [(shape.seq, kv_seq, mdl.d_head, shape.micro_batch * heads),
                 (shape.seq, mdl.d_value, kv_seq, shape.micro_batch * heads)]
+    return [gathered, *core, proj], [True] + [False] * len(core) + [True]
+
+
+def _latent_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """Latent attention's linears listed after the MLP's (:func:`attention_input_gemms`)."""
+    latent = attention_input_gemms(shape)[1]
+    return latent, [True] * len(latent)
+
+
+def _mlp_block_gemms(shape: LayerShape, expert_load: float) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """The router, the shared experts' and the MLP's (or routed experts') linears."""
+    mdl = shape.model
     mlp = shared_gemms(shape) + mlp_gemms(shape, expert_load)
     router = [router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
-    return ([gathered, *core, proj, *router, *mlp, *latent],
-            [True] + [False] * len(core) + [True] + [False] * len(router) + [True] * (len(mlp) + len(latent)))
+    return [*router, *mlp], [False] * len(router) + [True] * len(mlp)
 
 
 def attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
@@ -362,21 +409,34 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     dropout over the ``b a/t s^2`` scores (Megatron-LM 2021).
     """
     mdl, nb = shape.model, shape.dtype_bytes
-    llama = mdl.mlp == Mlp.SWIGLU
     act = local_tokens(shape) * mdl.hidden * nb
-    norm = norm_traffic(shape) * act
-    residual = _residual_bytes(shape)
-    kernels = [norm, norm, residual, residual, *expert_activation_bytes(shape, expert_load)]
-    kernels += [] if shape.fused else [2.0 * act]
-    kernels += [rotary_bytes(shape)] if llama else []
+    block = mdl.block
+    kernels = [norm_traffic(shape) * act, _residual_bytes(shape)] * block.sites
+    if block.has_mlp:
+        kernels += [*expert_activation_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
+                    *shared_expert_bytes(shape)]
+    if block.has_attention:
+        kernels += _attention_memory_bytes(shape, act)
+    if block == Block.MAMBA:
+        kernels += mixer_memory_bytes(mdl.mamba, shape.tokens, shape.tp, nb)
+    return np.array(kernels, dtype=np.float64)
+
+
+def _attention_memory_bytes(shape: LayerShape, act: float) -> list[float]:
+    """The attention block's memory-bound kernels besides its norm and residual add
+    (:func:`_memory_bytes`' table): the eager output transpose, the rotary embedding (SwiGLU
+    models; squared-ReLU models, Nemotron-H, have no position embedding), the QK-norm, the unpad
+    copies, latent attention's norms, unfused attention's softmax and dropout."""
+    mdl, nb = shape.model, shape.dtype_bytes
+    kernels = [] if shape.fused else [2.0 * act]
+    kernels += [rotary_bytes(shape)] if mdl.mlp == Mlp.SWIGLU else []
     kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
     kernels += [unpad_bytes(shape)] if shape.attention_unpad else []
     kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
     if shape.attention == Attention.UNFUSED:
         scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
         kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
-    return np.array(kernels + moe_kernel_bytes(shape, expert_load) + shared_expert_bytes(shape),
-                    dtype=np.float64)
+    return kernels
 
 
 def norm_traffic(shape: LayerShape) -> float:
@@ -504,7 +564,7 @@ def fused_away_casts(shape: LayerShape) -> tuple[int | None, int | None]:
     the routed fc1); (None, None) unless ``shape.expert_mlp_fused`` on a mixture of experts."""
     if not (shape.expert_mlp_fused and shape.model.experts > 1):
         return None, None
-    fc1 = 2 + len(shared_gemms(shape))
+    fc1 = 2 * shape.model.block.has_attention + len(shared_gemms(shape))
     return fc1 + 1, fc1
 
 
