@@ -681,7 +681,7 @@ ACHIEVED = {
     # eager expert bias (expert_parallel.fp8_padding, model.expert_bias): was 28.2% / 64.1%.
     # 23.4% / 56.9% with the table's Kimi K2 row (row 16, 256 GB300, MXFP8, the Muon optimizer:
     # training.optimizer, scored once on 2026-11-30): +2.8% (+5.7% priced with Adam's step).
-    "megatron_bridge_2604_moe": (0.230, 0.569),
+    "megatron_bridge_2604_moe": (0.262, 0.630),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every

@@ -15,7 +15,9 @@ def check_hybrid(scenario: Scenario) -> None:
     model does not price yet is refused with its reason."""
     model = scenario.model
     _check_pattern(model)
+    _check_mtp_keys(model)
     _check_mamba(model)
+    _check_latent(scenario)
     if model.hybrid_pattern is None and model.block == Block.FULL:
         return
     _check_not_modelled(scenario)
@@ -47,10 +49,46 @@ def _check_pattern(model: ModelConfig) -> None:
         raise ConfigError("with model.hybrid_pattern, '-' marks the dense MLP layers (of model.dense_ffn, "
                           "default model.ffn_hidden); remove model.first_dense_layers",
                           key="model.first_dense_layers")
+    if model.mtp_layers and model.mtp_pattern is None:
+        raise ConfigError("a hybrid model's multi-token prediction layers need model.mtp_pattern (the layers "
+                          "of one depth, e.g. '*E')", key="model.mtp_pattern")
+    if "M" in (model.mtp_pattern or "") and model.mamba is None:
+        raise ConfigError("'M' layers need model.mamba (the mixer's heads, head_dim, state, groups)",
+                          key="model.mamba")
+    if "E" in (model.mtp_pattern or "") and model.experts == 1:
+        raise ConfigError("'E' layers (a mixture of experts) need model.experts above 1",
+                          key="model.mtp_pattern")
+
+
+def _check_mtp_keys(model: ModelConfig) -> None:
+    """``mtp_pattern`` and ``mtp_shared`` describe a hybrid model's prediction depths."""
+    if model.mtp_pattern is not None and (model.hybrid_pattern is None or not model.mtp_layers):
+        raise ConfigError("model.mtp_pattern applies to a hybrid model (model.hybrid_pattern) with "
+                          "model.mtp_layers above 0", key="model.mtp_pattern")
+    if model.mtp_shared and model.mtp_pattern is None:
+        raise ConfigError("model.mtp_shared applies to a hybrid model's prediction depths "
+                          "(model.mtp_pattern)", key="model.mtp_shared")
+
+
+def _check_latent(scenario: Scenario) -> None:
+    """A latent mixture of experts needs experts; Muon and PowerSGD do not list its matrices."""
+    model = scenario.model
+    if model.moe_latent is None:
+        return
+    if model.experts == 1:
+        raise ConfigError(f"{model.moe_latent} applies to a mixture of experts only (model.experts is 1); "
+                          "remove it or set model.experts", key="model.moe_latent")
+    if _training(scenario, "optimizer") is not None and scenario.training.optimizer.muon:
+        raise ConfigError("Muon over a latent mixture of experts is not modelled yet; remove "
+                          "model.moe_latent or use adam", key="training.optimizer")
+    if _training(scenario, "gradient_compression") is not None:
+        raise ConfigError("gradient compression of a latent mixture of experts is not modelled yet; remove "
+                          "training.gradient_compression", key="training.gradient_compression")
 
 
 def _check_mamba(model: ModelConfig) -> None:
-    mamba_layers = model.block == Block.MAMBA or "M" in (model.hybrid_pattern or "")
+    patterns = (model.hybrid_pattern or "") + (model.mtp_pattern or "")
+    mamba_layers = model.block == Block.MAMBA or "M" in patterns
     if model.mamba is not None and not mamba_layers:
         raise ConfigError("model.mamba applies to Mamba layers: set model.hybrid_pattern with 'M' layers "
                           "or model.block: mamba", key="model.mamba")
@@ -76,7 +114,6 @@ def _training(scenario: Scenario, field: str):
 
 NOT_MODELLED = (
     (lambda s: s.model.mla is not None, "model.mla", "latent attention in hybrid layers ('+')"),
-    (lambda s: s.model.mtp_layers > 0, "model.mtp_layers", "multi-token prediction layers of a hybrid model"),
     (lambda s: s.model.attention_window is not None, "model.attention_window",
      "sliding-window attention in a hybrid model"),
     (lambda s: s.parallelism.cp > 1, "parallelism.cp",

@@ -71,9 +71,23 @@ Sources
   8 groups (Megatron-Core's conv 4 and chunk 128), 128 experts of moe_ffn_hidden_size 1856 with 6
   per token and a shared expert of 3712, squared ReLU, no position embedding, RMSNorm, no
   biases, untied embeddings, vocabulary 131072 (the tokenizer's; the table's model TFLOP/s
-  reproduce with it). Sequence 8,192, the performance recipes'. 31.6B parameters, 3.6B active
-  with the embeddings here (the model card: "31.6B total", about 3.2B active without them;
-  ``tests/test_hybrid.py``).
+  reproduce with it). Sequence 8,192, the performance recipes'. 31.58B parameters, 3.58B active
+  here, against the model card's "31.6 billion total parameters" and "about 3.6 billion at a
+  time" (``tests/test_hybrid.py``).
+- Nemotron 3 Super 120B-A12B, a latent mixture of experts (``moe_latent``): the Hugging Face
+  config Megatron-Bridge's recipes load (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16
+  ``config.json``, as Megatron-LM d98e8a64dd carries it in
+  ``examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16.sh`` and
+  ``tests/functional_tests/test_cases/nemotron/nemotron3_super_release_gb200/model_config.yaml``):
+  88 layers ``MEMEMEM*E...`` (40 Mamba, 40 MoE, 8 attention), hidden 4096, 32 heads of 128 with 2
+  key-value groups, Mamba 128 heads of 64, state 128, 8 groups, 512 experts of 2688 with 22 per
+  token working at the latent width 1024, a shared expert of 5376, vocabulary 131072, untied; its
+  one multi-token prediction block ``*E`` run twice with its weights shared (Megatron-Bridge v0.4.2
+  ``recipes/nemotronh/nemotron_3_super.py``: ``mtp_num_layers`` 2, ``mtp_use_repeated_layer``).
+  123,611,008,000 parameters here: Megatron-Bridge's verification card
+  (``examples/model_verification_cards/nemotron-3-super-120b-a12b/card.yaml``) counts
+  123,611,033,088, the difference the final norm (4,096) and the routers' expert-bias vectors
+  (512 for each of the 41 MoE layers), which the count here leaves out (``tests/test_hybrid.py``).
 """
 
 from __future__ import annotations
@@ -151,5 +165,14 @@ MODEL_PRESETS = MappingProxyType({
         "shared_expert_ffn": 3712, "tied_embeddings": False,
         "mamba": {"heads": 64, "head_dim": 64, "state": 128, "groups": 8},
         "hybrid_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    },
+    "nemotron-3-super-120b-a12b": {
+        "mlp": "squared-relu", "seq_len": 8192, "vocab": 131072, "layers": 88, "hidden": 4096, "heads": 32,
+        "kv_heads": 2, "head_dim": 128, "ffn_hidden": 2688, "experts": 512, "top_k": 22,
+        "shared_expert_ffn": 5376, "moe_latent": 1024, "tied_embeddings": False,
+        "mamba": {"heads": 128, "head_dim": 64, "state": 128, "groups": 8},
+        "hybrid_pattern": ("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM"
+                           "*EMEMEMEME"),
+        "mtp_layers": 2, "mtp_pattern": "*E", "mtp_shared": True,
     },
 })

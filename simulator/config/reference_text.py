@@ -95,6 +95,13 @@ MEANINGS = {
     "model.hybrid_pattern": "one character per layer, Megatron-Core's `hybrid_override_pattern`: `M` "
                             "Mamba-2 mixer, `*` attention, `-` dense MLP, `E` mixture of experts, each "
                             "with its norm and residual (Nemotron-H, Nemotron 3); `layers` is its length",
+    "model.moe_latent": "latent mixture of experts (Megatron-Core `moe_latent_size`; Nemotron 3 Super "
+                        "1024): tokens projected to this width before the dispatch and back after "
+                        "the combine, the routed experts working at it (None: the hidden size)",
+    "model.mtp_pattern": "a hybrid model's multi-token prediction depth as a pattern (Megatron-Core "
+                         "`mtp_hybrid_override_pattern`, e.g. `*E`)",
+    "model.mtp_shared": "the prediction depths share one set of weights (Megatron-Core "
+                        "`mtp_use_repeated_layer`): held once, run once per depth",
     "model.block": "what every layer runs without `hybrid_pattern`: `full` (attention and MLP), "
                    "`attention`, `mamba` (a pure Mamba-2 model) or `mlp`",
     "model.mamba.heads": "Mamba-2 mixer of the `M` layers: heads `H` (the inner width is `H head_dim`)",

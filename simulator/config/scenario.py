@@ -185,6 +185,12 @@ class ModelConfig(_Section):
     """With ``attention_window``, every n-th layer keeps full causal attention (Megatron-Core's
     ``window_attn_skip_freq``: GPT-OSS 2, alternating; Gemma 3: 6, five local layers to one
     global). None: every layer is local."""
+    moe_latent: Annotated[int, Strict(), Field(ge=1, le=1_000_000)] | None = None
+    """Latent mixture of experts (Megatron-Core's ``moe_latent_size``; Nemotron 3 Super 1,024,
+    Ultra 2,048): each MoE layer projects its tokens down to this width before the dispatch
+    (``fc1_latent_proj``) and back after the combine (``fc2_latent_proj``), both whole on every
+    tensor-parallel rank; the routed experts read and write it and the dispatcher moves it. The
+    router and the shared experts keep the hidden width. None: the experts work at ``hidden``."""
     expert_bias: Annotated[bool, Strict()] = False
     """The routed experts' linears carry biases (GPT-OSS: Megatron-Bridge's GPT-OSS bridge sets
     ``add_bias_linear``): Megatron-Core adds the second linear's bias, times each row's routing
@@ -207,6 +213,15 @@ class ModelConfig(_Section):
     mixer, ``*`` attention, ``-`` dense MLP, ``E`` mixture of experts, each with its norm and
     residual (:mod:`simulator.config.hybrid`); ``layers`` is its length. None: every layer is
     ``block``."""
+    mtp_pattern: Annotated[str, Strict(), Field(min_length=1, max_length=1_000,
+                                                pattern=f"^[{re.escape(PATTERN_CHARS)}]+$")] | None = None
+    """A hybrid model's multi-token prediction depth as a pattern (Megatron-Core's
+    ``mtp_hybrid_override_pattern``; Nemotron 3 Super ``*E``): each of the ``mtp_layers`` depths
+    runs these layers beside its projection, norms and the shared output layer."""
+    mtp_shared: Annotated[bool, Strict()] = False
+    """The multi-token prediction depths share one set of weights (Megatron-Core's
+    ``mtp_use_repeated_layer``: Nemotron 3 Super runs its one MTP block twice): the parameters,
+    gradients and optimizer state count once, the compute once per depth."""
     block: Block = Block.FULL
     """What every layer runs when there is no ``hybrid_pattern``: ``full`` a transformer layer
     (attention and MLP), or ``attention``, ``mamba`` or ``mlp`` alone (a pure Mamba-2 model is
@@ -232,7 +247,8 @@ class ModelConfig(_Section):
         return self.model_copy(update={"experts": 1, "top_k": 1, "expert_load": 1.0, "shared_expert_ffn": 0,
                                        "router_groups": 1, "router_group_topk": 1,
                                        "ffn_hidden": self.dense_ffn or self.ffn_hidden,
-                                       "first_dense_layers": 0, "dense_ffn": None, "mtp_layers": 0})
+                                       "first_dense_layers": 0, "dense_ffn": None, "mtp_layers": 0,
+                                       "moe_latent": None})
 
     def sublayer_model(self, kind: str) -> ModelConfig:
         """The model one ``kind`` layer of ``hybrid_pattern`` is (:mod:`simulator.config.hybrid`):
@@ -241,6 +257,17 @@ class ModelConfig(_Section):
         block = {"M": Block.MAMBA, "*": Block.ATTENTION, "-": Block.MLP, "E": Block.MLP}[kind]
         base = self if kind == "E" else self.dense_model()
         return base.model_copy(update={"block": block, "hybrid_pattern": None})
+
+    @property
+    def expert_width(self) -> int:
+        """Width of the tokens the routed experts read and write and the dispatcher moves:
+        ``moe_latent``, or ``hidden``."""
+        return self.moe_latent or self.hidden
+
+    def latent_projection_parameters(self) -> int:
+        """A latent mixture of experts' two projections, ``2 h L`` (no biases), whole on every
+        tensor-parallel rank (Megatron-Core ``parallel_mode="duplicated"``); 0 without."""
+        return 2 * self.hidden * self.moe_latent if self.moe_latent and self.experts > 1 else 0
 
     @property
     def d_head(self) -> int:

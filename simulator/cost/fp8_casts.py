@@ -51,6 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.config.hardware import Dtype, GpuSpec
+from simulator.config.hybrid import Block
 from simulator.config.scenario import ModelConfig, Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
@@ -96,8 +97,12 @@ def cast_shard(scenario: Scenario, stack: StackProfile, layout: Layout, linears:
 def sequence_gathered_linears(model: ModelConfig) -> list[int]:
     """Indexes (in :func:`cast_shard`'s order) of the column-parallel linears whose input the
     sequence-parallel all-gather feeds: QKV, and fc1 of a dense or shared-expert MLP (a routed
-    expert's input comes from the dispatcher)."""
-    return [0, 2] if model.experts == 1 or model.shared_expert_ffn else [0]
+    expert's input comes from the dispatcher, a latent projection's is the rank's own tokens); a
+    one-block layer's first linear (QKV, in_proj, fc1) unless it is a routed expert's."""
+    mlp = bool(model.experts == 1 or model.shared_expert_ffn)
+    if model.block == Block.FULL:
+        return [0, 2] if mlp else [0]
+    return [0] if mlp or model.block != Block.MLP else []
 
 
 def cast_bytes_per_element(stack: StackProfile, gpu: GpuSpec | None = None) -> float:

@@ -177,7 +177,7 @@ def _dispatched_bytes(shape: LayerShape, tokens: float | None = None) -> float:
     them (times ``model.expert_load``)."""
     mdl = shape.model
     rows = shape.tokens if tokens is None else tokens
-    return rows * mdl.top_k * mdl.hidden * shape.dtype_bytes * mdl.expert_load
+    return rows * mdl.top_k * mdl.expert_width * shape.dtype_bytes * mdl.expert_load
 
 
 def p2p_time(shape: LayerShape, collectives: CollectiveModel, layout: Layout) -> float:

@@ -79,7 +79,7 @@ def hybrid_layer_costs(ctx: Context, stack) -> dict[str, LayerCost]:
     def cost(kind: str) -> LayerCost:
         sub = model_context(ctx, model.sublayer_model(kind), f"hybrid-{kind}")
         return memoised(ctx, _layer_key(ctx, f"hybrid-{kind}"), lambda: model_layer_cost(sub, stack))
-    return {kind: cost(kind) for kind in pattern_counts(model.hybrid_pattern)}
+    return {kind: cost(kind) for kind in pattern_counts(model.hybrid_pattern + (model.mtp_pattern or ""))}
 
 
 def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:
@@ -106,11 +106,12 @@ def stage_layer(layer: LayerCost, dense: LayerCost | None, kind: tuple,
                 hybrid: dict[str, LayerCost] | None = None) -> tuple[int, LayerCost]:
     """(``n``, the mean layer) of a stage of ``kind`` (module docstring): ``n = L_s + M``
     layers, ``L_s - D + M`` of them ``layer`` and ``D`` of them ``dense``; a hybrid model's
-    stage, its pattern's layers (``kind``'s last field), each of its kind's cost in ``hybrid``
-    (:func:`hybrid_layer_costs`)."""
+    stage, ``n`` its pattern's layers (``kind``'s last field, the prediction depths' among them),
+    each of its kind's cost in ``hybrid`` (:func:`hybrid_layer_costs`)."""
     layers, _, _, dense_layers, mtp_layers, pattern = kind
     n = layers + mtp_layers
-    if pattern and hybrid:
+    if pattern and hybrid:              # its decoder layers and its prediction depths' layers
+        n = len(pattern)
         return n, _mean_cost([(hybrid[k], c) for k, c in pattern_counts(pattern).items()], n)
     if not dense_layers or dense is None or n == 0:
         return n, layer

@@ -86,7 +86,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   B200 node and the 235B on 256 of each (GB300, GB200, B300, B200), MXFP8; GPT-OSS 120B on 64 of
   each and of H100, BF16; Kimi K2 on 256 GB300 with the Muon optimizer, MXFP8; the hybrid Nemotron
   3 Nano (Mamba-2, attention and MoE layers) on one 8-GPU GB300, GB200, B300 and B200 node, MXFP8,
-  and on 16 H100, FP8 current scaling (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
+  and on 16 H100, FP8 current scaling; the hybrid latent MoE Nemotron 3 Super on 64 of each Blackwell
+  GPU, MXFP8 (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
 - ``megatron_bridge_2606_moe``: the 26.06 tables' Qwen3 rows on Blackwell, the same models, GPUs
   and layouts with 26.06's MXFP8 additions (the all-to-all overlap, TransformerEngine's fused
   grouped MLP, MXFP8 attention, full-iteration CUDA graphs), its DeepSeek-V3 on 256 GB300
@@ -666,7 +667,7 @@ SETS: dict[str, ValidationSet] = {
     "megatron_bridge_2604_moe": _step_entry(
         "megatron_bridge_2604_moe",
         "Megatron-Bridge 26.04.01 performance tables, Qwen3 30B-A3B and 235B-A22B, GPT-OSS 120B, "
-        "Kimi K2 and the hybrid Nemotron 3 Nano (MoE) on 16-256 H100 and 8-256 Blackwell GPUs "
+        "Kimi K2 and the hybrid Nemotron 3 Nano and Super (MoE) on 16-256 H100 and 8-256 Blackwell GPUs "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_2604_moe.csv"),
     "megatron_bridge_2606_moe": _step_entry(

@@ -46,7 +46,7 @@ def padding_kernels(shape: LayerShape, expert_load: float = 1.0) -> tuple[list[f
     if shape.model.experts == 1 or not shape.expert_padding_copies:
         return [], []
     rows = shape.expert_rows(expert_load)
-    copy = 2.0 * shape.dtype_bytes * rows * shape.model.hidden
+    copy = 2.0 * shape.dtype_bytes * rows * shape.model.expert_width
     kernels = [copy, 2.0 * probability_bytes(shape) * rows, copy]
     return kernels, list(kernels)
 
@@ -60,7 +60,7 @@ def bias_kernels(shape: LayerShape, expert_load: float = 1.0) -> tuple[list[floa
         return [], []
     n = float(shape.dtype_bytes)
     r = max(n, probability_bytes(shape))
-    elements = shape.expert_rows(expert_load) * mdl.hidden
+    elements = shape.expert_rows(expert_load) * mdl.expert_width
     local = max(mdl.experts / shape.ep, 1.0)
     each = elements / local
     forward = [r * each, (n + 2.0 * r) * each] * int(round(local)) + [2.0 * r * elements]

@@ -52,6 +52,7 @@ from simulator.workload.muon import SAVED_STATE_BYTES, stage_matrices
 from simulator.workload.params import (
     dense_layer_parameters,
     hybrid_kinds,
+    hybrid_layer_parameters,
     layer_parameters,
     mtp_extra_parameters,
 )
@@ -196,6 +197,7 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
         sharded += dtype_bytes * (widths + (model.q_width + model.kv_width if model.qk_norm else 0))
     if block.has_mlp:
         sharded += dtype_bytes * (3 if model.mlp == Mlp.SWIGLU else 2) * _fc2_inputs(model)
+        replicated += dtype_bytes * (model.moe_latent or 0) * (model.experts > 1)   # fc2_latent_proj's input
     if block == Block.MAMBA:
         sharded += _mamba_sharded_bytes(model.mamba, dtype_bytes)
     return replicated, sharded
@@ -386,7 +388,8 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     an embedding-group all-reduce, so it counts there too. Expert MLPs are
     divided by ``etp * ep`` (expert tensor parallelism, ``t`` unless ``parallelism.etp``).
     Latent attention's down projections and latent norms are whole on every tensor-parallel rank
-    (:meth:`~simulator.config.mla.MlaConfig.duplicated_parameters`).
+    (:meth:`~simulator.config.mla.MlaConfig.duplicated_parameters`), and so are a latent mixture
+    of experts' projections (:meth:`~simulator.config.scenario.ModelConfig.latent_projection_parameters`).
     ``dense_layers`` of the stage's decoder layers are ``model.dense_model()`` layers (all
     dense); each of its ``mtp_layers`` multi-token prediction layers is a layer of the model
     plus :func:`~simulator.workload.params.mtp_extra_parameters`, and a stage holding them keeps
@@ -398,11 +401,11 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
     """
     h, tp = model.hidden, parallelism.tp
     if pattern:
-        kinds = hybrid_kinds(model, pattern)
-        dense = sum(n * dense_layer_parameters(kind) for kind, n in kinds) / tp
-        expert = sum(n * (layer_parameters(kind) - dense_layer_parameters(kind)) for kind, n in kinds)
-        embedding = _embedding_parameters(model, tp, first, last)
-        return dense + embedding, expert / (parallelism.expert_tp * parallelism.ep)
+        dense, expert = _hybrid_parameters(model, parallelism, pattern, mtp_layers)
+        if mtp_layers:                 # the embedding and output layer the depths run, where not here
+            copies = (0 if first else 1) + (0 if last or model.tied_embeddings else 1)
+            dense += copies * model.vocab * h / tp
+        return dense + _embedding_parameters(model, tp, first, last), expert
     dense_layer = dense_layer_parameters(model)
     expert_layer = layer_parameters(model) - dense_layer
     routed = layers_on_stage - dense_layers + mtp_layers
@@ -411,11 +414,25 @@ def stage_parameters(model: ModelConfig, parallelism: ParallelismConfig, layers_
         dense += dense_layers * layer_parameters(model.dense_model()) / tp
     if model.mla is not None:          # latent attention's down projections: whole on every rank
         dense += (routed + dense_layers) * model.mla.duplicated_parameters(h) * (1 - 1 / tp)
+    dense += routed * model.latent_projection_parameters() * (1 - 1 / tp)   # and the latent MoE's
     if mtp_layers:                     # and the embedding and output layer it runs, where not here
         copies = (0 if first else 1) + (0 if last or model.tied_embeddings else 1)
         dense += (mtp_layers * mtp_extra_parameters(model) + copies * model.vocab * h) / tp
     dense += _embedding_parameters(model, tp, first, last)
     return dense, routed * expert_layer / (parallelism.expert_tp * parallelism.ep)
+
+
+def _hybrid_parameters(model: ModelConfig, par: ParallelismConfig, pattern: str,
+                       mtp_layers: int) -> tuple[float, float]:
+    """(dense, expert) parameters one GPU holds of a hybrid stage's layers (``pattern``, with its
+    ``mtp_layers`` prediction depths': :func:`~simulator.workload.params.hybrid_layer_parameters`),
+    the dense over ``t`` but a latent mixture of experts' projections (whole on every rank), the
+    experts over ``etp ep``."""
+    whole = hybrid_layer_parameters(model, pattern, mtp_layers)
+    dense = hybrid_layer_parameters(model, pattern, mtp_layers, dense_layer_parameters)
+    latent = hybrid_layer_parameters(model, pattern, mtp_layers, ModelConfig.latent_projection_parameters,
+                                     extras=False)
+    return (dense - latent) / par.tp + latent, (whole - dense) / (par.expert_tp * par.ep)
 
 
 def _embedding_parameters(model: ModelConfig, tp: int, first: bool, last: bool) -> float:
@@ -564,7 +581,9 @@ def _linear_elements(model: ModelConfig, par: ParallelismConfig, layers_on_stage
     """Linear weight elements of a stage's layers on one GPU, split by tensor and expert
     parallelism only (:func:`stage_parameters` without the embedding and output layer, plus
     each multi-token prediction layer's block and projection); what fp8 linears cast."""
-    dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0, pattern)
+    if pattern:                        # the prediction depths' layers and projections in the pattern's
+        return sum(_hybrid_parameters(model, par, pattern, mix[1]))
+    dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0)
     if mix[1]:
         one = sum(stage_parameters(model, par, 1, False, False, 0, 0))
         dense += mix[1] * (one + mtp_extra_parameters(model) / par.tp)

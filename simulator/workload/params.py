@@ -13,6 +13,8 @@ untied output layer (``V h``). For GPT this equals Narayanan et al. (SC21) eq.:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from simulator.config.hybrid import Block, pattern_counts
 from simulator.config.scenario import Mlp, ModelConfig
 
@@ -35,14 +37,15 @@ def layer_parameters(model: ModelConfig) -> int:
     router = h * model.experts if model.experts > 1 else 0
     total = attention + norm if block.has_attention else 0
     if block.has_mlp:
-        total += model.experts * mlp + norm + router + sum(shared_expert_tensor_sizes(model))
+        total += (model.experts * mlp + norm + router + sum(shared_expert_tensor_sizes(model))
+                  + model.latent_projection_parameters())
     return total
 
 
 def _mlp_parameters(model: ModelConfig) -> int:
     """One MLP's (one expert's) parameters: GELU ``2 h f`` and its two biases, SwiGLU ``3 h f``,
-    squared ReLU ``2 h f``."""
-    h, f = model.hidden, model.ffn_hidden
+    squared ReLU ``2 h f``; a latent mixture of experts' experts with ``L`` for ``h``."""
+    h, f = model.expert_width, model.ffn_hidden
     if model.mlp == Mlp.GELU:
         return 2 * h * f + f + h
     return (3 if model.mlp == Mlp.SWIGLU else 2) * h * f
@@ -61,7 +64,7 @@ def parameter_count(model: ModelConfig) -> int:
     (``first_dense_layers`` of them dense), the multi-token prediction layers
     (:func:`mtp_layer_parameters`) and the embeddings."""
     if model.hybrid_pattern is not None:
-        layers = sum(n * layer_parameters(kind) for kind, n in hybrid_kinds(model))
+        layers = hybrid_layer_parameters(model, full_pattern(model), model.mtp_layers)
         return layers + embedding_parameters(model)
     k = model.first_dense_layers
     layers = (model.layers - k + model.mtp_layers) * layer_parameters(model)
@@ -69,11 +72,32 @@ def parameter_count(model: ModelConfig) -> int:
     return layers + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model)
 
 
+def hybrid_layer_parameters(model: ModelConfig, pattern: str, mtp_layers: int,
+                            one: Callable[[ModelConfig], int] | None = None, extras: bool = True) -> int:
+    """Parameters of a hybrid model's layers in ``pattern`` (a stage's, with its ``mtp_layers``
+    prediction depths' ``mtp_pattern`` layers among them) and each depth's projection and norms
+    (:func:`mtp_extra_parameters`; not with ``extras`` false), the depths' once if they share
+    their weights (``mtp_shared``): ``one`` of each layer's model (default
+    :func:`layer_parameters`; :func:`active_layer_parameters` counts what a token touches)."""
+    one = one or layer_parameters
+    per_depth = pattern_counts(model.mtp_pattern) if mtp_layers else {}
+    held = 1 if model.mtp_shared and mtp_layers else mtp_layers
+    total = 0
+    for kind, n in pattern_counts(pattern).items():
+        n += (held - mtp_layers) * per_depth.get(kind, 0)      # shared depths' layers held once
+        total += n * one(model.sublayer_model(kind))
+    return total + (held * mtp_extra_parameters(model) if extras else 0)
+
+
+def full_pattern(model: ModelConfig) -> str:
+    """A hybrid model's layers, its ``mtp_layers`` prediction depths' ``mtp_pattern`` after them."""
+    return model.hybrid_pattern + (model.mtp_pattern or "") * model.mtp_layers
+
+
 def hybrid_kinds(model: ModelConfig, pattern: str | None = None) -> list[tuple[ModelConfig, int]]:
-    """(the model of one kind of layer, how many) over ``pattern`` (default the model's
-    ``hybrid_pattern``): :meth:`~simulator.config.scenario.ModelConfig.sublayer_model` of each
-    character present."""
-    counts = pattern_counts(model.hybrid_pattern if pattern is None else pattern)
+    """(the model of one kind of layer, how many) over ``pattern`` (default :func:`full_pattern`):
+    :meth:`~simulator.config.scenario.ModelConfig.sublayer_model` of each character present."""
+    counts = pattern_counts(full_pattern(model) if pattern is None else pattern)
     return [(model.sublayer_model(kind), n) for kind, n in counts.items()]
 
 
@@ -83,8 +107,9 @@ def active_parameter_count(model: ModelConfig) -> int:
     if model.experts == 1:
         return parameter_count(model)
     if model.hybrid_pattern is not None:
-        return (sum(n * _active_layer_parameters(kind) for kind, n in hybrid_kinds(model))
-                + embedding_parameters(model))
+        active = hybrid_layer_parameters(model, full_pattern(model), model.mtp_layers,
+                                         active_layer_parameters)
+        return active + embedding_parameters(model)
     per_expert = (layer_parameters(model) - non_expert_parameters(model)) // model.experts
     active_layer = non_expert_parameters(model) + model.top_k * per_expert
     k = model.first_dense_layers
@@ -93,7 +118,7 @@ def active_parameter_count(model: ModelConfig) -> int:
             + model.mtp_layers * mtp_extra_parameters(model) + embedding_parameters(model))
 
 
-def _active_layer_parameters(model: ModelConfig) -> int:
+def active_layer_parameters(model: ModelConfig) -> int:
     """Parameters of one layer a token touches: its ``top_k`` experts' and the rest."""
     if model.experts == 1:
         return layer_parameters(model)
@@ -142,7 +167,9 @@ def layer_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[i
     if model.mla is not None:
         attention = _attention_tensors(model)
     router = [h * model.experts] if model.experts > 1 else []
-    mlp = mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) if block.has_mlp else []
+    latent = [h * model.moe_latent] * 2 if model.latent_projection_parameters() else []
+    mlp = mlp_tensor_sizes(model, experts) + shared_expert_tensor_sizes(model) + latent
+    mlp = mlp if block.has_mlp else []
     return (attention if block.has_attention else []) + mlp + norms + (router if block.has_mlp else [])
 
 
@@ -166,6 +193,6 @@ def mlp_tensor_sizes(model: ModelConfig, experts: int | None = None) -> list[int
     """Elements of each MLP parameter tensor of one layer (:func:`layer_tensor_sizes`): GELU's
     fc1 and fc2 weights and biases, SwiGLU's w1, w3 and w2; every expert's, or ``experts``
     experts' of a mixture of experts."""
-    h, f = model.hidden, model.ffn_hidden
+    h, f = model.expert_width, model.ffn_hidden
     mlp = {Mlp.GELU: [h * f, f, f * h, h], Mlp.SWIGLU: [h * f, h * f, f * h]}.get(model.mlp, [h * f, f * h])
     return mlp * (model.experts if experts is None else experts)

@@ -50,6 +50,7 @@ from simulator.workload.transformer import (
     activation_kernel_bytes,
     attention_input_gemms,
     expert_activation_bytes,
+    latent_gemms,
     latent_norm_bytes,
     local_tokens,
     mlp_gemms,
@@ -127,7 +128,8 @@ def _mlp_block(shape: LayerShape, modules, expert_load: float) -> tuple[list, li
         memory = [*expert_activation_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
                   *shared_expert_bytes(shape), *expert_pass_kernels(shape, expert_load)[0]]
         router = router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)
-        return [router, *shared, *routed], [False] + [True] * (len(shared) + 2), memory
+        latent = latent_gemms(shape)
+        return [router, *shared, *routed, *latent], [False] + [True] * (len(shared) + 2 + len(latent)), memory
     gemms, memory = [], []
     if M.SHARED_EXPERTS in modules:
         gemms, memory = shared, shared_expert_bytes(shape)

@@ -140,14 +140,15 @@ def stage_kinds(model: ModelConfig, par: ParallelismConfig) -> list[tuple[int, b
 
 def stage_patterns(model: ModelConfig, par: ParallelismConfig) -> list[str]:
     """Per pipeline stage, the ``model.hybrid_pattern`` characters of its layers, sorted (what
-    its price depends on: how many of each kind); "" without a pattern. The pattern runs in
-    order through the model chunks of :func:`pipeline_chunks` (Megatron-Core's even split of a
-    pattern without ``|`` separators, ``select_pipeline_segment``)."""
+    its price depends on: how many of each kind), each multi-token prediction depth's
+    ``mtp_pattern`` among them; "" without a pattern. The pattern runs in order through the model
+    chunks of :func:`pipeline_chunks` (Megatron-Core's even split of a pattern without ``|``
+    separators, ``select_pipeline_segment``), the prediction depths after it."""
     if model.hybrid_pattern is None:
         return [""] * par.pp
     parts, start = [""] * par.pp, 0
-    for c, (decoder, _, _) in enumerate(pipeline_chunks(model, par)):
-        parts[c % par.pp] += model.hybrid_pattern[start:start + decoder]
+    for c, (decoder, _, mtp) in enumerate(pipeline_chunks(model, par)):
+        parts[c % par.pp] += model.hybrid_pattern[start:start + decoder] + (model.mtp_pattern or "") * mtp
         start += decoder
     return ["".join(sorted(part)) for part in parts]
 

@@ -299,7 +299,7 @@ def _latent_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool
 def _mlp_block_gemms(shape: LayerShape, expert_load: float) -> tuple[list[tuple[float, ...]], list[bool]]:
     """The router, the shared experts' and the MLP's (or routed experts') linears."""
     mdl = shape.model
-    mlp = shared_gemms(shape) + mlp_gemms(shape, expert_load)
+    mlp = shared_gemms(shape) + mlp_gemms(shape, expert_load) + latent_gemms(shape)
     router = [router_gemm(local_tokens(shape), mdl.experts, mdl.hidden)] if mdl.experts > 1 else []
     return [*router, *mlp], [False] * len(router) + [True] * len(mlp)
 
@@ -371,7 +371,19 @@ def mlp_gemms(shape: LayerShape, expert_load: float = 1.0) -> list[tuple[float, 
         batch, t = mdl.experts / shape.ep, shape.expert_tp
         rows = shape.expert_rows(expert_load) / batch
     up_width = (2 if mdl.mlp == Mlp.SWIGLU else 1) * mdl.ffn_hidden / t
-    return [(rows, up_width, mdl.hidden, batch), (rows, mdl.hidden, mdl.ffn_hidden / t, batch)]
+    width = mdl.expert_width
+    return [(rows, up_width, width, batch), (rows, width, mdl.ffn_hidden / t, batch)]
+
+
+def latent_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
+    """A latent mixture of experts' two projections (``model.moe_latent`` ``L``) on this rank's
+    tokens, whole on every tensor-parallel rank: ``(b s / t, L, h)`` before the dispatch,
+    ``(b s / t, h, L)`` after the combine (``t`` under sequence parallelism); none without."""
+    mdl = shape.model
+    if not mdl.latent_projection_parameters():
+        return []
+    tokens = local_tokens(shape)
+    return [(tokens, mdl.moe_latent, mdl.hidden, 1), (tokens, mdl.hidden, mdl.moe_latent, 1)]
 
 
 def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
@@ -411,14 +423,13 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     mdl, nb = shape.model, shape.dtype_bytes
     act = local_tokens(shape) * mdl.hidden * nb
     block = mdl.block
-    kernels = [norm_traffic(shape) * act, _residual_bytes(shape)] * block.sites
-    if block.has_mlp:
-        kernels += [*expert_activation_bytes(shape, expert_load), *moe_kernel_bytes(shape, expert_load),
-                    *shared_expert_bytes(shape)]
-    if block.has_attention:
-        kernels += _attention_memory_bytes(shape, act)
+    kernels = [norm_traffic(shape) * act] * block.sites + [_residual_bytes(shape)] * block.sites
+    kernels += expert_activation_bytes(shape, expert_load) if block.has_mlp else []
+    kernels += _attention_memory_bytes(shape, act) if block.has_attention else []
     if block == Block.MAMBA:
         kernels += mixer_memory_bytes(mdl.mamba, shape.tokens, shape.tp, nb)
+    if block.has_mlp:                  # the router's and permutations' kernels last
+        kernels += moe_kernel_bytes(shape, expert_load) + shared_expert_bytes(shape)
     return np.array(kernels, dtype=np.float64)
 
 
@@ -491,13 +502,13 @@ def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], l
     :func:`~simulator.workload.moe_dispatch.flex_permutation_parts` on the rows its deduplicated
     dispatch delivers, and no sorts)."""
     mdl, nb = shape.model, shape.dtype_bytes
-    received = shape.expert_rows(expert_load) * mdl.hidden * nb
+    received = shape.expert_rows(expert_load) * mdl.expert_width * nb
     if shape.moe_flex:
         dispatched = received * dispatched_share(mdl, shape.ep)
         permute, unpermute = flex_permutation_parts(dispatched, received, shape.moe_permute_fused,
                                                     shape.moe_permute_in_dispatch)
         return permute, unpermute, []
-    local_copy = local_tokens(shape) * mdl.hidden * nb
+    local_copy = local_tokens(shape) * mdl.expert_width * nb
     return permutation_parts(local_copy, received, mdl.top_k, mdl.experts / shape.ep, shape.moe_permute_fused)
 
 

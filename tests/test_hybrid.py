@@ -1,0 +1,215 @@
+"""Hybrid models (``model.hybrid_pattern``, ``model.mamba``, ``model.block``): a Mamba-2 mixer's
+parameters, FLOPs and saved activations match the closed forms read from Megatron-Core and
+state-spaces/mamba; a pattern of attention-only and MLP-only layers prices exactly as the
+transformer whose layers they pair into; bad patterns exit 2 with the key
+(simulator/config/hybrid.py, simulator/workload/mamba_mixer.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from simulator.cli import main
+from simulator.config import scenario_from_mapping
+from simulator.config.hybrid import Block, MambaConfig
+from simulator.config.presets import MODEL_PRESETS
+from simulator.config.scenario import ModelConfig
+from simulator.engine.analytical import simulate_step
+from simulator.engine.flops import step_flops
+from simulator.pipeline import session_from_scenario
+from simulator.workload.memory import activation_bytes_per_layer
+from simulator.workload.params import active_parameter_count, embedding_parameters, parameter_count
+from simulator.workload.transformer import LayerShape, layer_forward
+
+NANO = ModelConfig(**MODEL_PRESETS["nemotron-3-nano-30b-a3b"])
+
+
+def _mamba_layer(tp: int = 1, micro_batch: int = 2) -> LayerShape:
+    return LayerShape(NANO.sublayer_model("M"), micro_batch, tp=tp)
+
+
+def test_mixer_parameters_are_megatron_cores_tensors():
+    """One Mamba-2 layer with Megatron-Core's defaults at h 4096 (d = 2h, 128 heads of 64, 8
+    groups of state 128, conv 4): ``h (2d + 2GN + H) + d h + (d + 2GN)(K + 1) + 3H + d + h`` =
+    109,640,064 (``MambaMixer.__init__``: in_proj, conv1d weight and bias, dt_bias, A_log, D,
+    the gated norm, out_proj, and the fused input norm)."""
+    mamba = MambaConfig(heads=128)
+    h, d, gn, heads = 4096, 8192, 8 * 128, 128
+    closed = h * (2 * d + 2 * gn + heads) + d * h + (d + 2 * gn) * 5 + 3 * heads + d + h
+    assert sum(mamba.tensor_sizes(h)) == closed == 109_640_064
+
+
+def test_nemotron_3_nano_counts_its_model_card():
+    """31.6B parameters with about 3.6B active ("31.6 billion total parameters but only uses
+    about 3.6 billion at a time", NVIDIA's model card as replicate.com/nvidia/nemotron-3-nano-30b-a3b
+    carries it), the layers of each kind summing to the whole: 23 Mamba, 23 MoE, 6 attention
+    layers and the untied embeddings."""
+    total, embeddings = parameter_count(NANO), embedding_parameters(NANO)
+    layers = {k: parameter_count(NANO.sublayer_model(k).model_copy(update={"layers": 1})) - embeddings
+              for k in "ME*"}
+    assert total == pytest.approx(31.6e9, rel=0.005)
+    assert active_parameter_count(NANO) == pytest.approx(3.6e9, rel=0.01)
+    assert total == 23 * layers["M"] + 23 * layers["E"] + 6 * layers["*"] + embeddings
+
+
+def test_scan_flops_are_the_kernels_counts():
+    """Forward: ``b s (2 G Q N + 4 H P N + H P Q) / t`` (C B^T per group, chunk states and state
+    to output per head, the causal half of the intra-chunk square); backward, with the
+    memory-efficient path's recomputed products, ``b s (6 G Q N + 10 H P N + 3 H P Q) / t``
+    (state-spaces/mamba ``_mamba_chunk_scan_combined_bwd``: 11 products against 4)."""
+    for tp in (1, 2):
+        shape = _mamba_layer(tp)
+        fwd = layer_forward(shape)
+        m, tokens = NANO.mamba, shape.tokens
+        g, q, n, h, p = m.groups, m.chunk, m.state, m.heads, m.head_dim
+        scan = fwd.gemms[~fwd.linear_mask]
+        scan_flops = float(np.sum(2 * np.prod(scan, axis=1)))
+        forward = tokens * (2 * g * q * n + 4 * h * p * n + h * p * q) / tp
+        assert scan_flops == pytest.approx(forward, rel=1e-12)
+        bwd = fwd.backward()
+        linear = 2 * float(np.sum(2 * np.prod(fwd.gemms[fwd.linear_mask], axis=1)))
+        expected = tokens * (6 * g * q * n + 10 * h * p * n + 3 * h * p * q) / tp
+        assert bwd.flops - linear == pytest.approx(expected, rel=1e-12)
+
+
+def test_projection_flops_and_no_attention():
+    """in_proj ``2 T h (2d + 2GN + H) / t`` and out_proj ``2 T d h / t``; no attention kernel."""
+    shape = _mamba_layer(2)
+    fwd = layer_forward(shape)
+    m, h, tokens = NANO.mamba, NANO.hidden, shape.tokens
+    linear = fwd.gemms[fwd.linear_mask]
+    assert float(np.sum(2 * np.prod(linear, axis=1))) == pytest.approx(
+        2 * tokens * h * (m.in_proj_width + m.inner) / 2, rel=1e-12)
+    assert fwd.attention_flops == 0.0
+
+
+def test_mamba_layer_keeps_what_the_fused_kernel_saves():
+    """``(4h + 10d + 4GN + 2H) 2-byte halves and 4G bytes``: the norm input and in_proj input
+    (2h each, unsplit), in_proj's output ``2(2d + 2GN + H)``, the ungated scan output, the gated
+    norm's input and out_proj's input (2d each) and the norm's fp32 rstd, over ``t``."""
+    model, m = NANO.sublayer_model("M"), NANO.mamba
+    h, d, gn = model.hidden, m.inner, m.groups * m.state
+    for tp in (1, 2):
+        kept = activation_bytes_per_layer(model, 1, tp, True, "selective")
+        per_token = (4 * h + 10 * d + 4 * gn + 2 * m.heads + 4 * m.groups) / tp
+        assert kept == pytest.approx(model.seq_len * per_token, rel=1e-12)
+
+
+def _pair_scenarios(tp: int, pp: int, sequence_parallel: bool):
+    """A Llama-style transformer of 8 layers, and the same model as 16 layers of a hybrid
+    pattern pairing an attention-only layer with an MLP-only one."""
+    base = {"mlp": "swiglu", "seq_len": 4096, "vocab": 32000, "hidden": 2048, "heads": 16, "kv_heads": 4,
+            "ffn_hidden": 5632}
+
+    def scenario(model):
+        data = {"name": "pairs", "cluster": {"node": "dgx-h100", "nodes": 2,
+                                             "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}},
+                "model": model,
+                "training": {"global_batch": 64, "micro_batch": 2, "dtype": "bf16", "stack": "megatron-core"},
+                "parallelism": {"tp": tp, "pp": pp, "sequence_parallel": sequence_parallel}}
+        return scenario_from_mapping(data, "<test>")
+    return scenario({**base, "layers": 8}), scenario({**base, "layers": 16, "hybrid_pattern": "*-" * 8})
+
+
+@pytest.mark.parametrize(("tp", "pp", "sequence_parallel"), [(1, 1, False), (2, 1, True), (4, 2, True)])
+def test_attention_and_mlp_layers_price_as_the_transformer(tp, pp, sequence_parallel):
+    """Splitting each transformer layer into its attention and MLP blocks changes nothing the
+    blocks do: the same kernels, tensor-parallel sites, parameters and activations, so each
+    stage's compute, communication and memory per microbatch are the same (to rounding) and the
+    model FLOPs too. The step may differ by the data-parallel overlap's layer granularity
+    (gradients become ready layer by layer, twice as often with half layers): under 0.1%."""
+    results = []
+    scenarios = _pair_scenarios(tp, pp, sequence_parallel)
+    for scenario in scenarios:
+        results.append(simulate_step(scenario, session_from_scenario(scenario).collectives))
+    whole, pairs = results
+    assert parameter_count(scenarios[1].model) == parameter_count(scenarios[0].model)
+    for a, b in zip(whole.stages, pairs.stages, strict=True):
+        for field in ("forward_s", "backward_s", "tp_comm_s", "p2p_s", "memory_bytes"):
+            assert getattr(b, field) == pytest.approx(getattr(a, field), rel=1e-9)
+    assert step_flops(scenarios[1]) == pytest.approx(step_flops(scenarios[0]), rel=1e-12)
+    assert pairs.step_time_s == pytest.approx(whole.step_time_s, rel=1e-3)
+
+
+def test_pure_mamba_model_runs():
+    """``block: mamba`` is a pure Mamba-2 model: its parameters are its mixers' and embeddings'."""
+    model = ModelConfig(layers=4, hidden=1024, heads=8, mlp="squared-relu", vocab=32000, block="mamba",
+                        mamba={"heads": 32})
+    assert model.block == Block.MAMBA
+    assert parameter_count(model) == 4 * sum(model.mamba.tensor_sizes(1024)) + embedding_parameters(model)
+
+
+def _write(tmp_path, model_update: dict, parallelism: dict | None = None):
+    data = {"name": "hybrid", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "nemotron-3-nano-30b-a3b", **model_update},
+            "training": {"global_batch": 64, "micro_batch": 1, "dtype": "bf16", "stack": "megatron-core"},
+            "parallelism": {"tp": 1, "ep": 8, **(parallelism or {})}}
+    path = tmp_path / "hybrid.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(("model_update", "parallelism", "key"), [
+    ({"layers": 50}, None, "model.hybrid_pattern"),
+    ({"hybrid_pattern": "MEMX"}, None, "model.hybrid_pattern"),
+    ({"mamba": None}, None, "model.mamba"),
+    ({"block": "mamba"}, None, "model.block"),
+    ({"first_dense_layers": 2}, None, "model.first_dense_layers"),
+    ({"mamba": {"heads": 64, "groups": 4}}, {"tp": 8, "ep": 1}, "parallelism.tp"),
+    ({}, {"cp": 2, "ep": 4}, "parallelism.cp"),
+    ({}, {"zero_stage": 3}, "parallelism.zero_stage"),
+])
+def test_bad_hybrid_input_exits_2_naming_the_key(tmp_path, capsys, model_update, parallelism, key):
+    """One clear message naming the key, exit status 2, no traceback."""
+    code = main(["run", str(_write(tmp_path, model_update, parallelism))])
+    err = capsys.readouterr().err
+    assert code == 2 and key in err and "Traceback" not in err
+
+
+def test_nano_runs_with_finite_figures(tmp_path):
+    """The preset on one DGX H100 runs: finite step, MFU in (0, 1], memory below the GPU's."""
+    scenario = scenario_from_mapping(yaml.safe_load(_write(tmp_path, {}, {"recompute": "full"}).read_text()),
+                                     "<test>")
+    result = simulate_step(scenario, session_from_scenario(scenario).collectives)
+    assert np.isfinite(result.step_time_s) and 0.0 < result.mfu <= 1.0
+
+
+SUPER = ModelConfig(**MODEL_PRESETS["nemotron-3-super-120b-a12b"])
+
+
+def test_nemotron_3_super_counts_the_verification_card():
+    """123,611,033,088 parameters (Megatron-Bridge ``examples/model_verification_cards/
+    nemotron-3-super-120b-a12b/card.yaml``, the checkpoint's count): the count here, whose
+    one shared prediction block counts once, plus the two tensors it leaves out, the final norm
+    (``h``) and each MoE layer's router expert bias (``E`` each, 40 layers and the prediction
+    block's)."""
+    moe_layers = SUPER.hybrid_pattern.count("E") + SUPER.mtp_pattern.count("E")
+    assert parameter_count(SUPER) + SUPER.hidden + SUPER.experts * moe_layers == 123_611_033_088
+
+
+def test_shared_prediction_depths_count_their_weights_once():
+    """``mtp_shared``: two depths of one ``*E`` block hold one block's weights (and one
+    projection); without sharing each depth holds its own."""
+    apart = SUPER.model_copy(update={"mtp_shared": False})
+    depth = parameter_count(apart) - parameter_count(apart.model_copy(update={"mtp_layers": 1}))
+    assert parameter_count(apart) - parameter_count(SUPER) == depth > 0
+
+
+def test_latent_experts_work_and_dispatch_at_the_latent_width():
+    """A latent mixture of experts (``moe_latent`` ``L``): the routed experts' GEMMs read and write
+    ``L``, the dispatcher moves ``L``-wide rows (``L / h`` of the hidden-width bytes), and the two
+    projections run on the rank's tokens, whole on every tensor-parallel rank."""
+    from simulator.cost.in_layer import _dispatched_bytes
+    from simulator.workload.transformer import latent_gemms, mlp_gemms
+
+    moe = SUPER.sublayer_model("E")
+    plain = moe.model_copy(update={"moe_latent": None})
+    shape = LayerShape(moe, 1, tp=2, sequence_parallel=True, ep=8)
+    plain_shape = LayerShape(plain, 1, tp=2, sequence_parallel=True, ep=8)
+    fc1, fc2 = mlp_gemms(shape)
+    assert fc1[2] == fc2[1] == SUPER.moe_latent
+    assert _dispatched_bytes(shape) == pytest.approx(_dispatched_bytes(plain_shape) * 1024 / 4096)
+    down, up = latent_gemms(shape)
+    assert down == (shape.tokens / 2, 1024, 4096, 1) and up == (shape.tokens / 2, 4096, 1024, 1)
+    assert latent_gemms(plain_shape) == []
