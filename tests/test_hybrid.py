@@ -213,3 +213,47 @@ def test_latent_experts_work_and_dispatch_at_the_latent_width():
     down, up = latent_gemms(shape)
     assert down == (shape.tokens / 2, 1024, 4096, 1) and up == (shape.tokens / 2, 4096, 1024, 1)
     assert latent_gemms(plain_shape) == []
+
+
+def _logged(**arguments):
+    from dataclasses import replace
+    from pathlib import Path
+
+    from simulator.measure.draft import draft_from_log
+    from simulator.measure.megatron_log import read_megatron_log
+    log = read_megatron_log(Path(__file__).resolve().parents[1] / "validation" / "training_logs"
+                            / "primus-megatron_mixtral-8x7b_8x8-mi325x.log.gz")
+    return draft_from_log(replace(log, arguments={**log.arguments, **arguments}), "mi325x-platform", 8)
+
+
+def test_import_log_maps_a_hybrid_pattern_its_mixer_and_prediction_depths():
+    """``hybrid_layer_pattern`` with ``|`` segments and ``/`` depths, the Mamba arguments (the
+    head count defaulting to ``2 h / head_dim``), ``squared_relu``, ``moe_latent_size`` and
+    ``mtp_use_repeated_layer`` become the scenario's keys; a scenario that loads."""
+    pattern = "MEM*|EMEM/*E/*E"
+    draft = _logged(hybrid_layer_pattern=pattern, num_layers=8, squared_relu=True, swiglu=False,
+                    mamba_head_dim=64, mamba_num_groups=8, moe_latent_size=1024, mtp_use_repeated_layer=True,
+                    mtp_num_layers=2)
+    model = draft.scenario["model"]
+    assert model["hybrid_pattern"] == "MEM*EMEM" and model["layers"] == 8
+    assert (model["mtp_pattern"], model["mtp_layers"], model["mtp_shared"]) == ("*E", 2, True)
+    assert model["mamba"] == {"head_dim": 64, "state": 128, "groups": 8, "heads": 2 * model["hidden"] // 64}
+    assert model["mlp"] == "squared-relu" and model["moe_latent"] == 1024
+    assert scenario_from_mapping(draft.scenario, "<draft>").model.hybrid_pattern == "MEM*EMEM"
+
+
+def test_import_log_refuses_layers_it_cannot_price():
+    """A Gated DeltaNet (``G``) layer is named in the one message, not priced as something else."""
+    from simulator.errors import UsageError
+    with pytest.raises(UsageError, match="'G' \\(Gated DeltaNet\\)"):
+        _logged(hybrid_layer_pattern="MGM*")
+
+
+def test_search_axes_fit_a_hybrid_model(tmp_path):
+    """A hybrid model's default layouts split its mixer's heads and groups over tp and leave out
+    what it does not price (ZeRO-3, context parallelism)."""
+    from simulator.sweep.layouts import default_axes
+    scenario = scenario_from_mapping(yaml.safe_load(_write(tmp_path, {"mamba": {"heads": 64, "groups": 4}},
+                                                           {}).read_text()), "<test>")
+    axes = default_axes(scenario, 8)
+    assert axes["tp"] == [1, 2, 4] and axes["zero_stage"] == [1, 2] and axes["cp"] == [1]

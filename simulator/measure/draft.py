@@ -18,6 +18,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
 ``moe_layer_freq`` ``[0]*k + [1]*(L-k)``                   ``model.first_dense_layers``, ``dense_ffn``
 ``mtp_num_layers``                                         ``model.mtp_layers``
+``hybrid_layer_pattern``, Mamba, ``moe_latent_size``       ``model.hybrid_pattern`` and the rest
+                                                           (:mod:`simulator.measure.logged_hybrid`)
 ``pipeline_model_parallel_layout``                         ``parallelism.pipeline_layout``
 ``global_batch_size``, ``micro_batch_size``                ``training.global_batch``, ``micro_batch``
 ``fp8`` (any format) / ``bf16`` / ``fp16``                 ``training.dtype`` fp8/bf16/fp16 (else fp32)
@@ -57,6 +59,7 @@ from simulator.config import HardwareLibrary
 from simulator.config.scenario import RecomputeModule
 from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
+from simulator.measure.logged_hybrid import hybrid_model, latent_width
 from simulator.measure.logged_optimizer import layer_wise, logged_optimizer, muon_data_parallel
 from simulator.measure.megatron_log import MegatronLog
 from simulator.measure.steady import Measured, measure_log
@@ -168,8 +171,8 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
         model["ffn_hidden"] = args["ffn_hidden_size"]
     else:
         notes.append("model.ffn_hidden: ffn_hidden_size not logged; 4 x hidden assumed")
-    model["mlp"] = "swiglu" if args.get("swiglu") else "gelu"
-    if "swiglu" not in args:
+    model["mlp"] = "swiglu" if args.get("swiglu") else "squared-relu" if args.get("squared_relu") else "gelu"
+    if "swiglu" not in args and "squared_relu" not in args:
         notes.append("model.mlp: swiglu not logged; gelu assumed")
     model["seq_len"] = _required(log, "seq_length")
     model.update(_vocab(log, notes))
@@ -182,6 +185,7 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
     experts = args.get("num_experts")
     if isinstance(experts, int) and experts > 1:
         model.update(_moe_shape(args, experts, extra))
+    model.update(hybrid_model(args, model["hidden"], extra))
     _note_shape_extras(args, extra)
     return model
 
@@ -218,6 +222,7 @@ def _moe_shape(args: dict[str, Any], experts: int, extra: list[str]) -> dict[str
     if isinstance(shared, int) and shared > 0:
         shape["shared_expert_ffn"] = shared
     shape.update(_dense_layers(args, extra))
+    shape.update(latent_width(args))
     if isinstance(args.get("mtp_num_layers"), int) and args["mtp_num_layers"] > 0:
         shape["mtp_layers"] = args["mtp_num_layers"]
     if args.get("moe_shared_expert_overlap"):

@@ -24,6 +24,7 @@ import yaml
 
 from simulator.config.checks import check_scenario
 from simulator.config.copies import updated
+from simulator.config.hybrid import Block
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
@@ -260,24 +261,36 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
     cp only for long sequences, ep only for mixtures of experts, and for them the experts
     split like the dense layers or whole (``etp`` auto or 1), every schedule, recompute
     mode, ZeRO stage 1-3 (1 under Muon, which shards no more than ZeRO-1) and sequence
-    parallelism; the scenario's own rank order."""
+    parallelism; the scenario's own rank order. A hybrid model's (``model.hybrid_pattern``,
+    ``model.block``) tp also splits its Mamba mixer's heads and groups, and the axes leave out
+    what it does not price (context parallelism, ZeRO-3)."""
     model = scenario.model
+    hybrid = model.hybrid_pattern is not None or model.block != Block.FULL
+    zero = [1] if scenario.training.optimizer.muon else [1, 2] if hybrid else [1, 2, 3]
     return {
-        "tp": [t for t in POWERS if t <= gpus_per_node and model.heads % t == 0],
+        "tp": [t for t in POWERS
+               if t <= gpus_per_node and model.heads % t == 0 and _splits_mixer(model, t)],
         "pp": [p for p in POWERS if p <= model.layers],
         "dp": [None],
-        "cp": [c for c in POWERS[:4] if model.seq_len % c == 0] if model.seq_len >= 16384 else [1],
+        "cp": ([c for c in POWERS[:4] if model.seq_len % c == 0]
+               if model.seq_len >= 16384 and not hybrid else [1]),
         "ep": [e for e in POWERS if model.experts % e == 0] if model.experts > 1 else [1],
         "etp": [None, 1] if model.experts > 1 else [None],
         "micro_batch": [1, 2, 4, 8],
         "schedule": [Schedule.ONE_F_ONE_B, Schedule.INTERLEAVED],
         "virtual_stages": [1, 2, 4],
         "recompute": parse_axis("recompute", ["none", "selective", "full"]),
-        "zero_stage": [1] if scenario.training.optimizer.muon else [1, 2, 3],
+        "zero_stage": zero,
         "shard_size": [None],
         "sequence_parallel": [False, True],
         "rank_order": [scenario.parallelism.rank_order],
     }
+
+
+def _splits_mixer(model, tp: int) -> bool:
+    """Whether ``tp`` splits the model's Mamba mixer's heads and groups (true without one)."""
+    mamba = model.mamba
+    return mamba is None or (mamba.heads % tp == 0 and mamba.groups % tp == 0)
 
 
 def search_axes(scenario: Scenario, gpus_per_node: int, section: dict[str, Any] | None,
