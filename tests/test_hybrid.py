@@ -257,3 +257,13 @@ def test_search_axes_fit_a_hybrid_model(tmp_path):
                                                            {}).read_text()), "<test>")
     axes = default_axes(scenario, 8)
     assert axes["tp"] == [1, 2, 4] and axes["zero_stage"] == [1, 2] and axes["cp"] == [1]
+
+
+def test_nemotron_3_5_lightning_counts_the_verification_card():
+    """Nemotron 3.5 Lightning is the Nano with two prediction depths of one shared ``*E`` block
+    (Megatron-Bridge's Lightning recipes): its card's export matches "32,913,266,240 parameters"
+    (``examples/model_verification_cards/nemotron-3.5-lightning/card.yaml``), the count here
+    plus the final norm and the 24 MoE layers' router expert biases."""
+    lightning = NANO.model_copy(update={"mtp_layers": 2, "mtp_pattern": "*E", "mtp_shared": True})
+    moe_layers = NANO.hybrid_pattern.count("E") + 1
+    assert parameter_count(lightning) + NANO.hidden + NANO.experts * moe_layers == 32_913_266_240
