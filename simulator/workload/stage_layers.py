@@ -96,11 +96,17 @@ def pipeline_chunks(model: ModelConfig, par: ParallelismConfig) -> list[tuple[in
     with them, Megatron-Core's :func:`uneven_split` of the decoder layers, each stage's count
     cut into ``v`` equal chunks, and the MTP layers on the last chunk (Megatron-Core builds them
     on the post-process stage, ``mtp_on_this_rank``); with ``parallelism.pipeline_layout``, its
-    chunks (:func:`~simulator.config.pipeline_layout.layout_chunks`).
+    chunks (:func:`~simulator.config.pipeline_layout.layout_chunks`). A hybrid model's pattern
+    (``model.hybrid_pattern``) splits evenly without its prediction depths, which follow on the
+    last chunk (Megatron-Core ``select_pipeline_segment``: a pattern without ``|`` divides
+    ``num_layers`` over the stages; the ``/`` depths run on the post-process stage).
     """
     p, v = par.pp, par.virtual_stages
     if par.pipeline_layout is not None:
         sizes = [t + m for t, m in layout_chunks(par.pipeline_layout, p, v, model.layers, model.mtp_layers)]
+    elif model.hybrid_pattern is not None and (par.first_stage_layers, par.last_stage_layers) == (None, None):
+        sizes = chunk_layers(model.layers, p, v)
+        sizes[-1] += model.mtp_layers
     elif par.first_stage_layers is None and par.last_stage_layers is None:
         sizes = chunk_layers(model.layers + model.mtp_layers, p, v)
     else:
