@@ -115,6 +115,13 @@ VARIANTS = {
     "context-parallel": {"parallelism": {"cp": 2}},
     "interleaved": {"parallelism": {"schedule": "interleaved-1f1b", "virtual_stages": 2}},
     "gpipe-uneven": {"model": {"layers": 9}, "parallelism": {"schedule": "gpipe"}},
+    "hybrid-mamba-moe": {"model": {"layers": 8, "hybrid_pattern": "ME*EMEM-", "experts": 8, "top_k": 2,
+                                   "mamba": {"heads": 32, "groups": 4}, "moe_latent": 512}},
+    "hybrid-fp8-modules": {"model": {"layers": 8, "hybrid_pattern": "M*M*M*M*", "mamba": {"heads": 32}},
+                           "training": {"dtype": "fp8", "stack": {"base": "megatron-core",
+                                                                  "kernels": {"fp8_scaling": "dynamic"}}},
+                           "parallelism": {"recompute": "selective",
+                                           "recompute_modules": ["core_attn", "layernorm"]}},
 }
 
 

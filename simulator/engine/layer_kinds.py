@@ -29,7 +29,7 @@ from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.transformer import mtp_forward
 
 __all__ = ["dense_context", "dense_layer_cost", "hybrid_layer_costs", "model_context", "model_layer_cost",
-           "mtp_head_seconds", "stage_layer", "stage_layers"]
+           "mtp_head_seconds", "stage_layer", "stage_layers", "sublayer_context"]
 
 
 def model_layer_cost(ctx: Context, stack) -> LayerCost:
@@ -77,9 +77,15 @@ def hybrid_layer_costs(ctx: Context, stack) -> dict[str, LayerCost]:
         return {}
 
     def cost(kind: str) -> LayerCost:
-        sub = model_context(ctx, model.sublayer_model(kind), f"hybrid-{kind}")
-        return memoised(ctx, _layer_key(ctx, f"hybrid-{kind}"), lambda: model_layer_cost(sub, stack))
+        return memoised(ctx, _layer_key(ctx, f"hybrid-{kind}"),
+                        lambda: model_layer_cost(sublayer_context(ctx, kind), stack))
     return {kind: cost(kind) for kind in pattern_counts(model.hybrid_pattern + (model.mtp_pattern or ""))}
+
+
+def sublayer_context(ctx: Context, kind: str) -> Context:
+    """:func:`model_context` of one ``kind`` of a hybrid pattern's layers
+    (:meth:`~simulator.config.scenario.ModelConfig.sublayer_model`)."""
+    return model_context(ctx, ctx.scenario.model.sublayer_model(kind), f"hybrid-{kind}")
 
 
 def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:

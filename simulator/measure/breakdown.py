@@ -60,10 +60,9 @@ from simulator.cost.layer import (
 )
 from simulator.cost.tp_exposure import tp_site
 from simulator.engine.context import Context, send_split
-from simulator.engine.layer_kinds import dense_context, model_context
+from simulator.engine.layer_kinds import dense_context, sublayer_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
-from simulator.workload.params import hybrid_kinds
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
 from simulator.workload.transformer import (
@@ -195,9 +194,7 @@ def stage_classes(ctx: Context, stack: StackProfile, stage: int) -> Classes:
     kind = stage_kinds(ctx.scenario.model, ctx.scenario.parallelism)[stage]
     layers, first, last, dense, mtp, pattern = kind
     if pattern:
-        parts = [(model_context(ctx, model, f"hybrid-{k}"), n)
-                 for k, (model, n) in zip(pattern_counts(pattern), hybrid_kinds(ctx.scenario.model, pattern),
-                                          strict=True)]
+        parts = [(sublayer_context(ctx, kind), n) for kind, n in pattern_counts(pattern).items()]
     else:
         parts = [(ctx, layers - dense + mtp)] + ([(dense_context(ctx), dense)] if dense else [])
     out = Classes()
@@ -265,7 +262,8 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
     where a mixture of experts' dispatcher gathers instead),
     plus the recomputed forward's, with their layout copies and fused sums; context and
     expert parallel and the pipeline sends are all exposed in the model; data parallel:
-    gradient synchronisation and ZeRO-3 traffic (``StepResult.dp_comm_s``).
+    gradient synchronisation and ZeRO-3 traffic (``StepResult.dp_comm_s``) and the compute its
+    NCCL kernels' SMs slow (``dp_sm_slowdown_s``, which its exposed part counts too).
     """
     found = tp_collectives(ctx.scenario, ctx.shape, ctx.collectives, ctx.layout)
     site = tp_site(stack, ctx.compute, found, ctx.shape.micro_batch, ctx.layout.tp,
@@ -276,5 +274,5 @@ def _comm(ctx: Context, stack: StackProfile, result: StepResult, layer: LayerCos
     tp = ctx.microbatches * layers * (site.count * site.busy(False) + site.count * site.busy(True)
                                       + recompute)
     amax = ctx.microbatches * result.stages[0].amax_comm_s   # the same on every stage
-    return {"tp": tp, "pp": exposed["pp"], "dp": result.dp_comm_s + amax, "cp": exposed["cp"],
-            "ep": exposed["ep"]}
+    dp = result.dp_comm_s + result.dp_sm_slowdown_s + amax
+    return {"tp": tp, "pp": exposed["pp"], "dp": dp, "cp": exposed["cp"], "ep": exposed["ep"]}

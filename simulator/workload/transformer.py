@@ -16,6 +16,12 @@ shared     (b s, f_s/t [2f_s/t], h) and   MoE with shared experts (width f_s): a
            (b s, h, f_s/t)                dense MLP over t beside the routed experts
 =========  =============================  ========================================
 
+A layer of one block (``model.block``, a hybrid pattern's layers: :mod:`simulator.config.hybrid`)
+lists that block's kernels alone, its norm and residual add with them; a Mamba-2 mixer's are
+:mod:`simulator.workload.mamba_mixer`'s (in_proj and out_proj in the linears' places). A latent
+mixture of experts (``model.moe_latent`` L) runs its experts at L (K of fc1, N of fc2) and its
+two projections after them.
+
 With latent attention (``model.mla``: ranks r_q, r_kv, per-head widths d_qk = d_n + d_r and
 d_v) QKV becomes q_up ``(b s, a d_qk / t, r_q)`` and three more linears follow the MLP's in the
 list: kv_up ``(b s, a (d_n + d_v) / t, r_kv)`` and the down projections ``(b s / t, r_q, h)``,
