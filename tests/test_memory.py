@@ -6,7 +6,15 @@ import pytest
 
 from simulator.config.hardware import Dtype
 from simulator.config.library import HardwareLibrary
-from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig, Recompute, Schedule, TrainingConfig
+from simulator.config.scenario import (
+    Mlp,
+    ModelConfig,
+    ParallelismConfig,
+    Recompute,
+    RecomputeModule,
+    Schedule,
+    TrainingConfig,
+)
 from simulator.workload.memory import (
     activation_bytes_per_layer,
     chunk_layers,
@@ -247,3 +255,28 @@ def test_des_equals_analytical_with_empty_end_chunks():
     session = session_from_scenario(scenario_from_mapping(data, "chunks.yaml"))
     assert chunk_layers(6, 4, 2) == [0, 1, 1, 1, 1, 1, 1, 0]
     assert_des_brackets_analytical(session.scenario, session.collectives)
+
+
+MIXTRAL = ModelConfig(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, mlp="swiglu",
+                      seq_len=4096, vocab=32000, experts=8, top_k=2)
+
+
+@pytest.mark.parametrize(("tp", "sp", "etp", "shards"), [(1, False, None, 1.0), (4, False, None, 1.0),
+                                                         (4, True, None, 1.0), (4, True, 1, 0.25)])
+def test_routed_experts_keep_their_permuted_inputs(tp, sp, etp, shards):
+    """A mixture of experts' layer keeps, beyond the dense formula, the ``top_k`` permuted rows its
+    experts' first grouped GEMM saves for the weight gradient (TransformerEngine ``GroupedLinear``
+    ``save_for_backward(*inputmats)``): ``s b k h`` elements a GPU, times ``etp / t`` under sequence
+    parallelism (its experts receive ``etp`` sequence shards); one byte each under fp8;
+    ``recompute_modules`` ``moe`` frees them."""
+    dense = MIXTRAL.model_copy(update={"experts": 1, "top_k": 1, "ffn_hidden": 2 * 14336})
+    kept = activation_bytes_per_layer(MIXTRAL, 2, tp, sp, Recompute.SELECTIVE, etp=etp)
+    same_mlp = activation_bytes_per_layer(dense, 2, tp, sp, Recompute.SELECTIVE, etp=etp)
+    permuted = 4096 * 2 * 2 * 4096 * shards
+    assert kept - same_mlp == pytest.approx(2 * permuted, rel=1e-12)
+    fp8 = activation_bytes_per_layer(MIXTRAL, 2, tp, sp, Recompute.SELECTIVE, fp8_inputs=True, etp=etp)
+    dense_fp8 = activation_bytes_per_layer(dense, 2, tp, sp, Recompute.SELECTIVE, fp8_inputs=True, etp=etp)
+    assert fp8 - dense_fp8 == pytest.approx(permuted, rel=1e-12)
+    modules = frozenset({RecomputeModule.MOE, RecomputeModule.CORE_ATTN})
+    freed = activation_bytes_per_layer(MIXTRAL, 2, tp, sp, Recompute.SELECTIVE, modules=modules, etp=etp)
+    assert freed < kept - 2 * permuted * (1 - 1e-12)

@@ -93,7 +93,8 @@ LOGIT_BYTES = 4         # the cross entropy keeps fp32 logits [K22, sec. 4.3]; s
 def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
                                recompute: Recompute, cp: int = 1, dtype_bytes: int = 2,
                                fp8_inputs: bool = False,
-                               modules: frozenset[RecomputeModule] | None = None) -> float:
+                               modules: frozenset[RecomputeModule] | None = None,
+                               etp: int | None = None) -> float:
     """Activation bytes one transformer layer keeps for backward, per micro-batch and GPU.
 
     [K22] Table 2, with ``s = seq_len / cp``:
@@ -117,8 +118,10 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     Megatron's fused SwiGLU saves, and the fc2 input); with ``model.qk_norm`` the norm's
     input, the projected queries and keys, is kept too (``q_width + kv_width``, split by TP:
     TransformerEngine's RMSNorm saves its input for backward); for MoE the MLP inner is
-    times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits,
-    permutation buffers and capacity padding are ignored). ``dtype_bytes`` scales tensors,
+    times ``top_k``, and the busiest expert-parallel rank's ``expert_load`` (router logits
+    and capacity padding are ignored); the routed experts' first grouped GEMM keeps its input,
+    the permuted rows a GPU's experts receive (:func:`_expert_input_bytes`), which the layer's
+    input does not stand for. ``dtype_bytes`` scales tensors,
     not masks. Masks are kept only with ``model.dropout`` above 0 (GPT-style models by default;
     Llama-style ones train without dropout).
     With the GPT shape (``f = 4h``, GELU, ``k = a``) the published formulas hold exactly.
@@ -158,6 +161,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         Megatron-Core's ``recompute_modules`` under selective recompute: each frees what
         :func:`simulator.workload.recompute_modules.freed_bytes_per_token` says, and the
         attention core is kept unless ``core_attn`` is named.
+    etp : int, optional
+        Expert tensor parallelism (default ``tp``): under sequence parallelism a GPU's experts
+        receive the rows of ``etp`` sequence shards.
 
     Returns
     -------
@@ -175,6 +181,9 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         freed = freed_bytes_per_token(model, modules, dtype_bytes, fp8_inputs)
         replicated, sharded = replicated - freed[0], sharded - freed[1]
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
+    if modules is None or RecomputeModule.MOE not in modules:
+        shards = (etp or tp) / tp if sequence_parallel and tp > 1 else 1.0   # LayerShape.expert_tokens
+        total += s * micro_batch * shards * _expert_input_bytes(model, dtype_bytes, fp8_inputs)
     kept_core = (recompute == Recompute.NONE
                  or (modules is not None and RecomputeModule.CORE_ATTN not in modules))
     if kept_core and model.block.has_attention:
@@ -201,6 +210,19 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     if block == Block.MAMBA:
         sharded += _mamba_sharded_bytes(model.mamba, dtype_bytes)
     return replicated, sharded
+
+
+def _expert_input_bytes(model: ModelConfig, dtype_bytes: int, fp8_inputs: bool) -> float:
+    """Bytes per token of the routed experts' saved fc1 inputs: the ``top_k`` permuted copies of
+    the token (times the busiest rank's ``expert_load``, at the experts' width) that
+    TransformerEngine's ``GroupedLinear`` keeps for its weight gradient, one byte each under fp8
+    (``ctx.save_for_backward(*inputmats, ...)``, the quantized inputs column-wise;
+    transformer_engine/pytorch/module/grouped_linear.py @ d0067d0); 0 without routed experts.
+    ``recompute_modules`` ``moe`` frees them with the rest of the block."""
+    if model.experts == 1 or not model.block.has_mlp:
+        return 0.0
+    element = 1 if fp8_inputs else dtype_bytes
+    return element * model.top_k * model.expert_load * model.expert_width
 
 
 def _mamba_sharded_bytes(mamba: MambaConfig, dtype_bytes: int) -> float:
@@ -518,15 +540,15 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         microbatches = training.global_batch // (training.micro_batch * dp)
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
     kept, recompute_workspace, extra, logits = remembered(
-        memo, ("stage_memory.activations", training.micro_batch, par.tp, par.sequence_parallel, par.cp,
-               par.recompute, par.recompute_fraction, par.recompute_modules, first, last),
+        memo, ("stage_memory.activations", training.micro_batch, par.tp, par.etp, par.sequence_parallel,
+               par.cp, par.recompute, par.recompute_fraction, par.recompute_modules, first, last),
         lambda: _activation_parts(model, training, par, first, last, stack))
     mix = stage_mix(model, par)[stage]
     layer_bytes = kept * layers_on_stage
     if any(mix):
         dense_kept, dense_workspace = remembered(
             memo, ("stage_memory.dense_activations", training.micro_batch, par.tp, par.sequence_parallel,
-                   par.cp, par.recompute, par.recompute_fraction, par.recompute_modules),
+                   par.cp, par.recompute, par.recompute_fraction, par.recompute_modules),   # no experts
             lambda: _activation_parts(model.dense_model(), training, par, False, False, stack)[:2])
         layer_bytes += (dense_kept - kept) * mix[0] + kept * mix[1]
         recompute_workspace = max(recompute_workspace, dense_workspace if mix[0] else 0.0)
@@ -569,7 +591,7 @@ def _hybrid_activations(model: ModelConfig, training: TrainingConfig, par: Paral
     for kind, n in hybrid_kinds(model, pattern):
         one, space = remembered(
             memo, ("stage_memory.hybrid_activations", kind.block, kind.experts, training.micro_batch,
-                   par.tp, par.sequence_parallel, par.cp, par.recompute, par.recompute_fraction,
+                   par.tp, par.etp, par.sequence_parallel, par.cp, par.recompute, par.recompute_fraction,
                    par.recompute_modules),
             lambda kind=kind: _activation_parts(kind, training, par, False, False, stack)[:2])
         kept, workspace = kept + n * one, max(workspace, space)
@@ -609,7 +631,7 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     def per_layer(recompute: Recompute) -> float:
         named = modules if recompute == Recompute.SELECTIVE else None
         return activation_bytes_per_layer(model, training.micro_batch, par.tp, par.sequence_parallel,
-                                          recompute, par.cp, act_bytes, fp8_inputs, named)
+                                          recompute, par.cp, act_bytes, fp8_inputs, named, par.etp)
 
     extra = _boundary_activation_bytes(model, training.micro_batch, par, first, last, act_bytes)
     head = _gathered_head_input(stack, model, training.micro_batch, par, act_bytes)
