@@ -15,6 +15,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_memory``: the MI325X training logs' memory reports (validation/megatron_memory_mi325x.csv):
   the resident state and the first step's peak from Megatron's ``report_memory``, and the device
   memory in use at steady state, GiB (:mod:`.training_memory`).
+- ``megatron_bridge_cards_memory``: Megatron-Bridge's verification cards' peak allocated memory over
+  a run (validation/megatron_bridge_cards_memory.csv): the hybrid Nemotron 3.5 Lightning on 16 H100
+  and 8 GB200, GiB.
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
   20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
@@ -357,6 +360,27 @@ def _megatron_memory(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cards_memory(root: Path) -> pd.DataFrame:
+    """Megatron-Bridge's verification cards' peak allocated memory
+    (``validation/megatron_bridge_cards_memory.csv``, GiB) against the model's
+    (:func:`~simulator.validation.training_memory.predicted_bytes`); the scenarios are the
+    ``megatron_bridge_cards`` set's."""
+    data = pd.read_csv(root / "validation" / "megatron_bridge_cards_memory.csv")
+    folder = root / "validation" / "scenarios" / "megatron_bridge_cards"
+    library, rows = HardwareLibrary(), []
+    for r in data.itertuples():
+        path = folder / r.scenario
+        scenario, result = load_scenario(path, library), run_scenario(path, library=library)
+        facts = scenario_facts(path, library)
+        predicted = predicted_bytes(r.quantity, scenario, scenario.training.stack, result) / 2**30
+        rows.append({"set": "megatron_bridge_cards_memory", "row": str(r.row), "description": r.what,
+                     "scenario": _relative(path, root), "metric": training_memory.METRICS[r.quantity],
+                     "measured": float(r.measured_gib), "predicted": predicted,
+                     "error": predicted / float(r.measured_gib) - 1.0, "scored": True,
+                     "gpu": facts.gpu, "stack": facts.stack, "notes": f"{r.notes}; {r.source.split(':')[0]}"})
+    return pd.DataFrame(rows)
+
+
 def _nemo(root: Path) -> pd.DataFrame:
     return _indexed(root, "nemo", "nemo_h100.csv", _nemo_tokens, _nemo_notes)
 
@@ -568,6 +592,10 @@ SETS: dict[str, ValidationSet] = {
         "megatron_memory", "Megatron-LM and Primus memory reports on AMD MI325X, Llama 2 7B and 70B, "
         "Llama 3.1 70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)",
         "memory per GPU (GiB): resident, first-step peak, device in use", _megatron_memory),
+    "megatron_bridge_cards_memory": ValidationSet(
+        "megatron_bridge_cards_memory", "Megatron-Bridge model verification cards' peak allocated memory, "
+        "the hybrid Nemotron 3.5 Lightning on 16 H100 and 8 GB200 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df, "
+        "ad69969c3)", "peak allocated memory per GPU (GiB)", _cards_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
         token_rows=TokenRows("nemo_h100.csv", _nemo_tokens)),

@@ -23,6 +23,10 @@ launcher and ROCm Megatron-LM print the device memory in use every iteration
   FSDP2 shard 32.6 GiB).
 - ``device_used_steady``: device memory in use at steady state, against the model's total
   (``memory_per_gpu_bytes``): what decides whether a run fits.
+- ``max_allocated_steady``: ``torch.cuda.max_memory_allocated()`` over a run of many steps (what
+  Megatron-Bridge's verification cards record as ``peak_allocated_memory_gib``): the model's
+  allocated peak with the optimizer's moments, every part but the CUDA context, NCCL buffers
+  and the allocator's fragmentation.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ MASTER_BYTES = 4.0
 """Bytes per parameter of the fp32 master weight in the mixed-precision optimizer state."""
 METRICS = {"allocated_after_step1": "allocated after the first step (GiB)",
            "max_allocated_step1": "peak allocated in the first step (GiB)",
-           "device_used_steady": "peak memory per GPU (GiB)"}
+           "device_used_steady": "peak memory per GPU (GiB)",
+           "max_allocated_steady": "peak allocated over the run (GiB)"}
 """Each quantity's metric label; the device figure is the set's peak memory (the label the
 validation note's memory rows are read by, :mod:`simulator.validation.regimes`)."""
 
@@ -53,6 +58,8 @@ def predicted_bytes(quantity: str, scenario: Scenario, stack: StackProfile, resu
     parts = result.stages[0].memory
     if quantity == "device_used_steady":
         return result.memory_per_gpu_bytes
+    if quantity == "max_allocated_steady":      # torch.cuda.max_memory_allocated over the steps
+        return sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
     if quantity == "max_allocated_step1":
         allocated = sum(v for k, v in parts.items() if k not in RUNTIME_PARTS)
         return allocated - _first_step_moments(scenario, result, parts["optimizer"])
