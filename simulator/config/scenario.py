@@ -405,13 +405,13 @@ class CollectivesConfig(_Section):
         # imported here: simulator.collectives imports this module
         from simulator.collectives.registry import ALGORITHMS
         from simulator.collectives.schedule import Algorithm, Op
-        from simulator.config.yaml_io import did_you_mean
+        from simulator.config.yaml_io import did_you_mean, short_value
 
         names = ["auto", *(a.value for a in Algorithm)]
         ops = [o.value for o in Op]
         pairs = [(None, value)] if isinstance(value, str) else list(value.items())
         for op, name in pairs:
-            where = f"entry '{op}: {name}': " if op is not None else ""
+            where = f"entry {short_value(op)}: {short_value(name)}: " if op is not None else ""
             if op is not None and op not in ops:
                 raise ValueError(f"{where}{op!r} is not a collective{did_you_mean(op, ops)}; "
                                  f"expected one of {', '.join(ops)}")
