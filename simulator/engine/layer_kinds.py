@@ -25,6 +25,7 @@ from dataclasses import fields, replace
 from simulator.config.hybrid import pattern_counts
 from simulator.cost.layer import LayerCost, kernels_time, layer_cost
 from simulator.engine.context import Context, memoised
+from simulator.workload.params import full_pattern
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.transformer import mtp_forward
 
@@ -79,7 +80,7 @@ def hybrid_layer_costs(ctx: Context, stack) -> dict[str, LayerCost]:
     def cost(kind: str) -> LayerCost:
         return memoised(ctx, _layer_key(ctx, f"hybrid-{kind}"),
                         lambda: model_layer_cost(sublayer_context(ctx, kind), stack))
-    return {kind: cost(kind) for kind in pattern_counts(model.hybrid_pattern + (model.mtp_pattern or ""))}
+    return {kind: cost(kind) for kind in pattern_counts(full_pattern(model))}
 
 
 def sublayer_context(ctx: Context, kind: str) -> Context:

@@ -341,43 +341,38 @@ def _torchtitan_memory(root: Path) -> pd.DataFrame:
 def _megatron_memory(root: Path) -> pd.DataFrame:
     """The MI325X training logs' memory figures (``validation/megatron_memory_mi325x.csv``, GiB)
     against the model's (:mod:`simulator.validation.training_memory`): three per log."""
-    data = pd.read_csv(root / "validation" / "megatron_memory_mi325x.csv")
-    folder = root / "validation" / "scenarios" / "primus_mi325x"
-    library, rows, runs = HardwareLibrary(), [], {}
-    for r in data.itertuples():
-        path = folder / r.scenario
-        if r.scenario not in runs:           # three rows per log: one run, one load
-            runs[r.scenario] = (load_scenario(path, library), run_scenario(path, library=library),
-                                scenario_facts(path, library))
-        scenario, result, facts = runs[r.scenario]
-        predicted = predicted_bytes(r.quantity, scenario, scenario.training.stack, result) / 2**30
-        rows.append({"set": "megatron_memory", "row": str(r.row), "description": f"{r.what}: {r.quantity}",
-                     "scenario": _relative(path, root), "metric": training_memory.METRICS[r.quantity],
-                     "measured": float(r.measured_gib), "predicted": predicted,
-                     "error": predicted / float(r.measured_gib) - 1.0, "scored": True,
-                     "gpu": facts.gpu, "stack": facts.stack,
-                     "notes": f"{r.notes}; {r.log} {r.source.split(':')[0]}"})
-    return pd.DataFrame(rows)
+    return _memory_rows(root, "megatron_memory", "megatron_memory_mi325x.csv", "primus_mi325x")
 
 
 def _cards_memory(root: Path) -> pd.DataFrame:
     """Megatron-Bridge's verification cards' peak allocated memory
-    (``validation/megatron_bridge_cards_memory.csv``, GiB) against the model's
-    (:func:`~simulator.validation.training_memory.predicted_bytes`); the scenarios are the
-    ``megatron_bridge_cards`` set's."""
-    data = pd.read_csv(root / "validation" / "megatron_bridge_cards_memory.csv")
-    folder = root / "validation" / "scenarios" / "megatron_bridge_cards"
-    library, rows = HardwareLibrary(), []
+    (``validation/megatron_bridge_cards_memory.csv``, GiB) against the model's; the scenarios are
+    the ``megatron_bridge_cards`` set's."""
+    return _memory_rows(root, "megatron_bridge_cards_memory", "megatron_bridge_cards_memory.csv",
+                        "megatron_bridge_cards")
+
+
+def _memory_rows(root: Path, name: str, csv_name: str, folder_name: str) -> pd.DataFrame:
+    """Set ``name``'s rows from ``validation/<csv_name>`` (row, scenario, what, quantity,
+    measured_gib, source, notes, and a log where one is read), GiB, each against
+    :func:`~simulator.validation.training_memory.predicted_bytes` of its scenario in
+    ``validation/scenarios/<folder_name>``, run once however many rows name it."""
+    data = pd.read_csv(root / "validation" / csv_name)
+    folder = root / "validation" / "scenarios" / folder_name
+    library, rows, runs = HardwareLibrary(), [], {}
     for r in data.itertuples():
         path = folder / r.scenario
-        scenario, result = load_scenario(path, library), run_scenario(path, library=library)
-        facts = scenario_facts(path, library)
+        if r.scenario not in runs:
+            runs[r.scenario] = (load_scenario(path, library), run_scenario(path, library=library),
+                                scenario_facts(path, library))
+        scenario, result, facts = runs[r.scenario]
         predicted = predicted_bytes(r.quantity, scenario, scenario.training.stack, result) / 2**30
-        rows.append({"set": "megatron_bridge_cards_memory", "row": str(r.row), "description": r.what,
+        where = " ".join(str(x) for x in (getattr(r, "log", ""), r.source.split(":")[0]) if x)
+        rows.append({"set": name, "row": str(r.row), "description": f"{r.what}: {r.quantity}",
                      "scenario": _relative(path, root), "metric": training_memory.METRICS[r.quantity],
                      "measured": float(r.measured_gib), "predicted": predicted,
                      "error": predicted / float(r.measured_gib) - 1.0, "scored": True,
-                     "gpu": facts.gpu, "stack": facts.stack, "notes": f"{r.notes}; {r.source.split(':')[0]}"})
+                     "gpu": facts.gpu, "stack": facts.stack, "notes": f"{r.notes}; {where}"})
     return pd.DataFrame(rows)
 
 

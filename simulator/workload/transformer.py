@@ -266,12 +266,14 @@ def _gemms(shape: LayerShape,
     them: the attention's (or the Mamba mixer's) input linear and projection first, then the
     MLP's; the blocks ``model.block`` leaves out are left out."""
     block = shape.model.block
-    mixer = _attention_gemms(shape) if block.has_attention else ([], [])
-    if block == Block.MAMBA:
+    mixer, latent = ([], []), []
+    if block.has_attention:
+        gathered, latent = attention_input_gemms(shape)      # latent attention's follow the MLP's
+        mixer = _attention_gemms(shape, gathered)
+    elif block == Block.MAMBA:
         mixer = _mamba_gemms(shape)
     mlp = _mlp_block_gemms(shape, expert_load) if block.has_mlp else ([], [])
-    lat_g, lat_l = _latent_gemms(shape) if block.has_attention else ([], [])
-    return mixer[0] + mlp[0] + lat_g, mixer[1] + mlp[1] + lat_l
+    return mixer[0] + mlp[0] + latent, mixer[1] + mlp[1] + [True] * len(latent)
 
 
 def _mamba_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
@@ -282,24 +284,18 @@ def _mamba_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]
     return [in_proj, *scan, out_proj], [True] + [False] * len(scan) + [True]
 
 
-def _attention_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
-    """QKV, the unfused attention core's two products, the output projection."""
+def _attention_gemms(shape: LayerShape, gathered: tuple) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """QKV (``gathered``, :func:`attention_input_gemms`), the unfused attention core's two
+    products, the output projection."""
     mdl, t = shape.model, shape.tp
     tokens, heads = shape.tokens, mdl.heads / t
     kv_seq = shape.seq * shape.cp
-    gathered = attention_input_gemms(shape)[0]
     proj = (tokens, mdl.hidden, mdl.context_width / t, 1)
     core = []
     if shape.attention == Attention.UNFUSED:
         core = [(shape.seq, kv_seq, mdl.d_head, shape.micro_batch * heads),
                 (shape.seq, mdl.d_value, kv_seq, shape.micro_batch * heads)]
     return [gathered, *core, proj], [True] + [False] * len(core) + [True]
-
-
-def _latent_gemms(shape: LayerShape) -> tuple[list[tuple[float, ...]], list[bool]]:
-    """Latent attention's linears listed after the MLP's (:func:`attention_input_gemms`)."""
-    latent = attention_input_gemms(shape)[1]
-    return latent, [True] * len(latent)
 
 
 def _mlp_block_gemms(shape: LayerShape, expert_load: float) -> tuple[list[tuple[float, ...]], list[bool]]:
