@@ -95,3 +95,24 @@ def test_fp8_parameters_make_the_same_run_lighter(tmp_path):
     before, after = (run_scenario(p).memory_per_gpu_bytes for p in (path, variant))
     linears = _llama_linear_parameters(32, 4096, 32, 32, 11008)
     assert before - after == pytest.approx(2 * linears, rel=1e-3)
+
+
+def test_sharded_fp8_parameters_save_their_shard_only():
+    """Under ZeRO-3 the fp8 parameters are sharded: the weights hold ``(2 - 1) E / s`` less, not
+    the whole model's byte per element (which once drove the weights part below zero)."""
+    stack = _stack(fp8_params=True, fp8_weight_cache="none")
+    assert fp8_weight_memory(64.0, Dtype.FP8, stack, 3, LIBRARY.gpu("b200"), 64) == pytest.approx((0.0, 1.0))
+    assert fp8_weight_memory(64.0, Dtype.FP8, stack, 1, LIBRARY.gpu("b200"), 64) == pytest.approx((0.0, 64.0))
+
+
+def test_fsdp_with_fp8_parameters_keeps_every_memory_part_positive(tmp_path):
+    """The Llama 2 70B FSDP2 run with fp8 parameters and no cache: every part of its memory is
+    non-negative and its weights less than the bf16 shard's."""
+    path = PRIMUS / "llama2-70b-16gpu-fp8-fsdp2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["training"]["stack"].setdefault("kernels", {}).update(fp8_params=True, fp8_weight_cache="none")
+    variant = tmp_path / "fp8-params.yaml"
+    variant.write_text(yaml.safe_dump(data))
+    before, after = (run_scenario(p).stages[0].memory for p in (path, variant))
+    assert all(value >= 0 for value in after.values())
+    assert 0 < after["weights"] < before["weights"]

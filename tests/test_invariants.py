@@ -36,6 +36,13 @@ def test_an_impossible_number_is_a_model_error(good, field, value):
         check_result(replace(good, **{field: value}), analytical=True)
 
 
+def test_a_negative_memory_part_is_a_model_error(good):
+    stage = good.stages[0]
+    broken = replace(stage, memory={**stage.memory, "weights": -1.0})
+    with pytest.raises(ModelError, match="memory part weights"):
+        check_result(replace(good, stages=[broken, *good.stages[1:]]), analytical=True)
+
+
 def test_a_pipeline_shorter_than_the_busiest_stage_is_a_model_error(good):
     with pytest.raises(ModelError, match="busiest stage"):
         check_result(replace(good, pipeline_s=good.pipeline_s / 2), analytical=True)

@@ -7,6 +7,7 @@ from math import prod
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.config.hybrid_checks import check_hybrid
 from simulator.config.multisite import check_sites
+from simulator.config.offload_rules import check_cpu_offload
 from simulator.config.pipeline_layout import LayoutError, layout_chunks
 from simulator.config.recompute_rules import check_recompute_modules
 from simulator.config.resolved import ResolvedCluster
@@ -45,6 +46,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
         return
     _check_model(scenario)
     check_recompute_modules(scenario)
+    check_cpu_offload(scenario)
     _check_fp8(scenario, cluster.gpu)
     _check_grouped_mlp_fusion(scenario, cluster.gpu)
     _check_fp8_attention(scenario, cluster.gpu)

@@ -298,9 +298,24 @@ class CpuVendor(StrEnum):
     ARM = "arm"
 
 
+class HostMemorySpec(BaseModel):
+    """Where a GPU's copies to and from host memory go (activation offloading,
+    :mod:`simulator.cost.activation_offload`): ``link``, the GPU's link to its CPU (None: the
+    PCIe tree's GPU link); ``gpus_per_link``, the GPUs whose copies share it; ``bandwidth_GBps``,
+    one CPU socket's memory bandwidth, shared by the socket's GPUs (None: not stated, not a
+    limit)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    link: str | None = None
+    gpus_per_link: PositiveInt = 1
+    bandwidth_GBps: PositiveFloat | None = None
+
+
 class NodeSpec(_Spec):
-    """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs, and
-    the host CPUs' vendor (NCCL keys its LL ceiling across nodes by it; None: not stated)."""
+    """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs, the host
+    CPUs' vendor (NCCL keys its LL ceiling across nodes by it; None: not stated) and the GPUs'
+    path to host memory (``host_memory``; None: each GPU's PCIe link, no memory limit)."""
 
     gpu: str
     gpus: PositiveInt
@@ -309,6 +324,7 @@ class NodeSpec(_Spec):
     nics: Annotated[int, Strict(), Field(ge=0, le=1024)]
     nic_link: str
     cpu_vendor: CpuVendor | None = None
+    host_memory: HostMemorySpec | None = None
 
 
 class NvlsChunking(BaseModel):

@@ -127,6 +127,8 @@ NOT_MODELLED = (
     (lambda s: _training(s, "documents") is not None, "training.documents",
      "document-length variability of hybrid layers"),
     (_op_sac, "parallelism.recompute", "torchtitan's per-op selective checkpointing of hybrid layers"),
+    (lambda s: s.parallelism.cpu_offload_layers > 0, "parallelism.cpu_offload_layers",
+     "activation offloading of hybrid layers"),
 )
 """What a hybrid or single-block model does not price yet: (applies, key, what)."""
 

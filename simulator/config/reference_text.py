@@ -182,6 +182,12 @@ MEANINGS = {
                                      "default: the stack's policy (Megatron: core_attn)",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
+    "parallelism.cpu_offload_layers": "activation offloading: the first n layers' saved activations are "
+                                      "copied to host memory in forward and back in backward, with at "
+                                      "most `layers - n` layers' on the GPU (Megatron-Core "
+                                      "`cpu_offloading_num_layers`, TransformerEngine's default schedule); "
+                                      "needs pp 1 and recompute none; the copies' waits are in the passes "
+                                      "(`offload_wait_s`), their rate from the node's `host_memory`",
     "parallelism.rank_order": "how ranks map to GPUs, fastest first: `tp-cp-dp-pp` (Megatron's default: "
                               "each pipeline stage a block of GPUs) or `tp-cp-pp-dp` (NeMo's "
                               "`use_tp_pp_dp_mapping`: each pipeline replica a block)",

@@ -32,6 +32,8 @@ class ResolvedCluster:
     protocols : NCCL-style protocol constants.
     gpu_link : the link between a GPU and its host where it is not ``pcie_link``
         (NVLink-C2C on Grace Hopper), else None.
+    host_link : the link a GPU's copies to host memory take (the node's ``host_memory.link``,
+        else ``gpu_link``, else ``pcie_link``).
     """
 
     node: NodeSpec
@@ -45,6 +47,7 @@ class ResolvedCluster:
     fabric: FabricConfig
     protocols: ProtocolTable
     gpu_link: LinkSpec | None = None
+    host_link: LinkSpec | None = None
 
     @property
     def gpus(self) -> int:
@@ -111,8 +114,10 @@ def resolve_cluster(cfg: ClusterConfig, library: HardwareLibrary) -> ResolvedClu
     gpu_link = None
     if node.pcie.gpu_link is not None:
         gpu_link = _named(library.link, node.pcie.gpu_link, "cluster.node.pcie.gpu_link")
+    host = node.host_memory.link if node.host_memory is not None else None
+    host_link = _named(library.link, host, "cluster.node.host_memory.link") if host else (gpu_link or pcie)
     return ResolvedCluster(node, gpu, intra, pcie, nic, cfg.nodes, gpus_per_node, nics,
-                           cfg.fabric, library.protocols(), gpu_link)
+                           cfg.fabric, library.protocols(), gpu_link, host_link)
 
 
 def _resolve_node(node: str | NodeSpec, library: HardwareLibrary) -> NodeSpec:

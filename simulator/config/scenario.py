@@ -354,6 +354,10 @@ class ParallelismConfig(_Section):
     ``n`` over the layers of a model chunk; torchtitan's layer-wise selective checkpointing of
     every ``N``-th block: ``1 / N``; fms-fsdp's ``selective_checkpointing`` ``p``). None: 1."""
     overlap_grad_reduce: Flag = True
+    cpu_offload_layers: Annotated[int, Strict(), Field(ge=0, le=1_000_000)] = 0
+    """Activations of the first this many layers go to host memory in forward and come back in
+    backward (Megatron-Core ``cpu_offloading`` with ``cpu_offloading_num_layers``, activations
+    only: TransformerEngine's ``get_cpu_offload_context``; :mod:`simulator.cost.activation_offload`)."""
     rank_order: RankOrder = RankOrder.TP_CP_DP_PP
     first_stage_layers: Count | None = None   # Megatron-Core --decoder-first-pipeline-num-layers
     last_stage_layers: Count | None = None    # Megatron-Core --decoder-last-pipeline-num-layers

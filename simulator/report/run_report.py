@@ -85,6 +85,8 @@ def _time_table(r: StepResult) -> Table:
             row(f"  of which {dim} communication", seconds)
     if r.stages and r.stages[0].amax_comm_s > 0:
         row("  of which fp8 amax all-reduces", r.microbatches * r.stages[0].amax_comm_s)
+    if r.stages and r.stages[0].offload_wait_s > 0:
+        row("  of which waits for activation copies to host", r.microbatches * r.stages[0].offload_wait_s)
     if r.dp_in_pipeline_s > 0:
         row("  of which ZeRO-3/FSDP gathers and reductions", r.dp_in_pipeline_s)
     row("pipeline bubble", r.bubble_s)

@@ -4,8 +4,8 @@ A result that breaks one is a bug in the model, never a property of the input: t
 raises :class:`simulator.errors.ModelError` (exit status 3), so an impossible number never
 leaves with exit status 0. Checked once per result, at the end of each engine.
 
-- every time, rate, FLOP count and byte count finite and non-negative; the step, its
-  percentiles and tokens/s positive;
+- every time, rate, FLOP count and byte count finite and non-negative (each stage's memory
+  parts too); the step, its percentiles and tokens/s positive;
 - MFU and hardware-FLOPs utilisation (model FLOP/s and hardware FLOP/s per GPU over the
   GPU's dense peak at the training dtype) in (0, 1];
 - the bubble a fraction in [0, 1);
@@ -51,6 +51,8 @@ def _plausible(result: StepResult, analytical: bool, busiest: float | None) -> b
         return False
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in result.step_times_s):
         return False
+    if not all(math.isfinite(v) and v >= 0 for stage in result.stages for v in stage.memory.values()):
+        return False
     hfu = result.mfu * result.hardware_flops_per_gpu / result.model_flops_per_gpu
     if not (result.mfu <= 1 + _SLACK and math.isfinite(hfu) and hfu <= 1 + _SLACK
             and result.bubble_fraction < 1):
@@ -72,6 +74,10 @@ def _check_each(result: StepResult, analytical: bool, busiest: float | None) -> 
         _require(result, f"exposed_by_dimension.{name}", value, lambda v: v >= 0, "finite and >= 0")
     for value in result.step_times_s:
         _require(result, "step_times_s", value, lambda v: v > 0, "positive and finite")
+    for stage in result.stages:
+        for part, value in stage.memory.items():
+            _require(result, f"stage {stage.stage} memory part {part}", value, lambda v: v >= 0,
+                     "finite and >= 0")
     hfu = result.mfu * result.hardware_flops_per_gpu / result.model_flops_per_gpu
     _require(result, "mfu", result.mfu, lambda v: v <= 1 + _SLACK, "at most 1")
     _require(result, "hardware FLOPs utilisation", hfu, lambda v: v <= 1 + _SLACK, "at most 1")

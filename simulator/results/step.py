@@ -26,6 +26,7 @@ class StageBreakdown:
     per_token_forward_s: float = 0.0    # and the rest (work ~ tokens), both per microbatch
     per_token_backward_s: float = 0.0
     amax_comm_s: float = 0.0    # fp8 delayed scaling's amax all-reduces, in line, per microbatch
+    offload_wait_s: float = 0.0    # waits for activation copies to or from host memory, per microbatch
 
 
 @dataclass(frozen=True)

@@ -86,10 +86,11 @@ def primary_low_precision(stack: StackProfile, zero_stage: int) -> bool:
 
 
 def fp8_weight_memory(linear_elements: float, dtype: Dtype, stack: StackProfile | None, zero_stage: int,
-                      gpu: GpuSpec | None = None) -> tuple[float, float]:
+                      gpu: GpuSpec | None = None, shards: int = 1) -> tuple[float, float]:
     """(cache bytes, bytes the weights hold less) for ``linear_elements`` linear weight elements
     on one GPU (tensor- and expert-parallel shards, not ZeRO's): with fp8 primary weights the
-    weights hold ``(2 - row) E`` less and the cache ``col E`` under ``full`` (0 under
+    weights hold ``(2 - row) E / s`` less (``s``: ``shards``, the ZeRO-3 group the weights are
+    sharded over, 1 below stage 3) and the cache ``col E`` under ``full`` (0 under
     ``rowwise``); otherwise the cache is ``(row + col) E`` (``full``), ``row E`` (``rowwise``) or
     0 (module docstring). (0, 0) without fp8 training or a stack."""
     if dtype != Dtype.FP8 or stack is None or linear_elements <= 0.0:
@@ -98,6 +99,7 @@ def fp8_weight_memory(linear_elements: float, dtype: Dtype, stack: StackProfile 
     row, col = copy_bytes(stack, gpu)
     kept_column = col if mode == Fp8WeightCache.FULL else 0.0
     if primary_low_precision(stack, zero_stage):
-        return kept_column * linear_elements, (2.0 - row) * linear_elements
+        sharded = shards if zero_stage >= 3 else 1
+        return kept_column * linear_elements, (2.0 - row) * linear_elements / sharded
     kept = {Fp8WeightCache.NONE: 0.0, Fp8WeightCache.ROWWISE: row}.get(mode, row + col)
     return kept * linear_elements, 0.0

@@ -557,6 +557,7 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     pattern = stage_patterns(model, par)[stage]
     if pattern:
         layer_bytes, recompute_workspace = _hybrid_activations(model, training, par, pattern, stack, memo)
+    layer_bytes *= resident_share(par, layers_on_stage)
     activations = (layer_bytes + extra) * in_flight + logits
     workspace = recompute_workspace if layers_on_stage + mix[1] else 0.0
     zero3 = par.zero_stage == 3
@@ -574,12 +575,28 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         pipe = (("pipeline_buffers", peak.buffers),)
     cache, lighter = 0.0, 0.0
     if training.dtype == Dtype.FP8:
-        cache, lighter = fp8_weight_memory(_linear_elements(model, par, layers_on_stage, mix, pattern),
-                                           training.dtype, stack, par.zero_stage, gpu)
+        elements = _linear_elements(model, par, layers_on_stage, mix, pattern)
+        cache, lighter = fp8_weight_memory(elements, training.dtype, stack, par.zero_stage, gpu,
+                                           shard_group_size(par, dp))
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp * par.cp, dense + expert, stack)
     return (weights - lighter, grads, optimizer, activations, workspace, *parts, pipe + cached + buffers)
+
+
+def resident_share(par: ParallelismConfig, layers_on_stage: int) -> float:
+    """The share of a stage's layers whose activations are on the GPU at once under activation
+    offloading, ``(L - n) / L`` (TransformerEngine keeps at most ``L - n`` layers' sets there,
+    :mod:`simulator.cost.activation_offload`); 1 without."""
+    n = par.cpu_offload_layers
+    return (layers_on_stage - n) / layers_on_stage if n and layers_on_stage > n else 1.0
+
+
+def offloaded_layer_bytes(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
+                          stack: StackProfile | None) -> float:
+    """Bytes of activations one layer keeps per micro-batch, what activation offloading copies
+    to host memory and back (:func:`_activation_parts`' kept bytes of a middle layer)."""
+    return _activation_parts(model, training, par, False, False, stack)[0]
 
 
 def _hybrid_activations(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig, pattern: str,
