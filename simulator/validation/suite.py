@@ -110,6 +110,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
+- ``megatron_bridge_fsdp``: the tables' Megatron FSDP rows with CPU activation offloading: Llama 3 70B
+  on 64 GB300 and 64 GB200 (26.04.01, global batch 256; 25.11, global batch 128) and Llama 3.1 405B
+  on 128 GB300 and 128 GB200 at tp 2 (25.11), FP8 current scaling
+  (validation/megatron_bridge_fsdp.csv), tokens/s per GPU.
 - ``flagperf_deepspeed``: BAAI FlagPerf's DeepSpeed 0.11.1 ZeRO-3 Llama 2 7B (Hugging Face
   transformers, eager, no recompute) on one server of 8 A800 (three batch settings) or 8 H800,
   the export parts with 400 GB/s NVLink (validation/flagperf_deepspeed.csv), tokens/s per GPU.
@@ -722,6 +726,11 @@ SETS: dict[str, ValidationSet] = {
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_gb300.csv"),
+    "megatron_bridge_fsdp": _step_entry(
+        "megatron_bridge_fsdp",
+        "Megatron-Bridge 25.11 and 26.04.01 performance tables, Megatron FSDP with CPU activation offloading, "
+        "Llama 3 70B on 64 and Llama 3.1 405B on 128 GB300 and GB200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f, "
+        "067f987df)", "megatron_bridge_fsdp.csv"),
     "flagperf_deepspeed": _step_entry(
         "flagperf_deepspeed",
         "FlagPerf DeepSpeed ZeRO-3, Llama 2 7B on 8 A800 and 8 H800 (FlagOpen/FlagPerf @ 1b5a0303)",
