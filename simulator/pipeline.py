@@ -148,7 +148,8 @@ def run_scenario(path: Path | str, engine: str | None = None,
     chosen = engine or scenario.simulate.engine.value
     result = _simulate(session, chosen, steps, seed, progress, source)
     result = _with_baseline(session, result, chosen, steps, seed, source)
-    result = replace(result, warnings=[*result.warnings, *result_warnings(scenario, result, chosen)])
+    found = result_warnings(scenario, result, chosen, session.hardware)
+    result = replace(result, warnings=[*result.warnings, *found])
     return replace(result, calibration=session.calibration) if session.calibration else result
 
 
@@ -206,7 +207,7 @@ def quick_step(session: ClusterSession, source: str):
     from simulator.results.warnings import result_warnings
 
     result = _simulate(session, "analytical", None, None, False, source)
-    return replace(result, warnings=result_warnings(session.scenario, result, "analytical"))
+    return replace(result, warnings=result_warnings(session.scenario, result, "analytical", session.hardware))
 
 
 def write_timeline(path: Path | str, trace: Path | None, gantt: Path | None,

@@ -111,3 +111,17 @@ def test_mistakes_get_one_message_and_exit_2(tmp_path, capsys, change, words):
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert "parallelism.cpu_offload_layers" in err and words in err and "Traceback" not in err
+
+
+def test_offloaded_bytes_beyond_the_hosts_memory_are_warned_about(tmp_path):
+    """A GB200 rack's Grace holds 480 GB for two GPUs: 79 of Llama 3 70B's 80 layers at micro
+    batch 2 (about 3.7 GiB each) need more than that, 40 do not; the host bytes are n layers'."""
+    cluster = {"node": "gb200-nvl72", "nodes": 1, "gpus_per_node": 64,
+               "fabric": {"topology": "fat-tree", "link": "ib-ndr"}}
+    base = _with(LLAMA, cluster=cluster, model={"preset": "llama3-70b"}, training={"global_batch": 128},
+                 parallelism={"cpu_offload_layers": 40})
+    fits = _run(tmp_path, base)
+    over = _run(tmp_path, _with(base, parallelism={"cpu_offload_layers": 79}))
+    assert not any("host memory" in w for w in fits.warnings)
+    assert any("does not fit in host memory" in w and "cpu_offload_layers" in w for w in over.warnings)
+    assert over.stages[0].offload_host_bytes == pytest.approx(79 / 40 * fits.stages[0].offload_host_bytes)

@@ -303,13 +303,15 @@ class HostMemorySpec(BaseModel):
     :mod:`simulator.cost.activation_offload`): ``link``, the GPU's link to its CPU (None: the
     PCIe tree's GPU link); ``gpus_per_link``, the GPUs whose copies share it; ``bandwidth_GBps``,
     one CPU socket's memory bandwidth, shared by the socket's GPUs (None: not stated, not a
-    limit)."""
+    limit); ``capacity_GB``, one socket's memory, shared likewise (None: not stated, not
+    checked)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     link: str | None = None
     gpus_per_link: PositiveInt = 1
     bandwidth_GBps: PositiveFloat | None = None
+    capacity_GB: PositiveFloat | None = None
 
 
 class NodeSpec(_Spec):

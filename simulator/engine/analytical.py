@@ -347,9 +347,9 @@ def _stages(ctx: Context) -> tuple[list[dict], list[ShardingCost], list[int]]:
     for (_, kind, unit), (total, memory) in zip(distinct, _kinds_memory(ctx, distinct), strict=True):
         values, sharding = _stage_parts(ctx, stack, priced, kind, unit, heads)
         forward, backward, split = _mean_work(ctx, attention, kind[0] + kind[4], values[0], values[1])
-        values, amax, offload = (forward, backward, *values[2:-2], p2p, total), values[-2], values[-1]
+        values, offload = (forward, backward, *values[2:-3], p2p, total), values[-3:]
         exposed = sharding.forward_exposed + sharding.backward_exposed
-        parts.append((_fields(kind[0], values, dict(memory), exposed, (*split, amax, offload)), sharding))
+        parts.append((_fields(kind[0], values, dict(memory), exposed, (*split, *offload)), sharding))
     return [kind_fields for kind_fields, _ in parts], [sharding for _, sharding in parts], index
 
 
@@ -436,14 +436,15 @@ def _fields(layers: int, values: tuple, memory: dict, exposed: float, tail: tupl
     """The fields of a :class:`StageBreakdown` of a stage kind, but its index (``stage``), in
     its fields' order; ``values``: (forward, backward, recompute, TP, CP, EP,
     p2p seconds, memory bytes), ``tail``: the documents' attention / per-token split, then the
-    amax all-reduce seconds and the activation offloading's waits."""
+    amax all-reduce seconds, the activation offloading's waits and its host bytes."""
     forward, backward, recompute, tp, cp, ep, p2p, total = values
-    attention_f, attention_b, token_f, token_b, amax, offload = tail
+    attention_f, attention_b, token_f, token_b, amax, offload, host = tail
     return {"layers": layers, "forward_s": forward, "backward_s": backward, "recompute_s": recompute,
             "tp_comm_s": tp, "cp_comm_s": cp, "ep_comm_s": ep, "p2p_s": p2p, "memory_bytes": total,
             "memory": memory, "zero3_exposed_s": exposed, "attention_forward_s": attention_f,
             "attention_backward_s": attention_b, "per_token_forward_s": token_f,
-            "per_token_backward_s": token_b, "amax_comm_s": amax, "offload_wait_s": offload}
+            "per_token_backward_s": token_b, "amax_comm_s": amax, "offload_wait_s": offload,
+            "offload_host_bytes": host}
 
 
 def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None = None) -> StageBreakdown:
@@ -462,11 +463,11 @@ def _breakdown(stage: int, kind_fields: dict, memory: tuple[float, dict] | None 
 def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: tuple
                  ) -> tuple[tuple, ShardingCost]:
     """One stage's (forward, backward, recompute, TP, CP, EP, fp8 amax all-reduce, activation
-    offloading wait seconds per microbatch) and ZeRO-3 cost, for a stage of ``kind`` (layers,
-    first, last, dense, MTP layers) with ZeRO-3 unit prices ``unit`` (None without ZeRO-3);
-    ``priced``: the model's layer, its dense layer (None without) and a multi-token prediction
-    layer's (forward, backward) extra and a hybrid model's layers by kind
-    (:mod:`simulator.engine.layer_kinds`)."""
+    offloading wait seconds per microbatch, offloaded host bytes) and ZeRO-3 cost, for a stage
+    of ``kind`` (layers, first, last, dense, MTP layers) with ZeRO-3 unit prices ``unit`` (None
+    without ZeRO-3); ``priced``: the model's layer, its dense layer (None without), a
+    multi-token prediction layer's (forward, backward) extra and a hybrid model's layers by
+    kind (:mod:`simulator.engine.layer_kinds`)."""
     _, first, last, _, mtp, _ = kind
     embed, logits_f, logits_b = heads
     layer, dense, (mtp_f, mtp_b), hybrid = priced
@@ -476,30 +477,31 @@ def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: t
     amax_f, amax_b = _amax_reduction(ctx, stack, layers)
     per_layer_f = layer.forward + layer.tp_forward + layer.cp + layer.ep / 2
     per_layer_b = layer.backward + layer.tp_backward + layer.cp + layer.ep / 2
-    offload_f, offload_b = _offload_stalls(ctx, stack, layers, per_layer_f, per_layer_b)
+    offload_f, offload_b, host = _offload_stalls(ctx, stack, layers, per_layer_f, per_layer_b)
     fwd = (layers * per_layer_f + mtp * mtp_f + embed * first + logits_f * last
            + sharding.forward_exposed + amax_f + offload_f)
     bwd = (layers * per_layer_b + mtp * mtp_b + recompute + logits_b * last
            + sharding.backward_exposed + amax_b + _gradient_kernels(ctx, kind) + offload_b)
     tp = layers * (layer.tp_forward + layer.tp_backward + layer.tp_recompute)
     return (fwd, bwd, recompute, tp, layers * layer.cp * 2, layers * layer.ep, amax_f + amax_b,
-            offload_f + offload_b), sharding
+            offload_f + offload_b, host), sharding
 
 
 def _offload_stalls(ctx: Context, stack, layers: int, forward: float, backward: float
-                    ) -> tuple[float, float]:
+                    ) -> tuple[float, float, float]:
     """(forward, backward) seconds per microbatch that activation offloading
-    (``parallelism.cpu_offload_layers``) adds to a stage of ``layers`` layers of ``forward`` and
-    ``backward`` seconds each (:func:`~simulator.cost.activation_offload.offload_stalls`, one
-    layer's kept activations over the GPU's rate to host memory)."""
+    (``parallelism.cpu_offload_layers`` n) adds to a stage of ``layers`` layers of ``forward``
+    and ``backward`` seconds each (:func:`~simulator.cost.activation_offload.offload_stalls`,
+    one layer's kept activations over the GPU's rate to host memory), and the host bytes the
+    n layers' activations take (one microbatch in flight: no pipelining)."""
     sc = ctx.scenario
     n = sc.parallelism.cpu_offload_layers
     if not n:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     layer_bytes = memoised(ctx, ("offload-bytes", sc.parallelism, ctx.shape.micro_batch),
                            lambda: offloaded_layer_bytes(sc.model, sc.training, sc.parallelism, stack))
     transfer = layer_bytes / offload_bandwidth(ctx.collectives.cluster.hw)
-    return offload_stalls(layers, n, forward, backward, transfer)
+    return (*offload_stalls(layers, n, forward, backward, transfer), n * layer_bytes)
 
 
 def _gradient_kernels(ctx: Context, kind: tuple) -> float:

@@ -27,6 +27,7 @@ class StageBreakdown:
     per_token_backward_s: float = 0.0
     amax_comm_s: float = 0.0    # fp8 delayed scaling's amax all-reduces, in line, per microbatch
     offload_wait_s: float = 0.0    # waits for activation copies to or from host memory, per microbatch
+    offload_host_bytes: float = 0.0    # host memory one GPU's offloaded activations take
 
 
 @dataclass(frozen=True)

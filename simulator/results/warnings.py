@@ -15,12 +15,15 @@ names the key or the number behind it:
   with interleaving the layers must divide over the stages and the layers per stage over
   the virtual stages; without it, uneven stages need ``--decoder-first/last-pipeline-num-layers``);
 - a key that has no effect (sequence parallelism with tp 1; a recompute module the model has
-  nothing for).
+  nothing for);
+- offloaded activations that need more host memory per GPU than the node's
+  ``host_memory.capacity_GB`` gives each of its GPUs (:func:`host_memory_warnings`).
 """
 
 from __future__ import annotations
 
 from simulator.config.recompute_rules import idle_module_warnings
+from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import NoiseConfig, Recompute, Scenario, Schedule, SimulateConfig
 from simulator.results.step import StepResult
 from simulator.units import format_bytes
@@ -31,10 +34,12 @@ ENGINE_NEUTRAL_NOISE = ("links",)
 MEGATRON_STACKS = ("megatron", "nemo")
 
 
-def result_warnings(scenario: Scenario, result: StepResult, engine: str) -> list[str]:
+def result_warnings(scenario: Scenario, result: StepResult, engine: str,
+                    hw: ResolvedCluster | None = None) -> list[str]:
     """Every warning that applies to ``result`` of ``scenario`` run by ``engine``
-    (``"analytical"`` or ``"des"``), in a fixed order."""
-    found = memory_warnings(result)
+    (``"analytical"`` or ``"des"``) on the cluster ``hw`` (None: no host memory check), in a
+    fixed order."""
+    found = memory_warnings(result) + (host_memory_warnings(result, hw) if hw is not None else [])
     if engine == "analytical":
         found += des_only_warnings(scenario)
     else:
@@ -55,6 +60,21 @@ def memory_warnings(result: StepResult) -> list[str]:
         part = max(worst.memory, key=worst.memory.get)
         text += f"; {part} ({format_bytes(worst.memory[part])}) is the largest part"
     return [text]
+
+
+def host_memory_warnings(result: StepResult, hw: ResolvedCluster) -> list[str]:
+    """Offloaded activations (``parallelism.cpu_offload_layers``) over the host memory a GPU has:
+    one socket's ``host_memory.capacity_GB`` over its GPUs (no check where it is not stated)."""
+    spec = hw.node.host_memory
+    needed = max((s.offload_host_bytes for s in result.stages), default=0.0)
+    if not needed or spec is None or spec.capacity_GB is None:
+        return []
+    per_gpu = spec.capacity_GB * 1e9 * hw.node.pcie.sockets / hw.node.gpus
+    if needed <= per_gpu:
+        return []
+    return [f"does not fit in host memory: the offloaded activations need {format_bytes(needed)} per GPU, "
+            f"more than the {format_bytes(per_gpu)} of host memory each GPU of node '{hw.node.name}' has; "
+            "lower parallelism.cpu_offload_layers"]
 
 
 def des_only_warnings(scenario: Scenario) -> list[str]:

@@ -728,9 +728,9 @@ SETS: dict[str, ValidationSet] = {
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)", "megatron_bridge_gb300.csv"),
     "megatron_bridge_fsdp": _step_entry(
         "megatron_bridge_fsdp",
-        "Megatron-Bridge 25.11 and 26.04.01 performance tables, Megatron FSDP with CPU activation offloading, "
-        "Llama 3 70B on 64 and Llama 3.1 405B on 128 GB300 and GB200 (NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f, "
-        "067f987df)", "megatron_bridge_fsdp.csv"),
+        "Megatron-Bridge 25.11 and 26.04.01 performance tables, Megatron FSDP with CPU activation "
+        "offloading, Llama 3 70B on 64 and Llama 3.1 405B on 128 GB300 and GB200 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 97ad8cc6f, 067f987df)", "megatron_bridge_fsdp.csv"),
     "flagperf_deepspeed": _step_entry(
         "flagperf_deepspeed",
         "FlagPerf DeepSpeed ZeRO-3, Llama 2 7B on 8 A800 and 8 H800 (FlagOpen/FlagPerf @ 1b5a0303)",
