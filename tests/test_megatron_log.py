@@ -256,6 +256,30 @@ def test_block_recompute_drafts_the_recomputed_share(tmp_path):
     assert open_scenario(out).scenario.parallelism.full_recompute_share == 0.5
 
 
+def test_activation_offloading_drafts_the_offloaded_layers(tmp_path):
+    """--cpu-offloading --cpu-offloading-num-layers 8 (activations; pp 1, no recompute, as
+    Megatron-Core requires): parallelism.cpu_offload_layers 8, and the draft loads."""
+    path = _upstream_log(tmp_path)
+
+    def line(key: str, value) -> str:
+        return f"  {key} {'.' * (48 - len(key))} {value}\n"
+
+    text = path.read_text()
+    for key, old, new in (("pipeline_model_parallel_size", 2, 1),
+                          ("num_layers_per_virtual_pipeline_stage", 4, None),
+                          ("recompute_granularity", "full", None), ("world_size", 16, 8)):
+        text = text.replace(line(key, old), line(key, new))
+    text = text.replace(line("bf16", True), line("bf16", True) + line("cpu_offloading", True)
+                        + line("cpu_offloading_num_layers", 8))
+    path.write_text(text)
+    draft = draft_from_log(read_megatron_log(path), "dgx-h100", 1)
+    p = draft.scenario["parallelism"]
+    assert (p["pp"], p["recompute"], p["cpu_offload_layers"]) == (1, "none", 8)
+    out = tmp_path / "draft.yaml"
+    out.write_text(render_draft(draft, path.name))
+    assert open_scenario(out).scenario.parallelism.cpu_offload_layers == 8
+
+
 def test_upstream_uneven_pipeline_split_maps_to_stage_layer_counts(tmp_path):
     """--decoder-first/last-pipeline-num-layers become parallelism.first/last_stage_layers."""
     path = _upstream_log(tmp_path)

@@ -33,6 +33,7 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``recompute_granularity`` full/selective,                  ``parallelism.recompute``
 ``recompute_activations``
 ``recompute_modules`` (other than ``['core_attn']``)       ``parallelism.recompute_modules``
+``cpu_offloading`` with ``cpu_offloading_num_layers``       ``parallelism.cpu_offload_layers``
 ``cuda_graph_impl`` with ``cuda_graph_modules``/``_scope``  ``kernels.cuda_graphs`` full or partial
 (``enable_cuda_graph``, ``external_cuda_graph`` before)
 ``use_distributed_optimizer`` (Megatron-FSDP:              ``parallelism.zero_stage`` 1 (else 0;
@@ -525,6 +526,9 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
     fraction = _block_recompute_fraction(args, sizes["pp"] * stages) if full else None
     if fraction is not None:
         parallelism["recompute_fraction"] = fraction
+    offloaded = _offloaded_layers(args, extra)
+    if offloaded:
+        parallelism["cpu_offload_layers"] = offloaded
     etp = args.get("expert_tensor_parallel_size")
     if sizes["ep"] > 1 and isinstance(etp, int) and not isinstance(etp, bool) and 0 < etp != sizes["tp"]:
         parallelism["etp"] = etp
@@ -570,6 +574,17 @@ def _zero_stage(args: dict[str, Any]) -> int:
     if args.get("use_torch_fsdp2"):
         return 3
     return 1 if args.get("use_distributed_optimizer") or layer_wise(args) else 0
+
+
+def _offloaded_layers(args: dict[str, Any], extra: list[str]) -> int:
+    """``cpu_offloading_num_layers`` when ``cpu_offloading`` offloads activations (else 0); the
+    offloading of weights is not modelled and is noted in ``extra``."""
+    count = args.get("cpu_offloading_num_layers")
+    if not args.get("cpu_offloading") or not isinstance(count, int) or isinstance(count, bool):
+        return 0
+    if args.get("cpu_offloading_weights"):
+        extra.append("cpu_offloading_weights: True (weight offloading is not modelled)")
+    return count if args.get("cpu_offloading_activations", True) else 0
 
 
 def _block_recompute_fraction(args: dict[str, Any], chunks: int) -> float | None:
