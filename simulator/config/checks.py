@@ -528,6 +528,11 @@ def _check_optimizer(scenario: Scenario) -> None:
     most as ZeRO-1 shards it (its layer-wise distributed optimizer; Megatron-LM refuses
     Torch-FSDP2 and Megatron-FSDP with it)."""
     zero = scenario.parallelism.zero_stage
+    dtype = scenario.training.dtype
+    if scenario.training.optimizer.precision_aware and dtype not in (Dtype.BF16, Dtype.FP8):
+        raise ConfigError(f"training.optimizer.precision_aware with dtype {dtype.value} is not modelled: "
+                          "Megatron-Core's precision-aware optimizer keeps master weights for bf16 (and "
+                          "fp8) parameters; use dtype bf16 or fp8", key="training.optimizer")
     if scenario.training.optimizer.muon and zero > 1:
         raise ConfigError(f"muon with parallelism.zero_stage {zero} is not modelled: Megatron-Core runs "
                           "Muon with whole weights and gradients on every rank and its state sharded as "

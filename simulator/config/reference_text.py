@@ -154,6 +154,20 @@ MEANINGS = {
                                     "blocks (`muon_split_qkv`)",
     "training.optimizer.nesterov": "Muon's Nesterov momentum (`muon_use_nesterov`): one more "
                                    "elementwise pass",
+    "training.optimizer.precision_aware": "Adam's state in lower precision (Megatron-Core "
+                                          "`use_precision_aware_optimizer`, TransformerEngine's "
+                                          "`FusedAdam`): the dtypes below set the optimizer part of "
+                                          "memory and the update's traffic; bf16 or fp8 training",
+    "training.optimizer.master_dtype": "with `precision_aware`: the master weights (`main_params_dtype`): "
+                                       "fp32, fp16 or bf16",
+    "training.optimizer.exp_avg_dtype": "with `precision_aware`: Adam's first moment (`exp_avg_dtype`): "
+                                        "fp32, fp16, bf16 or fp8",
+    "training.optimizer.exp_avg_sq_dtype": "with `precision_aware`: Adam's second moment "
+                                           "(`exp_avg_sq_dtype`): fp32, fp16, bf16 or fp8",
+    "training.optimizer.param_remainders": "with `precision_aware` and fp32 master weights over bf16 "
+                                           "parameters, keep only the 16 bits the bf16 weight lacks "
+                                           "(`store_param_remainders`, TransformerEngine >= 2.1): 2 "
+                                           "bytes instead of 4",
     "parallelism.tp": "tensor-parallel size",
     "parallelism.pp": "pipeline stages",
     "parallelism.dp": "data-parallel size (default: GPUs / (tp pp cp)); tp x pp x dp x cp = GPUs",

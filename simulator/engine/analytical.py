@@ -65,6 +65,7 @@ from simulator.workload.chunk_gathers import gather_delay
 from simulator.workload.memory import (
     memory_parts,
     offloaded_layer_bytes,
+    optimizer_state_bytes,
     stage_memory_fields,
     stage_parameters,
 )
@@ -598,7 +599,8 @@ def _optimizer_time(ctx: Context, stages: list[dict]) -> float:
     shard = shard_group_size(par, ctx.layout.dp) if par.zero_stage >= 1 else 1
     shards = (shard, expert_shard_size(par, shard))
     zeroed = _grad_buffer_bytes_per_param(ctx)
-    return max(update_seconds(ctx.compute, sc.model, par, sc.training.optimizer, kind, shards)
+    state = optimizer_state_bytes(sc.training, par.zero_stage)
+    return max(update_seconds(ctx.compute, sc.model, par, sc.training.optimizer, kind, shards, state)
                + (float(ctx.compute.memory_time(zeroed * sum(stage_parameters(sc.model, par, *kind))))
                   if zeroed else 0.0)
                for kind in set(_kinds(ctx)))

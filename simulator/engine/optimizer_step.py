@@ -15,22 +15,35 @@ from simulator.workload.matrices import matrix_elements
 from simulator.workload.memory import stage_parameters
 from simulator.workload.muon import elementwise_bytes, stage_matrices
 
-__all__ = ["ADAM_BYTES_PER_PARAM", "update_seconds"]
+__all__ = ["ADAM_BYTES_PER_PARAM", "adam_bytes_per_param", "update_seconds"]
 
 ADAM_BYTES_PER_PARAM = 34.0
 """Adam update traffic per parameter: read and write the fp32 master weight, m and v (24 B), read
 the gradient (4 B), write the bf16 weight (2 B), plus the fp32 gradient's unscale pass (4 B)."""
+ADAM_STATE_BYTES = 12.0
+"""The state of :data:`ADAM_BYTES_PER_PARAM`: fp32 master weight, m and v."""
+
+
+def adam_bytes_per_param(state_bytes: float | None) -> float:
+    """Adam's update traffic per parameter with ``state_bytes`` of optimizer state (None: 12):
+    the state read and written, plus the gradient, weight and unscale traffic,
+    ``2 S + (34 - 24)`` bytes."""
+    state = ADAM_STATE_BYTES if state_bytes is None else state_bytes
+    return ADAM_BYTES_PER_PARAM + 2.0 * (state - ADAM_STATE_BYTES)
 
 
 def update_seconds(compute: ComputeModel, model: ModelConfig, par: ParallelismConfig,
-                   optimizer: OptimizerConfig, kind: tuple, shards: tuple[int, int]) -> float:
+                   optimizer: OptimizerConfig, kind: tuple, shards: tuple[int, int],
+                   state_bytes: float | None = None) -> float:
     """Seconds of one GPU's update of stage ``kind`` (:func:`~simulator.workload.stage_layers.stage_kinds`)
-    with its state sharded over ``shards`` (dense, expert) ranks: Adam's ``34 P / s`` bytes; under
+    with its state sharded over ``shards`` (dense, expert) ranks: Adam's ``34 P / s`` bytes
+    (:func:`adam_bytes_per_param` of the precision-aware optimizer's ``state_bytes``); under
     Muon the matrices' elementwise bytes and Newton-Schulz GEMMs over their shard and Adam's
     bytes for the rest (embeddings, norms)."""
     dense, expert = stage_parameters(model, par, *kind)
     if not optimizer.muon:
-        return float(compute.memory_time(ADAM_BYTES_PER_PARAM * (dense / shards[0] + expert / shards[1])))
+        per_param = adam_bytes_per_param(state_bytes)
+        return float(compute.memory_time(per_param * (dense / shards[0] + expert / shards[1])))
     layers, _, _, dense_layers, mtp_layers, _ = kind
     matrices = stage_matrices(model, par, optimizer.split_qkv, layers, dense_layers, mtp_layers)
     muon = tuple(matrix_elements(group) for group in matrices)

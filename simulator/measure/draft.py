@@ -40,6 +40,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``data_parallel_sharding_strategy``; ``use_torch_fsdp2``)  FSDP: 0/1/2/3; torch FSDP2: 3)
 ``optimizer`` muon / dist_muon, ``muon_num_ns_steps``,     ``training.optimizer`` (layer-wise
 ``muon_split_qkv``, ``muon_nesterov``                      distributed: ``zero_stage`` 1)
+``use_precision_aware_optimizer`` with ``main_params_dtype``, ``training.optimizer`` ``precision_aware``
+``exp_avg_dtype``, ``exp_avg_sq_dtype``                    and its dtypes
 =========================================================  ==================================
 
 ``untie_embeddings_and_output_weights`` gives ``model.tied_embeddings``. ``training.stack`` is

@@ -8,7 +8,9 @@ validation rewrites ``dist_muon`` to ``muon`` with ``use_layer_wise_distributed_
 off; the log prints the arguments after that. The layer-wise optimizer all-reduces the gradients
 and gathers the updated weights after the step (``LayerWiseDistributedOptimizer``):
 ``data_parallel.sharded_reduce: all_reduce`` at ``zero_stage`` 1, the weight gather overlapped
-only when the log says ``overlap_param_gather``.
+only when the log says ``overlap_param_gather``. Adam with ``use_precision_aware_optimizer`` keeps
+its state in the logged ``main_params_dtype``, ``exp_avg_dtype`` and ``exp_avg_sq_dtype``
+(``torch.float16``, ``torch.bfloat16``, ``torch.uint8`` for fp8) and ``store_param_remainders``.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def logged_optimizer(args: dict[str, Any], extra: list[str]) -> dict[str, Any] |
     if name not in _MUON:
         if name != "adam":
             extra.append(f"optimizer {name} (not modelled; priced as Adam)")
-        return None
+            return None
+        return _precision_aware(args, extra)
     optimizer: dict[str, Any] = {"name": "muon"}
     steps = args.get("muon_num_ns_steps")
     if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 and steps != 5:
@@ -49,6 +52,29 @@ def logged_optimizer(args: dict[str, Any], extra: list[str]) -> dict[str, Any] |
     mode = str(args.get("muon_tp_mode") or "blockwise").lower()
     if mode != "blockwise":
         extra.append(f"muon_tp_mode {mode} (not modelled; priced blockwise: each rank's shard on its own)")
+    return optimizer
+
+
+_DTYPES = {"float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16",
+           "uint8": "fp8", "float8_e4m3fn": "fp8"}
+_STATE_ARGS = (("master_dtype", "main_params_dtype"), ("exp_avg_dtype", "exp_avg_dtype"),
+               ("exp_avg_sq_dtype", "exp_avg_sq_dtype"))
+
+
+def _precision_aware(args: dict[str, Any], extra: list[str]) -> dict[str, Any] | None:
+    """Adam's state dtypes under ``use_precision_aware_optimizer`` (None without it)."""
+    if not args.get("use_precision_aware_optimizer"):
+        return None
+    optimizer: dict[str, Any] = {"name": "adam", "precision_aware": True}
+    for key, arg in _STATE_ARGS:
+        logged = str(args.get(arg) or "torch.float32").split(".")[-1].lower()
+        if logged not in _DTYPES:
+            extra.append(f"{arg} {args.get(arg)} (not modelled; taken as fp32)")
+        dtype = _DTYPES.get(logged, "fp32")
+        if dtype != "fp32" and not (key == "master_dtype" and dtype == "fp8"):
+            optimizer[key] = dtype
+    if args.get("store_param_remainders") is False:
+        optimizer["param_remainders"] = False
     return optimizer
 
 

@@ -17,7 +17,7 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   memory in use at steady state, GiB (:mod:`.training_memory`).
 - ``megatron_bridge_cards_memory``: Megatron-Bridge's verification cards' peak allocated memory over
   a run (validation/megatron_bridge_cards_memory.csv): the hybrid Nemotron 3.5 Lightning on 16 H100
-  and 8 GB200, GiB.
+  and 8 GB200 and Nemotron 3 Super on 64 H100, GiB.
 - ``nemo``: NeMo 24.07 performance summary (validation/nemo_h100.csv), tokens/s per GPU.
 - ``nemo_more``: the eight other pre-training rows of the same NeMo 24.07 table (GPT-3 5B and
   20B, Llama 2 7B to 70B, Nemotron 8B to 340B; validation/nemo_h100_more.csv), tokens/s per GPU.
@@ -593,8 +593,9 @@ SETS: dict[str, ValidationSet] = {
         "memory per GPU (GiB): resident, first-step peak, device in use", _megatron_memory),
     "megatron_bridge_cards_memory": ValidationSet(
         "megatron_bridge_cards_memory", "Megatron-Bridge model verification cards' peak allocated memory, "
-        "the hybrid Nemotron 3.5 Lightning on 16 H100 and 8 GB200 (NVIDIA-NeMo/Megatron-Bridge @ 067f987df, "
-        "ad69969c3)", "peak allocated memory per GPU (GiB)", _cards_memory),
+        "the hybrid Nemotron 3.5 Lightning on 16 H100 and 8 GB200 and Nemotron 3 Super on 64 H100 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df, ad69969c3)", "peak allocated memory per GPU (GiB)",
+        _cards_memory),
     "nemo": ValidationSet(
         "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
         token_rows=TokenRows("nemo_h100.csv", _nemo_tokens)),

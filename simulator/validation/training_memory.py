@@ -73,8 +73,10 @@ def _first_step_moments(scenario: Scenario, result: StepResult, optimizer: float
     """Bytes of stage 0's ``optimizer`` part the first step's forward and backward do not hold
     yet: the moments (Adam's two, Muon's momentum), all of it in fp32 training (no master copy),
     else all but the fp32 master weights, 4 bytes per parameter of the GPU's state shard (8 of
-    Adam's 12, 4 of Muon's 8; the optimizers create their state at the first ``step()``)."""
-    if scenario.training.dtype == Dtype.FP32:
+    Adam's 12, 4 of Muon's 8; the optimizers create their state at the first ``step()``). With
+    the precision-aware optimizer all of it: TransformerEngine's ``FusedAdam`` creates its
+    master weights with the moments (``initialize_state``, at the first step)."""
+    if scenario.training.dtype == Dtype.FP32 or scenario.training.optimizer.precision_aware:
         return optimizer
     par = scenario.parallelism
     shard = _shard_group(scenario, result) if par.zero_stage >= 1 else 1

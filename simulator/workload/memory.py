@@ -39,13 +39,14 @@ from simulator.config.scenario import (
 )
 from simulator.config.stack import (
     DEFAULT_STACK,
+    Fp8Scaling,
     PipelineRuntime,
     ReduceDtype,
     SelectiveRecompute,
     StackProfile,
 )
 from simulator.memo import remembered
-from simulator.workload.fp8_weight_cache import fp8_weight_memory
+from simulator.workload.fp8_weight_cache import fp8_weight_memory, primary_low_precision
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.matrices import matrix_elements
 from simulator.workload.muon import SAVED_STATE_BYTES, stage_matrices
@@ -355,8 +356,9 @@ def memory_parts(fields: tuple) -> dict[str, float]:
     return parts
 
 
-def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
-                      dtype: Dtype, grad_bytes: float | None = None) -> tuple[float, float, float]:
+def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int, dtype: Dtype,
+                      grad_bytes: float | None = None, state_bytes: float | None = None
+                      ) -> tuple[float, float, float]:
     """Bytes of (weights, gradients, optimizer state) for Adam, sharded by ZeRO.
 
     Mixed precision (bf16, fp16, fp8) as in [R20] sec. 3.1: 2-byte weights,
@@ -383,6 +385,9 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
         Training dtype.
     grad_bytes : float, optional
         Bytes per gradient element (default: 4 for fp32 training, else 2).
+    state_bytes : float, optional
+        Optimizer-state bytes per parameter (default ``K`` above; the precision-aware
+        optimizer's, :func:`optimizer_state_bytes`).
     """
     if zero_stage not in (0, 1, 2, 3) or dp < 1:
         raise ValueError(f"need zero_stage in 0..3 and dp >= 1; got {zero_stage}, {dp}")
@@ -391,6 +396,8 @@ def model_state_bytes(params_on_gpu: float, dp: int, zero_stage: int,
     per_param = (4, 4, 8) if dtype == Dtype.FP32 else (2, 2, 12)
     if grad_bytes is not None:
         per_param = (per_param[0], grad_bytes, per_param[2])
+    if state_bytes is not None:
+        per_param = (per_param[0], per_param[1], state_bytes)
     shards = (dp if zero_stage >= 3 else 1, dp if zero_stage >= 2 else 1, dp if zero_stage >= 1 else 1)
     weights, grads, optimizer = (params_on_gpu * n / d for n, d in zip(per_param, shards, strict=True))
     return weights, grads, optimizer
@@ -691,9 +698,10 @@ def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismC
     dense, expert = stage_parameters(model, par, layers_on_stage, first, last, *layers[1:])
     shard = shard_group_size(par, dp)
     grad = gradient_bytes(training, par.zero_stage)
-    dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype, grad)
+    state = optimizer_state_bytes(training, par.zero_stage)
+    dense_state = model_state_bytes(dense, shard, par.zero_stage, training.dtype, grad, state)
     expert_state = model_state_bytes(expert, expert_shard_size(par, shard), par.zero_stage, training.dtype,
-                                     grad)
+                                     grad, state)
     weights, grads, optimizer = (a + b for a, b in zip(dense_state, expert_state, strict=True))
     if training.optimizer.muon:
         optimizer -= _muon_state_saving(model, par, training.optimizer, layers[:3], shard)
@@ -788,6 +796,30 @@ def _what_if(model, training, par, layers, first, last, dp, params,
                            stack.data_parallel.bucket_bytes)
 
 
+def optimizer_state_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
+    """Optimizer-state bytes per parameter under Megatron-Core's precision-aware optimizer
+    (:meth:`~simulator.config.optimizer.OptimizerConfig.state_bytes`; None without it: [R20]'s
+    12). The parameters are bf16 under bf16 training and under fp8 training without fp8
+    parameters; under fp8 current or block scaling Megatron-Core keeps fp32 master weights
+    itself (``use_precision_aware_optimizer_no_fp8_or_ds_fp8`` false)."""
+    optimizer = training.optimizer
+    if not optimizer.precision_aware:
+        return None
+    stack = _stack_of(training)
+    fp8 = training.dtype == Dtype.FP8
+    params_bf16 = training.dtype == Dtype.BF16 or (fp8 and not primary_low_precision(stack, zero_stage))
+    in_core = fp8 and stack.kernels.fp8_scaling != Fp8Scaling.DELAYED
+    return optimizer.state_bytes(params_bf16, in_core)
+
+
+def _stack_of(training: TrainingConfig) -> StackProfile:
+    """The training's stack profile (a name is looked up in the library)."""
+    stack = training.stack
+    if not isinstance(stack, StackProfile):
+        stack = HardwareLibrary().stack(stack or DEFAULT_STACK)
+    return stack
+
+
 def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
     """Bytes per gradient element the stack keeps for ZeRO 0-2 (None: [R20]'s default).
 
@@ -798,10 +830,7 @@ def gradient_bytes(training: TrainingConfig, zero_stage: int) -> float | None:
     """
     if zero_stage >= 3:
         return None
-    stack = training.stack
-    if not isinstance(stack, StackProfile):
-        stack = HardwareLibrary().stack(stack or DEFAULT_STACK)
-    reduce = stack.data_parallel.grad_reduce_dtype
+    reduce = _stack_of(training).data_parallel.grad_reduce_dtype
     return None if reduce == ReduceDtype.PARAM else float(reduce.nbytes(Dtype(training.dtype)))
 
 
