@@ -75,6 +75,7 @@ def test_a_stage_kinds_fields_are_the_breakdowns_in_order():
     from simulator.engine.analytical import _fields
     from simulator.results import StageBreakdown
 
-    made = _fields(3, tuple(float(i) for i in range(8)), {}, 0.5, (0.1, 0.2, 0.3, 0.4, 0.6))
+    made = _fields(3, tuple(float(i) for i in range(8)), {}, 0.5, (0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8))
     assert list(made) == [f.name for f in fields(StageBreakdown)][1:]
-    assert StageBreakdown(0, **made).amax_comm_s == 0.6
+    stage = StageBreakdown(0, **made)
+    assert (stage.amax_comm_s, stage.offload_wait_s, stage.offload_host_bytes) == (0.6, 0.7, 0.8)
