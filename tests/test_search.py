@@ -199,3 +199,26 @@ def test_a_session_cache_is_the_callers_and_changes_no_number(scenario, result):
     assert cache.get(scenario, HardwareLibrary()) is kept
     for frame in (first.frame, second.frame):
         pd.testing.assert_frame_equal(frame, result.frame)
+
+
+def test_offloading_is_searched_where_megatron_core_allows_it(scenario, tmp_path):
+    """``--cpu-offload-layers 0,8``: offloading only with pp 1 and recompute none; each offloaded
+    row is the scenario file with that layout, byte for byte, and lighter than its twin."""
+    found = search(scenario, flags={"tp": "1,2", "pp": "1,2", "micro_batch": "1", "zero_stage": "1",
+                                    "recompute": "none,full", "cpu_offload_layers": "0,8"})
+    rows = found.ranked.to_dict(orient="records")
+    offloaded = [r for r in rows if r["cpu_offload_layers"]]
+    assert offloaded and all(r["pp"] == 1 and getattr(r["recompute"], "value", r["recompute"]) == "none"
+                             for r in offloaded)
+    base = yaml.safe_load(SCENARIO)
+    for row in offloaded:
+        twin = next(r for r in rows if not r["cpu_offload_layers"] and
+                    all(r[k] == row[k] for k in ("tp", "pp", "recompute", "sequence_parallel")))
+        assert row["memory_per_gpu_bytes"] < twin["memory_per_gpu_bytes"]
+        par = {k: getattr(row[k], "value", row[k]) for k in
+               ("tp", "pp", "dp", "recompute", "zero_stage", "sequence_parallel", "cpu_offload_layers")}
+        path = tmp_path / "offload.yaml"
+        path.write_text(yaml.safe_dump({**base, "parallelism": par}))
+        single = run_scenario(path)
+        assert (single.step_time_s, single.memory_per_gpu_bytes) == (row["step_time_s"],
+                                                                      row["memory_per_gpu_bytes"])

@@ -132,13 +132,15 @@ def top_table(result: SearchResult, top: int, title: str) -> Table:
 
 
 def layout_text(row: dict[str, Any]) -> str:
-    """``tp4+sp pp8 dp32 mb1`` (cp and ep shown when above 1, etp when set)."""
+    """``tp4+sp pp8 dp32 mb1`` (cp and ep shown when above 1, etp when set, ``off20`` when 20
+    layers' activations are offloaded)."""
     parts = [f"tp{row['tp']}" + ("+sp" if row["sequence_parallel"] else ""), f"pp{row['pp']}",
              f"dp{row['dp']}"]
     parts += [f"{k}{row[k]}" for k in ("cp", "ep") if row[k] > 1]
     if plain_value(row.get("etp")) is not None:
         parts.append(f"etp{int(row['etp'])}")
-    return " ".join([*parts, f"mb{row['micro_batch']}"])
+    offloaded = plain_value(row.get("cpu_offload_layers")) or 0
+    return " ".join([*parts, f"mb{row['micro_batch']}", *([f"off{int(offloaded)}"] if offloaded else [])])
 
 
 def _schedule(row: dict[str, Any]) -> str:

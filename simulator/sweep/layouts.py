@@ -26,7 +26,7 @@ from simulator.config.checks import check_scenario
 from simulator.config.copies import updated
 from simulator.config.hybrid import Block
 from simulator.config.resolved import ResolvedCluster
-from simulator.config.scenario import ParallelismConfig, Scenario, Schedule, TrainingConfig
+from simulator.config.scenario import ParallelismConfig, Recompute, Scenario, Schedule, TrainingConfig
 from simulator.config.yaml_io import short_value, validate_model
 from simulator.cost import CollectiveModel
 from simulator.engine.batch import simulate_headlines, simulate_steps
@@ -34,7 +34,8 @@ from simulator.errors import ClusterSimError, ConfigError, UsageError
 from simulator.results import StepResult
 
 PARALLELISM_KEYS = {"tp", "pp", "dp", "cp", "ep", "etp", "shard_size", "sequence_parallel", "schedule",
-                    "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce", "rank_order"}
+                    "virtual_stages", "zero_stage", "recompute", "overlap_grad_reduce", "rank_order",
+                    "cpu_offload_layers"}
 TRAINING_KEYS = {"micro_batch", "global_batch"}
 
 
@@ -200,7 +201,8 @@ _EXPOSED_NAMES = {d: f"exposed_{d}_s" for d in ("tp", "pp", "dp", "cp", "ep")}
 
 
 LAYOUT_AXES = ["tp", "pp", "dp", "cp", "ep", "etp", "micro_batch", "schedule", "virtual_stages",
-               "recompute", "zero_stage", "shard_size", "sequence_parallel", "rank_order"]
+               "recompute", "zero_stage", "shard_size", "sequence_parallel", "rank_order",
+               "cpu_offload_layers"]
 """Axes of a layout, in the order the search enumerates them (and its output columns)."""
 POWERS = [1, 2, 4, 8, 16, 32, 64]
 
@@ -284,6 +286,7 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
         "shard_size": [None],
         "sequence_parallel": [False, True],
         "rank_order": [scenario.parallelism.rank_order],
+        "cpu_offload_layers": [scenario.parallelism.cpu_offload_layers],
     }
 
 
@@ -310,7 +313,8 @@ def layouts(axes: dict[str, list[Any]], gpus: int) -> Iterator[dict[str, Any]]:
     same layout are given once: virtual stages only with the interleaved schedule (which
     needs at least two), sequence parallelism only with tp > 1, hybrid sharding only with
     ZeRO-3, a second rank order only with pp > 1 and dp > 1, an expert tensor parallelism
-    other than tp's only with ep > 1 and below tp."""
+    other than tp's only with ep > 1 and below tp, activation offloading only with pp 1 and no
+    recompute (Megatron-Core's rules)."""
     for tp, pp, cp in product(axes["tp"], axes["pp"], axes["cp"]):
         if gpus % (tp * pp * cp):
             continue
@@ -328,8 +332,12 @@ def _rest(axes: dict[str, list[Any]], tp: int, pp: int, cp: int, dp: int) -> Ite
     orders = axes["rank_order"] if pp > 1 and dp > 1 else axes["rank_order"][:1]
     experts = [(ep, etp) for ep in axes["ep"] for etp in axes["etp"]
                if etp is None or (ep > 1 and etp < tp)]
-    for (ep, etp), mb, (schedule, v), recompute, (zero, shard), sp, order in product(
-            experts, axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders):
+    for (ep, etp), mb, (schedule, v), recompute, (zero, shard), sp, order, offload in product(
+            experts, axes["micro_batch"], schedules, axes["recompute"], zeros, sps, orders,
+            axes["cpu_offload_layers"]):
+        if offload and (pp > 1 or recompute != Recompute.NONE):
+            continue
         yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "etp": etp, "micro_batch": mb,
                "schedule": schedule, "virtual_stages": v, "recompute": recompute,
-               "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp, "rank_order": order}
+               "zero_stage": zero, "shard_size": shard, "sequence_parallel": sp, "rank_order": order,
+               "cpu_offload_layers": offload}
