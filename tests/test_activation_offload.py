@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from scenario_maps import merged as _with
+from scenario_maps import run_mapping as _run
 
 from simulator.cli import main
 from simulator.config import HardwareLibrary
 from simulator.config.resolved import resolve_cluster
 from simulator.config.scenario import ClusterConfig
 from simulator.cost.activation_offload import offload_bandwidth, offload_stalls
-from simulator.pipeline import run_scenario
 
 LIBRARY = HardwareLibrary()
 FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}
@@ -21,17 +22,6 @@ LLAMA = {"cluster": {"node": "dgx-h100", "nodes": 1, "fabric": FABRIC},
          "training": {"global_batch": 16, "micro_batch": 2, "stack": "megatron-core"},
          "parallelism": {"tp": 1, "pp": 1, "zero_stage": 3, "recompute": "none", "cpu_offload_layers": 24},
          "simulate": {"contention": False}}
-
-
-def _with(base: dict, **sections) -> dict:
-    return {key: {**value, **sections.get(key, {})} if isinstance(value, dict) else value
-            for key, value in base.items()}
-
-
-def _run(tmp_path, mapping: dict, engine: str | None = None):
-    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump(mapping))
-    return run_scenario(path, engine=engine)
 
 
 def test_copies_slower_than_nothing_hide_behind_compute():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from scenario_maps import run_mapping as _run
 
 from simulator.cli import main
 from simulator.config import HardwareLibrary, scenario_from_mapping
@@ -16,7 +17,6 @@ from simulator.config.pipeline_layout import LayoutError, layout_chunks, parse_l
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.engine.flops import step_flops
-from simulator.pipeline import run_scenario
 from simulator.workload.memory import stage_parameters
 from simulator.workload.params import (
     dense_layer_parameters,
@@ -44,12 +44,6 @@ def _mapping(**sections) -> dict:
 
 def _scenario(**sections):
     return scenario_from_mapping(_mapping(**sections), "<test>", HardwareLibrary())
-
-
-def _run(tmp_path, mapping: dict, engine: str | None = None):
-    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump(mapping))
-    return run_scenario(path, engine=engine)
 
 
 def test_deepseek_v3_counts_match_the_published_totals():

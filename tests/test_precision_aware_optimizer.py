@@ -6,29 +6,19 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from scenario_maps import merged as _with
+from scenario_maps import run_mapping as _run
 
 from simulator.cli import main
 from simulator.config.optimizer import OptimizerConfig
 from simulator.engine.optimizer_step import ADAM_BYTES_PER_PARAM, adam_bytes_per_param
 from simulator.measure.logged_optimizer import logged_optimizer
-from simulator.pipeline import run_scenario
 
 FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}
 LLAMA = {"cluster": {"node": "dgx-h100", "nodes": 1, "fabric": FABRIC},
          "model": {"preset": "llama3-8b"},
          "training": {"global_batch": 16, "micro_batch": 1, "dtype": "bf16", "stack": "megatron-core"},
          "parallelism": {"tp": 1, "pp": 1, "zero_stage": 1, "recompute": "selective"}}
-
-
-def _with(base: dict, **sections) -> dict:
-    return {key: {**value, **sections.get(key, {})} if isinstance(value, dict) else value
-            for key, value in base.items()}
-
-
-def _run(tmp_path, mapping: dict):
-    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump(mapping))
-    return run_scenario(path)
 
 
 @pytest.mark.parametrize(("settings", "bf16", "in_core", "expected"), [

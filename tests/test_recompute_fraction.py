@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from scenario_maps import run_mapping as _run
 
 from simulator.cli import main
 from simulator.measure.draft import _block_recompute_fraction
-from simulator.pipeline import run_scenario
 
 FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}
 # one replica (dp 1): nothing overlaps the backward, so the step is linear in its recompute
@@ -25,12 +25,6 @@ PIPELINE = {"cluster": {"node": "dgx-h100", "nodes": 4, "fabric": FABRIC},
 
 def _with_parallelism(base: dict, **fields) -> dict:
     return {**base, "parallelism": {**base["parallelism"], **fields}}
-
-
-def _run(tmp_path, mapping: dict, engine: str | None = None):
-    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump(mapping))
-    return run_scenario(path, engine=engine)
 
 
 def _hardware_flops(result) -> float:

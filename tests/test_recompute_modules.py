@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from scenario_maps import merged as _with
+from scenario_maps import run_mapping as _run
 
 from simulator.cli import main
 from simulator.config import HardwareLibrary, scenario_from_mapping
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, Recompute, RecomputeModule
 from simulator.engine.flops import step_flops
-from simulator.pipeline import run_scenario
 from simulator.workload.memory import activation_bytes_per_layer
 
 M = RecomputeModule
@@ -31,17 +32,6 @@ DEEPSEEK = {"cluster": {"node": "dgx-h100", "nodes": 4, "fabric": FABRIC},
             "parallelism": {"tp": 1, "pp": 2, "ep": 16, "recompute": "selective"},
             "simulate": {"contention": False}}
 DSV3 = ModelConfig(**MODEL_PRESETS["deepseek-v3"])
-
-
-def _with(base: dict, **sections) -> dict:
-    return {key: {**value, **sections.get(key, {})} if isinstance(value, dict) else value
-            for key, value in base.items()}
-
-
-def _run(tmp_path, mapping: dict, engine: str | None = None):
-    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
-    path.write_text(yaml.safe_dump(mapping))
-    return run_scenario(path, engine=engine)
 
 
 def _modules(base: dict, *names: str) -> dict:
