@@ -44,6 +44,7 @@ from simulator.engine.gradient_sync import (
     element_bytes,
     embedding_sync_seconds,
     last_bucket_times,
+    overlapped_gather_seconds,
     overlapped_reduce_seconds,
     param_gather_exposed,
     stage_sm_shares,
@@ -164,16 +165,27 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
     bubble = max(0.0, pipe - float(busy.max()))  # round-off
     dp_exposed, sms, sync = _data_parallel(staged, finish, last_start, pipe)
-    if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels hide behind nothing
+    kernels = compute_seconds(ctx)
+    if kernels is not None:                          # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
     step = pipe + dp_exposed + fixed
     sharding = sharding_totals(ctx, staged.kind_sharded)
+    dp_time = float(sync.max()) + dp_sync_extra_seconds(ctx, kernels)
     if what_ifs.active(ctx):
-        return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, float(sync.max())),
+        return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, dp_time),
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
-    return _result(staged, step, pipe, (bubble, busy, work, breakdowns), float(sync.max()) + sharding[0],
+    return _result(staged, step, pipe, (bubble, busy, work, breakdowns), dp_time + sharding[0],
                    (dp_exposed, sharding[1]), fixed, sms)
+
+
+def dp_sync_extra_seconds(ctx: Context, kernels: list[float] | None = None) -> float:
+    """What the step's data-parallel time holds beside the gradient reductions (``sync``) and
+    ZeRO-3's traffic: the sharded optimizer's overlapped weight gathers
+    (:func:`~simulator.engine.gradient_sync.overlapped_gather_seconds`) and a gradient
+    compressor's kernels (``kernels``, per stage), so that ``dp_comm_s`` holds every part of
+    ``dp_comm_exposed_s`` but the compute NCCL's SMs slow (``dp_sm_slowdown_s``)."""
+    return overlapped_gather_seconds(ctx) + (max(kernels) if kernels else 0.0)
 
 
 def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray, pipe: float

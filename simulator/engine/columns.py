@@ -21,6 +21,7 @@ import numpy as np
 from simulator.engine import training_what_ifs as what_ifs
 from simulator.engine.analytical import (
     StagedStep,
+    dp_sync_extra_seconds,
     fixed_seconds,
     flops,
     gather_wait,
@@ -79,7 +80,7 @@ def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_star
 
 _NUMBERS = ("sync", "tail", "reduce", "shares", "wait", "gathers", "gather_shares", "fixed",
             "model_flops", "hardware_flops", "peak", "tokens", "gpus", "overlap", "tp", "cp", "ep",
-            "sharding_comm", "sharding_exposed", "amax")
+            "sharding_comm", "sharding_exposed", "amax", "dp_extra")
 """The per-step inputs :func:`_gather` gives as numbers (in its order), made columns."""
 
 
@@ -120,6 +121,7 @@ class _Inputs:
     sharding_comm: np.ndarray
     sharding_exposed: np.ndarray
     amax: np.ndarray
+    dp_extra: np.ndarray
 
 
 def _inputs(staged: Sequence[StagedStep]) -> _Inputs:
@@ -150,7 +152,8 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
                fixed_seconds(ctx, stages), model_flops, hardware_flops,
                ctx.compute.peak_flops, sc.training.global_batch * sc.model.seq_len * 1.0,
                ctx.layout.gpus, sc.parallelism.overlap_grad_reduce, first["tp_comm_s"],
-               first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"])
+               first["cp_comm_s"], first["ep_comm_s"], comm, exposed, first["amax_comm_s"],
+               dp_sync_extra_seconds(ctx))
     memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     return numbers, memory, ctx.compute.gpu.hbm_capacity_bytes
 
@@ -178,7 +181,7 @@ def _columns(x: _Inputs, finish: np.ndarray, last_start: np.ndarray) -> tuple[di
             "hardware_flops_per_gpu": x.hardware_flops / step / x.gpus,
             "mfu": x.model_flops / step / x.gpus / x.peak, "bubble_fraction": bubble / step,
             "comm_exposed_s": comm, "pipeline_s": pipe, "bubble_s": bubble,
-            "dp_comm_s": x.sync.max(axis=1) + x.sharding_comm, "dp_comm_exposed_s": dp_total,
+            "dp_comm_s": x.sync.max(axis=1) + x.dp_extra + x.sharding_comm, "dp_comm_exposed_s": dp_total,
             "optimizer_s": x.fixed, "exposed": exposed}
     return cols, work.max(axis=1)
 

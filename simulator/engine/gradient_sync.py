@@ -286,6 +286,21 @@ def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
                         stage_sm_shares(ctx), lag=lag)
 
 
+def overlapped_gather_seconds(ctx: Context) -> float:
+    """Seconds of the busiest stage's weight all-gathers per step under ``overlap_param_gather``
+    (ZeRO 1-2; 0 otherwise), hidden or not: ``v`` chunk gathers where they launch a chunk
+    ahead (:func:`chunk_gather_seconds`), else the first bucket and the rest
+    (:func:`first_param_bucket_time`, :func:`rest_gather_seconds`). What the step waits for of
+    them is :func:`param_gather_exposed`; this is their whole time, reported with the
+    gradient reductions as the step's data-parallel communication."""
+    if not _overlaps_param_gather(ctx):
+        return 0.0
+    chunk = chunk_gather_seconds(ctx)
+    if chunk is not None:
+        return float(chunk.max()) * ctx.scenario.parallelism.virtual_stages
+    return first_param_bucket_time(ctx) + float(rest_gather_seconds(ctx).max())
+
+
 def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
     """Per stage, seconds of one model chunk's weight all-gather where the stack launches
     them a chunk ahead (``param_gather_launch: chunk``, interleaved schedule with ``pp > 1``
