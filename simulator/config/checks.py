@@ -530,7 +530,7 @@ def _check_optimizer(scenario: Scenario) -> None:
     zero = scenario.parallelism.zero_stage
     dtype = scenario.training.dtype
     if scenario.training.optimizer.precision_aware and dtype not in (Dtype.BF16, Dtype.FP8):
-        raise ConfigError(f"training.optimizer.precision_aware with dtype {dtype.value} is not modelled: "
+        raise ConfigError(f"precision_aware with training.dtype {dtype.value} is not modelled: "
                           "Megatron-Core's precision-aware optimizer keeps master weights for bf16 (and "
                           "fp8) parameters; use dtype bf16 or fp8", key="training.optimizer")
     if scenario.training.optimizer.muon and zero > 1:

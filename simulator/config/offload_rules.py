@@ -23,11 +23,12 @@ def check_cpu_offload(scenario: Scenario) -> None:
         return
     layers = scenario.model.layers
     if n >= layers:
-        raise ConfigError(f"{KEY} {n} must be less than model.layers ({layers}): Megatron-Core keeps at "
+        raise ConfigError(f"{n} must be less than model.layers ({layers}): Megatron-Core keeps at "
                           "least the last layer's activations on the GPU", key=KEY)
     if par.pp > 1:
-        raise ConfigError(f"{KEY} needs pp 1 (got {par.pp}): Megatron-Core has no activation offloading "
-                          "with pipeline parallelism", key=KEY)
+        raise ConfigError(f"activation offloading needs pp 1 (got {par.pp}): Megatron-Core has no "
+                          "activation offloading with pipeline parallelism", key=KEY)
     if par.recompute != Recompute.NONE:
-        raise ConfigError(f"{KEY} needs parallelism.recompute none (got {par.recompute.value}): "
-                          "Megatron-Core does not offload activations that are recomputed", key=KEY)
+        raise ConfigError(f"activation offloading needs parallelism.recompute none (got "
+                          f"{par.recompute.value}): Megatron-Core does not offload activations that are "
+                          "recomputed", key=KEY)
