@@ -112,6 +112,24 @@ def test_offloaded_bytes_beyond_the_hosts_memory_are_warned_about(tmp_path):
                  parallelism={"cpu_offload_layers": 40})
     fits = _run(tmp_path, base)
     over = _run(tmp_path, _with(base, parallelism={"cpu_offload_layers": 79}))
-    assert not any("host memory" in w for w in fits.warnings)
+    assert not any("does not fit in host memory" in w for w in fits.warnings)
     assert any("does not fit in host memory" in w and "cpu_offload_layers" in w for w in over.warnings)
     assert over.stages[0].offload_host_bytes == pytest.approx(79 / 40 * fits.stages[0].offload_host_bytes)
+
+
+def test_a_step_that_does_not_fit_names_the_offload_that_would(tmp_path):
+    """Llama 3 70B under Megatron FSDP on 64 GB200 at micro batch 2 without offloading does not
+    fit; the warning names the fewest offloaded layers that do, and that count fits while one
+    fewer does not."""
+    cluster = {"node": "gb200-nvl72", "nodes": 1, "gpus_per_node": 64,
+               "fabric": {"topology": "fat-tree", "link": "ib-ndr"}}
+    base = _with(LLAMA, cluster=cluster, model={"preset": "llama3-70b"},
+                 training={"global_batch": 128, "micro_batch": 2}, parallelism={"cpu_offload_layers": 0})
+    hint = [w for w in _run(tmp_path, base).warnings if "cpu_offload_layers:" in w]
+    assert len(hint) == 1
+    needed = int(hint[0].split("cpu_offload_layers: ")[1].split(";")[0])
+    assert 0 < needed < 78
+    fits = _run(tmp_path, _with(base, parallelism={"cpu_offload_layers": needed}))
+    short = _run(tmp_path, _with(base, parallelism={"cpu_offload_layers": needed - 1}))
+    assert fits.fits_in_memory and not short.fits_in_memory
+    assert not any("cpu_offload_layers:" in w for w in fits.warnings)

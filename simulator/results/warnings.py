@@ -16,17 +16,24 @@ names the key or the number behind it:
   the virtual stages; without it, uneven stages need ``--decoder-first/last-pipeline-num-layers``);
 - a key that has no effect (sequence parallelism with tp 1; a recompute module the model has
   nothing for);
+- a step that does not fit but would with some layers' activations offloaded: how many
+  (:func:`offload_hints`);
 - offloaded activations that need more host memory per GPU than the node's
   ``host_memory.capacity_GB`` gives each of its GPUs (:func:`host_memory_warnings`).
 """
 
 from __future__ import annotations
 
+import math
+
+from simulator.config.hybrid import Block
+from simulator.config.loader import scenario_stack
 from simulator.config.recompute_rules import idle_module_warnings
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import NoiseConfig, Recompute, Scenario, Schedule, SimulateConfig
 from simulator.results.step import StepResult
 from simulator.units import format_bytes
+from simulator.workload.memory import offloaded_layer_bytes
 
 DES_ONLY_SIMULATE = ("fidelity", "contention", "steps", "seed")
 ENGINE_NEUTRAL_NOISE = ("links",)
@@ -39,7 +46,8 @@ def result_warnings(scenario: Scenario, result: StepResult, engine: str,
     """Every warning that applies to ``result`` of ``scenario`` run by ``engine``
     (``"analytical"`` or ``"des"``) on the cluster ``hw`` (None: no host memory check), in a
     fixed order."""
-    found = memory_warnings(result) + (host_memory_warnings(result, hw) if hw is not None else [])
+    found = memory_warnings(result) + offload_hints(scenario, result)
+    found += host_memory_warnings(result, hw) if hw is not None else []
     if engine == "analytical":
         found += des_only_warnings(scenario)
     else:
@@ -60,6 +68,26 @@ def memory_warnings(result: StepResult) -> list[str]:
         part = max(worst.memory, key=worst.memory.get)
         text += f"; {part} ({format_bytes(worst.memory[part])}) is the largest part"
     return [text]
+
+
+def offload_hints(scenario: Scenario, result: StepResult) -> list[str]:
+    """Where a step that does not fit could under activation offloading (pp 1, no recompute, a
+    transformer model: Megatron-Core's rules), the fewest offloaded layers that bring it under
+    the GPU's memory, leaving two layers' sets on the GPU for the copies to overlap
+    (:mod:`simulator.cost.activation_offload`): ``n + ceil(over / a)`` with ``a`` one layer's
+    kept activations."""
+    par, model = scenario.parallelism, scenario.model
+    mixed = model.hybrid_pattern or model.block != Block.FULL or model.first_dense_layers or model.mtp_layers
+    if result.fits_in_memory or par.pp > 1 or par.recompute != Recompute.NONE or mixed:
+        return []                       # (layers of several kinds: no one layer's bytes)
+    layer = offloaded_layer_bytes(model, scenario.training, par, scenario_stack(scenario))
+    over = result.memory_per_gpu_bytes - result.memory_capacity_bytes
+    needed = par.cpu_offload_layers + math.ceil(over / layer) if layer > 0 else model.layers
+    if needed > model.layers - 2:
+        return []
+    return [f"offloading the activations of {needed} layers to host memory "
+            f"(parallelism.cpu_offload_layers: {needed}; {format_bytes(layer)} each) would bring it "
+            "under the GPU's memory"]
 
 
 def host_memory_warnings(result: StepResult, hw: ResolvedCluster) -> list[str]:
