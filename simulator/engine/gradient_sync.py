@@ -279,8 +279,7 @@ def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
     pipeline clocks' inputs (per stage, seconds of one microbatch)."""
     gather, par = chunk_gather_seconds(ctx), ctx.scenario.parallelism
     if gather is None:
-        return memoised(ctx, ("first-bucket", ctx.layout, par.zero_stage),
-                        lambda: first_param_bucket_time(ctx))
+        return _first_bucket(ctx)
     held, lag = send_split(ctx, p2p)
     return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, held, gather,
                         stage_sm_shares(ctx), lag=lag)
@@ -298,7 +297,13 @@ def overlapped_gather_seconds(ctx: Context) -> float:
     chunk = chunk_gather_seconds(ctx)
     if chunk is not None:
         return float(chunk.max()) * ctx.scenario.parallelism.virtual_stages
-    return first_param_bucket_time(ctx) + float(rest_gather_seconds(ctx).max())
+    return _first_bucket(ctx) + float(rest_gather_seconds(ctx).max())
+
+
+def _first_bucket(ctx: Context) -> float:
+    """:func:`first_param_bucket_time`, memoised by the layout and ZeRO stage."""
+    return memoised(ctx, ("first-bucket", ctx.layout, ctx.scenario.parallelism.zero_stage),
+                    lambda: first_param_bucket_time(ctx))
 
 
 def chunk_gather_seconds(ctx: Context) -> np.ndarray | None:
