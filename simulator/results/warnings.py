@@ -32,7 +32,7 @@ from simulator.config.recompute_rules import idle_module_warnings
 from simulator.config.resolved import ResolvedCluster
 from simulator.config.scenario import NoiseConfig, Recompute, Scenario, Schedule, SimulateConfig
 from simulator.results.step import StepResult
-from simulator.units import format_bytes
+from simulator.units import GB, format_bytes
 from simulator.workload.memory import offloaded_layer_bytes
 
 DES_ONLY_SIMULATE = ("fidelity", "contention", "steps", "seed")
@@ -97,7 +97,7 @@ def host_memory_warnings(result: StepResult, hw: ResolvedCluster) -> list[str]:
     needed = max((s.offload_host_bytes for s in result.stages), default=0.0)
     if not needed or spec is None or spec.capacity_GB is None:
         return []
-    per_gpu = spec.capacity_GB * 1e9 * hw.node.pcie.sockets / hw.node.gpus
+    per_gpu = spec.capacity_GB * GB * hw.node.pcie.sockets / hw.node.gpus
     if needed <= per_gpu:
         return []
     return [f"does not fit in host memory: the offloaded activations need {format_bytes(needed)} per GPU, "

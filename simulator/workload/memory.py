@@ -788,9 +788,7 @@ def _what_if(model, training, par, layers, first, last, dp, params,
     reduced over ``dp`` ranks (data- and context-parallel); () without."""
     if (training.gradient_compression is None and training.sync_every == 1) or dp == 1:
         return ()
-    if stack is None:
-        stack = training.stack if isinstance(training.stack, StackProfile) else HardwareLibrary().stack(
-            training.stack or DEFAULT_STACK)
+    stack = stack or _stack_of(training)
     g = float(stack.data_parallel.grad_reduce_dtype.nbytes(Dtype(training.dtype)))
     return what_if_buffers(model, training, par, layers, first, last, dp, params, g,
                            stack.data_parallel.bucket_bytes)
