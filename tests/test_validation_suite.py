@@ -688,7 +688,10 @@ ACHIEVED = {
     # eager expert bias (expert_parallel.fp8_padding, model.expert_bias): was 28.2% / 64.1%.
     # 23.4% / 56.9% with the table's Kimi K2 row (row 16, 256 GB300, MXFP8, the Muon optimizer:
     # training.optimizer, scored once on 2026-11-30): +2.8% (+5.7% priced with Adam's step).
-    "megatron_bridge_2604_moe": (0.262, 0.630),
+    # 21.4% / 56.9% once Blackwell's Mamba-2 scan products ran at the scan_product_fraction derived
+    # from state-spaces/mamba#904 (2026-12-01; validation/mamba2_gpus.csv): Nemotron 3 Nano +4.5% to
+    # +14.5% (was +19.6% to +30.4%), Super +7.2% to +45.5% (was +16.3% to +63.0%); was 26.2% / 63.0%.
+    "megatron_bridge_2604_moe": (0.214, 0.569),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -776,7 +779,10 @@ ACHIEVED = {
     # +31.6% -> +21.8%.
     # 9.2% / 26.9% with the flex dispatcher's own permutations and the 30B H100 recipe's HybridEP
     # permute fusion stated (2026-11-30): that row +26.9%, the weak-scaling points +1.1..+3.0%.
-    "megatron_bridge_cards": (0.098, 0.305),
+    # 9.5% / 26.9% with Blackwell's Mamba-2 scan products at the scan_product_fraction from
+    # state-spaces/mamba#904 (2026-12-01): Nemotron 3 Super on 64 GB200 +30.5% -> +19.2%, Nemotron
+    # 3.5 Lightning on 8 GB200 (26.08.rc2) -1.9% -> -10.2%; was 9.8% / 30.5%.
+    "megatron_bridge_cards": (0.095, 0.269),
 }
 
 

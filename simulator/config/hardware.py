@@ -139,6 +139,12 @@ class ComputeEfficiency(BaseModel):
     kernel's, measured by the kernel's vendor at those sequence lengths (interpolated in log2 of
     the sequence between rows, the end rows' values beyond them); kernels not listed are not
     priced (``kernels.fp8_attention`` is then refused)."""
+    scan_product_fraction: Fraction | None = None
+    """Fraction of the 16-bit dense peak the chunked scan's batched matrix products reach (the
+    Mamba-2 mixer's Triton kernels, :mod:`simulator.workload.mamba_mixer`), before the tile,
+    wave and K effects every GEMM pays; None: ``gemm_peak_fraction`` (priced as the cuBLAS
+    GEMMs of their shapes). Set where a measurement shows those kernels short of the GEMM
+    library's rate (Blackwell: docs/research/gpu_kernel_efficiency.md)."""
     attention_tile_overhead: Annotated[float, Field(gt=0.0, le=64.0, allow_inf_nan=False)] = 1.5
     """Per query tile of fused attention, the prologue and epilogue in key tiles of main-loop
     work (``c`` of :func:`simulator.cost.compute.causal_tile_efficiency`); it sets how fast
@@ -149,6 +155,10 @@ class ComputeEfficiency(BaseModel):
     @property
     def fp8_fraction(self) -> float:
         return self.fp8_gemm_peak_fraction or self.gemm_peak_fraction
+
+    @property
+    def scan_fraction(self) -> float:
+        return self.scan_product_fraction or self.gemm_peak_fraction
 
     def attention_fraction(self, backward: bool, kernel: str = "default") -> float:
         """Fraction of the 16-bit peak the ``kernel`` implementation of fused attention reaches."""

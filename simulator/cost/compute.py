@@ -80,19 +80,21 @@ class ComputeModel:
     def overhead_s(self) -> float:
         return self.gpu.compute.kernel_overhead_us * US
 
-    def gemm_efficiency(self, m, n, k, batch=1, fp8=False) -> np.ndarray:
-        """Fraction of peak for GEMMs of shape (m, n, k) x batch (arrays broadcast)."""
+    def gemm_efficiency(self, m, n, k, batch=1, fp8=False, scan=False) -> np.ndarray:
+        """Fraction of peak for GEMMs of shape (m, n, k) x batch (arrays broadcast); ``scan``
+        GEMMs (a mask) are a chunked scan's products, at the GPU's ``scan_product_fraction``."""
         c = self.gpu.compute
         k = np.asarray(k, dtype=np.float64)
         fill, _ = tile_and_wave_fill(m, n, batch, c.gemm_tile, self.gpu.sm_count)
         low = c.fp4_gemm_peak_fraction if self.fp4 and c.fp4_gemm_peak_fraction else c.fp8_fraction
-        fraction = np.where(fp8, low, c.gemm_peak_fraction)
+        fraction = np.where(fp8, low, np.where(scan, c.scan_fraction, c.gemm_peak_fraction))
         k_overhead = c.gemm_k_overhead * np.where(fp8, self._fp8_speedup, 1.0)
         return fraction * fill * k / (k + k_overhead)
 
-    def gemm_time(self, m, n, k, batch=1, linear=False) -> np.ndarray:
+    def gemm_time(self, m, n, k, batch=1, linear=False, scan=False) -> np.ndarray:
         """Seconds for GEMMs (m, n, k) x batch: 2 m n k batch / (peak * clock * efficiency)
-        + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under fp8 training.
+        + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under fp8 training, ``scan``
+        GEMMs (a mask: a chunked scan's products) at the GPU's ``scan_product_fraction``.
 
         A batched linear GEMM is a GPU's local experts; with ``expert_streams`` ``s > 0`` they
         run one GEMM per expert, round-robin on ``s`` streams (TransformerEngine
@@ -110,7 +112,7 @@ class ComputeModel:
             experts = linear & (batch > 1)
             rounds = np.where(experts, np.ceil(batch / self.expert_streams), 1.0)
             in_flight = np.where(experts, np.minimum(batch, self.expert_streams), batch)
-        return flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8)) + rounds * self.overhead_s
+        return flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8, scan)) + rounds * self.overhead_s
 
     def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:
         """Seconds for fused attention of ``flops`` of kernels of ``shape``:

@@ -81,7 +81,7 @@ def _gemm_times(compute: ComputeModel, kernels: Kernels) -> np.ndarray:
     g = kernels.gemms
     if not len(g):
         return np.zeros(0)
-    return compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], kernels.linear_mask)
+    return compute.gemm_time(g[:, 0], g[:, 1], g[:, 2], g[:, 3], kernels.linear_mask, kernels.scan_mask)
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,9 @@ class Kernels:
     rerun: np.ndarray | None = None
     """GEMMs the backward runs besides each GEMM's two gradients (a fused kernel's recomputed
     products: :func:`~simulator.workload.mamba_mixer.backward_rerun_gemms`); None: none."""
+    scan: np.ndarray | None = None
+    """Which GEMMs are a chunked scan's products (the Mamba-2 mixer's Triton kernels, priced at
+    the GPU's ``scan_product_fraction``); None: none. The reruns are scan products too."""
 
     @property
     def flops(self) -> float:
@@ -204,6 +207,10 @@ class Kernels:
     def linear_mask(self) -> np.ndarray:
         return np.zeros(len(self.gemms), bool) if self.linear is None else self.linear
 
+    @property
+    def scan_mask(self) -> np.ndarray:
+        return np.zeros(len(self.gemms), bool) if self.scan is None else self.scan
+
     def backward(self) -> Kernels:
         """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, twice the memory traffic."""
         m, n, k, batch = self.gemms.T
@@ -212,9 +219,10 @@ class Kernels:
         mask = self.linear_mask
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
+        scan = None if self.scan is None else np.concatenate([self.scan] * 2 + [np.ones(len(rerun), bool)])
         return Kernels(np.concatenate([dgrad, wgrad, rerun]), np.concatenate([self.memory_bytes] * 2),
                        np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
-                       True, self.attention_shape)
+                       True, self.attention_shape, scan=scan)
 
 
 FLASH_BACKWARD_RATIO = 2.5
@@ -231,9 +239,10 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     attention = _attention_shape(shape)
     mamba = shape.model.mamba if shape.model.block == Block.MAMBA else None
     rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
+    linear = np.array(linear, dtype=bool)
     return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), _memory_bytes(shape, expert_load),
-                   np.array(linear, dtype=bool), _flash_flops(shape, attention), attention_shape=attention,
-                   rerun=rerun)
+                   linear, _flash_flops(shape, attention), attention_shape=attention,
+                   rerun=rerun, scan=None if mamba is None else ~linear)
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
