@@ -116,3 +116,23 @@ def test_fsdp_with_fp8_parameters_keeps_every_memory_part_positive(tmp_path):
     before, after = (run_scenario(p).stages[0].memory for p in (path, variant))
     assert all(value >= 0 for value in after.values())
     assert 0 < after["weights"] < before["weights"]
+
+
+def test_sharded_fp8_expert_parameters_save_their_own_shard(tmp_path):
+    """Mixtral 8x7B under ZeRO-3 on 64 GPUs with ep 8: the dense weights are sharded over 64
+    ranks, the experts over their expert-data-parallel 8 (``expert_shard_size``), so fp8
+    parameters save ``E_dense / 64 + E_expert / 8`` bytes (``(2 - 1)`` B per element, no cache);
+    the router and norm weights, counted with the dense ones, are 0.003% of the saving."""
+    data = yaml.safe_load((PRIMUS / "mixtral-8x7b-64gpu-bf16.yaml").read_text())
+    data["training"]["dtype"] = "fp8"
+    data["parallelism"].update(zero_stage=3, recompute="full")
+    weights = []
+    for fp8_params in (False, True):
+        data["training"]["stack"]["kernels"] = {"fp8_weight_cache": "none", "fp8_params": fp8_params}
+        path = tmp_path / f"mixtral-{fp8_params}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        weights.append(run_scenario(path).stages[0].memory["weights"])
+    layers, h, f = 32, 4096, 14336
+    attention = layers * (2 * h * 32 * 128 + 2 * h * 8 * 128)
+    one_expert_per_gpu = layers * 3 * h * f
+    assert weights[0] - weights[1] == pytest.approx(attention / 64 + one_expert_per_gpu / 8, rel=1e-4)

@@ -582,9 +582,13 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
         pipe = (("pipeline_buffers", peak.buffers),)
     cache, lighter = 0.0, 0.0
     if training.dtype == Dtype.FP8:
-        elements = _linear_elements(model, par, layers_on_stage, mix, pattern)
-        cache, lighter = fp8_weight_memory(elements, training.dtype, stack, par.zero_stage, gpu,
-                                           shard_group_size(par, dp))
+        shard = shard_group_size(par, dp)
+        shards = (shard, expert_shard_size(par, shard))
+        for elements, group in zip(_linear_elements(model, par, layers_on_stage, mix, pattern), shards,
+                                   strict=True):
+            part_cache, part_lighter = fp8_weight_memory(elements, training.dtype, stack, par.zero_stage,
+                                                         gpu, group)
+            cache, lighter = cache + part_cache, lighter + part_lighter
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp * par.cp, dense + expert, stack)
@@ -623,17 +627,19 @@ def _hybrid_activations(model: ModelConfig, training: TrainingConfig, par: Paral
 
 
 def _linear_elements(model: ModelConfig, par: ParallelismConfig, layers_on_stage: int,
-                     mix: tuple[int, int], pattern: str = "") -> float:
-    """Linear weight elements of a stage's layers on one GPU, split by tensor and expert
-    parallelism only (:func:`stage_parameters` without the embedding and output layer, plus
-    each multi-token prediction layer's block and projection); what fp8 linears cast."""
+                     mix: tuple[int, int], pattern: str = "") -> tuple[float, float]:
+    """(dense, expert) linear weight elements of a stage's layers on one GPU, split by tensor and
+    expert parallelism only (:func:`stage_parameters` without the embedding and output layer,
+    plus each multi-token prediction layer's block and projection); what fp8 linears cast. The
+    two are sharded over different ZeRO-3 groups (:func:`expert_shard_size`)."""
     if pattern:                        # the prediction depths' layers and projections in the pattern's
-        return sum(_hybrid_parameters(model, par, pattern, mix[1]))
+        return _hybrid_parameters(model, par, pattern, mix[1])
     dense, expert = stage_parameters(model, par, layers_on_stage, False, False, mix[0], 0)
     if mix[1]:
-        one = sum(stage_parameters(model, par, 1, False, False, 0, 0))
-        dense += mix[1] * (one + mtp_extra_parameters(model) / par.tp)
-    return dense + expert
+        one_dense, one_expert = stage_parameters(model, par, 1, False, False, 0, 0)
+        dense += mix[1] * (one_dense + mtp_extra_parameters(model) / par.tp)
+        expert += mix[1] * one_expert
+    return dense, expert
 
 
 def _activation_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
