@@ -2,11 +2,12 @@
 step grows from a curve's smallest GPU count to its largest, measured and predicted.
 
 A curve is the rows whose scenario files differ only in the GPU count
-(``<name>-<N>gpu-<rest>.yaml``) and that run the same model at the same batch per
-data-parallel rank (rows described as a model's proxy, with fewer layers, are left out). The
-throughput per GPU is then proportional to one over the step time, so the step's growth from
-the first point to the last is ``throughput_first / throughput_last - 1``, whichever FLOP count
-the set uses. A weak-scaling curve measured flat and predicted flat reads 0 and 0.
+(``<name>-<N>gpu-<rest>.yaml``; rows described as a model's proxy, with fewer layers, are left
+out). Its figure is ``throughput_first / throughput_last - 1`` (throughput per GPU, whichever
+FLOP count the set uses): on a weak-scaling curve (the same batch per data-parallel rank) the
+step's growth from the first point to the last, on a curve at a fixed global batch (MLPerf
+v6.0's DeepSeek-V3 on GB200) the throughput per GPU lost. A curve measured flat and predicted
+flat reads 0 and 0.
 
 The scored prediction has no noise. Beside it, :func:`jitter_growth` gives the growth with
 per-worker, per-step lognormal jitter at the levels clustersim derives from ByteDance's
@@ -120,8 +121,9 @@ def curves_table(rows: pd.DataFrame, root: Path) -> str:
         return ""
     jitter = jitter_growth(curves, root, [TRACES[name].sigma for name in JITTER_TRACES])
     sigmas = " / ".join(f"{name} {TRACES[name].sigma:.2%}" for name in JITTER_TRACES)
-    lines = ["Scaling curves: the step's growth from the first GPU count to the last at a fixed batch "
-             "per data-parallel rank; the last column is a what-if with per-worker, per-step lognormal "
+    lines = ["Scaling curves: the throughput per GPU at the first GPU count over that at the last, minus 1 "
+             "(the step's growth where the batch per data-parallel rank is fixed; a curve at a fixed "
+             "global batch loses it as well); the last column is a what-if with per-worker, per-step lognormal "
              f"jitter at the levels derived from ByteDance's traces ({sigmas}; "
              f"{JITTER_STEPS} steps, mean):", "",
              "| curve | GPUs | measured step growth | predicted step growth (no noise) | "

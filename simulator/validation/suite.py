@@ -120,6 +120,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
 - ``flagperf_megatron``: the same suite's Megatron-Core 0.6 Llama 3 at a batch of 512 x 8,192:
   the 8B in five layouts on one DGX A800 (tp, pp and dp from 1 to 8) and at tp 2 on 8 and 16 H100
   in BF16 and FP8, the 70B on 64 H100 (validation/flagperf_megatron.csv), tokens/s per GPU.
+- ``mlperf_v60``: MLPerf Training v6.0 (NeMo / Megatron-Bridge 26.04, MXFP8 and NVFP4): DeepSeek-V3
+  671B on 256 and 512 GB300 and on 256 to 8,192 GB200 (NVIDIA, Google), Llama 3.1 405B on 2,048
+  GB300 in NVFP4 (validation/mlperf_v60.csv), tokens/s per GPU from the logged step times.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -741,6 +744,11 @@ SETS: dict[str, ValidationSet] = {
         "FlagPerf Megatron-Core 0.6, Llama 3 8B and 70B on 8 A800 and 8-64 H100 "
         "(FlagOpen/FlagPerf @ 1b5a0303)",
         "flagperf_megatron.csv"),
+    "mlperf_v60": _step_entry(
+        "mlperf_v60",
+        "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300 and Llama 3.1 405B on "
+        "2,048 GB300 (Richardyu114/training_results_v6.0 @ eabf23a0, a fork of "
+        "mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
