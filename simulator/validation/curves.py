@@ -121,9 +121,10 @@ def curves_table(rows: pd.DataFrame, root: Path) -> str:
         return ""
     jitter = jitter_growth(curves, root, [TRACES[name].sigma for name in JITTER_TRACES])
     sigmas = " / ".join(f"{name} {TRACES[name].sigma:.2%}" for name in JITTER_TRACES)
-    lines = ["Scaling curves: the throughput per GPU at the first GPU count over that at the last, minus 1 "
-             "(the step's growth where the batch per data-parallel rank is fixed; a curve at a fixed "
-             "global batch loses it as well); the last column is a what-if with per-worker, per-step lognormal "
+    lines = ["Scaling curves: the throughput per GPU at the first GPU count over that at the last, "
+             "minus 1 (at a fixed batch per data-parallel rank the step's growth, at a fixed global "
+             "batch the throughput per GPU lost); the last column is a what-if with per-worker, per-step "
+             "lognormal "
              f"jitter at the levels derived from ByteDance's traces ({sigmas}; "
              f"{JITTER_STEPS} steps, mean):", "",
              "| curve | GPUs | measured step growth | predicted step growth (no noise) | "
