@@ -122,7 +122,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   in BF16 and FP8, the 70B on 64 H100 (validation/flagperf_megatron.csv), tokens/s per GPU.
 - ``mlperf_v60``: MLPerf Training v6.0 (NeMo / Megatron-Bridge 26.04, MXFP8 and NVFP4): DeepSeek-V3
   671B on 256 and 512 GB300 and on 256 to 8,192 GB200 (NVIDIA, Google), Llama 3.1 405B on 2,048
-  GB300 in NVFP4 (validation/mlperf_v60.csv), tokens/s per GPU from the logged step times.
+  GB300 in NVFP4, Llama 3.1 8B on 16 H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
+  tokens/s per GPU from the logged step times.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -746,8 +747,8 @@ SETS: dict[str, ValidationSet] = {
         "flagperf_megatron.csv"),
     "mlperf_v60": _step_entry(
         "mlperf_v60",
-        "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300 and Llama 3.1 405B on "
-        "2,048 GB300 (Richardyu114/training_results_v6.0 @ eabf23a0, a fork of "
+        "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300, Llama 3.1 405B on "
+        "2,048 GB300 and 8B on 16 H200 and 128 H100 (Richardyu114/training_results_v6.0 @ eabf23a0, a fork of "
         "mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
