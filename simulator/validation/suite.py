@@ -748,8 +748,8 @@ SETS: dict[str, ValidationSet] = {
     "mlperf_v60": _step_entry(
         "mlperf_v60",
         "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300, Llama 3.1 405B on "
-        "2,048 GB300 and 8B on 16 H200 and 128 H100 (Richardyu114/training_results_v6.0 @ eabf23a0, a fork of "
-        "mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
+        "2,048 GB300 and 8B on 16 H200 and 128 H100 (Richardyu114/training_results_v6.0 @ eabf23a0, "
+        "a fork of mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",
