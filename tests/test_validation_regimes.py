@@ -138,6 +138,6 @@ def test_weak_scaling_prints_the_curves_note_and_strong_does_not(capsys):
     scenario = str(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
     assert main(["scale", scenario, "--gpus", "64,128", "--weak"]) == 0
     lines = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
-    assert len(lines) == 1 and "published weak-scaling curves" in lines[0]
+    assert len(lines) == 1 and "published scaling curves" in lines[0]
     assert main(["scale", scenario, "--gpus", "64,128"]) == 0
     assert "validation: " not in capsys.readouterr().out

@@ -77,7 +77,7 @@ def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, engine: str 
 
 
 def _scaling_note() -> str | None:
-    """How much faster published weak-scaling curves fell than predicted
+    """How much faster published scaling curves fell than predicted
     (:func:`simulator.validation.regimes.scaling_note`)."""
     from simulator.validation.regimes import ROW_ERRORS, read_row_errors, scaling_note
 

@@ -119,11 +119,11 @@ def read_row_errors(path: Path = ROW_ERRORS) -> pd.DataFrame:
 
 
 def curve_excess(table: pd.DataFrame) -> pd.DataFrame:
-    """Per weak-scaling curve of :func:`row_errors` with two points or more: ``first`` and
-    ``last`` GPU counts and ``per_doubling``, how much more the measured step grew than the
-    predicted one per doubling of the GPUs: ``((1 + e_last) / (1 + e_first))^(1 / log2(last /
-    first)) - 1`` with ``e`` the points' errors (predicted / measured - 1 of a throughput per
-    GPU, so ``(1 + e_last) / (1 + e_first)`` is the measured step's growth over the predicted)."""
+    """Per scaling curve of :func:`row_errors` with two points or more: ``first`` and ``last``
+    GPU counts and ``per_doubling``, how much more the measured throughput per GPU fell than the
+    predicted one per doubling of the GPUs (on a weak-scaling curve, how much more the step
+    grew): ``((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1`` with ``e`` the
+    points' errors (predicted / measured - 1 of a throughput per GPU)."""
     out = []
     for curve, points in table[table["curve"] != ""].groupby("curve", sort=True):
         if len(points) < 2:
@@ -144,9 +144,9 @@ def scaling_note(table: pd.DataFrame) -> str | None:
         return None
     per = curves["per_doubling"]
     lean = "faster" if per.median() > 0 else "slower"
-    return (f"on {len(curves)} published weak-scaling curves ({curves['first'].min():,} to "
-            f"{curves['last'].max():,} GPUs) the measured step grew a median {per.median():+.1%} "
-            f"per doubling of the GPUs beyond the predicted growth (middle half "
+    return (f"on {len(curves)} published scaling curves ({curves['first'].min():,} to "
+            f"{curves['last'].max():,} GPUs) the measured throughput per GPU fell a median "
+            f"{per.median():+.1%} per doubling of the GPUs beyond the predicted fall (middle half "
             f"{per.quantile(0.25):+.1%} to {per.quantile(0.75):+.1%}): the measured curves fell "
             f"{lean} than predicted (docs/validation.md)")
 
