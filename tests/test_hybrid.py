@@ -73,6 +73,19 @@ def test_scan_flops_are_the_kernels_counts():
         assert bwd.flops - linear == pytest.approx(expected, rel=1e-12)
 
 
+def test_scan_mask_marks_exactly_the_scan_products():
+    """Forward and backward, the GEMMs priced at a GPU's ``scan_product_fraction`` are the scan's
+    products (every non-linear GEMM of a Mamba layer, the backward's reruns included) and carry
+    the whole scan FLOP count above; an attention layer has none."""
+    for tp in (1, 2):
+        fwd = layer_forward(_mamba_layer(tp))
+        for kernels in (fwd, fwd.backward()):
+            assert len(kernels.scan_mask) == len(kernels.gemms)
+            assert np.array_equal(kernels.scan_mask, ~kernels.linear_mask)
+    attention = layer_forward(LayerShape(NANO.sublayer_model("*"), 2, tp=1))
+    assert not attention.scan_mask.any() and not attention.backward().scan_mask.any()
+
+
 def test_projection_flops_and_no_attention():
     """in_proj ``2 T h (2d + 2GN + H) / t`` and out_proj ``2 T d h / t``; no attention kernel."""
     shape = _mamba_layer(2)
