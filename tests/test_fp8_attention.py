@@ -81,6 +81,31 @@ def test_the_recipe_follows_the_linears_and_qwen3_widths_slow_on_a_b300():
     assert _step(on) > _step(off)
 
 
+@pytest.mark.parametrize("scaling, recipe", [("nvfp4", "mxfp8"), ("nvfp4", "per_tensor"),
+                                             ("mxfp8", "per_tensor"), ("dynamic", "mxfp8")])
+def test_a_named_recipe_overrides_the_linears(scaling, recipe):
+    """``kernels.fp8_attention_recipe`` (TransformerEngine's ``NVTE_DPA_FP8_RECIPE``) sets the
+    attention's recipe whatever the linears run, NVFP4 included (TE's recipe table: "NVFP4
+    linear, MXFP8 attention"), and the attention is then priced as under linears of that recipe:
+    the same attention seconds per layer."""
+    named = _scenario(scaling=scaling)
+    named["training"]["stack"]["kernels"]["fp8_attention_recipe"] = recipe
+    alike = _scenario(scaling="mxfp8" if recipe == "mxfp8" else "dynamic")
+    ctx, twin = _context(named), _context(alike)
+    assert ctx.compute.fp8_attention == recipe
+    stage, twin_stage = (simulate_step(c.scenario, c.collectives).stages[0] for c in (ctx, twin))
+    assert stage.attention_forward_s == pytest.approx(twin_stage.attention_forward_s, rel=1e-12)
+    assert stage.attention_backward_s == pytest.approx(twin_stage.attention_backward_s, rel=1e-12)
+
+
+def test_a_recipe_without_fp8_attention_is_refused():
+    data = _scenario(fp8_attention=False)
+    data["training"]["stack"]["kernels"]["fp8_attention_recipe"] = "mxfp8"
+    with pytest.raises(ConfigError) as caught:
+        _context(data)
+    assert caught.value.key == "training.stack.kernels.fp8_attention_recipe"
+
+
 def test_a_dense_hopper_model_at_measured_widths_is_accepted():
     data = _scenario(preset="llama3-8b", node="dgx-h100", scaling="delayed")
     data["parallelism"] = {"dp": 8}
@@ -89,7 +114,7 @@ def test_a_dense_hopper_model_at_measured_widths_is_accepted():
 
 @pytest.mark.parametrize("change, words", [
     ({"dtype": "bf16"}, "fp8 training"),
-    ({"scaling": "nvfp4"}, "NVFP4"),
+    ({"scaling": "nvfp4"}, "fp8_attention_recipe"),
     ({"attention_window": 128, "full_attention_every": 2}, "128/128@128"),   # no window run at 128/128
     ({"preset": "gpt-oss-120b", "node": "dgx-h100", "scaling": "delayed"}, "64/64"),  # none on Hopper
     ({"preset": "gpt-oss-120b", "cp": 2}, "context parallelism"),

@@ -23,6 +23,7 @@ from simulator.config.scenario import (
 from simulator.config.stack import (
     CpRing,
     EpDispatcher,
+    Fp8AttentionScaling,
     Fp8Scaling,
     ReduceDtype,
     StackProfile,
@@ -295,14 +296,20 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
     kernel the model runs, the causal one and, with ``model.attention_window``, the
     sliding-window one of that window (which is measured without context parallelism only)."""
     stack = scenario.training.stack
-    if not isinstance(stack, StackProfile) or not stack.kernels.fp8_attention:
+    if not isinstance(stack, StackProfile):
+        return
+    if not stack.kernels.fp8_attention:
+        if stack.kernels.fp8_attention_recipe != Fp8AttentionScaling.AUTO:
+            raise ConfigError("names a recipe for fp8 attention, which is off; set "
+                              "training.stack.kernels.fp8_attention: true or remove the recipe",
+                              key="training.stack.kernels.fp8_attention_recipe")
         return
     key, model = "training.stack.kernels.fp8_attention", scenario.model
     recipe = fp8_attention_recipe(scenario.training.dtype, stack.kernels)
     if recipe is None:
-        raise ConfigError("fp8 attention needs fp8 training with per-tensor (delayed, dynamic) or "
-                          "MXFP8 scales; under NVFP4 its recipe is an environment variable; set it "
-                          "false", key=key)
+        raise ConfigError("fp8 attention needs fp8 training; under NVFP4 name its recipe with "
+                          "training.stack.kernels.fp8_attention_recipe (mxfp8 or per_tensor: "
+                          "TransformerEngine's NVTE_DPA_FP8_RECIPE) or set it false", key=key)
     if model.attention_window is not None and scenario.parallelism.cp > 1:
         raise ConfigError("fp8 attention over sliding windows with context parallelism is not priced "
                           "(cuDNN's fp8 band backward walks the whole causal triangle of its call, which "

@@ -77,6 +77,14 @@ class Fp8Scaling(StrEnum):
     NVFP4 = "nvfp4"          # 4-bit E2M1, one E4M3 scale per 16 elements and a per-tensor one (Blackwell)
 
 
+class Fp8AttentionScaling(StrEnum):
+    """The recipe fp8 attention runs with (TransformerEngine's ``NVTE_DPA_FP8_RECIPE``)."""
+
+    AUTO = "auto"                # the linears' recipe (MXFP8 -> mxfp8, delayed/current -> per_tensor)
+    MXFP8 = "mxfp8"              # "MXFP8BlockScaling"
+    PER_TENSOR = "per_tensor"    # "Float8CurrentScaling" or "DelayedScaling"
+
+
 class Fp8WeightCast(StrEnum):
     """When a stack makes a weight's fp8 copy (see simulator.cost.fp8_casts)."""
 
@@ -408,6 +416,11 @@ class KernelProfile(_Part):
     (:func:`fp8_attention_recipe`: MXFP8 or per-tensor scales): its time is the bf16 kernel's
     over the GPU's measured ``compute.fp8_attention_speedup`` for that recipe, the head widths (and
     the window, for sliding-window layers) and the sequence (:mod:`simulator.cost.compute`)."""
+    fp8_attention_recipe: Fp8AttentionScaling = Fp8AttentionScaling.AUTO
+    """The recipe fp8 attention runs with (TransformerEngine's ``NVTE_DPA_FP8_RECIPE``, v2.16
+    ``dot_product_attention.py``'s recipe table): ``auto`` follows the linears' recipe, which
+    NVFP4 has none of for attention (it then needs ``mxfp8``, "MXFP8BlockScaling", or
+    ``per_tensor``, "Float8CurrentScaling" / "DelayedScaling"); "F16" is ``fp8_attention`` false."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output
@@ -558,12 +571,16 @@ class ExpertParallelProfile(_Part):
 
 
 def fp8_attention_recipe(dtype: Dtype, kernels: KernelProfile) -> str | None:
-    """The recipe TransformerEngine runs fp8 attention with under the linears' recipe:
-    ``mxfp8`` under MXFP8, ``per_tensor`` under delayed or current (dynamic) scaling (TE v2.16
-    ``dot_product_attention.py``: attention follows the linear recipe unless
-    ``NVTE_DPA_FP8_RECIPE`` says otherwise); None for 16-bit training and NVFP4 (whose attention
-    recipe only that variable sets)."""
-    if dtype != Dtype.FP8 or kernels.fp8_scaling == Fp8Scaling.NVFP4:
+    """The recipe TransformerEngine runs fp8 attention with: ``kernels.fp8_attention_recipe``
+    where it names one (``NVTE_DPA_FP8_RECIPE``), else the linears' recipe: ``mxfp8`` under
+    MXFP8, ``per_tensor`` under delayed or current (dynamic) scaling (TE v2.16
+    ``dot_product_attention.py``: attention follows the linear recipe unless that variable says
+    otherwise); None for 16-bit training and for NVFP4 without a named recipe."""
+    if dtype != Dtype.FP8:
+        return None
+    if kernels.fp8_attention_recipe != Fp8AttentionScaling.AUTO:
+        return kernels.fp8_attention_recipe.value
+    if kernels.fp8_scaling == Fp8Scaling.NVFP4:
         return None
     return "mxfp8" if kernels.fp8_scaling == Fp8Scaling.MXFP8 else "per_tensor"
 
