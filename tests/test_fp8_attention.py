@@ -182,3 +182,16 @@ def test_gpt_oss_on_a_gb300_is_slower_with_fp8_attention():
     off = _scenario(preset="gpt-oss-120b", node="gb300-nvl72", fp8_attention=False)
     off["cluster"]["gpus_per_node"] = 8
     assert _step(on) > _step(off)
+
+
+def test_the_recipe_key_names_the_gpu_specs_recipes():
+    """``kernels.fp8_attention_recipe``'s recipes are the keys of a GPU's
+    ``compute.fp8_attention_speedup`` (``Fp8AttentionRecipe``), plus ``auto``: the two lists
+    cannot drift apart."""
+    from typing import get_args
+
+    from simulator.config.hardware import Fp8AttentionRecipe
+    from simulator.config.stack import Fp8AttentionScaling
+
+    named = {member.value for member in Fp8AttentionScaling} - {Fp8AttentionScaling.AUTO.value}
+    assert named == set(get_args(Fp8AttentionRecipe))
