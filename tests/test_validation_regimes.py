@@ -17,11 +17,13 @@ from simulator.pipeline import quick_step, session_from_scenario
 from simulator.validation.regimes import (
     REGIME_KEYS,
     TAGS,
+    batch_grows,
     curve_excess,
     read_row_errors,
     regime_summary,
     regime_tags,
     root_gpu,
+    scaling_note,
     similar_rows,
     validation_notes,
 )
@@ -128,16 +130,47 @@ def test_curve_excess_is_the_measured_growth_beyond_the_predicted_per_doubling()
     measurement to below it, so the measured step grew 0.9 / 1.1 of the predicted growth,
     (0.9 / 1.1)^(1/2) - 1 per doubling; a one-point curve and rows off any curve are left out."""
     table = pd.DataFrame({"curve": ["a", "a", "a", "b", ""], "gpus": [8, 16, 32, 8, 0],
-                          "error": [0.1, 0.0, -0.1, 0.2, 0.3]})
+                          "batch": [64, 128, 256, 64, 8], "error": [0.1, 0.0, -0.1, 0.2, 0.3]})
     curves = curve_excess(table)
     assert curves["curve"].tolist() == ["a"] and (curves["first"][0], curves["last"][0]) == (8, 32)
+    assert (curves["first_batch"][0], curves["last_batch"][0], curves["weak"][0]) == (64, 256, True)
     assert curves["per_doubling"][0] == pytest.approx((0.9 / 1.1) ** 0.5 - 1)
 
 
-def test_weak_scaling_prints_the_curves_note_and_strong_does_not(capsys):
+@pytest.mark.parametrize(("first", "last", "weak"), [
+    ((8, 64), (32, 256), True),            # batch x4 over GPUs x4: weak scaling
+    ((512, 2304), (11616, 2904), False),   # MLPerf GPT-3: x1.26 over x22.7, held
+    ((1536, 3072), (3072, 3072), False),   # the same batch
+    ((16, 64), (64, 128), True),           # x2 over x4: log ratio exactly 1/2, growing
+    ((16, 64), (64, 127), False),          # just under it
+])
+def test_a_curves_batch_grows_when_it_keeps_at_least_half_the_log_gpu_ratio(first, last, weak):
+    """``log(b_last / b_first) >= 0.5 log(g_last / g_first)``: a weak curve scales its batch
+    with its GPUs (ratio 1), a strong one holds it (MLPerf's curves stay within 1.3x)."""
+    assert batch_grows(first, last) is weak
+
+
+def test_scaling_note_reads_the_curves_of_its_own_kind():
+    """Two weak curves (+1% and +3% per doubling beyond the predicted fall) and one strong one
+    (-2%): the weak note's median is +2%, the strong note's -2% ("slower than predicted")."""
+    table = pd.DataFrame({
+        "curve": ["w1", "w1", "w2", "w2", "s", "s"], "gpus": [8, 16, 8, 16, 512, 1024],
+        "batch": [16, 32, 16, 32, 1152, 1152],
+        "error": [0.0, 0.01, 0.0, 0.03, 0.0, -0.02]})
+    weak, strong = scaling_note(table, weak=True), scaling_note(table, weak=False)
+    assert "on 2 published scaling curves at a batch growing with the GPUs (8 to 16 GPUs)" in weak
+    assert "a median +2.0% per doubling" in weak and "fell faster than predicted" in weak
+    assert "on 1 published scaling curves at a held global batch (512 to 1,024 GPUs)" in strong
+    assert "a median -2.0% per doubling" in strong and "fell slower than predicted" in strong
+    assert scaling_note(table[table["curve"] == "s"], weak=True) is None
+
+
+def test_scale_prints_the_note_of_its_own_kind_of_curves(capsys):
+    """``--weak`` quotes the published weak curves, a strong sweep (the default) those at a
+    held global batch: the line each reads from the committed rows."""
     scenario = str(ROOT / "scenarios" / "llama3-8b-64xH100.yaml")
-    assert main(["scale", scenario, "--gpus", "64,128", "--weak"]) == 0
-    lines = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
-    assert len(lines) == 1 and "published scaling curves" in lines[0]
-    assert main(["scale", scenario, "--gpus", "64,128"]) == 0
-    assert "validation: " not in capsys.readouterr().out
+    table = read_row_errors()
+    for flags, weak in ((["--weak"], True), ([], False)):
+        assert main(["scale", scenario, "--gpus", "64,128", *flags]) == 0
+        lines = [s for s in capsys.readouterr().out.splitlines() if s.startswith("validation: ")]
+        assert len(lines) == 1 and lines[0] == "validation: " + scaling_note(table, weak)

@@ -69,19 +69,19 @@ def scale(scenario: Path, gpus_text: str, weak: bool, strong: bool, engine: str 
         out.print(scale_report(frame, loaded.name, weak))
         if overlay_sources(library):
             out.print(f"calibration in force: {escape(overlay_sources(library))}")
-        elif weak and (note := _scaling_note()):
+        elif note := _scaling_note(weak):
             out.print(Text.assemble(("validation: ", "bold cyan"), note), soft_wrap=True)
     for path in (csv_path, png):
         if path is not None:
             say(f"wrote {path}")
 
 
-def _scaling_note() -> str | None:
-    """How much faster published scaling curves fell than predicted
-    (:func:`simulator.validation.regimes.scaling_note`)."""
+def _scaling_note(weak: bool) -> str | None:
+    """How much faster published scaling curves of the sweep's kind (weak or at a held batch)
+    fell than predicted (:func:`simulator.validation.regimes.scaling_note`)."""
     from simulator.validation.regimes import ROW_ERRORS, read_row_errors, scaling_note
 
-    return scaling_note(read_row_errors()) if ROW_ERRORS.is_file() else None
+    return scaling_note(read_row_errors(), weak) if ROW_ERRORS.is_file() else None
 
 
 def _with_source(exc: ClusterSimError, source: str) -> ClusterSimError:

@@ -1,12 +1,14 @@
-"""Scaling curves inside a validation set whose rows are weak-scaling curves: how much the
-step grows from a curve's smallest GPU count to its largest, measured and predicted.
+"""Scaling curves inside a validation set whose rows step one model's GPU count, weak (the batch
+per data-parallel rank held) or strong (the global batch held, as MLPerf's runs nearly do): how
+much the throughput per GPU falls from a curve's smallest GPU count to its largest, measured and
+predicted.
 
 A curve is the rows whose scenario files differ only in the GPU count
 (``<name>-<N>gpu-<rest>.yaml``; rows described as a model's proxy, with fewer layers, are left
 out). Its figure is ``throughput_first / throughput_last - 1`` (throughput per GPU, whichever
 FLOP count the set uses): on a weak-scaling curve (the same batch per data-parallel rank) the
-step's growth from the first point to the last, on a curve at a fixed global batch (MLPerf
-v6.0's DeepSeek-V3 on GB200) the throughput per GPU lost. A curve measured flat and predicted
+step's growth from the first point to the last, on a curve at a held global batch (MLPerf's
+GPT-3, Llama 3.1 405B and DeepSeek-V3 runs) the throughput per GPU lost. A curve measured flat and predicted
 flat reads 0 and 0.
 
 The scored prediction has no noise. Beside it, :func:`jitter_growth` gives the growth with

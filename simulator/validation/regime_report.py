@@ -27,14 +27,18 @@ is its source (`simulator/validation/row_errors.csv`, rewritten by `clustersim v
 
 
 CURVES = """\
-Weak-scaling curves (the sets whose rows step the GPU count at a fixed batch per data-parallel
-rank; proxies left out): from a curve's first point to its last, how much more the measured
-step grew than the predicted one, `((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1`
-per doubling of the GPUs (e: the points' errors; positive: the measured curve fell faster).
-`clustersim scale --weak` prints the median and middle half of this column under its table.
-What the model leaves out here is in each set's section: the jitter every synchronisation
-waits for (about half the gap on most curves, `simulator/validation/curves.py`), and whatever
-the runs' fabrics lost at scale that an ideal non-blocking fabric does not."""
+Scaling curves (the sets whose rows step the GPU count of one model and layout; proxies left
+out), each either weak (its global batch grows with the GPUs: a fixed batch per data-parallel
+rank) or strong (its global batch held, within 1.3x over up to 23x the GPUs in MLPerf's runs:
+fewer microbatches per step as it grows; `simulator.validation.regimes.batch_grows`): from a
+curve's first point to its last, how much more the measured throughput per GPU fell than the
+predicted one, `((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1` per doubling of the
+GPUs (e: the points' errors; positive: the measured curve fell faster). `clustersim scale`
+prints the median and middle half of the curves of its own kind (`--weak` or strong) under its
+table. What the model leaves out here is in each set's section: the jitter every
+synchronisation waits for (about half the gap on most weak curves,
+`simulator/validation/curves.py`), and whatever the runs' fabrics lost at scale that an ideal
+non-blocking fabric does not."""
 
 
 MEMORY = """\
@@ -60,12 +64,24 @@ def regime_section(table: pd.DataFrame) -> str:
 
 
 def _curves_markdown(curves: pd.DataFrame) -> str:
-    lines = ["| curve | GPUs | measured step growth beyond predicted, per doubling |", "|---|---|---:|"]
-    lines += [f"| {r.curve} | {r.first:,} to {r.last:,} | {r.per_doubling:+.2%} |"
+    lines = ["| curve | GPUs | global batch | kind | measured fall beyond predicted, per doubling |",
+             "|---|---|---|---|---:|"]
+    lines += [f"| {r.curve} | {r.first:,} to {r.last:,} | {r.first_batch:,} to {r.last_batch:,} | "
+              f"{'weak' if r.weak else 'strong'} | {r.per_doubling:+.2%} |"
               for r in curves.itertuples(index=False)]
-    per = curves["per_doubling"]
-    return "\n".join(lines) + (f"\n\nMedian {per.median():+.2%} per doubling over {len(curves)} curves "
-                               f"(middle half {per.quantile(0.25):+.2%} to {per.quantile(0.75):+.2%}).")
+    summaries = [_curves_summary(curves["per_doubling"], "curves")]
+    summaries += [_curves_summary(curves.loc[curves["weak"] == weak, "per_doubling"], f"{kind} curves")
+                  for weak, kind in ((True, "weak"), (False, "strong"))]
+    text = "; ".join(s for s in summaries if s)
+    return "\n".join(lines) + "\n\n" + text[:1].upper() + text[1:] + "."
+
+
+def _curves_summary(per: pd.Series, noun: str) -> str:
+    """``median per doubling over n <noun> (middle half ...)``; empty without curves."""
+    if per.empty:
+        return ""
+    return (f"median {per.median():+.2%} per doubling over {len(per)} {noun} (middle half "
+            f"{per.quantile(0.25):+.2%} to {per.quantile(0.75):+.2%})")
 
 
 def _markdown(summary: pd.DataFrame, keys: list[str]) -> str:

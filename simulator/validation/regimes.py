@@ -57,7 +57,11 @@ STACK_FAMILIES = {"megatron-core": "megatron", "nemo": "megatron", "megatron-lm-
                   "fsdp2": "pytorch-fsdp", "torchtitan": "pytorch-fsdp", "deepspeed": "deepspeed",
                   "deepspeed-2021": "deepspeed"}
 _KINDS = {"throughput": ("tokens/s per GPU", "TFLOP/s per GPU"), "memory": ("peak memory per GPU",)}
-_COLUMNS = ["set", "row", "scenario", "kind", "error", *TAGS, "curve", "gpus"]
+_COLUMNS = ["set", "row", "scenario", "kind", "error", *TAGS, "curve", "gpus", "batch"]
+GROWING_BATCH = 0.5
+"""A curve's global batch grows with its GPUs when ``log(b_last / b_first)`` is at least this
+share of ``log(g_last / g_first)`` (a weak-scaling curve: 1); below it the batch is held (MLPerf's
+curves keep within 1.3x of one batch over 20x the GPUs: a strong-scaling curve)."""
 
 
 def regime_tags(scenario: Scenario, library: HardwareLibrary) -> dict[str, str]:
@@ -88,26 +92,28 @@ def row_errors(frame: pd.DataFrame, root: Path, library: HardwareLibrary) -> pd.
     """The throughput and peak-memory rows of a
     :func:`~simulator.validation.suite.run_validation` frame with their scenario's tags; columns
     ``set, row, scenario, kind`` (``throughput`` or ``memory``), ``error``, :data:`TAGS`, and
-    ``curve, gpus`` (the weak-scaling curve a throughput row is a point of and its GPU count; ""
-    and 0 for a row on none)."""
+    ``curve, gpus`` (the scaling curve a throughput row is a point of and its GPU count; ""
+    and 0 for a row on none) and ``batch`` (the scenario's global batch, sequences)."""
     kinds = pd.Series("", index=frame.index)
     for kind, metrics in _KINDS.items():
         kinds[frame["metric"].map(lambda metric, m=metrics: any(x in metric for x in m))] = kind
     keep = (kinds != "") & frame["error"].notna()
     rows = frame[keep]
-    tags = [regime_tags(load_scenario(root / path, library), library) for path in rows["scenario"]]
+    scenarios = [load_scenario(root / path, library) for path in rows["scenario"]]
+    tags = [regime_tags(scenario, library) for scenario in scenarios]
     points = [_curve_point(r) if kind == "throughput" else ("", 0)
               for r, kind in zip(rows.itertuples(), kinds[keep], strict=True)]
     table = pd.concat([rows[["set", "row", "scenario"]].reset_index(drop=True),
                        pd.DataFrame({"kind": kinds[keep].to_numpy(),
                                      "error": rows["error"].round(4).to_numpy()}),
                        pd.DataFrame(tags, columns=list(TAGS)),
-                       pd.DataFrame(points, columns=["curve", "gpus"])], axis=1)
+                       pd.DataFrame(points, columns=["curve", "gpus"]),
+                       pd.DataFrame({"batch": [s.training.global_batch for s in scenarios]})], axis=1)
     return table[_COLUMNS]
 
 
 def _curve_point(row) -> tuple[str, int]:
-    """(set/curve, GPUs) of a row of a weak-scaling set's curve, ("", 0) for any other row."""
+    """(set/curve, GPUs) of a row of a curve set's curve, ("", 0) for any other row."""
     point = curve_point(row.scenario, row.description) if SETS[row.set].curves else None
     return (f"{row.set}/{point[0]}", point[1]) if point else ("", 0)
 
@@ -118,12 +124,20 @@ def read_row_errors(path: Path = ROW_ERRORS) -> pd.DataFrame:
     return pd.read_csv(path, dtype=text, keep_default_na=False)
 
 
+def batch_grows(first: tuple[int, int], last: tuple[int, int]) -> bool:
+    """Whether a curve from ``first`` to ``last`` (GPUs, global batch) scales its batch with
+    its GPUs: ``log(b_last / b_first) >= GROWING_BATCH log(g_last / g_first)``."""
+    return bool(np.log(last[1] / first[1]) >= GROWING_BATCH * np.log(last[0] / first[0]))
+
+
 def curve_excess(table: pd.DataFrame) -> pd.DataFrame:
     """Per scaling curve of :func:`row_errors` with two points or more: ``first`` and ``last``
-    GPU counts and ``per_doubling``, how much more the measured throughput per GPU fell than the
-    predicted one per doubling of the GPUs (on a weak-scaling curve, how much more the step
-    grew): ``((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1`` with ``e`` the
-    points' errors (predicted / measured - 1 of a throughput per GPU)."""
+    GPU counts, their global batches ``first_batch`` and ``last_batch``, ``weak`` (the batch
+    grows with the GPUs, :func:`batch_grows`) and ``per_doubling``, how much more the measured
+    throughput per GPU fell than the predicted one per doubling of the GPUs (on a weak-scaling
+    curve, how much more the step grew): ``((1 + e_last) / (1 + e_first))^(1 / log2(last /
+    first)) - 1`` with ``e`` the points' errors (predicted / measured - 1 of a throughput per
+    GPU)."""
     out = []
     for curve, points in table[table["curve"] != ""].groupby("curve", sort=True):
         if len(points) < 2:
@@ -132,19 +146,25 @@ def curve_excess(table: pd.DataFrame) -> pd.DataFrame:
         first, last = points.iloc[0], points.iloc[-1]
         excess = (1.0 + last.error) / (1.0 + first.error)
         out.append({"curve": curve, "first": int(first.gpus), "last": int(last.gpus),
+                    "first_batch": int(first.batch), "last_batch": int(last.batch),
+                    "weak": batch_grows((first.gpus, first.batch), (last.gpus, last.batch)),
                     "per_doubling": excess ** (1.0 / np.log2(last.gpus / first.gpus)) - 1.0})
-    return pd.DataFrame(out, columns=["curve", "first", "last", "per_doubling"])
+    return pd.DataFrame(out, columns=["curve", "first", "last", "first_batch", "last_batch", "weak",
+                                      "per_doubling"])
 
 
-def scaling_note(table: pd.DataFrame) -> str | None:
-    """``clustersim scale --weak``'s line: the median and middle half of
-    :func:`curve_excess` over the published curves (None without any)."""
+def scaling_note(table: pd.DataFrame, weak: bool) -> str | None:
+    """``clustersim scale``'s line: the median and middle half of :func:`curve_excess` over
+    the published curves of the same kind, weak (the batch grows with the GPUs) or strong (a
+    held global batch); None without any."""
     curves = curve_excess(table)
+    curves = curves[curves["weak"] == weak]
     if curves.empty:
         return None
     per = curves["per_doubling"]
+    kind = "a batch growing with the GPUs" if weak else "a held global batch"
     lean = "faster" if per.median() > 0 else "slower"
-    return (f"on {len(curves)} published scaling curves ({curves['first'].min():,} to "
+    return (f"on {len(curves)} published scaling curves at {kind} ({curves['first'].min():,} to "
             f"{curves['last'].max():,} GPUs) the measured throughput per GPU fell a median "
             f"{per.median():+.1%} per doubling of the GPUs beyond the predicted fall (middle half "
             f"{per.quantile(0.25):+.1%} to {per.quantile(0.75):+.1%}): the measured curves fell "

@@ -121,8 +121,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   the 8B in five layouts on one DGX A800 (tp, pp and dp from 1 to 8) and at tp 2 on 8 and 16 H100
   in BF16 and FP8, the 70B on 64 H100 (validation/flagperf_megatron.csv), tokens/s per GPU.
 - ``mlperf_v60``: MLPerf Training v6.0 (NeMo / Megatron-Bridge 26.04, MXFP8 and NVFP4): DeepSeek-V3
-  671B on 256 and 512 GB300 and on 256 to 8,192 GB200 (NVIDIA, Google), Llama 3.1 405B on 2,048
-  GB300 in NVFP4, Llama 3.1 8B on 16 H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
+  671B on 256 and 512 GB300 and on 256 to 8,192 GB200 (NVIDIA, Google), GPT-OSS 20B on 8 to 512
+  GB300 and 72 GB200 in MXFP8, Llama 3.1 405B on 512 and 2,048 GB300 in NVFP4, Llama 3.1 8B on 16
+  H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
   tokens/s per GPU from the logged step times.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
@@ -198,7 +199,8 @@ class ValidationSet:
     metric: str
     run: Callable[[Path], pd.DataFrame]
     curves: bool = False
-    """Whether its rows form weak-scaling curves (:mod:`simulator.validation.curves`)."""
+    """Whether its rows form scaling curves, weak or at a held batch
+    (:mod:`simulator.validation.curves`)."""
     token_rows: TokenRows | None = None
     """How its rows read as tokens/s per GPU (every throughput set), which
     :mod:`simulator.calibrate.rows` reads to calibrate against it."""
@@ -601,7 +603,7 @@ SETS: dict[str, ValidationSet] = {
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df, ad69969c3)", "peak allocated memory per GPU (GiB)",
         _cards_memory),
     "nemo": ValidationSet(
-        "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo,
+        "nemo", "NeMo 24.07 performance summary (NVIDIA/NeMo @ 070a0bb1)", TOKENS, _nemo, curves=True,
         token_rows=TokenRows("nemo_h100.csv", _nemo_tokens)),
     "nemo_more": ValidationSet(
         "nemo_more", "NeMo 24.07 performance summary, the other pre-training rows (NVIDIA/NeMo @ 070a0bb1)",
@@ -630,22 +632,22 @@ SETS: dict[str, ValidationSet] = {
         "bloom_a100.csv"),
     "mlperf_gpt3": _step_entry(
         "mlperf_gpt3", "MLPerf Training v4.0 GPT-3 175B, NVIDIA on 512 to 11,616 H100 "
-        "(mlcommons/training_results_v4.0 @ 6fe95437)"),
+        "(mlcommons/training_results_v4.0 @ 6fe95437)", curves=True),
     "mlperf_gpt3_v31": _step_entry(
         "mlperf_gpt3_v31", "MLPerf Training v3.1 GPT-3 175B, NVIDIA and Azure on 512 to 10,752 H100 "
-        "(mlcommons/training_results_v3.1 @ d06288b2)", "mlperf_gpt3_v31.csv"),
+        "(mlcommons/training_results_v3.1 @ d06288b2)", "mlperf_gpt3_v31.csv", curves=True),
     "mlperf_gpt3_v41": _step_entry(
         "mlperf_gpt3_v41", "MLPerf Training v4.1 GPT-3 175B, NVIDIA on 64 B200 and 256-512 H100 "
         "(mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_v41.csv"),
     "mlperf_gpt3_oci": _step_entry(
         "mlperf_gpt3_oci", "MLPerf Training v4.1 GPT-3 175B, Oracle OCI on 1,536 and 3,072 H100 over "
-        "RoCE (mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_oci.csv"),
+        "RoCE (mlcommons/training_results_v4.1 @ b87b9e39)", "mlperf_gpt3_oci.csv", curves=True),
     "primus_mi325x": _step_entry(
         "primus_mi325x", "Primus-Megatron and Megatron-LM on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 "
         "70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)", "primus_mi325x.csv"),
     "mlperf_llama31_405b": _step_entry(
         "mlperf_llama31_405b", "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
-        "(mlcommons/training_results_v5.0 @ 0fdc28f0)"),
+        "(mlcommons/training_results_v5.0 @ 0fdc28f0)", curves=True),
     "dgxc_nemotron": _curve_entry(
         "dgxc_nemotron",
         "DGX Cloud benchmarking, Nemotron4 15B and 340B on 16-2,048 H100 "
@@ -672,11 +674,11 @@ SETS: dict[str, ValidationSet] = {
     "mlperf_llama31_405b_gb200": _step_entry(
         "mlperf_llama31_405b_gb200",
         "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA and CoreWeave on 256 to 2,496 GB200 in NVL72 racks "
-        "(mlcommons/training_results_v5.0 @ 0fdc28f0)", "mlperf_llama31_405b_gb200.csv"),
+        "(mlcommons/training_results_v5.0 @ 0fdc28f0)", "mlperf_llama31_405b_gb200.csv", curves=True),
     "megatron_core_scaling": ValidationSet(
         "megatron_core_scaling",
         "Megatron-LM README scaling runs, Megatron-Core r0.8.0, GPT 1.7B-462B on 48-6,144 H100 "
-        "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling,
+        "(NVIDIA/Megatron-LM @ f2e5db402c)", MEGATRON_TFLOPS, _megatron_core_scaling, curves=True,
         token_rows=TokenRows("megatron_core_scaling.csv", lambda row: float(row.measured) * 1e12,
                              nemo_flops_per_token)),
     "megatron_selective": _step_entry(
@@ -747,8 +749,9 @@ SETS: dict[str, ValidationSet] = {
         "flagperf_megatron.csv"),
     "mlperf_v60": _step_entry(
         "mlperf_v60",
-        "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300, Llama 3.1 405B on "
-        "2,048 GB300 and 8B on 16 H200 and 128 H100 (Richardyu114/training_results_v6.0 @ eabf23a0, "
+        "MLPerf Training v6.0 DeepSeek-V3 671B on 256-8,192 GB200 and GB300, GPT-OSS 20B on 8-512 "
+        "GB300 and 72 GB200, Llama 3.1 405B on 512 and 2,048 GB300 and 8B on 16 H200 and 128 H100 "
+        "(Richardyu114/training_results_v6.0 @ eabf23a0, "
         "a fork of mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
     "stragglers": ValidationSet(
         "stragglers",
