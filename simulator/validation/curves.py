@@ -8,8 +8,8 @@ A curve is the rows whose scenario files differ only in the GPU count
 out). Its figure is ``throughput_first / throughput_last - 1`` (throughput per GPU, whichever
 FLOP count the set uses): on a weak-scaling curve (the same batch per data-parallel rank) the
 step's growth from the first point to the last, on a curve at a held global batch (MLPerf's
-GPT-3, Llama 3.1 405B and DeepSeek-V3 runs) the throughput per GPU lost. A curve measured flat and predicted
-flat reads 0 and 0.
+GPT-3, Llama 3.1 405B and DeepSeek-V3 runs) the throughput per GPU lost. A curve measured flat
+and predicted flat reads 0 and 0.
 
 The scored prediction has no noise. Beside it, :func:`jitter_growth` gives the growth with
 per-worker, per-step lognormal jitter at the levels clustersim derives from ByteDance's

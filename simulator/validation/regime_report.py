@@ -29,8 +29,9 @@ is its source (`simulator/validation/row_errors.csv`, rewritten by `clustersim v
 CURVES = """\
 Scaling curves (the sets whose rows step the GPU count of one model and layout; proxies left
 out), each either weak (its global batch grows with the GPUs: a fixed batch per data-parallel
-rank) or strong (its global batch held, within 1.3x over up to 23x the GPUs in MLPerf's runs:
-fewer microbatches per step as it grows; `simulator.validation.regimes.batch_grows`): from a
+rank) or strong (its global batch held or growing far slower than the GPUs: within 1.3x over up
+to 23x the GPUs in MLPerf's GPT-3 and Llama runs, 2.7x over 64x in its GPT-OSS 20B; fewer
+microbatches per step as it grows; `simulator.validation.regimes.batch_grows`): from a
 curve's first point to its last, how much more the measured throughput per GPU fell than the
 predicted one, `((1 + e_last) / (1 + e_first))^(1 / log2(last / first)) - 1` per doubling of the
 GPUs (e: the points' errors; positive: the measured curve fell faster). `clustersim scale`
