@@ -41,3 +41,15 @@ def test_the_compute_beside_a_collective_runs_on_the_other_sms():
     assert _pass_exposed(10, 2.0, between, 0.0, 1, f) == pytest.approx(between + 9 * f * between)
     assert _pass_exposed(10, 2.0, 1.0, 0.5, 1, 0.0) == _pass_exposed(10, 2.0, 1.0, 0.5, 1)
     assert _pass_exposed(10, 2.0, 1.0, 0.5, 0, f) == pytest.approx(15.0)   # no overlap, no share
+
+
+def test_ctas_stop_at_nccls_channel_ceiling():
+    """Two GB200 NVL72 racks taken as servers, 64 GPUs used in each with one NIC per GPU: a
+    group of all 128 uses 64 NICs a rack, one search channel each would be 128 CTAs, but NCCL
+    runs at most MAXCHANNELS = 64 channels (2.25 on; src/include/device.h)."""
+    data = {"name": "t", "cluster": {"node": "gb200-nvl72", "nodes": 2, "gpus_per_node": 64,
+                                     "fabric": {"topology": "rail-optimized", "link": "ib-ndr"}}}
+    scenario = scenario_from_mapping(data, "<test>")
+    cluster = build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary()))
+    assert nccl_ctas(Group(cluster, tuple(range(128)))) == 64
+    assert nccl_ctas(Group(cluster, tuple(range(0, 128, 4)))) == 32      # 16 GPUs a rack: 2 x 16

@@ -305,3 +305,27 @@ def test_fat_tree_collectives_are_unchanged(case, radix, ratio):
     latency, per_byte = _FAT_TREE[(case, radix, ratio)]
     assert terms.latency_s == pytest.approx(latency, rel=1e-12)
     assert terms.seconds_per_byte == pytest.approx(per_byte, rel=1e-12, abs=0)
+
+
+def test_three_tier_dmodk_spreads_cross_rail_flows_over_every_core():
+    """8 DGX H100 servers on radix-8 switches (4 down, 4 up): each rail has two leaves, the 16
+    leaves exceed one spine layer, so pods of 4 leaves (two rails each) join over 4 groups of 4
+    cores. Every server's rail-0 GPU sends to the next server's rail-2 GPU, and its rail-1 GPU
+    to the next server's rail-3 GPU: 16 flows from pod 0 to pod 1 over its 16 core uplinks.
+    D-mod-K on the destination's place in the fabric (leaf, then port: Zahavi 2010) gives each
+    flow its own uplink and core; keyed by the destination server alone (0-7), a rail-0 and a
+    rail-1 flow to the same server met on every switch-to-switch link above the leaf (load 2)."""
+    model = _model(radix=8, nodes=8)
+    assert any("core" in _label(model, v) for v in model.cluster.graph.nodes)
+    router, cluster = model.network.router, model.cluster
+    switch_kinds = {VertexKind.SPINE, VertexKind.CORE}
+    kinds = cluster.graph.nodes(data="kind")
+    ends = {d["eid"]: (u, v) for u, v, d in cluster.graph.edges(data=True)}
+    load: dict[int, int] = {}
+    for s in range(8):
+        for src, dst in ((0, 2), (1, 3)):
+            path = router.path(cluster.gpu_vertex(s * 8 + src), cluster.gpu_vertex((s + 1) % 8 * 8 + dst))
+            for e in path:
+                if kinds[ends[e][0]] in switch_kinds or kinds[ends[e][1]] in switch_kinds:
+                    load[e] = load.get(e, 0) + 1
+    assert load and max(load.values()) == 1

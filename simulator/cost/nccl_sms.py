@@ -35,13 +35,20 @@ from simulator.workload.chunk_gathers import MAX_SHARE
 
 EXECUTION_PER_SEARCH_CHANNEL = 2
 """NCCL execution channels per topology-search channel (nccl#1041)."""
+NCCL_MAX_CHANNELS = 64
+"""NCCL's ceiling on a communicator's channels, hence on the CTAs a collective runs:
+``MAXCHANNELS`` 64 from NCCL 2.25.1 (32 before; NVIDIA/nccl ``src/include/device.h``, and
+``src/graph/connect.cc``: ``nChannels = min(ncclMaxNchannels(), nChannels, config.maxCTAs)``).
+It binds on NVL72 racks taken as one server, where a data-parallel group holds up to 64 GPUs
+and 256 NICs of a rack and one search channel per NIC would give 128 CTAs."""
 NVSWITCH_SERVER_SEARCH_CHANNELS = 8
 """Search channels inside one NVSwitch server: 16 collective channels on an 8-GPU H800
 server (nccl#892) over :data:`EXECUTION_PER_SEARCH_CHANNEL`."""
 
 
 def nccl_ctas(group: Group) -> int:
-    """CTAs (one SM each) NCCL runs a large collective of ``group`` with (module docstring)."""
+    """CTAs (one SM each) NCCL runs a large collective of ``group`` with (module docstring),
+    at most :data:`NCCL_MAX_CHANNELS`."""
     if group.servers > 1:           # one search channel per NIC the group uses
         local = min(len(s) for s in group.by_server)
         hw = group.cluster.hw
@@ -50,7 +57,7 @@ def nccl_ctas(group: Group) -> int:
         search = NVSWITCH_SERVER_SEARCH_CHANNELS
     else:
         search = group.channels
-    return EXECUTION_PER_SEARCH_CHANNEL * search
+    return min(EXECUTION_PER_SEARCH_CHANNEL * search, NCCL_MAX_CHANNELS)
 
 
 GPU_COLLECTIVE_VENDORS = ("NVIDIA", "AMD")

@@ -46,6 +46,7 @@ from scipy.sparse import csgraph
 from simulator.config.hardware import HwClass
 from simulator.config.scenario import TopologyKind
 from simulator.topology.cluster import Cluster
+from simulator.topology.fabric import leaf_ports
 from simulator.topology.graph import HW_CLASS_CODE, VertexKind
 
 _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.ROUTER}
@@ -290,11 +291,31 @@ class Router:
         return server * self.cluster.layout.vertices + self._local_rail[local]
 
     def _dmodk_keys(self, nics: list[int]) -> dict[int, int]:
-        """D-mod-K key of each NIC: its global index, or on a rail-optimized fabric its
-        index within its rail (the server, as every server has one NIC per rail)."""
-        if self._rails:
-            return {v: v // self.cluster.layout.vertices for v in nics}
-        return {v: i for i, v in enumerate(nics)}
+        """D-mod-K key of each NIC: its index in the fabric's host order, leaf after leaf and
+        port after port (Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic for Shift
+        Permutations on Real Life Fat Trees", 2010: the up port at level ``l`` is
+        ``floor(D / (w_1 ... w_{l-1})) mod w_l``). On a fat-tree that is the NIC's global
+        index; on a rail-optimized fabric, whose leaves hold one rail each, it is
+        ``(leaf of the rail) x (a leaf's down ports) + the server's port on it``: on a
+        non-blocking leaf (as many up ports as down) the first hop spreads a rail's flows over
+        every up port by the destination server, as before, and the levels above by the
+        destination's leaf (rail and leaf within it). Keying by the
+        server alone repeated the same few values at the third tier, where every flow into
+        one leaf group then met on two core switches."""
+        if not self._rails:
+            return {v: i for i, v in enumerate(nics)}
+        kinds = self._graph.nodes(data="kind")
+        leaf_of = {v: next((u for u in self._graph.successors(v) if kinds[u] in _FABRIC_KINDS), -1)
+                   for v in nics}                  # -1: a NIC on no switch (one server)
+        down = leaf_ports(self.cluster.hw.fabric)[0]
+        rank = {leaf: i for i, leaf in enumerate(sorted(set(leaf_of.values())))}
+        ports: dict[int, int] = {}
+        keys = {}
+        for v in nics:                                   # vertex order: a rail's servers in turn
+            leaf = leaf_of[v]
+            keys[v] = rank[leaf] * down + ports.get(leaf, 0)
+            ports[leaf] = ports.get(leaf, 0) + 1
+        return keys
 
     def _shares_switch(self, local_a: int, local_b: int) -> bool:
         switch = self._switch_of.get(local_a)

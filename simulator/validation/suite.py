@@ -121,9 +121,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   the 8B in five layouts on one DGX A800 (tp, pp and dp from 1 to 8) and at tp 2 on 8 and 16 H100
   in BF16 and FP8, the 70B on 64 H100 (validation/flagperf_megatron.csv), tokens/s per GPU.
 - ``mlperf_v60``: MLPerf Training v6.0 (NeMo / Megatron-Bridge 26.04, MXFP8 and NVFP4): DeepSeek-V3
-  671B on 256 and 512 GB300 and on 256 to 8,192 GB200 (NVIDIA, Google), GPT-OSS 20B on 8 to 512
-  GB300 and 72 GB200 in MXFP8, Llama 3.1 405B on 512 and 2,048 GB300 in NVFP4, Llama 3.1 8B on 16
-  H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
+  671B on 256 to 8,192 GB300 (NVIDIA, CoreWeave) and on 256 to 8,192 GB200 (NVIDIA, Google),
+  GPT-OSS 20B on 8 to 512 GB300 and 72 GB200 in MXFP8, Llama 3.1 405B on 512 and 2,048 GB300 in
+  NVFP4, Llama 3.1 8B on 16 H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
   tokens/s per GPU from the logged step times.
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
