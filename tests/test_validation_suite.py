@@ -51,6 +51,7 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "megatron_bridge_2604": "megatron_bridge_2604.csv",
                  "megatron_bridge_2604_moe": "megatron_bridge_2604_moe.csv",
                  "megatron_bridge_2606_moe": "megatron_bridge_2606_moe.csv",
+                 "megatron_bridge_2608": "megatron_bridge_2608.csv",
                  "megatron_bridge_dsv3": "megatron_bridge_dsv3.csv",
                  "megatron_moe_recipes": "megatron_moe_recipes.csv",
                  "megatron_bridge_cards": "megatron_bridge_cards.csv",
@@ -712,6 +713,14 @@ ACHIEVED = {
     # 8.1% / 25.0% with the flex dispatcher's own permutations (the same day): Qwen3 -3.7..+1.3%,
     # DeepSeek-V3 -7.5% / -7.3%, GPT-OSS +25.0% / +22.7%.
     "megatron_bridge_2606_moe": (0.081, 0.250),
+    # tokens/s per GPU, 12 rows (Megatron-Bridge's 26.08 table, MXFP8: DeepSeek-V3 on 256 GB300 and
+    # GB200, GPT-OSS 120B on 64, Qwen3 30B-A3B on 8 and 235B-A22B on 256 of each, Nemotron 3 Nano on 8
+    # GB300, Nemotron 3.5 Lightning on 8 GB200, Nemotron 3 Super on 64 GB300 and GB200; recipes of
+    # v0.6.0, each the one an earlier set's row encodes), out of sample, scored once on 2026-12-01:
+    # 11.1% / 37.6%, NOT met. DeepSeek-V3 and Qwen3 -6.5% to +2.9% (fully graphed), GPT-OSS +25.4% /
+    # +23.9%, Nano +5.5%, Lightning +7.7%, Super +14.6% (GB300) / +37.6% (GB200): the same recipes'
+    # misses as in megatron_bridge_2606_moe and megatron_bridge_2604_moe, measured 0.98-1.06x there.
+    "megatron_bridge_2608": (0.111, 0.376),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4

@@ -96,6 +96,11 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   grouped MLP, MXFP8 attention, full-iteration CUDA graphs), its DeepSeek-V3 on 256 GB300
   and GB200 and its GPT-OSS 120B on 64 GB300 and GB200 (validation/megatron_bridge_2606_moe.csv),
   tokens/s per GPU.
+- ``megatron_bridge_2608``: the 26.08 table (the performance summary at 067f987df), all MXFP8:
+  DeepSeek-V3 on 256 GB300 and GB200, GPT-OSS 120B on 64 GB300 and GB200, Qwen3 30B-A3B on one
+  8-GPU GB300 and GB200 node and Qwen3 235B-A22B on 256 of each, the hybrid Nemotron 3 Nano on 8
+  GB300, Nemotron 3.5 Lightning on 8 GB200 and Nemotron 3 Super on 64 GB300 and GB200
+  (validation/megatron_bridge_2608.csv), tokens/s per GPU.
 - ``megatron_bridge_dsv3``: the tables' DeepSeek-V3 on 256 B200 and GB200 (25.09 and 25.11), on
   1,024 H100 with DeepEP (25.09) and on 256 GB300, GB200, B300 and B200 (26.04.01), FP8 current
   scaling and MXFP8 (validation/megatron_bridge_dsv3.csv), tokens/s per GPU.
@@ -711,6 +716,12 @@ SETS: dict[str, ValidationSet] = {
         "(MoE) on 8-256 Blackwell GPUs with the fused grouped MLP and full-iteration CUDA graphs "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_2606_moe.csv"),
+    "megatron_bridge_2608": _step_entry(
+        "megatron_bridge_2608",
+        "Megatron-Bridge 26.08 performance table, DeepSeek-V3, GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B "
+        "and the hybrid Nemotron 3 Nano, 3.5 Lightning and 3 Super (MoE) on 8-256 GB300 and GB200, MXFP8 "
+        "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
+        "megatron_bridge_2608.csv"),
     "megatron_bridge_dsv3": _step_entry(
         "megatron_bridge_dsv3",
         "Megatron-Bridge 25.09, 25.11 and 26.04.01 performance tables, DeepSeek-V3 (671B MoE) on 256 "
