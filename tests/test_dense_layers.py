@@ -105,7 +105,9 @@ def test_blackwell_layout_puts_the_dense_layers_on_stage_zero():
     ("Et|t|t|t|t|m|t|L", "follows a multi-token"),
     ("tE|t|t|t|t|t|m|L", "embedding E must come first"),
     ("Et|t|t|t|t|tm|L", "chunks; expected"),
-    ("Et|t|t|t|t|t|m|X", "unknown layer letter")])
+    ("Et|t|t|t|t|t|m|X", "unknown layer letter"),
+    ("E(t|)*99999999999L", "repeat count beyond"),          # refused before it is unrolled
+    ("E(t*1000|)*2000L", "unrolls to")])
 def test_layout_checks_refuse_what_megatron_core_refuses(layout, message):
     with pytest.raises(LayoutError, match=message):
         layout_chunks(layout, 4, 2, 6, 1)

@@ -161,3 +161,14 @@ def test_bad_documents_exit_2_naming_the_key(tmp_path, capsys, documents, expect
     assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0], err
     with pytest.raises(ConfigError):
         session_from_scenario(scenario_from_mapping(_data(documents), "bad.yaml"))
+
+
+def test_many_short_documents_are_drawn_in_bounded_batches():
+    """One-token documents in 8,192-token sequences (8,192 documents a sequence): the expected
+    work draws at most SAMPLE_DOCUMENTS documents (the exact a = 1/S, as every piece is one
+    token), and a stream of many such sequences is packed in batches that give the same
+    closed form, where drawing every document at once needed gigabytes."""
+    ones = DocumentsConfig(distribution="empirical", lengths=[1])
+    assert expected_work(ones, 8192, 0) == pytest.approx((1.0, 1.0 / 8192), rel=1e-12)
+    t, a = DocumentStream(ones, 8192, np.random.default_rng(0)).sequences(1200)
+    assert t.shape == a.shape == (1200,) and np.allclose(a, 1.0 / 8192, rtol=1e-12)

@@ -587,3 +587,14 @@ def test_group_limited_routing_reaches_the_drafts_model():
     model = draft_from_log(grouped, NODE, 8).scenario["model"]
     assert (model["router_groups"], model["router_group_topk"]) == (4, 2)
     assert "router_groups" not in draft_from_log(log, NODE, 8).scenario["model"]
+
+
+def test_a_log_whose_step_times_are_all_zero_is_a_user_error(tmp_path, capsys):
+    """Every 'elapsed time per iteration (ms)' 0.0: no step time to compare with, one line and
+    exit 2 (a division by the zero median before)."""
+    path = _upstream_log(tmp_path)
+    path.write_text(re.sub(r"\(ms\): [0-9.]+", "(ms): 0.0", path.read_text()))
+    with pytest.raises(ConfigError, match="every 'elapsed time per iteration"):
+        read_megatron_log(path)
+    assert main(["import-log", str(path), "--node", "dgx-h100", "--nodes", "2"]) == 2
+    assert "Traceback" not in capsys.readouterr().err

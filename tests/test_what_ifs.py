@@ -329,6 +329,8 @@ def test_loader_jitter_shows_in_the_p99_only_and_is_seeded():
     (DILOCO, {"cluster": {"sites": {"wan": {"loss": -0.1}}}}, "cluster.sites.wan.loss"),
     (LOADER, {"training": {"data_loader": {"workers": 0}}}, "training.data_loader.workers"),
     (LOADER, {"training": {"data_loader": {"storage_Bps": "fast"}}}, "training.data_loader.storage_Bps"),
+    (LOADER, {"training": {"data_loader": {"storage_Bps": 1e-300}}}, "training.data_loader.storage_Bps"),
+    (DILOCO, {"cluster": {"sites": {"wan": {"bandwidth_Bps": 1e-300}}}}, "cluster.sites.wan.bandwidth_Bps"),
 ])
 def test_bad_values_are_one_line_and_exit_2(capsys, tmp_path, path, edit, key):
     data = _data(path)

@@ -25,7 +25,7 @@ class WanConfig(_Section):
     Mathis et al. 1997) over ``streams`` parallel connections, and a lognormal jitter of
     each transfer (discrete-event engine)."""
 
-    bandwidth_Bps: Annotated[float, Strict(), Field(gt=0.0, le=1e15, allow_inf_nan=False)]
+    bandwidth_Bps: Annotated[float, Strict(), Field(ge=1.0, le=1e15, allow_inf_nan=False)]  # 1 B/s: finite
     latency_s: Annotated[float, Strict(), Field(ge=0.0, le=10.0, allow_inf_nan=False)] = 0.0
     loss: Annotated[float, Strict(), Field(ge=0.0, le=0.5, allow_inf_nan=False)] = 0.0
     streams: Annotated[int, Strict(), Field(ge=1, le=1_000_000)] = 1

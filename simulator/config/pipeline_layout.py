@@ -32,12 +32,16 @@ class LayoutError(ValueError):
     """A layout string Megatron-Core would refuse; the message says why."""
 
 
+MAX_UNROLLED = 1 << 20
+"""Letters a layout may unroll to: a million layers and chunks, beyond any model."""
+
+
 def parse_layout(text: str) -> list[str]:
     """The chunks of a layout string, each as its letters (``"Et|(tt|)*2mL"`` ->
     ``["Et", "tt", "tt", "mL"]``), unrolled as Megatron-Core's ``parse_str_to_list`` does."""
     text = text.replace(",", "")
     for pattern in (_GROUP, _REPEAT):
-        text = pattern.sub(lambda match: match.group(1) * int(match.group(2)), text)
+        text = _unrolled(pattern, text)
     chunks = text.split("|")
     bad = sorted({c for chunk in chunks for c in chunk} - _LETTERS)
     if bad:
@@ -45,6 +49,19 @@ def parse_layout(text: str) -> list[str]:
                           "(embedding), t (decoder layer), m (multi-token prediction), L (loss), "
                           "| between chunks, x*n and (...)*n")
     return chunks
+
+
+def _unrolled(pattern: re.Pattern, text: str) -> str:
+    """``text`` with every ``pattern`` match (a letter or group, times a count) repeated, refused
+    before it is built when the result would exceed :data:`MAX_UNROLLED` letters."""
+    matches = list(pattern.finditer(text))
+    if any(len(m.group(2)) > len(str(MAX_UNROLLED)) for m in matches):
+        raise LayoutError(f"a repeat count beyond {MAX_UNROLLED:,}")
+    size = len(text) + sum(len(m.group(1)) * int(m.group(2)) - len(m.group(0)) for m in matches)
+    if size > MAX_UNROLLED:
+        raise LayoutError(f"unrolls to {size:,} letters; a layout spells at most {MAX_UNROLLED:,} "
+                          "(one letter per layer, | per chunk)")
+    return pattern.sub(lambda match: match.group(1) * int(match.group(2)), text)
 
 
 def layout_chunks(text: str, pp: int, virtual_stages: int, layers: int, mtp_layers: int

@@ -45,7 +45,7 @@ class DataLoaderConfig(_Section):
     """The input pipeline of one data-parallel replica (:mod:`simulator.workload.data_loader`)."""
 
     sample_bytes: Annotated[float, Strict(), Field(gt=0.0, le=1e12, allow_inf_nan=False)]
-    storage_Bps: Annotated[float, Strict(), Field(gt=0.0, le=1e15, allow_inf_nan=False)]
+    storage_Bps: Annotated[float, Strict(), Field(ge=1.0, le=1e15, allow_inf_nan=False)]  # 1 B/s: finite
     request_latency_s: Annotated[float, Strict(), Field(ge=0.0, le=3600.0, allow_inf_nan=False)] = 0.0
     cpu_s_per_sample: Annotated[float, Strict(), Field(ge=0.0, le=3600.0, allow_inf_nan=False)] = 0.0
     workers: Annotated[int, Strict(), Field(ge=1, le=4096)] = 8

@@ -99,7 +99,7 @@ def read_megatron_log(path: Path | str) -> MegatronLog:
                               source) from None
     _require(state, rows, source)
     frame = pd.DataFrame(rows, columns=["iteration", "train_iters", *_FIELDS])
-    frame = frame.dropna(subset=["elapsed_ms"]).drop_duplicates("iteration")
+    frame = frame[frame["elapsed_ms"] > 0.0].drop_duplicates("iteration")   # NaN and 0 dropped
     frame = frame.sort_values("iteration").reset_index(drop=True)
     frame.insert(2, "elapsed_s", frame.pop("elapsed_ms") * MS)
     return MegatronLog(source, arguments, frame, vocab)
@@ -166,3 +166,6 @@ def _require(state: str, rows: list, source: str) -> None:
         raise ConfigError("no iteration lines with 'elapsed time per iteration (ms)': the log "
                           f"ends before training logged a step (cut off?); expected {EXPECTED}",
                           source)
+    if not any(row[2] > 0.0 for row in rows):
+        raise ConfigError("every 'elapsed time per iteration (ms)' is 0: the log holds no step "
+                          f"time to compare with; expected {EXPECTED}", source)

@@ -113,7 +113,13 @@ def check_gpu_counts(counts: list[int]) -> list[int]:
     for count in counts:
         if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
             raise UsageError(f"--gpus: '{count}' is not a positive integer")
+        if count > MAX_GPU_COUNT:
+            raise UsageError(f"--gpus: {count} is more than {MAX_GPU_COUNT:,} GPUs")
     return sorted(set(counts))
+
+
+MAX_GPU_COUNT = 10 ** 9
+"""The largest GPU count a sweep takes (a scenario's ``cluster.nodes`` stops at a million)."""
 
 
 ENGINES = ("analytical", "des")

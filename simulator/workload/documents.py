@@ -28,7 +28,14 @@ from simulator.config.variability import DocumentsConfig, LengthDistribution
 DOCS_PER_DRAW = 1 << 20
 """Documents drawn at a time (8 MB of int64)."""
 SAMPLE_SEQUENCES = 1 << 16
-"""Sequences behind the expected work (:func:`expected_work`)."""
+"""Sequences behind the expected work (:func:`expected_work`), at most."""
+SAMPLE_DOCUMENTS = 1 << 22
+"""Documents behind the expected work, at most, when sequences hold many short documents:
+:func:`expected_work` draws ``min(SAMPLE_SEQUENCES, max(MIN_SAMPLE_SEQUENCES, SAMPLE_DOCUMENTS x
+mean / S))`` sequences (the estimate's spread falls with the documents drawn, not the sequences;
+32 MB of int64)."""
+MIN_SAMPLE_SEQUENCES = 16
+"""Sequences behind the expected work, at least."""
 
 
 class DocumentStream:
@@ -51,7 +58,10 @@ class DocumentStream:
         if not self.config.packing:
             t = np.minimum(self._lengths(n), self.seq_len) / self.seq_len
             return t, t * t
-        return np.ones(n), self._packed(n)
+        per_call = max(1, int(SAMPLE_DOCUMENTS * self.mean_length() / self.seq_len))
+        if n <= per_call:
+            return np.ones(n), self._packed(n)
+        return np.ones(n), np.concatenate([self._packed(min(per_call, n - i)) for i in range(0, n, per_call)])
 
     def _packed(self, n: int) -> np.ndarray:
         """Attention factor of ``n`` packed sequences: pieces between document ends and the
@@ -60,7 +70,7 @@ class DocumentStream:
         ends, reached = [np.array([self.carry], dtype=np.int64)], self.carry
         while reached < total:
             lengths = self._lengths(DOCS_PER_DRAW if total - reached > DOCS_PER_DRAW else
-                                    max(16, 2 * int((total - reached) / self._mean()) + 16))
+                                    max(16, 2 * int((total - reached) / self.mean_length()) + 16))
             step = reached + np.cumsum(lengths)
             ends.append(step)
             reached = int(step[-1])
@@ -75,7 +85,8 @@ class DocumentStream:
         owner = cuts[:-1] // s
         return np.bincount(owner, weights=pieces * pieces, minlength=n) / float(s * s)
 
-    def _mean(self) -> float:
+    def mean_length(self) -> float:
+        """The distribution's mean document length (tokens)."""
         c = self.config
         return float(c.mean_tokens if c.distribution == LengthDistribution.LOGNORMAL
                      else np.mean(c.lengths))
@@ -112,5 +123,6 @@ def expected_work(config: DocumentsConfig, seq_len: int, seed: int) -> tuple[flo
     from ``default_rng([seed, 15])`` (deterministic; exact when every document has one length
     that fills whole sequences)."""
     stream = DocumentStream(config, seq_len, np.random.default_rng([seed, 15]))
-    t, a = stream.sequences(SAMPLE_SEQUENCES)
+    by_documents = int(SAMPLE_DOCUMENTS * stream.mean_length() / seq_len)
+    t, a = stream.sequences(min(SAMPLE_SEQUENCES, max(MIN_SAMPLE_SEQUENCES, by_documents)))
     return float(t.mean()), float(a.mean())
