@@ -201,6 +201,8 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
                                                     "name": "ProfilerStep#1", "ts": 1,
                                                     "dur": 2}]}).encode(), "kernel"),
         "text": (b"this is a README, not a trace\n", "invalid"),
+        # 100,000 levels: ijson's per-level prefixes took gigabytes before the depth guard
+        "deeply-nested": (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "nested"),
     }
     out = {}
     for name, (data, fragment) in files.items():
@@ -219,7 +221,7 @@ def bad_files(tmp_path):
 @pytest.mark.parametrize("kind", ["empty", "empty-gzip", "truncated-json", "truncated-gzip",
                                   "binary", "png", "foreign-json", "json-array",
                                   "events-not-objects", "no-steps", "no-kernels", "text",
-                                  "missing"])
+                                  "deeply-nested", "missing"])
 def test_bad_files_raise_one_config_error_naming_the_file(bad_files, kind):
     path, fragment = bad_files[kind]
     with pytest.raises(ConfigError) as caught:

@@ -21,6 +21,7 @@ import ijson
 
 from simulator.errors import ConfigError
 from simulator.measure.files import READ_ERRORS, open_measured
+from simulator.measure.json_depth import DepthGuard
 
 EXPECTED = "a PyTorch profiler (Kineto) trace: Chrome trace JSON with 'traceEvents'"
 HEADER_KEYS = frozenset({"schemaVersion", "deviceProperties", "distributedInfo",
@@ -37,7 +38,7 @@ def read_header(path: Path | str) -> dict[str, Any]:
     """
     source = str(path)
     with open_measured(path, EXPECTED) as stream, _json_errors(source):
-        events = ijson.parse(stream, use_float=True)
+        events = ijson.parse(DepthGuard(stream, source, EXPECTED), use_float=True)
         first = next(events, None)
         if first is None or first[1] != "start_map":
             kind = {"start_array": "a JSON array"}.get(first[1] if first else "", "not an object")
@@ -70,7 +71,7 @@ def iter_events(path: Path | str) -> Iterator[dict[str, Any]]:
     """
     source = str(path)
     with open_measured(path, EXPECTED) as stream, _json_errors(source):
-        for event in ijson.items(stream, "traceEvents.item", use_float=True):
+        for event in ijson.items(DepthGuard(stream, source, EXPECTED), "traceEvents.item", use_float=True):
             if not isinstance(event, dict):
                 raise ConfigError(f"'traceEvents' holds a {type(event).__name__}, not event "
                                   f"objects; expected {EXPECTED}", source, "traceEvents")
