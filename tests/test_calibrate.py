@@ -246,6 +246,16 @@ def test_the_long_sequence_rows_read_as_one_attention_rate():
     assert 0.25 < cal.fitted[0] < 0.32 and cal.uncertainty[0] < 0.01
 
 
+@pytest.mark.parametrize(("rows", "folds", "message"), [
+    ("megatron_sc21:1.7B", None, "1 measured row to fit"),     # was "--folds ... (got None)"
+    ("megatron_sc21", 0, "--folds must be at least 2 \\(got 0\\)"),   # 0 was the default
+])
+def test_fits_that_cannot_hold_rows_out_say_why(rows, folds, message):
+    params = parse_parameters(["gpu:a100-sxm-80gb.compute.gemm_peak_fraction"], LIBRARY)
+    with pytest.raises(UsageError, match=message):
+        calibrate_rows(set_rows(rows), params, LIBRARY, folds=folds)
+
+
 def test_an_unknown_set_lists_the_step_sets_too():
     with pytest.raises(UsageError, match="megatron_selective"):
         set_rows("no_such_set")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from simulator.cli import main
+from simulator.config.presets import MODEL_PRESETS
 from simulator.export.atomic import write_atomic
 from simulator.pipeline import MAX_STEPS, bundled_scenarios, resolve_scenario
 
@@ -287,6 +288,16 @@ def test_init_writes_a_commented_scenario_that_loads_and_runs(tmp_path, capsys, 
     code, out, _ = _run(capsys, "run", path, "--json", "--strict")
     result = json.loads(out)
     assert code == 0 and result["fits_in_memory"] and result["gpus"] == nodes * 8
+
+
+def test_init_reads_back_every_preset_name(tmp_path, capsys):
+    """The longest preset names fill the value column: a space must still part the value from
+    its ``#`` comment, or YAML reads the comment into the name (nemotron-3-nano-30b-a3b)."""
+    for preset in MODEL_PRESETS:
+        path = tmp_path / f"{preset}.yaml"
+        code, _, err = _run(capsys, "init", "-o", path, "--preset", preset, "--node", "gb300-nvl72")
+        assert code == 0, err
+        assert yaml.safe_load(path.read_text())["model"]["preset"] == preset
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path, capsys):

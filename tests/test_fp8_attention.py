@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from simulator.config import HardwareLibrary, scenario_from_mapping
+from simulator.config.stack import ATTENTION_KERNELS
 from simulator.cost.compute import ComputeModel
 from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
@@ -195,3 +196,23 @@ def test_the_recipe_key_names_the_gpu_specs_recipes():
 
     named = {member.value for member in Fp8AttentionScaling} - {Fp8AttentionScaling.AUTO.value}
     assert named == set(get_args(Fp8AttentionRecipe))
+
+
+def test_every_library_attention_kernel_is_a_known_name():
+    """ATTENTION_KERNELS lists what the GPU specs measure, so a name in it is never a typo."""
+    for name in LIBRARY.names("gpus"):
+        assert set(LIBRARY.gpu(name).compute.attention_kernels) <= set(ATTENTION_KERNELS), name
+
+
+@pytest.mark.parametrize(("node", "kernel", "refused"), [
+    ("dgx-h100", "cudnm", True), ("dgx-h100", "fa-3", True), ("dgx-h100", "fa3", False),
+    ("mi300x-platform", "cudnn", False)])     # known, not measured there: the generic fractions
+def test_an_attention_kernel_name_is_known_or_the_gpus_own(node, kernel, refused):
+    data = {"name": "t", "cluster": {"node": node, "nodes": 1}, "model": {"preset": "llama3-8b"},
+            "training": {"global_batch": 8,
+                         "stack": {"base": "megatron-core", "kernels": {"attention": kernel}}}}
+    if refused:
+        with pytest.raises(ConfigError, match="training.stack.kernels.attention"):
+            session_from_scenario(scenario_from_mapping(data, "t.yaml", LIBRARY))
+    else:
+        session_from_scenario(scenario_from_mapping(data, "t.yaml", LIBRARY))

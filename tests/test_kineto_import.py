@@ -201,6 +201,9 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
                                                     "name": "ProfilerStep#1", "ts": 1,
                                                     "dur": 2}]}).encode(), "kernel"),
         "text": (b"this is a README, not a trace\n", "invalid"),
+        "negative-durations": (json.dumps({"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 1, "dur": -2},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]}).encode(), "2 events skipped"),
         # 100,000 levels: ijson's per-level prefixes took gigabytes before the depth guard
         "deeply-nested": (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "nested"),
     }
@@ -221,7 +224,7 @@ def bad_files(tmp_path):
 @pytest.mark.parametrize("kind", ["empty", "empty-gzip", "truncated-json", "truncated-gzip",
                                   "binary", "png", "foreign-json", "json-array",
                                   "events-not-objects", "no-steps", "no-kernels", "text",
-                                  "deeply-nested", "missing"])
+                                  "deeply-nested", "negative-durations", "missing"])
 def test_bad_files_raise_one_config_error_naming_the_file(bad_files, kind):
     path, fragment = bad_files[kind]
     with pytest.raises(ConfigError) as caught:

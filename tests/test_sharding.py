@@ -164,6 +164,7 @@ def test_hybrid_sharding_gathers_inside_a_server_and_all_reduces_shards_across()
 
 @pytest.mark.parametrize(("parallelism", "expected"), [
     ({"shard_size": 5}, "does not divide dp*cp"),
+    ({"shard_size": 1}, "shards nothing"),
     ({"shard_size": 8, "zero_stage": 1}, "needs zero_stage 3"),
 ])
 def test_bad_shard_sizes_are_refused(parallelism, expected):

@@ -222,9 +222,12 @@ class _Problem:
                        ) -> tuple[np.ndarray, str]:
         """Held-out predictions of every fitted row, and the method's name."""
         m = len(indices)
-        k = min(folds or (m if m <= LOO_MAX_ROWS else FOLDS), m)
-        if k < 2:
+        if m < 2:
+            raise UsageError(f"{m} measured row to fit: cross-validation holds rows out, so a fit "
+                             "needs at least 2 (add rows to the CSV or the --set selection)")
+        if folds is not None and folds < 2:
             raise UsageError(f"--folds must be at least 2 (got {folds})")
+        k = min(folds or (m if m <= LOO_MAX_ROWS else FOLDS), m)
         method = "leave-one-out" if k == m else f"{k}-fold"
         held = np.full(m, np.nan)
         for fold in range(k):

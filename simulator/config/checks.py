@@ -21,6 +21,7 @@ from simulator.config.scenario import (
     TopologyKind,
 )
 from simulator.config.stack import (
+    ATTENTION_KERNELS,
     CpRing,
     EpDispatcher,
     Fp8AttentionScaling,
@@ -51,6 +52,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     _check_fp8(scenario, cluster.gpu)
     _check_grouped_mlp_fusion(scenario, cluster.gpu)
     _check_fp8_attention(scenario, cluster.gpu)
+    _check_attention_kernel(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
     _check_optimizer(scenario)
     dp = data_parallel_size(scenario, cluster.gpus)
@@ -323,6 +325,20 @@ def _check_fp8_attention(scenario: Scenario, gpu: GpuSpec) -> None:
                               f"{', '.join(measured) or 'none'}); set it false", key=key)
 
 
+def _check_attention_kernel(scenario: Scenario, gpu: GpuSpec) -> None:
+    """The named attention kernel is one the library knows or the GPU spec declares, so a typo
+    (``cudnm``) is not priced silently at the GPU's generic fractions."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile):
+        return
+    name = stack.kernels.attention
+    if name not in ATTENTION_KERNELS and name not in gpu.compute.attention_kernels:
+        known = sorted({*ATTENTION_KERNELS, *gpu.compute.attention_kernels})
+        raise ConfigError(f"{name!r}: not an attention kernel; expected one of {', '.join(known)} "
+                          "(a GPU spec's compute.attention_kernels may add its own)",
+                          key="training.stack.kernels.attention")
+
+
 def _attention_kernel_keys(model: ModelConfig) -> list[str]:
     """``compute.fp8_attention_speedup`` keys of the attention kernels ``model`` runs: the causal
     one where any layer attends fully, the sliding-window one where any layer is local."""
@@ -553,6 +569,10 @@ def _check_shard_size(par, dp: int) -> None:
                           key="parallelism.shard_size")
     if (dp * par.cp) % par.shard_size:
         raise ConfigError(f"{par.shard_size} does not divide dp*cp ({dp * par.cp})",
+                          key="parallelism.shard_size")
+    if par.shard_size == 1:
+        raise ConfigError("1: a shard group of one rank shards nothing (every rank would hold "
+                          "whole weights); use shard_size >= 2, or zero_stage 0-2 to replicate",
                           key="parallelism.shard_size")
 
 

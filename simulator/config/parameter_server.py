@@ -33,5 +33,6 @@ class ParameterServerConfig(BaseModel):
 
     servers: Annotated[int, Strict(), Field(ge=1, le=100_000)]
     placement: Placement = Placement.DEDICATED
-    bandwidth_GBps: Annotated[float, Strict(), Field(gt=0.0, le=1e6, allow_inf_nan=False)] | None = None
+    # from 1e-9 GB/s (1 B/s): smaller gave an infinite step
+    bandwidth_GBps: Annotated[float, Strict(), Field(ge=1e-9, le=1e6, allow_inf_nan=False)] | None = None
     staleness: Annotated[int, Strict(), Field(ge=0, le=1_000_000)] = 4

@@ -26,6 +26,13 @@ SmallCount = Annotated[int, Strict(), Field(ge=0, le=1024)]
 _MB = 1e6
 
 
+
+ATTENTION_KERNELS = ("default", "fa2", "fa3", "fa4", "cudnn", "triton", "ck")
+"""The fused-attention implementations the library's GPU specs measure
+(``compute.attention_kernels``): FlashAttention 2, 3 and 4, cuDNN's (TransformerEngine's
+FusedAttention), flash-attn 1.x's Triton kernel, AMD's Composable Kernel."""
+
+
 class ReduceDtype(StrEnum):
     """Dtype of a gradient or weight collective; ``param`` means the training dtype."""
 
@@ -437,7 +444,9 @@ class KernelProfile(_Part):
     below the host-free price, fully captured ones near it: docs/validation.md)."""
     attention: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")] = "default"
     """Fused-attention implementation (fa2, fa3, cudnn...): its efficiency is GPU data
-    (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions."""
+    (``compute.attention_kernels``); ``default`` uses the GPU's generic fractions, as does a
+    kernel of :data:`ATTENTION_KERNELS` the GPU has no measurement of; another name must be one
+    the GPU spec declares."""
 
 
 class RecomputeProfile(_Part):

@@ -133,7 +133,7 @@ def render(preset: str, node: str, nodes: int, gpus_per_node: int, layout: Layou
     body = []
     for key, value, comment in lines:
         text = f"{key}: {value}".rstrip() if value != "" else f"{key}:"
-        body.append(f"{text:<32}# {comment}" if comment else text)
+        body.append(f"{text:<31} # {comment}" if comment else text)   # a space before "#": a comment
     header = [
         f"# Starter scenario written by `clustersim init`: {preset} on {nodes} x {node}.",
         "# Every key is documented in docs/scenario_format.md. Then:",

@@ -18,6 +18,7 @@ Everything else (CPU ops, flows, counters, metadata events) is dropped as it str
 
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from collections.abc import Iterable
@@ -74,6 +75,27 @@ def collect(events: Iterable[dict[str, Any]]) -> Columns:
     return columns
 
 
+MAX_DURATION_US = 1e11
+"""The longest event duration read (about 28 hours, in the trace's microseconds); a longer,
+negative or non-finite one is a malformed field."""
+
+
+def _timestamp(event: dict[str, Any]) -> float:
+    """The event's ``ts`` (us); ValueError when it is not a finite number."""
+    ts = float(event["ts"])
+    if not math.isfinite(ts):
+        raise ValueError(f"ts {ts}")
+    return ts
+
+
+def _duration(event: dict[str, Any]) -> float:
+    """The event's ``dur`` (us); ValueError outside ``[0, MAX_DURATION_US]`` (NaN included)."""
+    dur = float(event["dur"])
+    if not 0.0 <= dur <= MAX_DURATION_US:
+        raise ValueError(f"dur {dur}")
+    return dur
+
+
 def _args(event: dict[str, Any]) -> dict[str, Any]:
     args = event.get("args")
     return args if isinstance(args, dict) else {}
@@ -81,7 +103,7 @@ def _args(event: dict[str, Any]) -> dict[str, Any]:
 
 def _gpu(columns: Columns, event: dict[str, Any], names: dict[str, str], kind: str) -> None:
     args, name = _args(event), str(event.get("name", ""))
-    ts, dur = float(event["ts"]), float(event["dur"])
+    ts, dur = _timestamp(event), _duration(event)
     device = int(args.get("device", event.get("pid", 0)))
     stream = int(args.get("stream", event.get("tid", 0)))
     correlation = int(args.get("correlation", -1))
@@ -102,7 +124,7 @@ def _launch(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> No
     correlation = _args(event).get("correlation")
     if correlation is None:
         return
-    ts = float(event["ts"])
+    ts = _timestamp(event)
     columns.launch_corr.append(int(correlation))
     columns.launch_ts.append(ts)
     columns.launch_tid.append(tids.setdefault(event.get("tid"), len(tids)))
@@ -115,13 +137,13 @@ def _cpu(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> None:
         return
     step = STEP_NAME.match(name)
     if step and event.get("cat") != "gpu_user_annotation":
-        columns.steps.append((int(step.group(1)), float(event["ts"]), float(event["dur"])))
+        columns.steps.append((int(step.group(1)), _timestamp(event), _duration(event)))
     elif event.get("cat") != "gpu_user_annotation" and (
             name == "record_param_comms" or name.startswith("nccl:")):
         args = _args(event)
-        start = float(event["ts"])
+        start = _timestamp(event)
         collective = name if name.startswith("nccl:") else args.get("Collective name")
         nbytes = message_bytes(args) if name == "record_param_comms" else float("nan")
         tid = tids.setdefault(event.get("tid"), len(tids))
-        columns.comm_ranges.append((tid, start, start + float(event["dur"]),
+        columns.comm_ranges.append((tid, start, start + _duration(event),
                                     collective if isinstance(collective, str) else None, nbytes))

@@ -79,12 +79,14 @@ def read_kineto_trace(path: Path | str) -> KinetoTrace:
 
 
 def _require(columns: Columns, source: str) -> None:
+    skipped = (f" ({columns.skipped:,} events skipped for a malformed ts or dur: not a number, "
+               "negative or above 1e11 us)") if columns.skipped else ""
     if not columns.steps:
-        raise ConfigError("no 'ProfilerStep#N' annotations; expected " + EXPECTED + " recorded "
-                          "with torch.profiler.profile(schedule=...) and prof.step() per "
-                          "iteration", source)
+        raise ConfigError("no 'ProfilerStep#N' annotations" + skipped + "; expected " + EXPECTED
+                          + " recorded with torch.profiler.profile(schedule=...) and prof.step() "
+                          "per iteration", source)
     if not any(kind == "kernel" for kind in columns.gpu_kind):
-        raise ConfigError("no GPU kernel events (cat 'kernel'); expected " + EXPECTED
+        raise ConfigError("no GPU kernel events (cat 'kernel')" + skipped + "; expected " + EXPECTED
                           + " recorded with ProfilerActivity.CUDA", source)
 
 
