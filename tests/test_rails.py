@@ -16,9 +16,11 @@ from oracles import replay_alone_seconds
 
 from simulator.collectives import Algorithm, Group, Op, build_schedule
 from simulator.collectives.concurrent import merge_schedules
-from simulator.config import Protocol
+from simulator.config import HardwareLibrary, Protocol, scenario_from_mapping
+from simulator.config.hardware import MAX_GPUS_PER_NODE
 from simulator.cost import CollectiveModel
 from simulator.engine.replay import replay_of
+from simulator.errors import ConfigError
 from simulator.topology.graph import VertexKind
 
 NODES = 16
@@ -329,3 +331,26 @@ def test_three_tier_dmodk_spreads_cross_rail_flows_over_every_core():
                 if kinds[ends[e][0]] in switch_kinds or kinds[ends[e][1]] in switch_kinds:
                     load[e] = load.get(e, 0) + 1
     assert load and max(load.values()) == 1
+
+
+@pytest.mark.parametrize(("topology", "tiers", "largest"), [
+    ("fat-tree", 2, 4), ("fat-tree", None, 16), ("rail-optimized", None, 16)])
+def test_fabric_size_is_checked_from_counts_at_the_builders_limit(topology, tiers, largest):
+    """Radix 8 (4 ports down, 4 up), 8 NICs a DGX H100: two tiers join 8 leaves (32 NICs, 4
+    servers), three tiers 8 pods of 4 leaves (128 NICs, 16 servers; on rails 8 x 4 leaves). The
+    largest such cluster builds; one server more is refused from the counts, before any graph
+    (a million servers took minutes and gigabytes to reach the builder's refusal)."""
+    fabric = {"switch_radix": 8} | ({"tiers": tiers} if tiers else {})
+    assert make_cluster(nodes=largest, topology=topology, **fabric).gpus == 8 * largest
+    with pytest.raises(ConfigError, match="cluster.fabric") as caught:
+        make_cluster(nodes=largest + 1, topology=topology, **fabric)
+    assert "leaves" in str(caught.value)
+
+
+def test_a_node_holds_at_most_max_gpus_per_node():
+    """An inline node of 100,000 GPUs was accepted and then priced pair by pair for minutes;
+    one node (one NVLink domain) now stops at MAX_GPUS_PER_NODE, with the key named."""
+    node = HardwareLibrary().node("dgx-h100").model_dump(exclude_none=True)
+    node.update(gpus=MAX_GPUS_PER_NODE + 1)
+    with pytest.raises(ConfigError, match="cluster.node.gpus"):
+        scenario_from_mapping({"cluster": {"node": node, "nodes": 1}}, "<test>", HardwareLibrary())

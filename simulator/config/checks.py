@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
+from simulator.config.fabric_size import check_fabric_size
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.config.hybrid_checks import check_hybrid
 from simulator.config.multisite import check_sites
@@ -82,6 +83,7 @@ def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
             f"{cluster.nics_per_node} NICs for {cluster.gpus_per_node} GPUs per server: GPUDirect "
             f"servers attach at most {MAX_NICS_PER_GPU} NICs per GPU to its PCIe switch",
             key="cluster.fabric.nics_per_node")
+    check_fabric_size(fabric, cluster.nodes, cluster.nics_per_node)
     if fabric.chip_torus:
         _check_chip_torus(fabric, cluster)
     if fabric.topology == TopologyKind.TORUS and fabric.torus_dims is not None:

@@ -324,13 +324,19 @@ class HostMemorySpec(BaseModel):
     capacity_GB: PositiveFloat | None = None
 
 
+MAX_GPUS_PER_NODE = 2048
+"""GPUs one node (one NVLink domain) may hold: 3.5 times the largest announced, NVIDIA's
+Vera Rubin Ultra NVL576 (GTC 2025); the intra-node routes are priced pair by pair, 29 s at
+4,608 GPUs and quadratic beyond."""
+
+
 class NodeSpec(_Spec):
     """One server (or rack-scale NVLink domain): GPUs, intra-node fabric, PCIe, NICs, the host
     CPUs' vendor (NCCL keys its LL ceiling across nodes by it; None: not stated) and the GPUs'
     path to host memory (``host_memory``; None: each GPU's PCIe link, no memory limit)."""
 
     gpu: str
-    gpus: PositiveInt
+    gpus: Annotated[int, Strict(), Field(ge=1, le=MAX_GPUS_PER_NODE)]
     fabric: IntraFabricSpec
     pcie: PcieSpec
     nics: Annotated[int, Strict(), Field(ge=0, le=1024)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from itertools import product
 from math import ceil
 
+from simulator.config.fabric_size import leaf_ports
 from simulator.config.hardware import LinkSpec
 from simulator.config.scenario import FabricConfig, TopologyKind
 from simulator.errors import ConfigError
@@ -31,11 +32,6 @@ def add_fabric(b: GraphBuilder, nics: list[list[int]], cfg: FabricConfig, link: 
     builders[cfg.topology]()
 
 
-def leaf_ports(cfg: FabricConfig) -> tuple[int, int]:
-    """(down, up) ports of a leaf of radix R at oversubscription o: down = round(R*o/(1+o))."""
-    radix, o = cfg.switch_radix, cfg.oversubscription
-    down = min(max(round(radix * o / (1.0 + o)), 1), radix - 1)
-    return down, radix - down
 
 
 def _single_switch(b: GraphBuilder, nics: list[int], link: LinkSpec) -> None:

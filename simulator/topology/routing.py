@@ -43,10 +43,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from simulator.config.fabric_size import leaf_ports
 from simulator.config.hardware import HwClass
 from simulator.config.scenario import TopologyKind
 from simulator.topology.cluster import Cluster
-from simulator.topology.fabric import leaf_ports
 from simulator.topology.graph import HW_CLASS_CODE, VertexKind
 
 _FABRIC_KINDS = {VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.ROUTER}

@@ -21,9 +21,9 @@ from math import gcd, lcm
 
 import numpy as np
 
+from simulator.config.fabric_size import leaf_ports
 from simulator.config.scenario import TopologyKind
 from simulator.topology.cluster import Cluster
-from simulator.topology.fabric import leaf_ports
 from simulator.topology.graph import VertexKind
 
 _SWITCHES = (VertexKind.LEAF, VertexKind.SPINE, VertexKind.CORE, VertexKind.ROUTER)

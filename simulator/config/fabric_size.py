@@ -1,0 +1,49 @@
+"""How many switches a scenario's fabric needs, counted before any is built.
+
+A leaf of radix ``R`` at oversubscription ``o`` has ``down = round(R o / (1 + o))`` ports to
+NICs and the rest up (:func:`leaf_ports`). A fat-tree needs ``ceil(NICs / down)`` leaves, a
+rail-optimized fabric ``rails x ceil(servers / down)`` (each rail its own leaves). Two tiers
+join at most ``R`` leaves (every leaf to every spine); three tiers at most ``R`` pods of ``R / 2``
+leaves (Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture", SIGCOMM
+2008). :func:`check_fabric_size` refuses a fabric beyond that from the counts alone, so a
+million-server scenario is refused at once instead of after its graph is built.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from simulator.config.scenario import FabricConfig, TopologyKind
+from simulator.errors import ConfigError
+
+
+def leaf_ports(cfg: FabricConfig) -> tuple[int, int]:
+    """(down, up) ports of a leaf of radix R at oversubscription o: down = round(R*o/(1+o))."""
+    radix, o = cfg.switch_radix, cfg.oversubscription
+    down = min(max(round(radix * o / (1.0 + o)), 1), radix - 1)
+    return down, radix - down
+
+
+def leaf_count(cfg: FabricConfig, servers: int, nics_per_server: int) -> int:
+    """Leaves of a fat-tree or rail-optimized fabric (module docstring); 0 for the others."""
+    down = leaf_ports(cfg)[0]
+    if cfg.topology == TopologyKind.FAT_TREE:
+        return ceil(servers * nics_per_server / down)
+    if cfg.topology == TopologyKind.RAIL_OPTIMIZED:
+        return nics_per_server * ceil(servers / down)
+    return 0
+
+
+def check_fabric_size(cfg: FabricConfig, servers: int, nics_per_server: int) -> None:
+    """Raise :class:`ConfigError` when two tiers (``cluster.fabric.tiers: 2``) or three cannot
+    join the fabric's leaves (module docstring)."""
+    leaves, radix = leaf_count(cfg, servers, nics_per_server), cfg.switch_radix
+    if leaves <= 1:
+        return
+    tiers = cfg.tiers or (2 if leaves <= radix else 3)
+    if tiers == 2 and leaves > radix:
+        raise ConfigError(f"{leaves} leaves need more than two tiers of radix-{radix} switches",
+                          key="cluster.fabric.tiers")
+    if tiers == 3 and ceil(leaves / (radix // 2)) > radix:
+        raise ConfigError(f"{leaves} leaves exceed a three-tier fat-tree of radix {radix}",
+                          key="cluster.fabric.switch_radix")
