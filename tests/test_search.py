@@ -179,6 +179,17 @@ def test_parse_axis_validates_with_the_schema():
         parse_axis("bogus", "1")
 
 
+@pytest.mark.parametrize(("name", "text", "source", "message"), [
+    ("tp", "0", "--tp", "--tp: 0: input should be greater than or equal to 1"),
+    ("tp", "0", "search", "search.tp: 0: input should be greater than or equal to 1"),
+    ("schedule", "zigzag", "--schedule", "--schedule: 'zigzag' is not one of")])
+def test_an_axis_error_names_the_flag_or_key_and_the_value_once(name, text, source, message):
+    """A flag names its axis itself (``--tp``, not ``--tp.tp``) and the value shows once."""
+    with pytest.raises(UsageError) as caught:
+        parse_axis(name, text, source)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
 def test_library_argument_is_used(scenario):
     found = search(scenario, flags={"tp": "2", "pp": "2", "micro_batch": "1"}, library=HardwareLibrary())
     assert len(found.frame)

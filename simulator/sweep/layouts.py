@@ -224,20 +224,24 @@ def parse_axis(name: str, values: Any, source: str = "search") -> list[Any]:
     if isinstance(values, str):
         values = [scalar(v) for v in values.split(",") if v.strip()]
     values = values if isinstance(values, list) else [values]
+    label = source if source.startswith("--") else f"{source}.{name}"   # a flag names the axis
     if not values:
-        raise UsageError(f"{source}.{name}: give at least one value")
-    return list(dict.fromkeys(_checked(name, v, source) for v in values))
+        raise UsageError(f"{label}: give at least one value")
+    return list(dict.fromkeys(_checked(name, v, label) for v in values))
 
 
-def _checked(name: str, value: Any, source: str) -> Any:
+def _checked(name: str, value: Any, label: str) -> Any:
     if name in ("dp", "etp", "shard_size") and value in ("auto", None):
         return None
     model = TrainingConfig if name == "micro_batch" else ParallelismConfig
     data = {name: value, "global_batch": 1} if model is TrainingConfig else {name: value}
     try:
-        return getattr(validate_model(model, data, source), name)
+        return getattr(validate_model(model, data, label), name)
     except ConfigError as exc:
-        raise UsageError(f"{source}.{name}: {short_value(value)}: {exc.message}") from None
+        text = exc.message
+        shown = short_value(value)
+        message = text if text.startswith(shown) else f"{shown}: {text}"   # the value once
+        raise UsageError(f"{label}: {message}") from None
 
 
 def plain_value(value: Any) -> Any:
