@@ -34,12 +34,10 @@ def leaf_count(cfg: FabricConfig, servers: int, nics_per_server: int) -> int:
     return 0
 
 
-def check_fabric_size(cfg: FabricConfig, servers: int, nics_per_server: int) -> None:
-    """Raise :class:`ConfigError` when two tiers (``cluster.fabric.tiers: 2``) or three cannot
-    join the fabric's leaves (module docstring)."""
-    leaves, radix = leaf_count(cfg, servers, nics_per_server), cfg.switch_radix
-    if leaves <= 1:
-        return
+def uplink_tiers(cfg: FabricConfig, leaves: int) -> int:
+    """Switch tiers joining ``leaves`` leaves (``cluster.fabric.tiers``, else 2 while every leaf
+    reaches every spine, else 3); :class:`ConfigError` when they cannot (module docstring)."""
+    radix = cfg.switch_radix
     tiers = cfg.tiers or (2 if leaves <= radix else 3)
     if tiers == 2 and leaves > radix:
         raise ConfigError(f"{leaves} leaves need more than two tiers of radix-{radix} switches",
@@ -47,3 +45,11 @@ def check_fabric_size(cfg: FabricConfig, servers: int, nics_per_server: int) -> 
     if tiers == 3 and ceil(leaves / (radix // 2)) > radix:
         raise ConfigError(f"{leaves} leaves exceed a three-tier fat-tree of radix {radix}",
                           key="cluster.fabric.switch_radix")
+    return tiers
+
+
+def check_fabric_size(cfg: FabricConfig, servers: int, nics_per_server: int) -> None:
+    """:func:`uplink_tiers` of the leaves the fabric will have, from the counts alone."""
+    leaves = leaf_count(cfg, servers, nics_per_server)
+    if leaves > 1:
+        uplink_tiers(cfg, leaves)

@@ -100,6 +100,10 @@ def parse_integers(text: str, option: str, example: str, nonzero: bool = False) 
     return values
 
 
+MAX_GPU_COUNT = 10 ** 9
+"""The largest GPU count a sweep takes (a scenario's ``cluster.nodes`` stops at a million)."""
+
+
 def check_gpu_counts(counts: list[int]) -> list[int]:
     """The distinct GPU counts, ascending.
 
@@ -116,10 +120,6 @@ def check_gpu_counts(counts: list[int]) -> list[int]:
         if count > MAX_GPU_COUNT:
             raise UsageError(f"--gpus: {count} is more than {MAX_GPU_COUNT:,} GPUs")
     return sorted(set(counts))
-
-
-MAX_GPU_COUNT = 10 ** 9
-"""The largest GPU count a sweep takes (a scenario's ``cluster.nodes`` stops at a million)."""
 
 
 ENGINES = ("analytical", "des")

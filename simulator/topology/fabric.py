@@ -11,10 +11,9 @@ from __future__ import annotations
 from itertools import product
 from math import ceil
 
-from simulator.config.fabric_size import leaf_ports
+from simulator.config.fabric_size import leaf_ports, uplink_tiers
 from simulator.config.hardware import LinkSpec
 from simulator.config.scenario import FabricConfig, TopologyKind
-from simulator.errors import ConfigError
 from simulator.topology.graph import GraphBuilder, VertexKind
 
 
@@ -69,26 +68,18 @@ def _uplink_tree(b: GraphBuilder, leaves: list[int], up: int, cfg: FabricConfig,
     """Two tiers (every leaf to every spine) if the spines' ports suffice, else three."""
     if len(leaves) == 1:
         return
-    radix = cfg.switch_radix
-    tiers = cfg.tiers or (2 if len(leaves) <= radix else 3)
-    if tiers == 2:
-        if len(leaves) > radix:
-            raise ConfigError(f"{len(leaves)} leaves need more than two tiers of radix-{radix} "
-                              "switches", key="cluster.fabric.tiers")
+    if uplink_tiers(cfg, len(leaves)) == 2:
         spines = [b.vertex(VertexKind.SPINE, f"fabric/spine{j}") for j in range(up)]
         for leaf, spine in product(leaves, spines):
             b.link(leaf, spine, link, switch_hop=True)
         return
-    _three_tier(b, leaves, up, radix, link)
+    _three_tier(b, leaves, up, cfg.switch_radix, link)
 
 
 def _three_tier(b: GraphBuilder, leaves: list[int], up: int, radix: int, link: LinkSpec) -> None:
     """Pods of R/2 leaves with ``up`` aggregation switches; agg j of each pod to core group j."""
     pod_size = radix // 2
-    pods = [leaves[i:i + pod_size] for i in range(0, len(leaves), pod_size)]
-    if len(pods) > radix:
-        raise ConfigError(f"{len(leaves)} leaves exceed a three-tier fat-tree of radix {radix}",
-                          key="cluster.fabric.switch_radix")
+    pods = [leaves[i:i + pod_size] for i in range(0, len(leaves), pod_size)]   # <= radix pods
     cores = [[b.vertex(VertexKind.CORE, f"fabric/core{j}-{k}") for k in range(radix // 2)]
              for j in range(up)]
     for p, pod in enumerate(pods):

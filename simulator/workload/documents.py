@@ -58,7 +58,7 @@ class DocumentStream:
         if not self.config.packing:
             t = np.minimum(self._lengths(n), self.seq_len) / self.seq_len
             return t, t * t
-        per_call = max(1, int(SAMPLE_DOCUMENTS * self.mean_length() / self.seq_len))
+        per_call = max(1, self.sequences_holding(SAMPLE_DOCUMENTS))
         if n <= per_call:
             return np.ones(n), self._packed(n)
         return np.ones(n), np.concatenate([self._packed(min(per_call, n - i)) for i in range(0, n, per_call)])
@@ -84,6 +84,10 @@ class DocumentStream:
         pieces = np.diff(cuts).astype(np.float64)
         owner = cuts[:-1] // s
         return np.bincount(owner, weights=pieces * pieces, minlength=n) / float(s * s)
+
+    def sequences_holding(self, documents: int) -> int:
+        """Sequences that ``documents`` documents of the mean length fill (rounded down)."""
+        return int(documents * self.mean_length() / self.seq_len)
 
     def mean_length(self) -> float:
         """The distribution's mean document length (tokens)."""
@@ -123,6 +127,6 @@ def expected_work(config: DocumentsConfig, seq_len: int, seed: int) -> tuple[flo
     from ``default_rng([seed, 15])`` (deterministic; exact when every document has one length
     that fills whole sequences)."""
     stream = DocumentStream(config, seq_len, np.random.default_rng([seed, 15]))
-    by_documents = int(SAMPLE_DOCUMENTS * stream.mean_length() / seq_len)
+    by_documents = stream.sequences_holding(SAMPLE_DOCUMENTS)
     t, a = stream.sequences(min(SAMPLE_SEQUENCES, max(MIN_SAMPLE_SEQUENCES, by_documents)))
     return float(t.mean()), float(a.mean())
