@@ -193,6 +193,21 @@ def test_wan_jitter_stretches_only_sync_steps_seeded_and_alike_on_both_paths():
     assert simulate_steps_des(session.scenario, session.collectives, steps=16).step_times_s == runs["fast"]
 
 
+
+def test_wan_jitter_only_delays_the_transfer():
+    """The WAN ring is priced at the link's full rate, a ceiling: with jitter no sync step
+    is faster than without (a two-sided factor made half of them faster)."""
+    data = _data(DILOCO)
+    data["training"]["sync_every"] = 2
+    data["cluster"]["sites"]["wan"]["jitter_sigma"] = 0.3
+    noisy = _session(data)
+    jittered = simulate_steps_des(noisy.scenario, noisy.collectives, steps=40, contention=False).step_times_s
+    data["cluster"]["sites"]["wan"]["jitter_sigma"] = 0.0
+    quiet = _session(data)
+    calm = simulate_steps_des(quiet.scenario, quiet.collectives, steps=40, contention=False).step_times_s
+    assert all(j >= c for j, c in zip(jittered, calm, strict=True))
+    assert sum(j > c for j, c in zip(jittered, calm, strict=True)) == 20
+
 def test_wan_ring_and_loss_bound_tcp_closed_forms():
     data = _data(DILOCO)
     sites = scenario_from_mapping(data, "<test>").cluster.sites
@@ -314,6 +329,25 @@ def test_loader_jitter_shows_in_the_p99_only_and_is_seeded():
     assert jittered.step_time_p99_s > 1.3 * plain.step_time_p99_s
     assert all(a >= b for a, b in zip(jittered.step_times_s, plain.step_times_s, strict=True))
 
+
+
+def test_loader_jitter_never_loads_a_batch_faster_than_the_loader_allows(monkeypatch):
+    """``T_load`` is the storage's and the workers' full rate: every jittered batch takes
+    at least that long."""
+    seen = []
+
+    class Recording(LoaderQueue):
+        def advance(self, steps, loads):
+            seen.append(loads.copy())
+            return super().advance(steps, loads)
+
+    monkeypatch.setattr("simulator.engine.des_what_ifs.LoaderQueue", Recording)
+    session = open_scenario(LOADER)
+    des = simulate_steps_des(session.scenario, session.collectives, steps=50)
+    load = simulate_step(session.scenario, session.collectives).what_if["input_load_s"]
+    loads = np.concatenate(seen)
+    assert loads.shape == (50, 32) and des.what_if["input_stalled_steps"] > 0
+    assert loads.min() >= load
 
 # --- everything -----------------------------------------------------------------------------
 

@@ -280,8 +280,9 @@ MEANINGS = {
     "training.data_loader.cpu_s_per_sample": "CPU preprocessing of one sample by one worker",
     "training.data_loader.workers": "loader worker processes per data-parallel replica",
     "training.data_loader.prefetch_batches": "batches the loader may hold ready ahead of the step",
-    "training.data_loader.jitter_sigma": "lognormal spread of each batch's load time (discrete-event "
-                                         "engine)",
+    "training.data_loader.jitter_sigma": "one-sided lognormal delay of each batch's load time: "
+                                         "times exp(abs(N(0, sigma))), never faster than the "
+                                         "storage and workers allow (discrete-event engine)",
     "cluster.sites.count": "sites the cluster spans: the servers split into this many sites, each "
                            "holding dp / count whole replicas (data parallelism across sites, the "
                            "rest inside a site); docs/what_ifs.md",
@@ -290,5 +291,7 @@ MEANINGS = {
     "cluster.sites.wan.loss": "packet loss: TCP reaches at most streams x MSS sqrt(3/2) / (RTT "
                               "sqrt(loss)) (Mathis et al. 1997)",
     "cluster.sites.wan.streams": "parallel TCP connections over the WAN",
-    "cluster.sites.wan.jitter_sigma": "lognormal spread of each WAN transfer (discrete-event engine)",
+    "cluster.sites.wan.jitter_sigma": "one-sided lognormal delay of each WAN transfer: times "
+                                      "exp(abs(N(0, sigma))), never faster than the link allows "
+                                      "(discrete-event engine)",
 }

@@ -4,15 +4,21 @@
   optimizer when ``(i + 1) % K == 0`` (:mod:`simulator.engine.local_sgd`); the other steps
   run the plan without synchronisation, so the steps show the periodic spike.
 - ``data_loader``: each replica's batch takes ``T_load`` (:mod:`simulator.workload.data_loader`)
-  times ``exp(N(0, jitter_sigma))``, drawn per replica and batch from its own stream
+  times the delay factor ``exp(|N(0, jitter_sigma)|)``, drawn per replica and batch from its own stream
   (``SeedSequence(seed).spawn(3)[2]``, so the other noise draws do not change); the
   prefetch queue (:class:`~simulator.workload.data_loader.LoaderQueue`) adds each step's
   wait. A step's own duration does not depend on when it starts, so the queue runs over
   the simulated steps.
 
 - ``cluster.sites``: a synchronising step adds the WAN ring (``wan_s`` of the analytical
-  step, :mod:`simulator.topology.multisite`) after its reduction, times
-  ``exp(N(0, wan.jitter_sigma))`` per step from its own stream (child 3).
+  step, :mod:`simulator.topology.multisite`) after its reduction, times the delay factor
+  ``exp(|N(0, wan.jitter_sigma)|)`` per step from its own stream (child 3).
+
+Both jitters are one-sided: ``T_load`` and the WAN ring are priced at the storage's and the
+link's full rate, a ceiling no transfer beats, so jitter only delays. The factor is
+lognormal folded at 1 (a half-normal in log space): its median is ``exp(0.674 sigma)``, its
+mean ``2 exp(sigma^2 / 2) Phi(sigma)`` (1.29 at ``sigma = 0.3``). The GPU compute jitter
+(:mod:`simulator.engine.noise`) stays two-sided: kernel times vary about their mean.
 
 Gradient compression needs nothing here: the plan's synchronisation already carries it.
 """
@@ -60,7 +66,7 @@ def step_times(ctx: Context, base: StepResult, plan: StepPlan, source, steps: in
     jitter = ctx.scenario.cluster.sites.wan.jitter_sigma if wan > 0.0 else 0.0
     if jitter > 0.0:
         rng = _stream(seed, WAN_STREAM)
-        times[mask] += wan * (np.exp(rng.normal(0.0, jitter, size=int(mask.sum()))) - 1.0)
+        times[mask] += wan * (delay_factors(rng, jitter, int(mask.sum())) - 1.0)
     if every > 1:
         if mask.any():
             notes["sync_step_time_s"] = float(times[mask].mean())
@@ -86,6 +92,26 @@ def _stream(seed: int, child: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(child + 1)[child])
 
 
+def delay_factors(rng: np.random.Generator, sigma: float, size) -> np.ndarray:
+    """One-sided jitter of a transfer priced at its full rate: ``exp(|N(0, sigma)|)``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The stream to draw from (one normal per factor).
+    sigma : float
+        Standard deviation of the log of the factor before folding (``jitter_sigma``).
+    size : int or tuple of int
+        Shape of the draw.
+
+    Returns
+    -------
+    numpy.ndarray
+        Factors ``>= 1``: the rate is a ceiling, so a transfer is never faster than it.
+    """
+    return np.exp(np.abs(rng.normal(0.0, sigma, size=size)))
+
+
 def _with_stalls(ctx: Context, base: StepResult, times: np.ndarray, seed: int, notes: dict) -> np.ndarray:
     """``times`` plus each step's wait for its batch; the stall figures into ``notes``."""
     cfg = ctx.scenario.training.data_loader
@@ -98,7 +124,7 @@ def _with_stalls(ctx: Context, base: StepResult, times: np.ndarray, seed: int, n
         block = times[lo:lo + chunk]
         loads = np.full((block.size, replicas), load)
         if cfg.jitter_sigma > 0:
-            loads *= np.exp(rng.normal(0.0, cfg.jitter_sigma, size=loads.shape))
+            loads *= delay_factors(rng, cfg.jitter_sigma, loads.shape)
         stalls.append(queue.advance(block, loads))
     stall = np.concatenate(stalls)
     notes.update({"input_stall_mean_s": float(stall.mean()), "input_stalled_steps": float((stall > 0).mean()),
