@@ -77,6 +77,36 @@ def test_compare_nccl_rejects_a_cluster_of_another_size(capsys):
     assert code == 2 and "8 ranks" in err
 
 
+NCCL_ROWS = {
+    "size0": "       0        0  float  sum  -1   0.10    0.00    0.00  0   0.10    0.00    0.00  0",
+    "nan": " 1048576   262144  float  sum  -1    nan    0.00    0.00  0   10.0    0.00    0.00  0",
+    "zero": " 2097152   524288  float  sum  -1   0.00     inf     inf  0   10.0    0.00    0.00  0",
+    "negative": " 4194304  1048576  float  sum  -1   -5.0    0.00    0.00  0   10.0    0.00    0.00  0",
+    "good": " 8388608  2097152  float  sum  -1  100.0   83.89  157.29  0  100.0   83.89  157.29  0",
+}
+
+
+def test_compare_nccl_skips_unusable_rows_with_one_warning(capsys, tmp_path):
+    """Rows of size 0 or with a NaN, zero or negative time are not scored, and one stderr
+    line says how many and why; --json stays the usable rows only."""
+    log = tmp_path / "all_reduce.txt"
+    log.write_text("\n".join(NCCL_ROWS.values()) + "\n")
+    code, out, err = _run(capsys, "compare-nccl", str(log), SCENARIO, "--json")
+    assert code == 0
+    assert [r["size_bytes"] for r in json.loads(out)] == [8388608]
+    assert err.strip().splitlines() == [
+        f"warning: {log}: 4 result rows skipped (1 of size 0, 3 with a NaN, infinite, zero or "
+        "negative time); not scored"]
+
+
+def test_compare_nccl_refuses_a_log_of_unusable_rows_only(capsys, tmp_path):
+    log = tmp_path / "all_reduce.txt"
+    log.write_text("\n".join(row for name, row in NCCL_ROWS.items() if name != "good") + "\n")
+    code, out, err = _run(capsys, "compare-nccl", str(log), SCENARIO)
+    assert code == 2 and out == "" and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {log}: none of its 4 nccl-tests result rows can be scored")
+
 GPT3 = str(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
 
 

@@ -134,6 +134,19 @@ def test_no_rows_raises_config_error(text):
         parse_nccl_log(text)
 
 
+def test_rows_that_cannot_be_scored_are_counted_not_kept():
+    zero_time = "  2097152  524288  float  sum  -1  0.00  inf  inf  0  10.0  0.00  0.00  0"
+    text = "\n".join([ROW, ROW.replace("1048576  262144", "0  0", 1), ROW.replace("100.0", "nan", 1),
+                      zero_time, ROW.replace("10.49", "-1.00", 1)])
+    log = parse_nccl_log(text)
+    assert log.size_bytes.tolist() == [2**20]
+    assert log.skipped == (("of size 0", 1), ("with a NaN, infinite, zero or negative time", 2),
+                           ("with a NaN, infinite or negative bandwidth", 1))
+    assert log.skipped_note().startswith("4 result rows skipped (1 of size 0, 2 with")
+    assert parse_nccl_log(ROW).skipped == () and parse_nccl_log(ROW).skipped_note() is None
+    with pytest.raises(ConfigError, match="none of its 1 nccl-tests result rows can be scored"):
+        parse_nccl_log(zero_time, "x.txt")
+
 @pytest.mark.parametrize("data", [b"\x00\x01\x02binary", b"\xff\xfe\xfa not utf-8"])
 def test_bad_file_raises_config_error_naming_it(tmp_path, data):
     path = tmp_path / "log.bin"
@@ -159,4 +172,4 @@ def test_arbitrary_text_only_raises_config_error(text):
     except ConfigError:
         return
     assert len(log.size_bytes) == len(log.time_s) > 0
-    assert np.all(log.time_s > 0)
+    assert np.all(log.time_s > 0) and np.all(log.size_bytes > 0)

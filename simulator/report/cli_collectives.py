@@ -18,7 +18,7 @@ from simulator.collectives import Algorithm, Op, whole_cluster
 from simulator.errors import UsageError
 from simulator.pipeline import open_scenario
 from simulator.report import tables
-from simulator.report.cli_types import OUT_FILE, SCENARIO, out, say
+from simulator.report.cli_types import OUT_FILE, SCENARIO, out, say, warn
 from simulator.units import parse_size
 
 ALGO_CHOICES = ["auto", *(a.value for a in Algorithm)]
@@ -78,11 +78,17 @@ def collectives(scenario: Path, op: str, algo: str | None, min_bytes: str, max_b
 @click.option("--json", "as_json", is_flag=True, help="print JSON records")
 def compare_nccl(log: Path, scenario: Path, op: str | None, algo: str | None,
                  as_json: bool) -> None:
-    """Predicted against measured time and busbw per size, for a nccl-tests log."""
+    """Predicted against measured time and busbw per size, for a nccl-tests log.
+
+    Result rows that cannot be scored (size 0, a time or bandwidth that is not a positive
+    finite number) are left out with one warning line; a log of such rows only is an error.
+    """
     from simulator.validation.compare import compare_log
     from simulator.validation.nccl_log import read_nccl_log
 
     measured = read_nccl_log(log)
+    if (note := measured.skipped_note()) is not None:
+        warn(f"{log}: {note}; not scored")
     session = open_scenario(scenario)
     algorithm = None if algo in (None, "auto") else Algorithm(algo)
     frame = compare_log(measured, session.collectives, Op(op) if op else None, algorithm)

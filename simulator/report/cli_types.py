@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
+from rich.text import Text
 
 from simulator.errors import UsageError
 from simulator.pipeline import MAX_SEED, MAX_STEPS
@@ -29,6 +30,11 @@ QUIET = click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def say(text: str) -> None:
     """A note about what was done (files written): stderr, so stdout stays the result."""
     err.print(escape(text), soft_wrap=True)
+
+
+def warn(text: str) -> None:
+    """One ``warning: ...`` line on stderr, so a JSON or CSV result on stdout stays whole."""
+    err.print(Text.assemble(("warning: ", "bold yellow"), text), soft_wrap=True)
 
 
 def check_des_options(engine: str, steps, seed, png, timeline: bool, attribute: bool = False) -> None:

@@ -8,7 +8,10 @@ lines, MPI chatter, comments). Accepted row layouts::
     size count type redop      time algbw busbw error  time algbw busbw error    (older)
 
 ``#wrong`` may be a number or ``N/A``; older ``error`` columns are floats such
-as ``0e+00``. The in-place half may be missing or cut off. Lines starting with
+as ``0e+00``. A result row that cannot be scored (size 0; a time that is NaN, infinite, 0
+or negative; a bandwidth that is NaN, infinite or negative) is left out and counted in
+:attr:`NcclLog.skipped`, so callers can say so; a log of such rows only is an error.
+The in-place half may be missing or cut off. Lines starting with
 ``#`` are comments; an ``mpirun --tag-output`` prefix such as
 ``[1,0]<stdout>:`` is stripped first. Times in the table are microseconds and
 are returned in seconds; bandwidths stay in GB/s (1e9 B/s) as nccl-tests prints.
@@ -34,6 +37,7 @@ NO_ROWS_MESSAGE = (
 )
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?", re.ASCII)
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf)", re.ASCII | re.IGNORECASE)
 _COUNT = re.compile(r"\d{1,18}", re.ASCII)
 _ROOT = re.compile(r"-?\d{1,9}", re.ASCII)
 _FIXED = re.compile(r"\d+\.\d+", re.ASCII)
@@ -66,6 +70,11 @@ _ALGO = re.compile(
 )
 _AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
 
+ZERO_SIZE = "of size 0"
+BAD_TIME = "with a NaN, infinite, zero or negative time"
+BAD_BANDWIDTH = "with a NaN, infinite or negative bandwidth"
+"""Why a result row is left out (:attr:`NcclLog.skipped`), as ``N rows <reason>`` reads."""
+
 
 @dataclass(frozen=True, eq=False)
 class NcclLog:
@@ -95,6 +104,9 @@ class NcclLog:
         In-place time per row, seconds; NaN where the row has no in-place half.
     avg_busbw_GBps : float or None
         Value of the last ``# Avg bus bandwidth`` line, None if absent.
+    skipped : tuple of (str, int)
+        Result rows left out because they cannot be scored, as ``(reason, count)`` pairs
+        (:data:`ZERO_SIZE`, :data:`BAD_TIME`, :data:`BAD_BANDWIDTH`); empty if none.
     """
 
     source: str
@@ -107,6 +119,15 @@ class NcclLog:
     busbw_GBps: np.ndarray
     inplace_time_s: np.ndarray
     avg_busbw_GBps: float | None
+    skipped: tuple[tuple[str, int], ...] = ()
+
+    def skipped_note(self) -> str | None:
+        """``N result rows skipped (k of size 0, ...)``, or None when every row was kept."""
+        if not self.skipped:
+            return None
+        total = sum(count for _, count in self.skipped)
+        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped)
+        return f"{total} result row{'s' if total != 1 else ''} skipped ({reasons})"
 
     def to_frame(self) -> pd.DataFrame:
         """Rows as a DataFrame: size_bytes, time_s, algbw_GBps, busbw_GBps, inplace_time_s."""
@@ -158,12 +179,15 @@ def parse_nccl_log(text: str, source: str = "<text>") -> NcclLog:
     Raises
     ------
     ConfigError
-        If no line parses as a result row.
+        If no line parses as a result row, or no result row can be scored.
     """
     lines = [_MPI_PREFIX.sub("", line).strip() for line in text.splitlines()]
-    rows = [row for line in lines if (row := _parse_row(line)) is not None]
+    parsed = [row for line in lines if (row := _parse_row(line)) is not None]
+    rows = [row for row in parsed if not isinstance(row, str)]
+    skipped = tuple((reason, count) for reason in (ZERO_SIZE, BAD_TIME, BAD_BANDWIDTH)
+                    if (count := parsed.count(reason)))
     if not rows:
-        raise ConfigError(NO_ROWS_MESSAGE, source)
+        _raise_no_rows(source, skipped)
     sizes, times_us, algbw, busbw, inplace_us = zip(*rows, strict=True)
     return NcclLog(
         source=source,
@@ -176,7 +200,18 @@ def parse_nccl_log(text: str, source: str = "<text>") -> NcclLog:
         busbw_GBps=_frozen(np.array(busbw, dtype=float)),
         inplace_time_s=_frozen(np.array(inplace_us, dtype=float) * US),
         avg_busbw_GBps=_last_avg_busbw(lines),
+        skipped=skipped,
     )
+
+
+def _raise_no_rows(source: str, skipped: tuple[tuple[str, int], ...]) -> None:
+    """The ConfigError of a log without a usable result row, saying why rows were left out."""
+    if not skipped:
+        raise ConfigError(NO_ROWS_MESSAGE, source)
+    total = sum(count for _, count in skipped)
+    reasons = ", ".join(f"{count} {reason}" for reason, count in skipped)
+    raise ConfigError(f"none of its {total} nccl-tests result rows can be scored ({reasons}); "
+                      "expected a size above 0, a positive time and finite bandwidths", source)
 
 
 def _decode(raw: bytes, source: str) -> str:
@@ -191,8 +226,10 @@ def _decode(raw: bytes, source: str) -> str:
         raise ConfigError("not UTF-8 text; expected nccl-tests output", source) from None
 
 
-def _parse_row(line: str) -> tuple[int, float, float, float, float] | None:
-    """``(size, time_us, algbw, busbw, inplace_time_us)`` of a result row, else None."""
+def _parse_row(line: str) -> tuple[int, float, float, float, float] | str | None:
+    """``(size, time_us, algbw, busbw, inplace_time_us)`` of a result row, the reason it is
+    left out (:data:`ZERO_SIZE`, :data:`BAD_TIME`, :data:`BAD_BANDWIDTH`) if it cannot be
+    scored, else (not a result row) None."""
     if line.startswith("#"):
         return None
     tokens = line.split()
@@ -205,12 +242,13 @@ def _parse_row(line: str) -> tuple[int, float, float, float, float] | None:
         rest = rest[1:]
     if not 3 <= len(rest) <= 8:
         return None
-    out_of_place = [_number(token) for token in rest[:3]]
+    out_of_place = [_value(token) for token in rest[:3]]
     if any(value is None for value in out_of_place):
         return None
+    reason = _unusable(int(tokens[0]), *out_of_place)
+    if reason is not None:
+        return reason
     time_us, algbw, busbw = out_of_place
-    if not (time_us > 0 and algbw >= 0 and busbw >= 0):
-        return None
     inplace_us = _number(rest[4]) if len(rest) > 4 else None
     return int(tokens[0]), time_us, algbw, busbw, math.nan if inplace_us is None else inplace_us
 
@@ -220,13 +258,29 @@ def _starts_with_root(rest: list[str]) -> bool:
 
     nccl-tests prints bandwidths as fixed-point (``%.2f``); an older ``error`` column
     is ``0e+00`` and ``#wrong`` sits after busbw, so only the root layout has
-    fixed-point numbers in both the third and fourth places.
+    fixed-point numbers in both the third and fourth places. A whole row of nine (root and
+    both halves) is the root layout whatever its bandwidths read (``inf`` after a zero time).
     """
-    return (
-        len(rest) >= 4
-        and _ROOT.fullmatch(rest[0]) is not None
-        and all(_FIXED.fullmatch(token) for token in rest[2:4])
-    )
+    return _ROOT.fullmatch(rest[0]) is not None and (
+        len(rest) == 9 or (len(rest) >= 4 and all(_FIXED.fullmatch(token) for token in rest[2:4])))
+
+
+def _unusable(size: int, time_us: float, algbw: float, busbw: float) -> str | None:
+    """Why a result row with these out-of-place figures cannot be scored, else None."""
+    if size == 0:
+        return ZERO_SIZE
+    if not (math.isfinite(time_us) and time_us > 0):
+        return BAD_TIME
+    if not all(math.isfinite(bw) and bw >= 0 for bw in (algbw, busbw)):
+        return BAD_BANDWIDTH
+    return None
+
+
+def _value(token: str) -> float | None:
+    """Float value of a plain ASCII decimal ``token`` or of ``nan``/``inf``, else None."""
+    if _NOT_FINITE.fullmatch(token):
+        return float(token)
+    return float(token) if _NUMBER.fullmatch(token) else None
 
 
 def _number(token: str) -> float | None:
