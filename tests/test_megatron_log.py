@@ -292,6 +292,30 @@ def test_upstream_uneven_pipeline_split_maps_to_stage_layer_counts(tmp_path):
     assert (p["first_stage_layers"], p["last_stage_layers"]) == (12, 20)
 
 
+@pytest.mark.parametrize(("key", "old", "new", "fragment"), [
+    ("seq_length", 8192, 10**14, "seq_length: 100000000000000 is outside what a scenario takes for "
+                                 "model.seq_len (int 1..100,000,000); no draft written"),
+    ("num_layers", 32, 10**9, "num_layers: 1000000000 is outside what a scenario takes for "
+                              "model.layers (int 1..10,000)"),
+    ("micro_batch_size", 1, 10**12, "the draft would not load (training.global_batch: 128 is not a "
+                                    "multiple of micro_batch*dp"),
+], ids=["seq_length", "num_layers", "micro_batch_size"])
+def test_import_log_refuses_a_draft_check_would_refuse_and_writes_nothing(tmp_path, capsys, key, old,
+                                                                         new, fragment):
+    """The draft must pass ``clustersim check``: a logged value outside the scenario's range is
+    one error naming the log, the argument and the schema's range; no file, nothing printed."""
+    path = _upstream_log(tmp_path)
+    dots = "." * (48 - len(key))
+    path.write_text(path.read_text().replace(f"  {key} {dots} {old}\n", f"  {key} {dots} {new}\n"))
+    out = tmp_path / "draft.yaml"
+    for extra in (["-o", str(out)], []):
+        code = main(["import-log", str(path), "--node", "dgx-h100", "--nodes", "2", *extra])
+        captured = capsys.readouterr()
+        (line,) = captured.err.strip().splitlines()
+        assert code == 2 and captured.out == "" and line.startswith(f"error: {path}: ")
+        assert fragment in line and "Traceback" not in captured.err
+    assert not list(tmp_path.glob("*.yaml")) and not list(tmp_path.glob(".*"))
+
 def _cut(folder: Path, name: str, marker: str) -> Path:
     """The real log cut just before the first line containing ``marker``."""
     text = gzip.decompress(LOG.read_bytes()).decode("utf-8", "replace")

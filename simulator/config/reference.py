@@ -56,10 +56,8 @@ def describe_type(field) -> str:
     """Readable type with allowed values or range: ``int 1..1000000``, ``1f1b | gpipe``."""
     inner = _unwrap(field.annotation)
     base = typing.get_origin(inner) or inner
-    metadata = list(field.metadata)
     if typing.get_origin(inner) is typing.Annotated:
-        base, *extra = typing.get_args(inner)
-        metadata += [m for e in extra for m in getattr(e, "metadata", [e])]
+        base = typing.get_args(inner)[0]
     if isinstance(base, type) and issubclass(base, Enum):
         return " \\| ".join(f"`{e.value}`" for e in base)
     if base in (list, tuple):
@@ -67,11 +65,34 @@ def describe_type(field) -> str:
         if isinstance(item, type) and issubclass(item, Enum):
             return "list of " + " \\| ".join(f"`{e.value}`" for e in item)
     name = getattr(base, "__name__", str(base)).replace("typing.", "")
-    low = next((m.ge if hasattr(m, "ge") else m.gt for m in metadata
-                if isinstance(m, (annotated_types.Ge, annotated_types.Gt))), None)
-    high = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    low, _, high = bounds(field)
     span = f" {_number(low)}..{_number(high)}" if low is not None and high is not None else ""
     return f"{name}{span}"
+
+
+def bounds(field) -> tuple[float | None, bool, float | None]:
+    """The schema's range of a number field: ``(low, low_excluded, high)``.
+
+    Parameters
+    ----------
+    field : pydantic.fields.FieldInfo
+        A leaf of :func:`leaves`.
+
+    Returns
+    -------
+    tuple
+        The lower bound (``ge``, or ``gt`` with ``low_excluded`` True) and the upper bound
+        (``le``); None where the schema sets none.
+    """
+    metadata = list(field.metadata)
+    inner = _unwrap(field.annotation)
+    if typing.get_origin(inner) is typing.Annotated:
+        metadata += [m for e in typing.get_args(inner)[1:] for m in getattr(e, "metadata", [e])]
+    low = next((m for m in metadata if isinstance(m, (annotated_types.Ge, annotated_types.Gt))), None)
+    high = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    if low is None:
+        return None, False, high
+    return (low.ge, False, high) if isinstance(low, annotated_types.Ge) else (low.gt, True, high)
 
 
 def _number(value) -> str:

@@ -119,9 +119,12 @@ def _collectives_table(collectives) -> Table:
                    "as one JSON object")
 def import_log(log: Path, node: str, nodes: int, output: Path | None, as_json: bool) -> None:
     """Draft scenario from a Megatron-LM training log (also Megatron-Core, NeMo, Primus):
-    the arguments block becomes the scenario, the iteration lines the measured step time."""
+    the arguments block becomes the scenario, the iteration lines the measured step time.
+    A draft 'clustersim check' would refuse (a logged value outside the scenario's range) is
+    an error naming the log's argument, and nothing is written."""
     from simulator.config import HardwareLibrary
     from simulator.measure.draft import check_node, draft_from_log
+    from simulator.measure.draft_limits import check_draft
     from simulator.measure.files import check_output_path, write_atomic
     from simulator.measure.megatron_log import read_megatron_log
     from simulator.measure.scenario_text import render_draft
@@ -130,7 +133,9 @@ def import_log(log: Path, node: str, nodes: int, output: Path | None, as_json: b
     if output is not None:
         check_output_path(output)
     check_node(node, nodes, library)
-    draft = draft_from_log(read_megatron_log(log), node, nodes, library)
+    megatron = read_megatron_log(log)
+    draft = draft_from_log(megatron, node, nodes, library)
+    check_draft(draft.scenario, megatron.arguments, megatron.source, library)
     text = render_draft(draft, log.name)
     if as_json:
         click.echo(json.dumps(_draft_json(draft, output)))

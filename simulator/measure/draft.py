@@ -92,6 +92,12 @@ def draft_from_log(log: MegatronLog, node: str, nodes: int,
     ConfigError
         A required argument is missing from the log, or the log's world size is not
         ``nodes`` x the node's GPUs.
+
+    Notes
+    -----
+    The draft is the log's mapping, not checked against the scenario schema;
+    :func:`simulator.measure.draft_limits.check_draft` (run by ``clustersim import-log``)
+    refuses one that ``clustersim check`` would refuse.
     """
     library = library or HardwareLibrary()
     notes: list[str] = []
