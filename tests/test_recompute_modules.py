@@ -166,6 +166,11 @@ def test_both_engines_agree(tmp_path, modules):
      "Megatron-Core"),
     (DEEPSEEK, {"training": {"dtype": "fp8"}, "parallelism": {"recompute_modules": ["moe_act"]}},
      "delayed"),
+    (LLAMA, {"parallelism": {"recompute_modules": -1}}, "-1: expected a list of module names"),
+    (LLAMA, {"parallelism": {"recompute_modules": "mlp"}},
+     "'mlp': expected a list of module names, e.g. [core_attn, mlp]; valid names: core_attn, moe_act, "
+     "layernorm, mla_up_proj, mlp, moe, shared_experts"),
+    (LLAMA, {"parallelism": {"recompute_modules": {"mlp": True}}}, "expected a list of module names"),
 ])
 def test_mistakes_get_one_message_and_exit_2(tmp_path, capsys, base, change, words):
     path = tmp_path / "bad.yaml"
@@ -173,6 +178,7 @@ def test_mistakes_get_one_message_and_exit_2(tmp_path, capsys, base, change, wor
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert "parallelism.recompute_modules" in err and words in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "tuple" not in err
 
 
 def test_moe_with_the_all_to_all_overlap_is_refused(tmp_path, capsys):

@@ -365,6 +365,15 @@ class ParallelismConfig(_Section):
     """Megatron-Core's ``--pipeline-model-parallel-layout`` (:mod:`simulator.config.pipeline_layout`):
     the layers of each model chunk, e.g. ``Et|(tt|)*30mL``."""
 
+    @field_validator("recompute_modules", mode="before")
+    @classmethod
+    def _a_list_of_names(cls, value):
+        """A YAML list of module names (pydantic alone would ask for "a valid tuple")."""
+        if value is None or isinstance(value, (list, tuple)):
+            return value
+        names = ", ".join(module.value for module in RecomputeModule)
+        raise ValueError(f"expected a list of module names, e.g. [core_attn, mlp]; valid names: {names}")
+
     @field_validator("recompute_modules")
     @classmethod
     def _distinct_modules(cls, value: tuple[RecomputeModule, ...] | None):
