@@ -127,6 +127,17 @@ def test_a_preset_with_latent_attention_drops_the_head_keys_it_set(tmp_path, cap
     assert main(["check", str(path)]) == 0, capsys.readouterr().err
 
 
+def test_a_partial_mla_overrides_only_its_fields_of_the_presets():
+    """``model.mla: {kv_lora_rank: 256}`` on the deepseek-v3 preset changes that one field; the
+    preset's other latent-attention widths stay (as a top-level key overrides a preset's)."""
+    from simulator.config import scenario_from_mapping
+    data = {"cluster": {"node": "dgx-h100", "nodes": 2},
+            "model": {"preset": "deepseek-v3", "layers": 4, "mla": {"kv_lora_rank": 256}},
+            "training": {"global_batch": 16}, "parallelism": {"ep": 16}}
+    mla = scenario_from_mapping(data, "x.yaml").model.mla
+    assert mla.model_dump() == {**MLA, "kv_lora_rank": 256}
+    assert data["model"]["mla"] == {"kv_lora_rank": 256}
+
 @pytest.mark.parametrize(("shared", "width"), [(0, 1536 + 512 + 64), (2048, (1536 + 512 + 64 + 7168) / 2)])
 def test_the_tensor_parallel_gather_carries_the_latents(shared, width):
     """Under sequence parallelism latent attention gathers its latents (r_q + r_kv + d_r per

@@ -96,6 +96,9 @@ def _with_stack(data: dict[str, Any], source: str, library: HardwareLibrary) -> 
 
 
 def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``model.preset`` expanded: the preset's keys, then the scenario's over them; a section
+    both give (``mla``, ``mamba``) merges key by key, so ``mla: {kv_lora_rank: 256}`` changes
+    that one field of the preset's latent attention."""
     model = data.get("model")
     if not isinstance(model, dict) or model.get("preset") is None:
         return data
@@ -110,7 +113,9 @@ def _with_preset(data: dict[str, Any], source: str) -> dict[str, Any]:
     if "mla" in model:                      # latent attention sets its own head widths and heads
         preset.pop("head_dim", None)
         preset.pop("kv_heads", None)
-    return {**data, "model": {**preset, **model}}
+    merged = {key: {**preset[key], **value} if isinstance(value, dict) and isinstance(preset.get(key), dict)
+              else value for key, value in model.items()}
+    return {**data, "model": {**preset, **merged}}
 
 
 def scenario_stack(scenario: Scenario, library: HardwareLibrary | None = None) -> StackProfile:

@@ -43,7 +43,8 @@ MEANINGS = {
     "cluster.fabric.chip_torus": "with `topology: torus`: the torus joins chips, not servers (TPU "
                                  "ICI: each chip's own 2 x d links); one chip per node, "
                                  "`cluster.nodes` counts chips",
-    "model.preset": "a published shape that fills the model keys; explicit keys override it",
+    "model.preset": "a published shape that fills the model keys; explicit keys override it (in a "
+                    "section such as `mla` or `mamba`, key by key)",
     "model.layers": "transformer layers",
     "model.hidden": "hidden size",
     "model.heads": "attention heads",
