@@ -85,6 +85,19 @@ def test_bad_counts_exit_2_naming_the_key(tmp_path, capsys):
         session_from_scenario(scenario_from_mapping(_data(last_stage_layers=0), "x.yaml"))
 
 
+@pytest.mark.parametrize("key", ["first_stage_layers", "last_stage_layers"])
+def test_stage_layer_counts_without_a_pipeline_say_so(tmp_path, capsys, key):
+    """With pp 1 there is no first or last stage to size: one message naming the key, that it
+    needs pp > 1, and the scenario's pp."""
+    import yaml
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**_data(), "parallelism": {"tp": 8, "pp": 1, key: 4}}))
+    assert main(["check", str(path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: {path}: parallelism.{key}: 4: applies only with pipeline parallelism "
+                    "(pp > 1), and parallelism.pp is 1; remove it or set pp above 1")
+
 def test_embedding_on_the_first_stage_and_head_and_loss_on_the_last():
     """Equal layer counts: the first stage's forward exceeds a middle stage's by the embedding,
     the last stage's by the logits and loss, forward and backward (head_costs; the embedding's

@@ -619,8 +619,11 @@ def _check_uneven_split(scenario: Scenario) -> None:
         return
     if par.first_stage_layers is None and par.last_stage_layers is None:
         return
-    key = "parallelism.first_stage_layers" if par.first_stage_layers is not None else \
-        "parallelism.last_stage_layers"
+    name = "first_stage_layers" if par.first_stage_layers is not None else "last_stage_layers"
+    key = f"parallelism.{name}"
+    if par.pp < 2:
+        raise ConfigError(f"{getattr(par, name)}: applies only with pipeline parallelism (pp > 1), and "
+                          f"parallelism.pp is {par.pp}; remove it or set pp above 1", key=key)
     try:
         uneven_split(scenario.model.layers, par.pp, par.virtual_stages, par.first_stage_layers,
                      par.last_stage_layers)
