@@ -52,6 +52,7 @@ def check_scenario(scenario: Scenario, cluster: ResolvedCluster) -> None:
     check_cpu_offload(scenario)
     _check_fp8(scenario, cluster.gpu)
     _check_grouped_mlp_fusion(scenario, cluster.gpu)
+    _check_fp8_output_proj(scenario)
     _check_fp8_attention(scenario, cluster.gpu)
     _check_attention_kernel(scenario, cluster.gpu)
     _check_fp4_collectives(scenario)
@@ -369,6 +370,19 @@ def _check_grouped_mlp_fusion(scenario: Scenario, gpu: GpuSpec) -> None:
     if gpu.vendor.lower() != "nvidia":        # block-scaled tensor cores: _check_fp8 / _check_nvfp4
         raise ConfigError(f"TransformerEngine's fused grouped MLP runs cuDNN's Blackwell (sm100) "
                           f"kernels, which the {gpu.name} lacks; set it false", key=key)
+
+
+def _check_fp8_output_proj(scenario: Scenario) -> None:
+    """Megatron-Core runs the output layer in fp8 only under fp8 training with the MXFP8 recipe
+    (``TransformerConfig.__post_init__`` raises otherwise: "fp8_output_proj must be used
+    together with fp8 mode", "requires fp8_recipe='mxfp8'")."""
+    stack = scenario.training.stack
+    if not isinstance(stack, StackProfile) or not stack.kernels.fp8_output_proj:
+        return
+    if scenario.training.dtype != Dtype.FP8 or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
+        raise ConfigError("Megatron-Core runs the output layer in fp8 only under MXFP8 (training.dtype "
+                          "fp8 with kernels.fp8_scaling mxfp8); set it false",
+                          key="training.stack.kernels.fp8_output_proj")
 
 
 def _check_nvfp4(stack: StackProfile, gpu: GpuSpec, key: str) -> None:

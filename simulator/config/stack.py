@@ -428,6 +428,16 @@ class KernelProfile(_Part):
     ``dot_product_attention.py``'s recipe table): ``auto`` follows the linears' recipe, which
     NVFP4 has none of for attention (it then needs ``mxfp8``, "MXFP8BlockScaling", or
     ``per_tensor``, "Float8CurrentScaling" / "DelayedScaling"); "F16" is ``fp8_attention`` false."""
+    fp8_output_proj: Flag = False
+    """Whether the output layer (the LM head's ``(b s, V/t, h)`` GEMMs) runs as an MXFP8 linear,
+    as Megatron-Core's ``fp8_output_proj`` does (``TELMHeadColumnParallelLinear`` under the
+    MXFP8 autocast; NVIDIA/Megatron-LM #4825, 2026-05-31, megatron/core/transformer/
+    transformer_config.py, which refuses it without fp8 and the ``mxfp8`` recipe). Off, the
+    output layer stays in 16 bit under fp8 training, as Megatron-Core's plain
+    ``ColumnParallelLinear`` head runs it. Megatron-Bridge v0.5.0 and v0.6.0 set it for
+    DeepSeek-V3 and GPT-OSS 120B with MXFP8 on GB200 and GB300 (and DeepSeek-V3 on B300 from
+    v0.6.0); MLPerf Training v6.0's GB300 DeepSeek-V3 configurations export
+    ``FP8_OUTPUT_PROJ=True`` (:func:`simulator.workload.transformer.logits_forward`)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output

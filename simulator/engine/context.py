@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from simulator.config.checks import data_parallel_size
-from simulator.config.hardware import Dtype
+from simulator.config.hardware import Dtype, GpuSpec
 from simulator.config.loader import scenario_stack
 from simulator.config.scenario import RankOrder, Scenario
-from simulator.config.stack import Fp8Scaling, fp8_attention_recipe, pads_by_copy
+from simulator.config.stack import Fp8Scaling, StackProfile, fp8_attention_recipe, pads_by_copy
 from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
+from simulator.cost.fp8_casts import cast_bytes_per_element
 from simulator.memo import remembered
 from simulator.workload.layout import Layout
 from simulator.workload.loss_kernels import loss_traffic
@@ -79,7 +80,7 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     fields = (par.tp, par.pp, dp, par.cp, par.ep, par.rank_order == RankOrder.TP_CP_PP_DP, par.etp)
     layout = remembered(memo, ("layout", *fields), lambda: Layout(*fields))   # one object: keys
     shape = remembered(memo, ("shape", training.micro_batch, par.tp, par.cp, par.ep, par.sequence_parallel,
-                              par.etp), lambda: _shape(scenario))
+                              par.etp), lambda: _shape(scenario, collectives.cluster.hw.gpu))
     kernels = scenario_stack(scenario).kernels
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
     per_expert = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion   # fused: one grouped kernel
@@ -91,8 +92,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
 
 
-def _shape(scenario: Scenario) -> LayerShape:
-    """The per-GPU layer shape of ``scenario``'s layout and micro batch."""
+def _shape(scenario: Scenario, gpu: GpuSpec) -> LayerShape:
+    """The per-GPU layer shape of ``scenario``'s layout and micro batch on ``gpu``."""
     par, training = scenario.parallelism, scenario.training
     stack = scenario_stack(scenario)
     kernels = stack.kernels
@@ -103,4 +104,13 @@ def _shape(scenario: Scenario) -> LayerShape:
                       loss_traffic(stack.loss), par.etp, kernels.attention_unpad,
                       kernels.grouped_mlp_fusion, stack.expert_parallel.dispatcher,
                       stack.expert_parallel.permute_in_dispatch,
-                      pads_by_copy(stack.expert_parallel, training.dtype))
+                      pads_by_copy(stack.expert_parallel, training.dtype),
+                      _output_proj_cast_bytes(scenario, stack, gpu))
+
+
+def _output_proj_cast_bytes(scenario: Scenario, stack: StackProfile, gpu: GpuSpec) -> float:
+    """Bytes per element of the output layer's fp8 casts when it runs in MXFP8
+    (``kernels.fp8_output_proj``, fp8 training: :mod:`simulator.config.checks`), else 0."""
+    if not stack.kernels.fp8_output_proj or scenario.training.dtype != Dtype.FP8:
+        return 0.0
+    return cast_bytes_per_element(stack, gpu)

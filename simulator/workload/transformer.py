@@ -98,6 +98,7 @@ class LayerShape:
     moe_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL   # expert_parallel.dispatcher
     moe_permute_in_dispatch: bool = False    # HybridEP's permute inside its dispatch and combine
     expert_padding_copies: bool = False      # fp8 padding copies around the experts (expert_passes)
+    output_proj_cast_bytes: float = 0.0      # > 0: the output layer is an fp8 linear, bytes per cast element
 
     @property
     def moe_flex(self) -> bool:
@@ -655,21 +656,38 @@ def _ffn_elements(shape: LayerShape) -> float:
 
 def logits_forward(shape: LayerShape) -> Kernels:
     """Output layer and cross entropy on the last stage: the ``(b s, V/t, h)`` GEMM and the
-    loss's forward bytes per logit element (:mod:`simulator.workload.loss_kernels`)."""
-    return Kernels(_logits_gemm(shape), np.array([_logit_elements(shape) * shape.loss_traffic[0]]))
+    loss's forward bytes per logit element (:mod:`simulator.workload.loss_kernels`).
+
+    With the output layer in MXFP8 (``kernels.fp8_output_proj``; ``output_proj_cast_bytes``
+    > 0) the GEMM is a linear, run at the fp8 rate, and its input, ``b s h`` elements, is
+    quantized first (``output_proj_cast_bytes`` per element,
+    :func:`simulator.cost.fp8_casts.cast_bytes_per_element`). The weight's copy, made once a
+    step (``V h / t`` elements, 3.8 GB of traffic for DeepSeek-V3 at ``t = 1``, under 1 ms on
+    Blackwell), and its bytes in memory are not counted."""
+    cast = shape.output_proj_cast_bytes * shape.tokens * shape.model.hidden
+    memory = [_logit_elements(shape) * shape.loss_traffic[0]] + ([cast] if cast else [])
+    return Kernels(_logits_gemm(shape), np.array(memory), _output_proj_linear(shape))
 
 
 def logits_backward(shape: LayerShape) -> Kernels:
     """The output layer's data- and weight-gradient GEMMs and the loss's backward bytes per
     logit element (not twice the forward's: the implementations differ,
-    :mod:`simulator.workload.loss_kernels`)."""
-    gemms = Kernels(_logits_gemm(shape), np.zeros(0)).backward().gemms
-    return Kernels(gemms, np.array([_logit_elements(shape) * shape.loss_traffic[1]]), is_backward=True)
+    :mod:`simulator.workload.loss_kernels`); in MXFP8 the logits' gradient, ``b s V / t``
+    elements, is quantized before both GEMMs (:func:`logits_forward`)."""
+    head = Kernels(_logits_gemm(shape), np.zeros(0), _output_proj_linear(shape)).backward()
+    cast = shape.output_proj_cast_bytes * _logit_elements(shape)
+    memory = [_logit_elements(shape) * shape.loss_traffic[1]] + ([cast] if cast else [])
+    return Kernels(head.gemms, np.array(memory), head.linear, is_backward=True)
 
 
 def _logits_gemm(shape: LayerShape) -> np.ndarray:
     mdl = shape.model
     return np.array([(shape.tokens, mdl.vocab / shape.tp, mdl.hidden, 1)], dtype=np.float64)
+
+
+def _output_proj_linear(shape: LayerShape) -> np.ndarray:
+    """The output GEMM's linear mask: an fp8 linear only under ``kernels.fp8_output_proj``."""
+    return np.array([shape.output_proj_cast_bytes > 0])
 
 
 def _logit_elements(shape: LayerShape) -> float:
