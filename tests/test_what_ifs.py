@@ -326,7 +326,8 @@ def test_loader_jitter_shows_in_the_p99_only_and_is_seeded():
     plain = simulate_steps_des(calm, session.collectives, steps=200)
     assert jittered.step_times_s == again.step_times_s
     assert jittered.what_if["input_stalled_steps"] > 0
-    assert jittered.step_time_p99_s > 1.3 * plain.step_time_p99_s
+    assert jittered.step_time_p50_s == plain.step_time_p50_s          # the median step never waits
+    assert jittered.step_time_p99_s > 1.1 * plain.step_time_p99_s
     assert all(a >= b for a, b in zip(jittered.step_times_s, plain.step_times_s, strict=True))
 
 
@@ -343,10 +344,10 @@ def test_loader_jitter_never_loads_a_batch_faster_than_the_loader_allows(monkeyp
 
     monkeypatch.setattr("simulator.engine.des_what_ifs.LoaderQueue", Recording)
     session = open_scenario(LOADER)
-    des = simulate_steps_des(session.scenario, session.collectives, steps=50)
+    des = simulate_steps_des(session.scenario, session.collectives, steps=200)
     load = simulate_step(session.scenario, session.collectives).what_if["input_load_s"]
     loads = np.concatenate(seen)
-    assert loads.shape == (50, 32) and des.what_if["input_stalled_steps"] > 0
+    assert loads.shape == (200, 32) and des.what_if["input_stalled_steps"] > 0
     assert loads.min() >= load
 
 # --- everything -----------------------------------------------------------------------------
