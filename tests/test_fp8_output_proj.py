@@ -97,3 +97,18 @@ def test_megatron_refuses_it_outside_mxfp8(scaling, dtype):
                               library)
     assert err.value.key == "training.stack.kernels.fp8_output_proj"
     assert "MXFP8" in str(err.value)
+
+
+def test_the_last_stage_holds_the_heads_fp8_copies():
+    """The MXFP8 head's weight is held as the other TE linears' are (fp8_weight_cache): on the
+    last stage its ``V h / t`` elements add a row-wise and a column-wise copy, 1 B each plus one
+    E8M0 scale per 32 (2.0625 B per element, bf16 primary weights); the first stage does not move."""
+    _, session_on = _context(True)
+    _, session_off = _context(False)
+    on = simulate_step(session_on.scenario, session_on.collectives)
+    off = simulate_step(session_off.scenario, session_off.collectives)
+    assert on.stages[0].memory_bytes == pytest.approx(off.stages[0].memory_bytes)
+    model, tp = session_on.scenario.model, session_on.scenario.parallelism.tp
+    head = model.vocab * model.hidden / tp
+    grown = on.stages[-1].memory_bytes - off.stages[-1].memory_bytes
+    assert grown == pytest.approx(2 * (1 + 1 / 32) * head)

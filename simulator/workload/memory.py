@@ -584,8 +584,10 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     if training.dtype == Dtype.FP8:
         shard = shard_group_size(par, dp)
         shards = (shard, expert_shard_size(par, shard))
-        for elements, group in zip(_linear_elements(model, par, layers_on_stage, mix, pattern), shards,
-                                   strict=True):
+        linears = _linear_elements(model, par, layers_on_stage, mix, pattern)
+        if last and stack is not None and stack.kernels.fp8_output_proj:
+            linears = (linears[0] + model.vocab * model.hidden / par.tp, linears[1])   # the MXFP8 head
+        for elements, group in zip(linears, shards, strict=True):
             part_cache, part_lighter = fp8_weight_memory(elements, training.dtype, stack, par.zero_stage,
                                                          gpu, group)
             cache, lighter = cache + part_cache, lighter + part_lighter

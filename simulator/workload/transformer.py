@@ -663,7 +663,8 @@ def logits_forward(shape: LayerShape) -> Kernels:
     quantized first (``output_proj_cast_bytes`` per element,
     :func:`simulator.cost.fp8_casts.cast_bytes_per_element`). The weight's copy, made once a
     step (``V h / t`` elements, 3.8 GB of traffic for DeepSeek-V3 at ``t = 1``, under 1 ms on
-    Blackwell), and its bytes in memory are not counted."""
+    Blackwell), is not priced; its bytes in memory are the other TE linears' fp8 copies
+    (:mod:`simulator.workload.fp8_weight_cache`, counted on the last stage)."""
     cast = shape.output_proj_cast_bytes * shape.tokens * shape.model.hidden
     memory = [_logit_elements(shape) * shape.loss_traffic[0]] + ([cast] if cast else [])
     return Kernels(_logits_gemm(shape), np.array(memory), _output_proj_linear(shape))
