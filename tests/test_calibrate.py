@@ -322,6 +322,23 @@ def test_calibrate_fits_a_link_to_an_nccl_log(capsys):
     assert data["summary"]["mape_after"] <= data["summary"]["mape_before"]
 
 
+def test_calibrate_names_the_nccl_rows_it_leaves_out(capsys, tmp_path):
+    """A log row of size 0 or with a zero time is not fitted, and the report's inputs say so
+    (as compare-nccl warns), instead of dropping it silently."""
+    folder = ROOT / "validation" / "nccl_tests"
+    stem = "h100_2node_4gpu_per_node_ring_nccl-tests-252"
+    rows = (folder / f"{stem}.txt").read_text().splitlines()
+    first = next(i for i, line in enumerate(rows) if line.split()[:1] and line.split()[0].isdigit()
+                 and int(line.split()[0]) > 0)
+    fields = rows[first].split()
+    rows.insert(first, "  ".join(["0", "0", *fields[2:]]))
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(rows) + "\n")
+    code, text, _ = _run(capsys, "calibrate", "--nccl", log, folder / "scenarios" / f"{stem}.yaml", "--json")
+    inputs = json.loads(text)["inputs"]
+    assert code == 0 and any("1 result row skipped (1 of size 0)" in line for line in inputs)
+
+
 @pytest.mark.parametrize("args,fragments", [
     (["--set", "megatron_sc21:1.7B", "--fit", A100_GEMM,
       "--fit", "gpu:a100-sxm-80gb.compute.memory_bandwidth_fraction"],

@@ -74,8 +74,10 @@ def _gather(files, sets, logs, inputs: list[str], prefix: str = "") -> list:
         inputs.append(f"{prefix}--set {name} ({len(found)} rows)")
         rows += found
     for log, scenario in logs:
-        found = nccl_rows(log, scenario)
-        inputs.append(f"{prefix}--nccl {log.as_posix()} {scenario.as_posix()} ({len(found)} rows)")
+        notes: list[str] = []
+        found = nccl_rows(log, scenario, notes=notes)
+        skipped = "".join(f"; {note}" for note in notes)
+        inputs.append(f"{prefix}--nccl {log.as_posix()} {scenario.as_posix()} ({len(found)} rows{skipped})")
         rows += found
     return rows
 

@@ -117,10 +117,14 @@ def _positive(text: str | None, path: Path, key: str) -> float:
 
 
 def nccl_rows(log_path: Path | str, scenario: Path | str, min_bytes: float = 0.0,
-              origin: str | None = None) -> list[Measurement]:
+              origin: str | None = None, notes: list[str] | None = None) -> list[Measurement]:
     """One ``busbw_Bps`` row per size >= ``min_bytes`` of the nccl-tests log at ``log_path``,
-    whose cluster ``scenario`` describes."""
+    whose cluster ``scenario`` describes; the log's unusable result rows (size 0, a time or
+    bandwidth that is not a positive number: :attr:`NcclLog.skipped`) are left out and, when
+    ``notes`` is given, named in it."""
     log, scenario = read_nccl_log(log_path), Path(scenario)
+    if notes is not None and (note := log.skipped_note()) is not None:
+        notes.append(note)
     if log.op is None:
         raise UsageError(f"{log_path}: cannot tell which collective the log measured")
     ranks = load_cluster(scenario).gpus
