@@ -125,8 +125,7 @@ class NcclLog:
         """``N result rows skipped (k of size 0, ...)``, or None when every row was kept."""
         if not self.skipped:
             return None
-        total = sum(count for _, count in self.skipped)
-        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped)
+        total, reasons = _tally(self.skipped)
         return f"{total} result row{'s' if total != 1 else ''} skipped ({reasons})"
 
     def to_frame(self) -> pd.DataFrame:
@@ -208,10 +207,14 @@ def _raise_no_rows(source: str, skipped: tuple[tuple[str, int], ...]) -> None:
     """The ConfigError of a log without a usable result row, saying why rows were left out."""
     if not skipped:
         raise ConfigError(NO_ROWS_MESSAGE, source)
-    total = sum(count for _, count in skipped)
-    reasons = ", ".join(f"{count} {reason}" for reason, count in skipped)
+    total, reasons = _tally(skipped)
     raise ConfigError(f"none of its {total} nccl-tests result rows can be scored ({reasons}); "
                       "expected a size above 0, a positive time and finite bandwidths", source)
+
+
+def _tally(skipped: tuple[tuple[str, int], ...]) -> tuple[int, str]:
+    """(rows left out, ``k reason, ...``) of :attr:`NcclLog.skipped`."""
+    return sum(count for _, count in skipped), ", ".join(f"{count} {reason}" for reason, count in skipped)
 
 
 def _decode(raw: bytes, source: str) -> str:
