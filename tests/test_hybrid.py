@@ -18,7 +18,7 @@ from simulator.config.scenario import ModelConfig
 from simulator.engine.analytical import simulate_step
 from simulator.engine.flops import step_flops
 from simulator.pipeline import session_from_scenario
-from simulator.workload.memory import activation_bytes_per_layer
+from simulator.workload.layer_activations import activation_bytes_per_layer
 from simulator.workload.params import active_parameter_count, embedding_parameters, parameter_count
 from simulator.workload.transformer import LayerShape, layer_forward
 

@@ -7,8 +7,8 @@ import pytest
 from simulator.config.hardware import Dtype
 from simulator.config.library import HardwareLibrary
 from simulator.config.scenario import Mlp, ModelConfig, ParallelismConfig, Recompute, Schedule, TrainingConfig
+from simulator.workload.layer_activations import activation_bytes_per_layer
 from simulator.workload.memory import (
-    activation_bytes_per_layer,
     chunk_layers,
     layer_split,
     microbatches_in_flight,

@@ -16,7 +16,7 @@ from simulator.config.scenario import ModelConfig, Recompute
 from simulator.measure.draft import draft_from_log
 from simulator.measure.megatron_log import read_megatron_log
 from simulator.pipeline import run_scenario
-from simulator.workload.memory import activation_bytes_per_layer
+from simulator.workload.layer_activations import activation_bytes_per_layer
 from simulator.workload.params import layer_parameters, layer_tensor_sizes
 from simulator.workload.transformer import LayerShape, layer_forward
 

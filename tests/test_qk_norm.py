@@ -7,7 +7,7 @@ import pytest
 
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, Recompute
-from simulator.workload.memory import activation_bytes_per_layer
+from simulator.workload.layer_activations import activation_bytes_per_layer
 from simulator.workload.transformer import LayerShape, layer_forward
 
 OLMO_7B = dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, mlp="swiglu", seq_len=4096)

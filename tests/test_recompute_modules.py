@@ -16,7 +16,7 @@ from simulator.config import HardwareLibrary, scenario_from_mapping
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, Recompute, RecomputeModule
 from simulator.engine.flops import step_flops
-from simulator.workload.memory import activation_bytes_per_layer
+from simulator.workload.layer_activations import activation_bytes_per_layer
 
 M = RecomputeModule
 FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}

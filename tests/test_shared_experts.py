@@ -17,8 +17,9 @@ from simulator.config.scenario import ModelConfig, Recompute
 from simulator.cost.in_layer import tp_site_count
 from simulator.engine.flops import step_flops
 from simulator.pipeline import run_scenario
+from simulator.workload.layer_activations import activation_bytes_per_layer
 from simulator.workload.layout import Layout
-from simulator.workload.memory import activation_bytes_per_layer, stage_parameters
+from simulator.workload.memory import stage_parameters
 from simulator.workload.params import active_parameter_count, parameter_count
 from simulator.workload.transformer import LayerShape, expert_block, layer_forward
 

@@ -399,7 +399,7 @@ class KernelProfile(_Part):
     """Under fp8, whether the linear layers keep their inputs for the weight gradient as the
     fp8 copy they cast (one byte per element) instead of the 2-byte input: TransformerEngine's
     ``Linear``, ``LayerNormLinear`` and ``LayerNormMLP`` save the quantized input
-    (:func:`simulator.workload.memory.activation_bytes_per_layer`)."""
+    (:func:`simulator.workload.layer_activations.activation_bytes_per_layer`)."""
     moe_permute_fusion: Flag = False
     """Whether a mixture-of-experts layer permutes its tokens with TransformerEngine's fused
     kernels (Megatron-Core ``--moe-permute-fusion``) instead of PyTorch index ops

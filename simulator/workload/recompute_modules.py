@@ -158,7 +158,7 @@ def freed_bytes_per_token(model: ModelConfig, modules: frozenset[RecomputeModule
                           fp8_inputs: bool) -> tuple[float, float]:
     """Activation bytes per token of one layer that ``modules`` stop keeping (module table):
     (not split by tensor parallelism, split), in the terms of
-    :func:`simulator.workload.memory.activation_bytes_per_layer`, whose fp8 inputs
+    :func:`simulator.workload.layer_activations.activation_bytes_per_layer`, whose fp8 inputs
     (``fp8_inputs``) count a linear's saved input at 1 byte."""
     linear_in = 1 if fp8_inputs else dtype_bytes
     replicated = linear_in * model.hidden * separate_norms(model) if M.LAYERNORM in modules else 0.0

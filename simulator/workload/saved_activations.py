@@ -1,7 +1,7 @@
 """Activations a stack's own checkpointing policy keeps, where it differs from Megatron's.
 
 Megatron's counts (selective = core attention recomputed) are
-:func:`simulator.workload.memory.activation_bytes_per_layer`. torchtitan's per-op selective
+:func:`simulator.workload.layer_activations.activation_bytes_per_layer`. torchtitan's per-op selective
 checkpointing (``recompute.selective: every_second_matmul``) keeps instead the outputs of the
 ops in its save list: every ``aten.mm`` except every second one per block, the flash-attention
 output and its log-sum-exp, and the tensor-parallel reduce-scatters; every other tensor is
