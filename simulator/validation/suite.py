@@ -40,6 +40,8 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   RoCE (validation/mlperf_gpt3_oci.csv), tokens/s per GPU.
 - ``primus_mi325x``: Primus-Megatron and Megatron-LM logs of Llama 2 7B and 70B, Llama 3.1 70B and
   Mixtral 8x7B on AMD MI325X (validation/primus_mi325x.csv, validation/training_logs), tokens/s per GPU.
+- ``megatron_mi300x``: a ROCm Megatron-LM run of Llama 2 7B in FP8 on one server of 8 AMD MI300X
+  (validation/megatron_mi300x.csv), tokens/s per GPU: the MI300X training check.
 - ``mlperf_llama31_405b``: NVIDIA's MLPerf Training v5.0 Llama 3.1 405B step on 512 to 8,192 H100
   (validation/mlperf_llama31_405b_h100.csv), tokens/s per GPU.
 - ``megatron_bridge_b200``: the same table's DGX-B200 dense Llama rows
@@ -650,6 +652,9 @@ SETS: dict[str, ValidationSet] = {
     "primus_mi325x": _step_entry(
         "primus_mi325x", "Primus-Megatron and Megatron-LM on AMD MI325X, Llama 2 7B and 70B, Llama 3.1 "
         "70B and Mixtral 8x7B on 16-64 GPUs (hisohara/ai-scripts @ 4fb66ab5, 97db03fb)", "primus_mi325x.csv"),
+    "megatron_mi300x": _step_entry(
+        "megatron_mi300x", "ROCm Megatron-LM on AMD MI300X, Llama 2 7B FP8 on 8 GPUs "
+        "(hisohara/ai-scripts @ 913709dd)", "megatron_mi300x.csv"),
     "mlperf_llama31_405b": _step_entry(
         "mlperf_llama31_405b", "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
         "(mlcommons/training_results_v5.0 @ 0fdc28f0)", curves=True),
