@@ -401,3 +401,40 @@ def test_physically_impossible_fabrics_are_refused(fabric, key, expected) -> Non
     with pytest.raises(ConfigError, match=expected) as info:
         scenario_from_mapping(data, "f.yaml")
     assert info.value.key == key
+
+
+@pytest.mark.parametrize(("cluster", "expected"), [
+    ({"node": "dgx-h100", "nodes": 125_000, "fabric": {"topology": "single-switch"}},
+     "125,000 nodes x 8 GPUs = 1,000,000 GPUs is more than clustersim simulates (at most 131,072 "
+     "GPUs, 16,384 of these nodes)"),
+    ({"node": "gb200-nvl72", "nodes": 1_821, "fabric": {"topology": "torus"}},
+     "1,821 nodes x 72 GPUs = 131,112 GPUs"),
+    ({"node": "dgx-h100", "nodes": 131_072, "fabric": {"switch_radix": 1024}}, "1,048,576 GPUs"),
+], ids=["single-switch", "torus-nvl72", "fat-tree-radix-1024"])
+def test_a_cluster_beyond_the_gpu_bound_is_refused_before_its_graph_is_built(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster, expected) -> None:
+    """A million GPUs on a fabric without a radix bound took 90 s and 9 GB to run and was killed
+    for lack of memory by ``clustersim collectives`` (exit -9, no message): one line, at once."""
+    import time
+
+    path = tmp_path / "huge.yaml"
+    _write(path, {"cluster": cluster})
+    start = time.perf_counter()
+    for command in ("check", "collectives"):
+        code = main([command, str(path)])
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and line.startswith(f"error: {path}: cluster.nodes: ") and expected in line
+    assert time.perf_counter() - start < 20
+
+
+def test_the_largest_cluster_allowed_loads() -> None:
+    """Exactly :data:`MAX_GPUS` GPUs is accepted (16,384 DGX H100, a two-tier radix-128 fabric is
+    too small, three tiers hold it); one node more is not."""
+    from simulator.config import scenario_from_mapping
+    from simulator.config.fabric_size import MAX_GPUS
+
+    cluster = {"node": "dgx-h100", "nodes": MAX_GPUS // 8, "fabric": {"switch_radix": 128}}
+    assert scenario_from_mapping({"cluster": cluster}, "max.yaml").cluster.nodes == 16_384
+    with pytest.raises(ConfigError, match="131,080 GPUs is more than") as info:
+        scenario_from_mapping({"cluster": {**cluster, "nodes": 16_385}}, "max.yaml")
+    assert info.value.key == "cluster.nodes"

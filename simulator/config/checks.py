@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
-from simulator.config.fabric_size import check_fabric_size
+from simulator.config.fabric_size import check_cluster_size, check_fabric_size
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.config.hybrid_checks import check_hybrid
 from simulator.config.multisite import check_sites
@@ -74,6 +74,7 @@ def data_parallel_size(scenario: Scenario, gpus: int) -> int:
 
 def _check_fabric(scenario: Scenario, cluster: ResolvedCluster) -> None:
     fabric = scenario.cluster.fabric
+    check_cluster_size(cluster.nodes, cluster.gpus_per_node)
     if fabric.oversubscription > fabric.switch_radix - 1:
         raise ConfigError(
             f"{fabric.oversubscription:g}:1 leaves no uplink on a radix-{fabric.switch_radix} leaf "

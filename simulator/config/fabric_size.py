@@ -7,6 +7,10 @@ join at most ``R`` leaves (every leaf to every spine); three tiers at most ``R``
 leaves (Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture", SIGCOMM
 2008). :func:`check_fabric_size` refuses a fabric beyond that from the counts alone, so a
 million-server scenario is refused at once instead of after its graph is built.
+
+Fabrics without a radix bound (``single-switch``, ``torus``, or a fat-tree of large radix) are
+bounded by :data:`MAX_GPUS` (:func:`check_cluster_size`): the cluster graph holds every GPU,
+NIC and switch, and beyond it building and routing it takes minutes and tens of GB.
 """
 
 from __future__ import annotations
@@ -46,6 +50,24 @@ def uplink_tiers(cfg: FabricConfig, leaves: int) -> int:
         raise ConfigError(f"{leaves} leaves exceed a three-tier fat-tree of radix {radix}",
                           key="cluster.fabric.switch_radix")
     return tiers
+
+
+MAX_GPUS = 131_072
+"""The most GPUs a scenario's cluster may hold (2**17, eight times the largest validated run,
+Llama 3 405B on 16,384 H100). On one core, one step of 131,072 GPUs takes about 20 s and
+2.5 GB, an nccl-tests table over them (``clustersim collectives``) about 50 s and 7 GB
+(GB200 NVL72 servers); a million GPUs took 90 s and 9 GB, and the table was killed for
+lack of memory."""
+
+
+def check_cluster_size(servers: int, gpus_per_server: int) -> None:
+    """Refuse a cluster of more than :data:`MAX_GPUS` GPUs before its graph is built."""
+    gpus = servers * gpus_per_server
+    if gpus > MAX_GPUS:
+        fits = MAX_GPUS // gpus_per_server
+        nodes = f", {fits:,} of these nodes" if fits else ""
+        raise ConfigError(f"{servers:,} nodes x {gpus_per_server:,} GPUs = {gpus:,} GPUs is more than "
+                          f"clustersim simulates (at most {MAX_GPUS:,} GPUs{nodes})", key="cluster.nodes")
 
 
 def check_fabric_size(cfg: FabricConfig, servers: int, nics_per_server: int) -> None:
