@@ -143,6 +143,22 @@ def test_bad_options_exit_2(baseline, scenario, capsys, args):
     assert code == 2 and err.startswith("error:")
 
 
+@pytest.mark.parametrize(("entry", "hint"), [("step_time=0.05", "(did you mean 'step_time_s'?)"),
+                                           ("scale.status=1", "known: step_time_s")])
+def test_a_tolerance_for_no_metric_is_refused(baseline, scenario, capsys, entry, hint):
+    """A misspelt ``--rtol-metric`` name was ignored without a word: the default tolerance applied
+    and the run passed (or drifted) as if the option had not been given."""
+    code, _, err = _run(capsys, "regress", scenario, "--baseline", baseline, "--rtol-metric", entry)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.startswith(f"error: --rtol-metric: no metric named '{entry.split('=')[0]}'")
+    assert hint in line
+
+
+@pytest.mark.parametrize("entry", ["mfu=0.5", "scale.mfu=0.5", "exposed_tp_s=0.5", "fits_in_memory=0"])
+def test_every_stored_metric_takes_a_tolerance(baseline, scenario, capsys, entry):
+    assert _run(capsys, "regress", scenario, "--baseline", baseline, "--rtol-metric", entry)[0] == 0
+
+
 def test_update_touches_only_the_scenarios_named(tmp_path, scenario, capsys):
     folder = tmp_path / "baseline"
     other = tmp_path / "other.yaml"

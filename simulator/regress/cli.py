@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from simulator.config.overlay import calibrated_library
+from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ClusterSimError, UsageError
 from simulator.measure.files import check_output_path
 from simulator.regress.baseline import Tolerances
@@ -30,15 +31,33 @@ def parse_metric_tolerances(entries: tuple[str, ...]) -> dict[str, float]:
     Raises
     ------
     UsageError
-        For an entry without ``=``, an empty name, or a value that is not a number in [0, 10].
+        For an entry without ``=``, an empty name, a name that is no metric a baseline holds
+        (:func:`metric_names`; a misspelt one would otherwise be ignored without a word), or a
+        value that is not a number in [0, 10].
     """
     metrics = {}
+    known = metric_names()
     for entry in entries:
         name, sep, value = entry.partition("=")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise UsageError(f"--rtol-metric: expected NAME=VALUE (e.g. mfu=0.02), got '{entry}'")
-        metrics[name.strip()] = _fraction(value, f"--rtol-metric {name.strip()}")
+        if name not in known:
+            raise UsageError(f"--rtol-metric: no metric named '{name}'{did_you_mean(name, known)}; "
+                             f"known: {', '.join(known)}")
+        metrics[name] = _fraction(value, f"--rtol-metric {name}")
     return metrics
+
+
+def metric_names() -> list[str]:
+    """The names ``--rtol-metric`` takes: the step metrics a baseline holds (exposed
+    communication per dimension included) and the curve's, alone or as ``scale.NAME``."""
+    from simulator.measure.breakdown import DIMENSIONS
+    from simulator.regress.measure import CURVE_METRICS, STEP_METRICS
+
+    step = [*STEP_METRICS, *(f"exposed_{dim}_s" for dim in DIMENSIONS)]
+    curve = [name for name in CURVE_METRICS if name != "status"]
+    return list(dict.fromkeys([*step, *curve, *(f"scale.{name}" for name in curve)]))
 
 
 def _fraction(text: str, option: str) -> float:
