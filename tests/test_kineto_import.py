@@ -204,6 +204,9 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
         "negative-durations": (json.dumps({"traceEvents": [
             {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 1, "dur": -2},
             {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]}).encode(), "2 events skipped"),
+        "no-ts-or-dur": (json.dumps({"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "dur": 2},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 1}]}).encode(), "2 events skipped"),
         # 100,000 levels: ijson's per-level prefixes took gigabytes before the depth guard
         "deeply-nested": (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "nested"),
     }
@@ -224,7 +227,8 @@ def bad_files(tmp_path):
 @pytest.mark.parametrize("kind", ["empty", "empty-gzip", "truncated-json", "truncated-gzip",
                                   "binary", "png", "foreign-json", "json-array",
                                   "events-not-objects", "no-steps", "no-kernels", "text",
-                                  "deeply-nested", "negative-durations", "missing"])
+                                  "deeply-nested", "negative-durations", "no-ts-or-dur",
+                                  "missing"])
 def test_bad_files_raise_one_config_error_naming_the_file(bad_files, kind):
     path, fragment = bad_files[kind]
     with pytest.raises(ConfigError) as caught:
@@ -260,3 +264,33 @@ def test_cli_table_and_missing_csv_folder(capsys, tmp_path):
     assert "A100-PG509-200" in capsys.readouterr().out
     code = main(["import-trace", str(TWO_RANK), "--csv", str(tmp_path / "no" / "s.csv")])
     assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def _small_trace(folder: Path, edit) -> Path:
+    """Two 1 ms steps, a GEMM in each, with ``edit`` applied to the event list."""
+    def event(name, ts, dur, cat="kernel"):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur}
+    events = [event("ProfilerStep#1", 0, 1000, "user_annotation"),
+              event("ProfilerStep#2", 1000, 1000, "user_annotation"),
+              event("ampere_sgemm_128x64_nn", 10, 500), event("ampere_sgemm_128x64_nn", 1010, 500)]
+    edit(events)
+    path = folder / "small.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+@pytest.mark.parametrize("field", ["ts", "dur"])
+def test_an_event_without_ts_or_dur_is_skipped_not_a_crash(tmp_path, capsys, field):
+    """A kernel event without ``ts`` or ``dur`` ended in an internal error (KeyError, exit 3)."""
+    path = _small_trace(tmp_path, lambda events: events[3].pop(field))
+    assert read_kineto_trace(path).metadata["skipped_events"] == 1
+    assert main(["import-trace", "--json", str(path)]) == 0
+    assert len(json.loads(capsys.readouterr().out)["steps"]) == 2
+
+
+def test_a_step_of_no_duration_is_skipped(tmp_path):
+    """``ProfilerStep#1`` with ``dur: 0`` was read as a step of 0 s and pulled the median step
+    (compare's measured step time) to half the real one."""
+    trace = read_kineto_trace(_small_trace(tmp_path, lambda events: events[0].update(dur=0)))
+    assert trace.steps["step"].tolist() == [2] and trace.metadata["skipped_events"] == 1
+    assert trace.steps["wall_s"].tolist() == [pytest.approx(1e-3)]

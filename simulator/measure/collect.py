@@ -81,18 +81,29 @@ negative or non-finite one is a malformed field."""
 
 
 def _timestamp(event: dict[str, Any]) -> float:
-    """The event's ``ts`` (us); ValueError when it is not a finite number."""
-    ts = float(event["ts"])
+    """The event's ``ts`` (us); TypeError when it is missing, ValueError when it is not a finite
+    number."""
+    ts = float(event.get("ts"))
     if not math.isfinite(ts):
         raise ValueError(f"ts {ts}")
     return ts
 
 
 def _duration(event: dict[str, Any]) -> float:
-    """The event's ``dur`` (us); ValueError outside ``[0, MAX_DURATION_US]`` (NaN included)."""
-    dur = float(event["dur"])
+    """The event's ``dur`` (us); TypeError when it is missing, ValueError outside
+    ``[0, MAX_DURATION_US]`` (NaN included)."""
+    dur = float(event.get("dur"))
     if not 0.0 <= dur <= MAX_DURATION_US:
         raise ValueError(f"dur {dur}")
+    return dur
+
+
+def _step_duration(event: dict[str, Any]) -> float:
+    """A ``ProfilerStep#N``'s ``dur`` (us): :func:`_duration`, and ValueError at 0 (no iteration
+    takes no time; its wall time of 0 would pull the median step of the trace down)."""
+    dur = _duration(event)
+    if dur == 0.0:
+        raise ValueError("a step of 0 us")
     return dur
 
 
@@ -137,7 +148,7 @@ def _cpu(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> None:
         return
     step = STEP_NAME.match(name)
     if step and event.get("cat") != "gpu_user_annotation":
-        columns.steps.append((int(step.group(1)), _timestamp(event), _duration(event)))
+        columns.steps.append((int(step.group(1)), _timestamp(event), _step_duration(event)))
     elif event.get("cat") != "gpu_user_annotation" and (
             name == "record_param_comms" or name.startswith("nccl:")):
         args = _args(event)

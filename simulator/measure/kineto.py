@@ -79,8 +79,8 @@ def read_kineto_trace(path: Path | str) -> KinetoTrace:
 
 
 def _require(columns: Columns, source: str) -> None:
-    skipped = (f" ({columns.skipped:,} events skipped for a malformed ts or dur: not a number, "
-               "negative or above 1e11 us)") if columns.skipped else ""
+    skipped = (f" ({columns.skipped:,} events skipped for a malformed ts or dur: missing, not a "
+               "number, negative, above 1e11 us, or a step of 0 us)") if columns.skipped else ""
     if not columns.steps:
         raise ConfigError("no 'ProfilerStep#N' annotations" + skipped + "; expected " + EXPECTED
                           + " recorded with torch.profiler.profile(schedule=...) and prof.step() "
