@@ -622,3 +622,29 @@ def test_a_log_whose_step_times_are_all_zero_is_a_user_error(tmp_path, capsys):
         read_megatron_log(path)
     assert main(["import-log", str(path), "--node", "dgx-h100", "--nodes", "2"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["1.2.3", ".", "1e400", "1e-300", "-5", "2000.5e3"])
+def test_a_malformed_step_time_is_no_step_time(tmp_path, capsys, value):
+    """'1.2.3' or '.' after 'elapsed time per iteration (ms):' ended in an internal error
+    (ValueError, exit 3); '1e400' and '1e-300' were read as the 1 ms their digits start with, a
+    measured step of 0.001 s with exit 0. A malformed time is no time: with no other, one error."""
+    path = _upstream_log(tmp_path)
+    path.write_text(re.sub(r"(elapsed time per iteration \(ms\): )[\d.]+", rf"\g<1>{value}",
+                           path.read_text()))
+    code = main(["import-log", str(path), "--node", "dgx-h100", "--nodes", "2"])
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert code == 2 and captured.out == "" and line.startswith(f"error: {path}: no iteration lines")
+    assert "malformed" in line
+
+
+def test_a_malformed_field_drops_its_row_only(tmp_path):
+    """One iteration's unreadable time drops that iteration; Primus's 'this/average' pairs and
+    a trailing separator still read."""
+    path = _upstream_log(tmp_path)
+    text = path.read_text().replace("(ms): 2001.0 |", "(ms): 2.001.0 |")
+    path.write_text(text.replace("(ms): 1999.0 |", "(ms): 1999.0/2100.0 |"))
+    frame = read_megatron_log(path).iterations
+    assert frame["iteration"].tolist() == [1, 2, 3, 5, 6]
+    assert frame["elapsed_s"].tolist() == pytest.approx([9.0, 2.3, 2.0005, 1.999, 2.002])

@@ -42,13 +42,17 @@ _BLOCK_END = re.compile(r"-{4,}\s*end of arguments\s*-{4,}")
 _ARG = re.compile(r"([A-Za-z_]\w*) \.+(?: (.*?))?\s*$")
 _LONG_ARG = re.compile(r"([A-Za-z_]\w{47,})  (.*?)\s*$")   # 48+ characters: no dots printed
 _ITERATION = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|")
+_NUMBER = r"(\S*)"
+"""A field's value: the text up to the next blank (``2000.5``, or Primus's ``6529.4/156330.0``:
+this iteration's, then the running average), read by :func:`_field_value`."""
 _FIELDS = {
-    "elapsed_ms": re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.]+)"),
-    "tflops_per_gpu": re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*([0-9.]+)"),
-    "tokens_per_gpu_s": re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*([0-9.]+)"),
-    "global_batch": re.compile(r"global batch size:\s*(\d+)"),
-    "skipped": re.compile(r"number of skipped iterations:\s*(\d+)"),
+    "elapsed_ms": re.compile(r"elapsed time per iteration \(ms\):\s*" + _NUMBER),
+    "tflops_per_gpu": re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*" + _NUMBER),
+    "tokens_per_gpu_s": re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*" + _NUMBER),
+    "global_batch": re.compile(r"global batch size:\s*" + _NUMBER),
+    "skipped": re.compile(r"number of skipped iterations:\s*" + _NUMBER),
 }
+_DECIMAL = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 _PADDED_VOCAB = re.compile(r"padded vocab \(size: (\d+)\) with (\d+) dummy tokens "
                            r"\(new size: (\d+)\)")
 _INT = re.compile(r"^-?\d+$")
@@ -135,8 +139,20 @@ def _iteration_row(found: re.Match, line: str) -> list:
     row: list = [int(found.group(1)), int(found.group(2))]
     for pattern in _FIELDS.values():
         value = pattern.search(line)
-        row.append(float(value.group(1)) if value else float("nan"))
+        row.append(_field_value(value.group(1)) if value else float("nan"))
     return row
+
+
+def _field_value(text: str) -> float:
+    """The number an iteration field prints, as Megatron formats it: digits with an optional
+    decimal part, ending the text or before a separator (``/``, ``|``, ``,``); NaN for anything
+    else (``nan``, ``1.2.3``, ``1e400``, ``-5``), so that a malformed field drops its row instead
+    of being read as the digits it starts with or failing the import."""
+    number = _DECIMAL.match(text)
+    after = text[number.end():number.end() + 1] if number is not None else ""
+    if number is None or (after and (after.isalnum() or after in ".+-")):
+        return float("nan")
+    return float(number.group())
 
 
 def _value(text: str) -> Any:
@@ -163,9 +179,9 @@ def _require(state: str, rows: list, source: str) -> None:
         raise ConfigError("the arguments block never ends ('---- end of arguments ----' "
                           f"missing): the file is cut off; expected {EXPECTED}", source)
     if all(math.isnan(row[2]) for row in rows):   # no line with an elapsed time
-        raise ConfigError("no iteration lines with 'elapsed time per iteration (ms)': the log "
-                          f"ends before training logged a step (cut off?); expected {EXPECTED}",
-                          source)
+        raise ConfigError("no iteration lines with 'elapsed time per iteration (ms)' and a number "
+                          "such as 2000.5 after it: the log ends before training logged a step "
+                          f"(cut off?), or its times are malformed; expected {EXPECTED}", source)
     if not any(row[2] > 0.0 for row in rows):
         raise ConfigError("every 'elapsed time per iteration (ms)' is 0: the log holds no step "
                           f"time to compare with; expected {EXPECTED}", source)
