@@ -648,3 +648,18 @@ def test_a_malformed_field_drops_its_row_only(tmp_path):
     frame = read_megatron_log(path).iterations
     assert frame["iteration"].tolist() == [1, 2, 3, 5, 6]
     assert frame["elapsed_s"].tolist() == pytest.approx([9.0, 2.3, 2.0005, 1.999, 2.002])
+
+
+@pytest.mark.parametrize(("value", "shown"), [(0, "'0'"), (-2, "'-2'"), ("nan", "'nan'"), ("auto", "'auto'")])
+def test_a_logged_parallel_size_that_is_no_size_is_an_error(tmp_path, capsys, value, shown):
+    """tensor_model_parallel_size 0 (or -2, nan, text) was drafted as tp 1 without a word, and
+    the draft's dp followed from it; None (Megatron's unset) still means 1."""
+    path = _upstream_log(tmp_path)
+    key, dots = "tensor_model_parallel_size", "." * (48 - len("tensor_model_parallel_size"))
+    path.write_text(path.read_text().replace(f"  {key} {dots} 4\n", f"  {key} {dots} {value}\n"))
+    code = main(["import-log", str(path), "--node", "dgx-h100", "--nodes", "2"])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and line == (f"error: {path}: {key}: argument {shown}; expected a positive "
+                                  "integer in the arguments block")
+    path.write_text(path.read_text().replace(f"  {key} {dots} {value}\n", f"  {key} {dots} None\n"))
+    assert draft_from_log(read_megatron_log(path), "dgx-h100", 2).scenario["parallelism"]["tp"] == 1

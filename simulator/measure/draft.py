@@ -512,7 +512,7 @@ def _loss_kernel(args: dict[str, Any]) -> str:
 
 def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, Any]:
     args = log.arguments
-    sizes = {key: _size(args, arg) for key, arg in (
+    sizes = {key: _parallel_size(log, arg) for key, arg in (
         ("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
         ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"))}
     replica = sizes["tp"] * sizes["pp"] * sizes["cp"]
@@ -558,6 +558,12 @@ def _parallelism(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[s
 def _size(args: dict[str, Any], key: str) -> int:
     value = args.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _parallel_size(log: MegatronLog, key: str) -> int:
+    """A parallel size: 1 when the log does not print it or prints None (Megatron's default),
+    else :func:`_required` (a 0, -1 or text is an error, not a silent 1)."""
+    return 1 if log.arguments.get(key) is None else _required(log, key)
 
 
 def _virtual_stages(log: MegatronLog, pp: int) -> int:
