@@ -49,6 +49,24 @@ def test_bad_link_faults_are_clear_errors(links, fragment):
         _session(links)
 
 
+@pytest.mark.parametrize(("topology", "expected"), [
+    ("rail-optimized", "(this cluster's fabric switches are 'fabric/rail0-leaf0', 'fabric/rail1-leaf0', "
+     "'fabric/rail2-leaf0', ..., 'fabric/spine1', 'fabric/spine2', 'fabric/spine3')"),
+    ("single-switch", "(this cluster's fabric switches are 'fabric/switch0')"),
+])
+def test_an_unknown_switch_is_answered_with_this_clusters_switch_names(topology, expected):
+    """The hint named the fat-tree's 'fabric/leaf0' and 'fabric/spine1' whatever the topology,
+    so a rail-optimized or single-switch scenario's user was pointed at names it does not have."""
+    data = {"cluster": {"node": "dgx-h100", "nodes": 4,
+                        "fabric": {"topology": topology, "link": "ib-ndr", "switch_radix": 8}},
+            "noise": {"links": [{"between": ["fabric/leaf0", "fabric/spine0"], "fraction": 0.5}]}}
+    with pytest.raises(ConfigError) as info:
+        session_from_scenario(scenario_from_mapping(data, "faults.yaml"))
+    assert info.value.key == "noise.links.0.between.0"
+    assert info.value.message.startswith("no vertex labelled 'fabric/leaf0' (did you mean 'fabric/")
+    assert info.value.message.endswith(expected)
+
+
 def _rail_group_time(topology: str, oversubscription: float) -> float:
     """All-reduce among GPU 0 of 16 nodes (a data-parallel group), every rail at once."""
     from simulator.collectives import Op as _Op

@@ -169,6 +169,17 @@ def test_unknown_search_key_is_a_config_error(capsys, tmp_path):
     assert code == 2 and "search.tpp" in err
 
 
+def test_a_cluster_only_scenario_names_its_file(capsys, tmp_path):
+    """A file with no model was refused without naming it ("error: model: ..."), unlike run,
+    scale and latency."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text("cluster:\n  node: dgx-h100\n  nodes: 2\n")
+    code, _, err = _run(capsys, "search", path)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line == (f"error: {path}: model: 'model' and 'training' sections are "
+                                  "needed to search layouts")
+
+
 def test_parse_axis_validates_with_the_schema():
     assert parse_axis("tp", "1,2,2") == [1, 2]
     assert parse_axis("dp", "auto") == [None]

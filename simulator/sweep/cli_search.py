@@ -311,6 +311,8 @@ def search_command(scenario: Path, sets: tuple[str, ...], objective: str | None,
                 result = search(loaded, client=client, progress=progress, **kwargs)
         else:
             result = search(loaded, progress=progress, **kwargs)
+    except ConfigError as exc:       # the scenario's own mistake (no model): name its file
+        raise exc.with_source(str(scenario)) from None
     finally:
         progress.close()
     seconds = time.perf_counter() - start

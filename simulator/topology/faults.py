@@ -13,6 +13,7 @@ from dataclasses import replace
 import networkx as nx
 
 from simulator.config.scenario import LinkFaultConfig
+from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError
 from simulator.topology.cluster import Cluster
 from simulator.topology.graph import VertexKind
@@ -25,9 +26,10 @@ def apply_link_faults(cluster: Cluster, faults: list[LinkFaultConfig]) -> Cluste
     if not faults:
         return cluster
     labels = {label: v for v, label in cluster.graph.nodes(data="label")}
+    switches = [label for label, v in labels.items() if cluster.graph.nodes[v]["kind"] in _SWITCHES]
     graph, bandwidth = cluster.graph.copy(), cluster.bandwidth_Bps.copy()
     for i, fault in enumerate(faults):
-        u, v = (_vertex(labels, name, i, j) for j, name in enumerate(fault.between))
+        u, v = (_vertex(labels, switches, name, i, j) for j, name in enumerate(fault.between))
         if not graph.has_edge(u, v):
             raise ConfigError(f"{fault.between[0]} and {fault.between[1]} are not linked",
                               key=f"noise.links.{i}.between")
@@ -41,10 +43,16 @@ def apply_link_faults(cluster: Cluster, faults: list[LinkFaultConfig]) -> Cluste
     return replace(cluster, graph=graph, bandwidth_Bps=bandwidth)
 
 
-def _vertex(labels: dict, name: str, index: int, side: int) -> int:
+def _vertex(labels: dict, switches: list[str], name: str, index: int, side: int) -> int:
+    """The vertex labelled ``name``; else a ConfigError naming this cluster's switches (a
+    rail-optimized fabric's leaves are ``fabric/rail0-leaf0``, a single switch
+    ``fabric/switch0``)."""
     if name not in labels:
-        raise ConfigError(f"no vertex labelled '{name}' (fabric switches are named like "
-                          "'fabric/leaf0', 'fabric/spine1')", key=f"noise.links.{index}.between.{side}")
+        ends = switches if len(switches) <= 6 else [*switches[:3], None, *switches[-3:]]
+        shown = ", ".join("..." if s is None else f"'{s}'" for s in ends)
+        names = f"this cluster's fabric switches are {shown}" if switches else "this cluster has no fabric switch"
+        raise ConfigError(f"no vertex labelled '{name}'{did_you_mean(name, switches)} ({names})",
+                          key=f"noise.links.{index}.between.{side}")
     return labels[name]
 
 
