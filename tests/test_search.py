@@ -244,3 +244,20 @@ def test_offloading_is_searched_where_megatron_core_allows_it(scenario, tmp_path
         single = run_scenario(path)
         assert (single.step_time_s, single.memory_per_gpu_bytes) == (row["step_time_s"],
                                                                       row["memory_per_gpu_bytes"])
+
+
+def test_infeasible_reasons_group_by_pattern_and_quote_a_real_example():
+    """Reasons that differ only in their numbers are one pattern; each is counted and quoted as
+    the first layout gave it, most common first (not with its numbers blanked out)."""
+    import pandas as pd
+
+    from simulator.sweep.cli_search import infeasible_reasons
+    statuses = pd.Series(["does not fit in memory: 90.1 GiB per GPU > 80.0 GiB",
+                          "tp 3 does not divide 32 heads",
+                          "does not fit in memory: 120.5 GiB per GPU > 80.0 GiB",
+                          "does not fit in memory: 81.0 GiB per GPU > 80.0 GiB"])
+    assert infeasible_reasons(statuses) == [
+        (3, "does not fit in memory: 90.1 GiB per GPU > 80.0 GiB"),
+        (1, "tp 3 does not divide 32 heads")]
+    assert infeasible_reasons(statuses, shown=1) == [
+        (3, "does not fit in memory: 90.1 GiB per GPU > 80.0 GiB")]

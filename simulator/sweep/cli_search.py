@@ -341,10 +341,19 @@ def _print(result: SearchResult, top: int, name: str, seconds: float) -> None:
     frame = result.frame
     out.print(top_table(result, top, f"{name}: best layouts by {result.objective}"))
     out.print(f"[bold]why the best:[/] {escape(why_best(result))}", highlight=False)
-    reasons = frame.loc[~frame["feasible"], "status"].str.replace(r"(?<![\w-])\d+(?:\.\d+)?(?!\w)", "N",
-                                                                     regex=True)
-    common = ", ".join(f"{n} {escape(r)}" for r, n in reasons.value_counts().head(3).items())
     rate = len(frame) / max(seconds, 1e-9)
+    infeasible = int((~frame["feasible"]).sum())
     out.print(f"{len(frame):,} layouts evaluated in {seconds:.1f} s ({rate:,.0f}/s): "
-              f"{int(frame['feasible'].sum()):,} feasible" + (f"; infeasible: {common}" if common else ""),
+              f"{int(frame['feasible'].sum()):,} feasible" + (f", {infeasible:,} not:" if infeasible else ""),
               highlight=False)
+    for count, example in infeasible_reasons(frame.loc[~frame["feasible"], "status"]):
+        out.print(f"  {count:,} like: {escape(example)}", highlight=False)
+
+
+def infeasible_reasons(statuses: pd.Series, shown: int = 3) -> list[tuple[int, str]]:
+    """The ``shown`` most common reasons layouts were refused, each as (how many layouts gave a
+    reason of that pattern, the first such reason as it reads): reasons are one pattern when they
+    differ only in their numbers."""
+    patterns = statuses.str.replace(r"(?<![\w-])\d+(?:\.\d+)?(?!\w)", "N", regex=True)
+    return [(int(n), str(statuses[patterns == pattern].iloc[0]))
+            for pattern, n in patterns.value_counts().head(shown).items()]
