@@ -154,3 +154,24 @@ def test_collectives_command_defaults_to_the_scenarios_choice(tmp_path, capsys):
     assert {r["algorithm"] for r in rows} == {"halving-doubling"}
     assert main(["collectives", str(path), "-b", "1M", "-e", "4M", "--json", "--algo", "auto"]) == 0
     assert {r["algorithm"] for r in json.loads(capsys.readouterr().out)} <= {"ring", "tree", "nvls"}
+
+
+@pytest.mark.parametrize("command", ["collectives", "compare-nccl"])
+def test_an_algo_option_the_cluster_cannot_run_names_the_option(tmp_path, capsys, command):
+    """``--algo nvls-tree`` on one server is the user's option, not the scenario: one line naming
+    ``--algo``, exit 2 (was the collective's own message, which names no option)."""
+    data = json.loads(json.dumps(BASE))
+    data["cluster"]["nodes"] = 1
+    data["parallelism"].update(tp=1, pp=1, dp=8)
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(data))
+    log = tmp_path / "nccl.log"
+    log.write_text("#  size  count  type  redop  root  time  algbw  busbw  #wrong"
+                   "  time  algbw  busbw  #wrong\n"
+                   "  1048576  262144  float  sum  -1  50.0  20.97  36.70  0  50.0  20.97  36.70  0\n")
+    args = ([command, str(path)] if command == "collectives"
+            else [command, str(log), str(path), "--op", "all_reduce"])
+    assert main([*args, "--algo", "nvls-tree"]) == 2
+    err = capsys.readouterr().err
+    assert "--algo nvls-tree: nvls-tree joins servers" in err
+    assert len(err.strip().splitlines()) == 1

@@ -9,13 +9,15 @@ Registered by :mod:`simulator.cli`; user mistakes raise
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 import numpy as np
 
 from simulator.collectives import Algorithm, Op, whole_cluster
-from simulator.errors import UsageError
+from simulator.errors import InfeasibleError, UsageError
 from simulator.pipeline import open_scenario
 from simulator.report import tables
 from simulator.report.cli_types import OUT_FILE, SCENARIO, out, say, warn
@@ -52,7 +54,8 @@ def collectives(scenario: Path, op: str, algo: str | None, min_bytes: str, max_b
     algorithm = bound_algorithm(session.collectives, Op(op)) if algo is None else \
         None if algo == "auto" else Algorithm(algo)
     group = whole_cluster(session.cluster)
-    sweep = session.collectives.sweep(Op(op), algorithm, group, sizes)
+    with _named_algo(algo):
+        sweep = session.collectives.sweep(Op(op), algorithm, group, sizes)
     if csv_path is not None and not to_stdout:
         from simulator.export.atomic import write_atomic
         write_atomic(csv_path, tables.sweep_csv(sweep), "--csv")
@@ -91,11 +94,25 @@ def compare_nccl(log: Path, scenario: Path, op: str | None, algo: str | None,
         warn(f"{log}: {note}; not scored")
     session = open_scenario(scenario)
     algorithm = None if algo in (None, "auto") else Algorithm(algo)
-    frame = compare_log(measured, session.collectives, Op(op) if op else None, algorithm)
+    with _named_algo(algo):
+        frame = compare_log(measured, session.collectives, Op(op) if op else None, algorithm)
     if as_json:
         click.echo(frame.to_json(orient="records"))
     else:
         out.print(tables.comparison_table(frame, f"{log} vs {session.scenario.name}"))
+
+
+@contextmanager
+def _named_algo(algo: str | None) -> Iterator[None]:
+    """An algorithm the user forced with ``--algo`` that cannot run on this cluster is a usage
+    error naming the option (``--algo nvls-tree: ...``); without ``--algo`` the error is the
+    scenario's and passes unchanged."""
+    try:
+        yield
+    except InfeasibleError as exc:
+        if algo in (None, "auto"):
+            raise
+        raise UsageError(f"--algo {algo}: {exc}") from None
 
 
 def _sizes(min_text: str, max_text: str, factor: int) -> np.ndarray:

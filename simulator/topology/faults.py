@@ -50,7 +50,8 @@ def _vertex(labels: dict, switches: list[str], name: str, index: int, side: int)
     if name not in labels:
         ends = switches if len(switches) <= 6 else [*switches[:3], None, *switches[-3:]]
         shown = ", ".join("..." if s is None else f"'{s}'" for s in ends)
-        names = f"this cluster's fabric switches are {shown}" if switches else "this cluster has no fabric switch"
+        names = (f"this cluster's fabric switches are {shown}" if switches
+                 else "this cluster has no fabric switch")
         raise ConfigError(f"no vertex labelled '{name}'{did_you_mean(name, switches)} ({names})",
                           key=f"noise.links.{index}.between.{side}")
     return labels[name]
