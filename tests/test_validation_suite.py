@@ -51,6 +51,7 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "mlperf_v51_llama31": "mlperf_v51_llama31.csv",
                  "megatron_bridge_2604": "megatron_bridge_2604.csv",
                  "megatron_bridge_2604_moe": "megatron_bridge_2604_moe.csv",
+                 "megatron_bridge_gptoss_pair": "megatron_bridge_gptoss_pair.csv",
                  "megatron_bridge_2606_moe": "megatron_bridge_2606_moe.csv",
                  "megatron_bridge_2608": "megatron_bridge_2608.csv",
                  "megatron_bridge_dsv3": "megatron_bridge_dsv3.csv",
@@ -713,6 +714,12 @@ ACHIEVED = {
     # from state-spaces/mamba#904 (2026-12-01; validation/mamba2_gpus.csv): Nemotron 3 Nano +4.5% to
     # +14.5% (was +19.6% to +30.4%), Super +7.2% to +45.5% (was +16.3% to +63.0%); was 26.2% / 63.0%.
     "megatron_bridge_2604_moe": (0.214, 0.569),
+    # tokens/s per GPU, 4 rows (Megatron-Bridge PR #3561's A/B of GPT-OSS 120B on 64 GB200, the V2
+    # config: BF16 and MXFP8 by the alltoall and HybridEP dispatchers; model TFLOP/s over Bridge's
+    # 27.16 GFLOP per token), out of sample, scored once on 2026-12-01: 77.1% / 95.8%, NOT met
+    # (BF16 +61.6% / +59.2%, MXFP8 +95.8% / +91.9%; measured MXFP8/BF16 1.035x and 1.060x, the
+    # model 1.25x and 1.28x: the time the model misses is time MXFP8 does not shorten).
+    "megatron_bridge_gptoss_pair": (0.771, 0.958),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -928,6 +935,17 @@ def test_megatron_mi300x_against_its_mi325x_twin_is_the_known_miss(frame):
     assert mi325x.measured / mi300x.measured == pytest.approx(1.604, abs=0.002)
     assert 1.1 < mi325x.predicted / mi300x.predicted < 1.35
     assert mi300x.error > 0.15 and abs(mi325x.error) < 0.08
+
+
+def test_megatron_bridge_gptoss_pair_fp8_gain_is_the_known_miss(frame):
+    """GPT-OSS 120B on 64 GB200, one configuration in BF16 and MXFP8 (Megatron-Bridge PR #3561):
+    measured, MXFP8 runs 1.035x BF16 with the alltoall dispatcher and 1.060x with HybridEP; the
+    model says more than 1.15x (1.25x and 1.28x when scored). A change that makes the model's fp8
+    gain on this model realistic must update this test on purpose (docs/validation.md)."""
+    rows = frame[frame["set"] == "megatron_bridge_gptoss_pair"].set_index("row")
+    for bf16, fp8, ratio in (("1", "3", 1.035), ("2", "4", 1.060)):     # alltoall, hybridep
+        assert rows.measured[fp8] / rows.measured[bf16] == pytest.approx(ratio, abs=0.002)
+        assert rows.predicted[fp8] / rows.predicted[bf16] > 1.15
 
 
 def test_flagperf_megatron_ranks_the_a800_layouts_as_measured(frame):

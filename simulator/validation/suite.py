@@ -93,6 +93,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   3 Nano (Mamba-2, attention and MoE layers) on one 8-GPU GB300, GB200, B300 and B200 node, MXFP8,
   and on 16 H100, FP8 current scaling; the hybrid latent MoE Nemotron 3 Super on 64 of each Blackwell
   GPU, MXFP8 (validation/megatron_bridge_2604_moe.csv), tokens/s per GPU.
+- ``megatron_bridge_gptoss_pair``: Megatron-Bridge PR #3561's A/B of GPT-OSS 120B on 64 GB200 (the
+  26.04 V2 config): BF16 and MXFP8, each with the alltoall and the HybridEP dispatcher, model
+  TFLOP/s converted with Bridge's FLOP count (validation/megatron_bridge_gptoss_pair.csv), tokens/s
+  per GPU: the same-config MXFP8/BF16 pair.
 - ``megatron_bridge_2606_moe``: the 26.06 tables' Qwen3 rows on Blackwell, the same models, GPUs
   and layouts with 26.06's MXFP8 additions (the all-to-all overlap, TransformerEngine's fused
   grouped MLP, MXFP8 attention, full-iteration CUDA graphs), its DeepSeek-V3 on 256 GB300
@@ -715,6 +719,11 @@ SETS: dict[str, ValidationSet] = {
         "Kimi K2 and the hybrid Nemotron 3 Nano and Super (MoE) on 16-256 H100 and 8-256 Blackwell GPUs "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_2604_moe.csv"),
+    "megatron_bridge_gptoss_pair": _step_entry(
+        "megatron_bridge_gptoss_pair",
+        "Megatron-Bridge PR #3561, GPT-OSS 120B on 64 GB200 in BF16 and MXFP8, alltoall and HybridEP "
+        "dispatchers (NVIDIA-NeMo/Megatron-Bridge @ 7345f5a35)",
+        "megatron_bridge_gptoss_pair.csv"),
     "megatron_bridge_2606_moe": _step_entry(
         "megatron_bridge_2606_moe",
         "Megatron-Bridge 26.06 performance tables, Qwen3 30B-A3B and 235B-A22B, DeepSeek-V3 and GPT-OSS 120B "
