@@ -32,9 +32,11 @@ def parse_metric_tolerances(entries: tuple[str, ...]) -> dict[str, float]:
     ------
     UsageError
         For an entry without ``=``, an empty name, a name that is no metric a baseline holds
-        (:func:`metric_names`; a misspelt one would otherwise be ignored without a word), or a
-        value that is not a number in [0, 10].
+        (:func:`~simulator.regress.measure.metric_names`; a misspelt one would otherwise be
+        ignored without a word), or a value that is not a number in [0, 10].
     """
+    from simulator.regress.measure import metric_names
+
     metrics = {}
     known = metric_names()
     for entry in entries:
@@ -47,17 +49,6 @@ def parse_metric_tolerances(entries: tuple[str, ...]) -> dict[str, float]:
                              f"known: {', '.join(known)}")
         metrics[name] = _fraction(value, f"--rtol-metric {name}")
     return metrics
-
-
-def metric_names() -> list[str]:
-    """The names ``--rtol-metric`` takes: the step metrics a baseline holds (exposed
-    communication per dimension included) and the curve's, alone or as ``scale.NAME``."""
-    from simulator.measure.breakdown import DIMENSIONS
-    from simulator.regress.measure import CURVE_METRICS, STEP_METRICS
-
-    step = [*STEP_METRICS, *(f"exposed_{dim}_s" for dim in DIMENSIONS)]
-    curve = [name for name in CURVE_METRICS if name != "status"]
-    return list(dict.fromkeys([*step, *curve, *(f"scale.{name}" for name in curve)]))
 
 
 def _fraction(text: str, option: str) -> float:

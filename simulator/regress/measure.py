@@ -51,6 +51,21 @@ class Measured:
     scaling: list[tuple[int, dict[str, Any]]]
 
 
+def _exposed(dim: str) -> str:
+    """The baseline's name of the communication exposed in parallel dimension ``dim``."""
+    return f"exposed_{dim}_s"
+
+
+def metric_names() -> list[str]:
+    """The names ``regress --rtol-metric`` takes: the step metrics a baseline holds (exposed
+    communication per dimension included) and the curve's, alone or as ``scale.NAME``."""
+    from simulator.measure.breakdown import DIMENSIONS
+
+    step = [*STEP_METRICS, *(_exposed(dim) for dim in DIMENSIONS)]
+    curve = [name for name in CURVE_METRICS if name != "status"]
+    return list(dict.fromkeys([*step, *curve, *(f"scale.{name}" for name in curve)]))
+
+
 def load_for_regress(path: Path, library: HardwareLibrary) -> tuple[Scenario, HardwareLibrary]:
     """The scenario at ``path`` on the analytical engine, and its (calibrated) library.
 
@@ -72,7 +87,7 @@ def measure(scenario: Scenario, library: HardwareLibrary, gpus: list[int]) -> Me
     result = analytical_step(scenario, session_from_scenario(scenario, library).collectives)
     step = {name: rounded(getattr(result, name)) for name in STEP_METRICS}
     for dim, seconds in sorted(result.exposed_by_dimension.items()):
-        step[f"exposed_{dim}_s"] = rounded(seconds)
+        step[_exposed(dim)] = rounded(seconds)
     curve = scale_records(scale_sweep(scenario, gpus, weak=False, library=library))
     scaling = [(int(row["gpus"]), {k: rounded(row[k]) for k in CURVE_METRICS}) for row in curve]
     return Measured(scenario.name, step, scaling)
