@@ -53,6 +53,7 @@ from simulator.engine.gradient_sync import (
 from simulator.engine.layer_kinds import (
     dense_layer_cost,
     hybrid_layer_costs,
+    layer_pass_seconds,
     model_layer_cost,
     mtp_head_seconds,
     stage_layer,
@@ -488,8 +489,7 @@ def _stage_parts(ctx: Context, stack, priced: tuple, kind: tuple, unit, heads: t
     sharding = NO_SHARDING if unit is None else _stage_sharding(ctx, stack, layer, unit, layers)
     recompute = layers * (layer.recompute + layer.tp_recompute)
     amax_f, amax_b = _amax_reduction(ctx, stack, layers)
-    per_layer_f = layer.forward + layer.tp_forward + layer.cp + layer.ep / 2
-    per_layer_b = layer.backward + layer.tp_backward + layer.cp + layer.ep / 2
+    per_layer_f, per_layer_b = layer_pass_seconds(layer)
     offload_f, offload_b, host = _offload_stalls(ctx, stack, layers, per_layer_f, per_layer_b)
     fwd = (layers * per_layer_f + mtp * mtp_f + embed * first + logits_f * last
            + sharding.forward_exposed + amax_f + offload_f)

@@ -29,8 +29,8 @@ from simulator.workload.params import full_pattern
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.transformer import mtp_forward
 
-__all__ = ["dense_context", "dense_layer_cost", "hybrid_layer_costs", "model_context", "model_layer_cost",
-           "mtp_head_seconds", "stage_layer", "stage_layers", "sublayer_context"]
+__all__ = ["dense_context", "dense_layer_cost", "hybrid_layer_costs", "layer_pass_seconds", "model_context",
+           "model_layer_cost", "mtp_head_seconds", "stage_layer", "stage_layers", "sublayer_context"]
 
 
 def model_layer_cost(ctx: Context, stack) -> LayerCost:
@@ -38,6 +38,16 @@ def model_layer_cost(ctx: Context, stack) -> LayerCost:
     it reads of a layout."""
     return memoised(ctx, _layer_key(ctx, "layer"), lambda: layer_cost(
         ctx.scenario, stack, ctx.shape, ctx.compute, ctx.collectives, ctx.layout, ctx.memo))
+
+
+def layer_pass_seconds(layer: LayerCost) -> tuple[float, float]:
+    """(forward, backward) seconds of one layer and microbatch as a pipeline stage runs it:
+    compute plus the tensor- and context-parallel time in line and half the exposed
+    expert-parallel time each, ``t_f = f + tp_f + cp + ep / 2``, ``t_b = b + tp_b + cp + ep / 2``
+    (recompute aside: the stage adds it to the backward)."""
+    half_ep = layer.ep / 2
+    return (layer.forward + layer.tp_forward + layer.cp + half_ep,
+            layer.backward + layer.tp_backward + layer.cp + half_ep)
 
 
 def _layer_key(ctx: Context, name: str) -> tuple:

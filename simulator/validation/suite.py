@@ -136,6 +136,11 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   GPT-OSS 20B on 8 to 512 GB300 and 72 GB200 in MXFP8, Llama 3.1 405B on 512 and 2,048 GB300 in
   NVFP4, Llama 3.1 8B on 16 H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
   tokens/s per GPU from the logged step times.
+- ``megatron_moe_layer``: Megatron-LM's MoE layer benchmark (``tests/functional_tests/test_cases/common/
+  moe_perf``, baseline of 2025-12-17): one MoE layer of a Mixtral and a DeepSeek proxy on one DGX
+  H100 (ep 8, 4,096 tokens per GPU) with the alltoall, DeepEP and HybridEP dispatchers in BF16 and
+  FP8 blockwise (validation/megatron_moe_layer_h100.csv), the layer's forward and backward time in
+  ms (:mod:`.layer_times`; error > 0: the model is slower than measured).
 - ``stragglers``: ByteDance's straggler traces: job slowdown, median step and p99/p50
   (:mod:`.stragglers`).
 
@@ -162,6 +167,7 @@ from simulator.errors import ConfigError, UsageError
 from simulator.pipeline import run_scenario
 from simulator.units import format_bytes
 from simulator.validation import megatron, nccl_suite, training_memory
+from simulator.validation.layer_times import layer_seconds
 from simulator.validation.megatron_flops import megatron_flops_per_token
 from simulator.validation.training_memory import predicted_bytes
 from simulator.workload.params import parameter_count
@@ -578,6 +584,35 @@ def _read_index(path: Path, rows: int) -> pd.DataFrame:
     return index
 
 
+LAYER_MS = "one layer's forward or backward time (ms)"
+
+
+def _layer_times(name: str, csv_name: str):
+    """The runner of a set that times one layer alone (``validation/<csv_name>``: a ``pass`` of
+    forward or backward and its ``measured`` ms per row; :mod:`.layer_times`)."""
+    def run(root: Path) -> pd.DataFrame:
+        data = pd.read_csv(root / "validation" / csv_name)
+        folder = root / "validation" / "scenarios" / name
+        index = _read_index(folder / "index.csv", len(data))
+        library, rows, priced = HardwareLibrary(), [], {}
+        for entry in index.itertuples():
+            path = folder / entry.scenario
+            if entry.scenario not in priced:
+                priced[entry.scenario] = layer_seconds(path, library)
+            row = data.iloc[entry.row - 1]
+            forward, backward = priced[entry.scenario]
+            predicted = 1e3 * (forward if row["pass"] == "forward" else backward)
+            facts = scenario_facts(path, library)
+            rows.append({"set": name, "row": str(entry.row), "description": entry.description,
+                         "scenario": _relative(path, root), "metric": LAYER_MS,
+                         "measured": float(row.measured), "predicted": predicted,
+                         "error": predicted / float(row.measured) - 1.0, "scored": True, "gpu": facts.gpu,
+                         "stack": facts.stack, "notes": f"predicted forward {1e3 * forward:.2f} ms, "
+                                                        f"backward {1e3 * backward:.2f} ms"})
+        return pd.DataFrame(rows)
+    return run
+
+
 def _stragglers(root: Path) -> pd.DataFrame:
     """Straggler traces (:mod:`simulator.validation.stragglers`); needs no file under ``root``."""
     from simulator.validation.stragglers import validation_rows
@@ -659,6 +694,10 @@ SETS: dict[str, ValidationSet] = {
     "megatron_mi300x": _step_entry(
         "megatron_mi300x", "ROCm Megatron-LM on AMD MI300X, Llama 2 7B FP8 on 8 GPUs "
         "(hisohara/ai-scripts @ 913709dd)", "megatron_mi300x.csv"),
+    "megatron_moe_layer": ValidationSet(
+        "megatron_moe_layer", "Megatron-LM's MoE layer benchmark, Mixtral and DeepSeek proxies on one "
+        "DGX H100, three dispatchers, BF16 and FP8 (NVIDIA/Megatron-LM @ cf39a4ddcf)", LAYER_MS,
+        _layer_times("megatron_moe_layer", "megatron_moe_layer_h100.csv")),
     "mlperf_llama31_405b": _step_entry(
         "mlperf_llama31_405b", "MLPerf Training v5.0 Llama 3.1 405B, NVIDIA on 512 to 8,192 H100 "
         "(mlcommons/training_results_v5.0 @ 0fdc28f0)", curves=True),
