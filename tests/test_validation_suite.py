@@ -467,7 +467,10 @@ ACHIEVED = {
     # BF16 and FP8 blockwise), out of sample, scored once on 2026-12-01 with no constant
     # changed: 11.3% / 26.5%, NOT met (BF16 9.1%: Mixtral fast, DeepSeek's backward slow; FP8
     # blockwise priced as per-tensor scaling, the Mixtral FP8 rows -15% to -27%).
-    "megatron_moe_layer": (0.113, 0.265),
+    # 11.0% / 27.9% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 11.3% / 26.5%.
+    "megatron_moe_layer": (0.110, 0.279),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,
@@ -721,13 +724,19 @@ ACHIEVED = {
     # +14.5% (was +19.6% to +30.4%), Super +7.2% to +45.5% (was +16.3% to +63.0%); was 26.2% / 63.0%.
     # 22.4% / 60.4% once the GPT-OSS rows ran TE's cross entropy, as Megatron-Bridge's perf
     # overrides set for every recipe (an encoding fix, 2026-12-01; the rows moved +3.3 to +10.8 points).
-    "megatron_bridge_2604_moe": (0.224, 0.604),
+    # 24.7% / 62.8% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 22.4% / 60.4%.
+    "megatron_bridge_2604_moe": (0.247, 0.628),
     # tokens/s per GPU, 4 rows (Megatron-Bridge PR #3561's A/B of GPT-OSS 120B on 64 GB200, the V2
     # config: BF16 and MXFP8 by the alltoall and HybridEP dispatchers; model TFLOP/s over Bridge's
     # 27.16 GFLOP per token), out of sample, scored once on 2026-12-01: 77.1% / 95.8%, NOT met
     # (BF16 +61.6% / +59.2%, MXFP8 +95.8% / +91.9%; measured MXFP8/BF16 1.035x and 1.060x, the
     # model 1.25x and 1.28x: the time the model misses is time MXFP8 does not shorten).
-    "megatron_bridge_gptoss_pair": (0.771, 0.958),
+    # 80.7% / 101.3% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 77.1% / 95.8%.
+    "megatron_bridge_gptoss_pair": (0.807, 1.013),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -750,7 +759,10 @@ ACHIEVED = {
     # 2026-12-01; v0.5.1 sets it for DeepSeek-V3 and GPT-OSS under MXFP8 on GB200/GB300):
     # DeepSeek-V3 -6.3% -> -2.3% (GB300), -7.5% -> -0.7% (GB200); GPT-OSS +24.8% -> +30.1%,
     # +22.7% -> +28.3% (its miss lies elsewhere: the sinks, the small shapes).
-    "megatron_bridge_2606_moe": (0.080, 0.301),
+    # 8.5% / 33.0% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 8.0% / 30.1%.
+    "megatron_bridge_2606_moe": (0.085, 0.330),
     # tokens/s per GPU, 12 rows (Megatron-Bridge's 26.08 table, MXFP8: DeepSeek-V3 on 256 GB300 and
     # GB200, GPT-OSS 120B on 64, Qwen3 30B-A3B on 8 and 235B-A22B on 256 of each, Nemotron 3 Nano on 8
     # GB300, Nemotron 3.5 Lightning on 8 GB200, Nemotron 3 Super on 64 GB300 and GB200; recipes of
@@ -760,7 +772,10 @@ ACHIEVED = {
     # misses as in megatron_bridge_2606_moe and megatron_bridge_2604_moe, measured 0.98-1.06x there.
     # 11.1% / 37.6% with the MXFP8 output layer (kernels.fp8_output_proj, 2026-12-01): DeepSeek-V3
     # -5.6% -> -1.5% and -6.5% -> +0.4%, GPT-OSS +25.4% -> +30.7% and +23.9% -> +29.6%.
-    "megatron_bridge_2608": (0.111, 0.376),
+    # 12.9% / 39.1% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 11.1% / 37.6%.
+    "megatron_bridge_2608": (0.129, 0.391),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -787,7 +802,10 @@ ACHIEVED = {
     # 18.5% / 38.5% with the flex dispatcher's own permutations (2026-11-30).
     # 17.9% / 37.2% later on 2026-11-30, the fp8 padding copies around the grouped experts and GPT-OSS's
     # eager expert bias (expert_parallel.fp8_padding, model.expert_bias): was 18.5% / 38.5%.
-    "megatron_bridge_dsv3": (0.179, 0.372),
+    # 18.7% / 39.0% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 17.9% / 37.2%.
+    "megatron_bridge_dsv3": (0.187, 0.390),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.04.01 Llama 3.1 405B on 256 GB300 in FP8-CS,
     # MXFP8 and NVFP4, Llama 3 70B on 64 in MXFP8 and NVFP4), out of sample, scored once on
     # 2026-11-29 with the new gb300 GPU: 9.2% / 11.0%, NOT met (every row slow by 5-11%: the GB300
@@ -816,7 +834,10 @@ ACHIEVED = {
     # compute (expert_parallel.dispatcher_sms, the same day): full-graph rows -2.4% to +6.7%.
     # 21.7% / 74.9% with the flex dispatcher's own permutations (2026-11-30): the full-graph rows
     # +1.4% / +1.7% / +13.2%, the eager ones faster still (host time not modelled).
-    "megatron_moe_recipes": (0.217, 0.749),
+    # 24.7% / 78.4% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 21.7% / 74.9%.
+    "megatron_moe_recipes": (0.247, 0.784),
     # tokens/s per GPU, 7 rows (Megatron-Bridge's model verification cards, 2026-07/08: Qwen3 30B on
     # 16 H100 BF16, DeepSeek-V3 on 1,024 H100 BF16, GPT-OSS 120B on 64 GB300 MXFP8 with a full graph,
     # the 30B's weak scaling on 8-256 GB300), out of sample, scored once on 2026-11-30: 8.9% / 31.6%,
@@ -835,7 +856,10 @@ ACHIEVED = {
     # 9.6% / 26.9% with NCCL's 64-channel ceiling on the 64-GPU racks' data-parallel CTAs (2026-12-01).
     # 10.0% / 30.7% with GPT-OSS's MXFP8 output layer (kernels.fp8_output_proj, 2026-12-01): that row
     # +25.4% -> +30.7%.
-    "megatron_bridge_cards": (0.100, 0.307),
+    # 11.8% / 33.6% once the permutations' gradients moved their forward bytes once, not twice (TE's
+    # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
+    # megatron_moe_layer's alltoall - HybridEP backward difference): was 10.0% / 30.7%.
+    "megatron_bridge_cards": (0.118, 0.336),
     # tokens/s per GPU, 10 rows (MLPerf Training v6.0: DeepSeek-V3 on 256-512 GB300 and 256-8,192
     # GB200, Llama 3.1 405B NVFP4 on 2,048 GB300, Cisco's Llama 3.1 8B FP8 on 16 H200 and 128 H100;
     # scored once on 2026-12-01, nothing changed for it). NOT met: GB300 -9.5% / -9.1%, GB200

@@ -385,7 +385,7 @@ def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispat
     expert_d = float(bwd_g[:rows].sum() + compute.memory_time(bwd.memory_bytes).sum()) + share_b * casts[1]
     expert_w = float(bwd_g[rows:].sum())
     tail_f = float(compute.memory_time(block.combine_tail).sum())
-    tail_b = 2 * tail_f                       # Kernels.backward: each memory kernel twice
+    tail_b = float(compute.memory_time(block.combine_tail_backward).sum())
     attention_w = float(linears.wgrad[:first].sum())
     forward = cost.forward + cost.tp_forward + cost.cp
     backward = cost.backward + cost.tp_backward + cost.cp + cost.recompute + cost.tp_recompute

@@ -64,6 +64,7 @@ from simulator.workload.mamba_mixer import (
 )
 from simulator.workload.moe_dispatch import (
     flex_permutation_parts,
+    permutation_backward_once,
     permutation_parts,
     router_bytes,
     router_gemm,
@@ -198,6 +199,10 @@ class Kernels:
     scan: np.ndarray | None = None
     """Which GEMMs are a chunked scan's products (the Mamba-2 mixer's Triton kernels, priced at
     the GPU's ``scan_product_fraction``); None: none. The reruns are scan products too."""
+    memory_once: np.ndarray | None = None
+    """Which memory kernels' backward moves their forward's bytes once rather than twice: row
+    permutations, whose gradient is the inverse permutation of the same rows
+    (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`); None: none."""
 
     @property
     def flops(self) -> float:
@@ -213,7 +218,8 @@ class Kernels:
         return np.zeros(len(self.gemms), bool) if self.scan is None else self.scan
 
     def backward(self) -> Kernels:
-        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, twice the memory traffic."""
+        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, twice the memory traffic
+        (each memory kernel's bytes twice, those of :attr:`memory_once` once)."""
         m, n, k, batch = self.gemms.T
         dgrad = np.stack([m, k, n, batch], axis=1)
         wgrad = np.stack([k, n, m, batch], axis=1)
@@ -221,7 +227,8 @@ class Kernels:
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
         scan = None if self.scan is None else np.concatenate([self.scan] * 2 + [np.ones(len(rerun), bool)])
-        return Kernels(np.concatenate([dgrad, wgrad, rerun]), np.concatenate([self.memory_bytes] * 2),
+        twice = self.memory_bytes if self.memory_once is None else self.memory_bytes[~self.memory_once]
+        return Kernels(np.concatenate([dgrad, wgrad, rerun]), np.concatenate([self.memory_bytes, twice]),
                        np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
                        True, self.attention_shape, scan=scan)
 
@@ -241,9 +248,11 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     mamba = shape.model.mamba if shape.model.block == Block.MAMBA else None
     rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
     linear = np.array(linear, dtype=bool)
-    return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), _memory_bytes(shape, expert_load),
+    memory = _memory_bytes(shape, expert_load)
+    return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), memory,
                    linear, _flash_flops(shape, attention), attention_shape=attention,
-                   rerun=rerun, scan=None if mamba is None else ~linear)
+                   rerun=rerun, scan=None if mamba is None else ~linear,
+                   memory_once=_memory_once(shape, len(memory)))
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -398,6 +407,18 @@ def latent_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
     return [(tokens, mdl.moe_latent, mdl.hidden, 1), (tokens, mdl.hidden, mdl.moe_latent, 1)]
 
 
+def _memory_once(shape: LayerShape, kernels: int) -> np.ndarray | None:
+    """:attr:`Kernels.memory_once` of :func:`_memory_bytes`' ``kernels``: the router's and
+    permutations' kernels come after every other but the shared experts' (``moe_kernel_bytes``);
+    None without experts."""
+    if not shape.model.block.has_mlp or shape.model.experts == 1:
+        return None
+    moe = moe_kernel_once(shape)
+    tail = len(shared_expert_bytes(shape))
+    head = kernels - len(moe) - tail
+    return np.array([False] * head + moe + [False] * tail)
+
+
 def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     """Bytes moved by each memory-bound forward kernel (read + write).
 
@@ -506,6 +527,23 @@ def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]
         return []
     permute, unpermute, sorts = _permutations(shape, expert_load)
     return router_bytes(local_tokens(shape), mdl.experts) + permute + unpermute + sorts
+
+
+def moe_kernel_once(shape: LayerShape) -> list[bool]:
+    """Per kernel of :func:`moe_kernel_bytes`, whether its backward moves its bytes once
+    (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`): the router's two
+    kernels no."""
+    permute, unpermute, sorts = _permutations_once(shape)
+    return [False] * len(router_bytes(1.0, shape.model.experts)) + permute + unpermute + sorts
+
+
+def _permutations_once(shape: LayerShape) -> tuple[list[bool], list[bool], list[bool]]:
+    """Per kernel of :func:`_permutations` (permute, un-permute, sorts), whether its backward
+    moves its bytes once (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`)."""
+    permute, unpermute, sorts = _permutations(shape, 1.0)
+    once = permutation_backward_once(len(permute), len(unpermute), len(sorts), shape.moe_permute_fused)
+    cut = len(permute) + len(unpermute)
+    return once[:len(permute)], once[len(permute):cut], once[cut:]
 
 
 def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], list[float], list[float]]:
@@ -626,6 +664,16 @@ class ExpertBlock:
 
     experts: Kernels
     combine_tail: np.ndarray
+    combine_tail_once: np.ndarray | None = None
+    """Which of :attr:`combine_tail`'s kernels the backward runs once (:attr:`Kernels.memory_once`)."""
+
+    @property
+    def combine_tail_backward(self) -> np.ndarray:
+        """Bytes of the combine tail's backward kernels: each twice, those of
+        :attr:`combine_tail_once` once (:meth:`Kernels.backward`)."""
+        once = self.combine_tail_once
+        twice = self.combine_tail if once is None else self.combine_tail[~once]
+        return np.concatenate([self.combine_tail, twice])
 
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
@@ -637,13 +685,19 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     overlap, where a memory-bound kernel over every SM still takes the HBM and SMs the other
     microbatch's compute would use, so it is not counted as hidden."""
     permute, unpermute, sorts = _permutations(shape, expert_load)
+    permute_once, unpermute_once, sorts_once = _permutations_once(shape)
     if shape.moe_flex:                  # permuted after the dispatch, merged before the combine
         sorts, unpermute = permute + unpermute, []
+        sorts_once, unpermute_once = permute_once + unpermute_once, []
     gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
     shared = shared_expert_bytes(shape)
-    experts = Kernels(gemms, np.array([*expert_activation_bytes(shape, expert_load), *sorts, *shared[:1]]),
-                      np.ones(len(gemms), bool))
-    return ExpertBlock(experts, np.array([*unpermute, *shared[1:], _residual_bytes(shape)]))
+    activation = expert_activation_bytes(shape, expert_load)
+    once = [False] * len(activation) + sorts_once + [False] * len(shared[:1])
+    experts = Kernels(gemms, np.array([*activation, *sorts, *shared[:1]]), np.ones(len(gemms), bool),
+                      memory_once=np.array(once))
+    tail = [*unpermute, *shared[1:], _residual_bytes(shape)]
+    tail_once = unpermute_once + [False] * (len(tail) - len(unpermute))
+    return ExpertBlock(experts, np.array(tail), np.array(tail_once))
 
 
 def _ffn_elements(shape: LayerShape) -> float:
