@@ -557,9 +557,10 @@ def test_hidden_dropout_reaches_the_draft_where_it_differs_from_the_default(swig
 
 
 @pytest.mark.parametrize(("recipe", "scaling", "gather"), [
-    ("tensorwise", "dynamic", "fp8"), ("mxfp8", "mxfp8", None), ("delayed", None, "fp8")])
+    ("tensorwise", "dynamic", "fp8"), ("mxfp8", "mxfp8", None), ("delayed", None, "fp8"),
+    ("blockwise", "blockwise", "fp8")])
 def test_fp8_recipe_reaches_the_drafts_kernels(recipe, scaling, gather):
-    """``fp8_recipe`` tensorwise and mxfp8 set ``kernels.fp8_scaling``; ``fp8_param_gather``
+    """``fp8_recipe`` tensorwise, mxfp8 and blockwise set ``kernels.fp8_scaling``; ``fp8_param_gather``
     becomes an fp8 weight gather except under MXFP8, whose weights Megatron-Core gathers in the
     gradient buffer's dtype (core_v0.15 ``reuse_grad_buf_for_mxfp8_param_ag``) and still keeps
     as MXFP8 parameters (``kernels.fp8_params``)."""

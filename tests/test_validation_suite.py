@@ -470,7 +470,10 @@ ACHIEVED = {
     # 11.0% / 27.9% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 11.3% / 26.5%.
-    "megatron_moe_layer": (0.110, 0.279),
+    # 8.6% / 17.8% once blockwise fp8 became expressible (kernels.fp8_scaling: blockwise, the
+    # Hopper block-scaled GEMM ratio 0.813 from TransformerEngine's GEMM profiling guide, not
+    # from this set; 2026-12-01): the Mixtral FP8 rows -15..-28% -> -9..-18%; was 11.0% / 27.9%.
+    "megatron_moe_layer": (0.086, 0.178),
     # model TFLOP/s per GPU (Megatron's count), 11 rows (the Megatron-LM README's H100 scaling
     # runs, Megatron-Core r0.8.0: GPT 1.7B-462B on 48-6,144 GPUs and the 177B strong-scaling
     # end points), out of sample: 14.9% / 27.1%, NOT met (every row fast: predicted MFU 45-58%,
@@ -837,7 +840,10 @@ ACHIEVED = {
     # 24.7% / 78.4% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 21.7% / 74.9%.
-    "megatron_moe_recipes": (0.247, 0.784),
+    # 24.8% / 78.4% once row 2's FP8 blockwise was encoded as such (was per-tensor current
+    # scaling; the row +31.0% -> +32.5%: its per-expert casts cost less than current scaling's
+    # amax passes, its GEMMs more; 2026-12-01): was 24.7% / 78.4%.
+    "megatron_moe_recipes": (0.248, 0.784),
     # tokens/s per GPU, 7 rows (Megatron-Bridge's model verification cards, 2026-07/08: Qwen3 30B on
     # 16 H100 BF16, DeepSeek-V3 on 1,024 H100 BF16, GPT-OSS 120B on 64 GB300 MXFP8 with a full graph,
     # the 30B's weak scaling on 8-256 GB300), out of sample, scored once on 2026-11-30: 8.9% / 31.6%,

@@ -281,6 +281,11 @@ def _check_fp8(scenario: Scenario, gpu: GpuSpec) -> None:
     key = "training.stack.kernels.fp8_scaling"
     if isinstance(stack, StackProfile) and stack.kernels.fp8_scaling == Fp8Scaling.NVFP4:
         _check_nvfp4(stack, gpu, key)
+    if (isinstance(stack, StackProfile) and stack.kernels.fp8_scaling == Fp8Scaling.BLOCKWISE
+            and gpu.vendor.lower() != "nvidia"):
+        raise ConfigError(f"blockwise fp8 is TransformerEngine's Float8BlockScaling, run on NVIDIA Hopper "
+                          f"(and Blackwell, converted to MXFP8); the {gpu.name} is not modelled with it: use "
+                          "dynamic (per-tensor current scaling) or delayed", key=key)
     if not isinstance(stack, StackProfile) or stack.kernels.fp8_scaling != Fp8Scaling.MXFP8:
         return
     if not gpu.mx_block_scaling:

@@ -127,6 +127,10 @@ class ComputeEfficiency(BaseModel):
     fp4_gemm_peak_fraction: Fraction | None = None
     """Fraction of the fp4 dense peak a large block-scaled fp4 GEMM reaches (NVFP4, MXFP4);
     None on parts without fp4 tensor cores."""
+    fp8_block_gemm_ratio: Fraction | None = None
+    """Rate of fp8 GEMMs whose operands carry a scale per 1 x 128 tile or 128 x 128 block
+    (``kernels.fp8_scaling: blockwise``: the scales are applied in the GEMM's main loop) over
+    per-tensor fp8 GEMMs' rate; None: 1 (the part runs them at the fp8 rate)."""
     attention_forward_fraction: Fraction | None = None
     attention_backward_fraction: Fraction | None = None
     attention_kernels: dict[str, tuple[Fraction, Fraction]] = Field(default_factory=dict)

@@ -81,6 +81,8 @@ class Fp8Scaling(StrEnum):
     DELAYED = "delayed"      # scale from an amax history (TransformerEngine default)
     DYNAMIC = "dynamic"      # amax of the tensor computed before each cast (torchao tensorwise)
     MXFP8 = "mxfp8"          # one E8M0 scale per 32 elements, set in the cast kernel (Blackwell)
+    BLOCKWISE = "blockwise"  # an fp32 scale per 1 x 128 tile (activations, gradients) and per 128 x 128
+                             # block (weights): TE Float8BlockScaling, the DeepSeek-V3 recipe (Hopper)
     NVFP4 = "nvfp4"          # 4-bit E2M1, one E4M3 scale per 16 elements and a per-tensor one (Blackwell)
 
 

@@ -53,6 +53,9 @@ class ComputeModel:
     fp4: bool = False
     """Whether fp8 training's linears run as NVFP4 GEMMs (``kernels.fp8_scaling: nvfp4``): at
     the fp4 peak and ``fp4_gemm_peak_fraction``."""
+    fp8_block: bool = False
+    """Whether fp8 training's linears run block-scaled fp8 GEMMs (``kernels.fp8_scaling:
+    blockwise``): at the fp8 rate times the GPU's ``fp8_block_gemm_ratio``."""
     fp8_attention: str | None = None
     """The recipe fused attention runs in fp8 with (``kernels.fp8_attention``: ``mxfp8`` or
     ``per_tensor``; None: bf16): the bf16 kernel's time over the GPU's ``fp8_attention_speedup``
@@ -87,6 +90,8 @@ class ComputeModel:
         k = np.asarray(k, dtype=np.float64)
         fill, _ = tile_and_wave_fill(m, n, batch, c.gemm_tile, self.gpu.sm_count)
         low = c.fp4_gemm_peak_fraction if self.fp4 and c.fp4_gemm_peak_fraction else c.fp8_fraction
+        if self.fp8_block and c.fp8_block_gemm_ratio:
+            low = low * c.fp8_block_gemm_ratio
         fraction = np.where(fp8, low, np.where(scan, c.scan_fraction, c.gemm_peak_fraction))
         k_overhead = c.gemm_k_overhead * np.where(fp8, self._fp8_speedup, 1.0)
         return fraction * fill * k / (k + k_overhead)

@@ -56,7 +56,7 @@ from simulator.config.scenario import ModelConfig, Scenario
 from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, StackProfile
 from simulator.cost.compute import ComputeModel
 from simulator.cost.sharding import gather_counts
-from simulator.workload.fp8_weight_cache import MX_BLOCK, NVFP4_BLOCK
+from simulator.workload.fp8_weight_cache import FP8_BLOCK, MX_BLOCK, NVFP4_BLOCK
 from simulator.workload.layout import Layout
 from simulator.workload.runtime_memory import shard_group_size
 from simulator.workload.transformer import Kernels
@@ -69,6 +69,9 @@ GATHER_CAST_BYTES = 3.0
 """Bytes per element of casting a weight shard before an fp8 all-gather: read 2, write 1."""
 TRANSPOSE_BYTES = 2.0
 """Bytes per element of a transposed copy of an fp8 tensor: read 1, write 1."""
+BLOCK_SCALE_BYTES = 2.0 * 4.0 / FP8_BLOCK
+"""Bytes per element of the fp32 scales a block-scaled fp8 cast writes (``kernels.fp8_scaling:
+blockwise``): one per 1 x 128 tile for the row-wise and for the column-wise copy."""
 MX_SCALE_BYTES = 2.0 / MX_BLOCK
 """Bytes per element of the E8M0 scales an MXFP8 cast writes: one byte per block, for the
 row-wise and the column-wise copy."""
@@ -105,16 +108,24 @@ def sequence_gathered_linears(model: ModelConfig) -> list[int]:
     return [0] if mlp or model.block != Block.MLP else []
 
 
+_SEPARATE_COPIES = (Fp8Scaling.MXFP8, Fp8Scaling.BLOCKWISE)
+"""Recipes whose scales run along the reduction dimension, so the column-wise copy is quantized
+apart from the row-wise one on any GPU."""
+
+
 def cast_bytes_per_element(stack: StackProfile, gpu: GpuSpec | None = None) -> float:
     """Bytes moved per element cast: ``FP8_CAST_BYTES`` (one copy less, ``FP8_CAST_BYTES -
     1``, for a per-tensor recipe on a GPU with ``fp8_any_layout``), plus ``AMAX_BYTES`` under
-    dynamic scaling or ``MX_SCALE_BYTES`` under MXFP8 (whose two copies are quantized apart on
-    any GPU); ``NVFP4_CAST_BYTES`` under NVFP4. ``gpu`` None: a Hopper-like part."""
+    dynamic scaling, ``MX_SCALE_BYTES`` under MXFP8 or ``BLOCK_SCALE_BYTES`` under blockwise
+    scaling (whose two copies are quantized apart on any GPU; blockwise in one kernel,
+    TransformerEngine's ``quantize_transpose_vector_blockwise``, its scales local to each tile,
+    so no amax pass); ``NVFP4_CAST_BYTES`` under NVFP4. ``gpu`` None: a Hopper-like part."""
     scaling = stack.kernels.fp8_scaling
     if scaling == Fp8Scaling.NVFP4:
         return NVFP4_CAST_BYTES
-    one_copy = gpu is not None and gpu.fp8_any_layout and scaling != Fp8Scaling.MXFP8
-    extra = {Fp8Scaling.DYNAMIC: AMAX_BYTES, Fp8Scaling.MXFP8: MX_SCALE_BYTES}
+    one_copy = gpu is not None and gpu.fp8_any_layout and scaling not in _SEPARATE_COPIES
+    extra = {Fp8Scaling.DYNAMIC: AMAX_BYTES, Fp8Scaling.MXFP8: MX_SCALE_BYTES,
+             Fp8Scaling.BLOCKWISE: BLOCK_SCALE_BYTES}
     return FP8_CAST_BYTES - float(one_copy) + extra.get(scaling, 0.0)
 
 
@@ -181,12 +192,12 @@ def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndar
     return _kernels_time(compute, (cast_bytes_per_element(stack, compute.gpu) - amax) * elements)
 
 
-QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2}
+QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2, Fp8Scaling.BLOCKWISE: 1}
 """Kernels TransformerEngine runs to quantize one tensor it cannot quantize with others: per-tensor
 current scaling computes the amax, the scale from it and the cast (``nvte_compute_amax``,
 ``nvte_compute_scale_from_amax``, ``nvte_quantize_v2``; transformer_engine/pytorch/csrc/quantizer.cpp
-@ v2.7); MXFP8 one cast; NVFP4 the amax pass and the fused cast. Delayed scaling quantizes a
-grouped linear's splits in one fused multi-tensor kernel ("only have fused kernel for FP8
+@ v2.7); MXFP8 and blockwise scaling one cast; NVFP4 the amax pass and the fused cast. Delayed
+scaling quantizes a grouped linear's splits in one fused multi-tensor kernel ("only have fused kernel for FP8
 delayed scaling", csrc/extensions/cast.cpp)."""
 
 

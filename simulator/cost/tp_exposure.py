@@ -87,9 +87,11 @@ from simulator.cost.nccl_sms import excess_beside
 FP8_GATHER_SCALE = 0.5
 """Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
 
-_GATHER_BYTES = {Fp8Scaling.MXFP8: 1.0 + 1.0 / 32, Fp8Scaling.NVFP4: 0.5 + 1.0 / 16}
+_GATHER_BYTES = {Fp8Scaling.MXFP8: 1.0 + 1.0 / 32, Fp8Scaling.NVFP4: 0.5 + 1.0 / 16,
+                 Fp8Scaling.BLOCKWISE: 1.0 + 4.0 / 128}
 """Bytes per element of a block-scaled quantized all-gather: the row-wise data and one scale
-byte per block (MXFP8: an E8M0 per 32; NVFP4: packed 4-bit values and an E4M3 per 16).
+byte per block (MXFP8: an E8M0 per 32; NVFP4: packed 4-bit values and an E4M3 per 16; blockwise
+fp8: an fp32 per 1 x 128 tile, ``_all_gather_fp8_blockwise``).
 TransformerEngine 2.x gathers only the row-wise copy (``set_usage(rowwise=True,
 columnwise=False)`` before ``gather_along_first_dim``; ``_all_gather_mxfp8``,
 ``_all_gather_nvfp4`` gather data and scales)."""
@@ -97,7 +99,8 @@ columnwise=False)`` before ``gather_along_first_dim``; ``_all_gather_mxfp8``,
 
 def gather_scale(scaling: Fp8Scaling) -> float:
     """Bytes of a quantized all-gather over its bf16 size: 1/2 with one scale per tensor,
-    ``(1 + 1/32) / 2`` under MXFP8, ``(1/2 + 1/16) / 2`` under NVFP4."""
+    ``(1 + 1/32) / 2`` under MXFP8, ``(1 + 4/128) / 2`` under blockwise fp8, ``(1/2 + 1/16) / 2``
+    under NVFP4."""
     return _GATHER_BYTES.get(scaling, 1.0) * FP8_GATHER_SCALE
 
 

@@ -83,11 +83,13 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
                               par.etp), lambda: _shape(scenario, collectives.cluster.hw.gpu))
     kernels = scenario_stack(scenario).kernels
     fp4 = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.NVFP4
+    fp8_block = training.dtype == Dtype.FP8 and kernels.fp8_scaling == Fp8Scaling.BLOCKWISE
     per_expert = scenario.model.experts > 1 and not kernels.grouped_mlp_fusion   # fused: one grouped kernel
     streams = kernels.grouped_gemm_streams if per_expert else 0                  # only experts batch linears
     fp8_attention = fp8_attention_recipe(training.dtype, kernels) if kernels.fp8_attention else None
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
-        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_attention))
+        collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_block,
+        fp8_attention))
     microbatches = training.global_batch // (training.micro_batch * dp)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
 

@@ -326,7 +326,7 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     - ``overlap_param_gather_with_optimizer_step``: ``data_parallel.param_gather_with_optimizer:
       true`` (bucketing off, one bucket per model chunk);
     - ``fp8_recipe`` tensorwise (current scaling): ``kernels.fp8_scaling: dynamic``; mxfp8:
-      ``kernels.fp8_scaling: mxfp8``; blockwise is noted as not modelled; ``fp4`` with
+      ``kernels.fp8_scaling: mxfp8``; blockwise: ``kernels.fp8_scaling: blockwise``; ``fp4`` with
       ``fp4_recipe`` nvfp4: ``kernels.fp8_scaling: nvfp4`` (``training.dtype: fp8``) and, with
       ``fp4_param_gather``, ``data_parallel.param_gather_dtype: fp4``;
     - ``use_torch_fsdp2``: Megatron-Core's ``TorchFullyShardedDataParallel`` sets no
@@ -370,12 +370,9 @@ def _stack(args: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     bucket = args.get("ddp_bucket_size")
     if isinstance(bucket, int) and not isinstance(bucket, bool) and bucket > 0:
         fields.setdefault("data_parallel", {})["bucket_MB"] = bucket * (2 if fp32_grads is False else 4) / 1e6
-    scaling = {"tensorwise": "dynamic", "mxfp8": "mxfp8"}.get(recipe)
+    scaling = {"tensorwise": "dynamic", "mxfp8": "mxfp8", "blockwise": "blockwise"}.get(recipe)
     if args.get("fp8") and scaling:
         fields.setdefault("kernels", {})["fp8_scaling"] = scaling
-    elif args.get("fp8") and recipe == "blockwise":
-        extra.append("fp8_recipe blockwise (128 x 128 block scaling is not modelled; "
-                     "priced as tensor scaling)")
     if _nvfp4(args):
         fields.setdefault("kernels", {})["fp8_scaling"] = "nvfp4"
         gather = "fp4" if args.get("fp4_param_gather") or args.get("fp4_param") else "param"

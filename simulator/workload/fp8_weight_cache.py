@@ -47,6 +47,10 @@ from simulator.config.stack import Fp8Scaling, Fp8WeightCache, Fp8WeightCast, Re
 
 MX_BLOCK = 32
 """Elements sharing one MXFP8 scale (OCP Microscaling Formats spec v1.0)."""
+FP8_BLOCK = 128
+"""Elements of the 1 x 128 tile (activations, gradients) and of a side of the 128 x 128 block
+(weights) that share one fp32 scale under blockwise fp8 (TransformerEngine ``Float8BlockScaling``,
+``block_scaling_dim`` 1 and 2)."""
 NVFP4_BLOCK = 16
 """Elements sharing one NVFP4 E4M3 scale (TransformerEngine ``NVFP4BlockScaling``)."""
 
@@ -63,13 +67,17 @@ def cache_mode(stack: StackProfile) -> Fp8WeightCache:
 def copy_bytes(stack: StackProfile, gpu: GpuSpec | None = None) -> tuple[float, float]:
     """(row-wise, column-wise) bytes per weight element of the kept fp8 copies under the
     stack's scaling on ``gpu`` (None: a Hopper-like part): per-tensor scaling 1 and 1 (0 on a
-    GPU with ``fp8_any_layout``); MXFP8 ``1 + 1/32`` each; NVFP4 ``0.5 + 1/16`` each."""
+    GPU with ``fp8_any_layout``); MXFP8 ``1 + 1/32`` each; blockwise ``1 + 4/128^2`` each (a
+    row-wise and a transposed copy of the 128 x 128 blocks); NVFP4 ``0.5 + 1/16`` each."""
     scaling = stack.kernels.fp8_scaling
     if scaling == Fp8Scaling.NVFP4:
         block = 0.5 + 1.0 / NVFP4_BLOCK
         return block, block
     if scaling == Fp8Scaling.MXFP8:
         block = 1.0 + 1.0 / MX_BLOCK
+        return block, block
+    if scaling == Fp8Scaling.BLOCKWISE:       # 128 x 128 blocks: one fp32 scale per 16,384 elements
+        block = 1.0 + 4.0 / FP8_BLOCK**2
         return block, block
     any_layout = gpu is not None and gpu.fp8_any_layout
     return 1.0, 0.0 if any_layout else 1.0
