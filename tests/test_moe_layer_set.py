@@ -104,3 +104,13 @@ def test_deepep_setup_is_the_known_miss(frame):
         hybrid = _measured(frame, f"{proxy}_hybridep_tp1ep8_bf16", "forward")
         assert deepep[0] - hybrid[0] > 0.25
         assert abs(deepep[1] - hybrid[1]) < 0.05
+
+
+def test_calibrating_on_a_layer_time_set_is_refused_with_the_reason(capsys):
+    """``calibrate --set`` fits throughput or busbw; a set of layer times (or memory) names its
+    metric and the sets that can calibrate, exit 2, no traceback."""
+    from simulator.cli import main
+    assert main(["calibrate", "--set", "megatron_moe_layer"]) == 2
+    err = capsys.readouterr().err
+    assert "one layer's forward or backward time" in err and "cannot calibrate" in err
+    assert "Traceback" not in err

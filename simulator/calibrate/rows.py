@@ -140,6 +140,10 @@ def set_rows(spec: str, root: Path | None = None) -> list[Measurement]:
     """Rows of the validation set ``spec`` (``NAME``, ``NAME:even``, ``NAME:odd`` or
     ``NAME:ID,ID,...``; ids as ``clustersim validate`` shows them)."""
     name, _, which = spec.partition(":")
+    if name in suite.SETS and name not in SETS:
+        raise UsageError(f"validation set '{name}' compares {suite.SETS[name].metric}, not a step's "
+                         "throughput or an nccl log, so it cannot calibrate; sets that can: "
+                         f"{', '.join(SETS)}")
     if name not in SETS:
         raise UsageError(f"unknown validation set '{name}'{did_you_mean(name, SETS)}; "
                          f"known: {', '.join(SETS)}")
