@@ -114,3 +114,18 @@ def test_calibrating_on_a_layer_time_set_is_refused_with_the_reason(capsys):
     err = capsys.readouterr().err
     assert "one layer's forward or backward time" in err and "cannot calibrate" in err
     assert "Traceback" not in err
+
+
+def test_eager_expert_activation_weights_by_the_probabilities_in_fp32():
+    """Unfused, a routed expert's activation is ``gelu(x)`` (4 units of its 16-bit inner
+    activation with the bias add the table assumes), ``* permuted_probs`` into fp32 and
+    ``.to(bf16)`` (6 units more: PROBS_WEIGHT_BYTES, Megatron-Core experts.py ``bias_act_func``);
+    fused, one kernel of 2 units that weights inside."""
+    from dataclasses import replace
+
+    from simulator.workload.transformer import PROBS_WEIGHT_BYTES, activation_kernel_bytes
+    session = open_scenario(FOLDER / "mixtral-a2a-tp1ep8-bf16.yaml")
+    shape = make_context(session.scenario, session.collectives).shape
+    inner = shape.expert_tokens * shape.model.top_k * shape.model.ffn_hidden * shape.dtype_bytes
+    assert activation_kernel_bytes(shape) == pytest.approx((4.0 + PROBS_WEIGHT_BYTES) * inner)
+    assert activation_kernel_bytes(replace(shape, fused_activation=True)) == pytest.approx(2.0 * inner)

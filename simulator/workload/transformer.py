@@ -629,18 +629,36 @@ def fused_away_casts(shape: LayerShape) -> tuple[int | None, int | None]:
     return fc1 + 1, fc1
 
 
+PROBS_WEIGHT_BYTES = 6.0
+"""Bytes per routed expert's inner element, in units of its 16-bit activation, that the eager
+routing-probability weighting adds: Megatron-Core (core_v0.13.0 on) applies the router's fp32
+probabilities in the experts' activation, and unfused (``bias_activation_fusion`` false) that is
+``act(x) * permuted_probs`` into an fp32 tensor (read 2 B, write 4) and ``.to(bf16)`` (read 4,
+write 2): 12 B, 6 units of 2 B (``TEGroupedMLP.forward``'s ``bias_act_func``,
+megatron/core/transformer/moe/experts.py at cf39a4ddcf). The fused kernels
+(``weighted_bias_swiglu_impl``, TE's fused grouped MLP) weight inside the activation."""
+
+
 def activation_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> float:
-    """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`)."""
+    """Bytes of the MLP activation kernel (module table of :func:`_memory_bytes`), with a
+    mixture of experts' eager probability weighting (:data:`PROBS_WEIGHT_BYTES`) when the
+    activation is unfused."""
     ffn = _ffn_elements(shape) * shape.dtype_bytes * max(shape.model.top_k, 1) * expert_load
-    return _activation_kind_bytes(shape) * ffn
+    weighting = PROBS_WEIGHT_BYTES if shape.model.experts > 1 and not _activation_fused(shape) else 0.0
+    return (_activation_kind_bytes(shape) + weighting) * ffn
+
+
+def _activation_fused(shape: LayerShape) -> bool:
+    """Whether the MLP activation runs as one fused kernel (the stack's ``fused_activation``,
+    else ``fused``)."""
+    return shape.fused if shape.fused_activation is None else shape.fused_activation
 
 
 def _activation_kind_bytes(shape: LayerShape) -> float:
     """Bytes the MLP activation moves per inner element (module table of :func:`_memory_bytes`):
     fused GELU 2, SwiGLU 3; eager 4, 5."""
     llama = shape.model.mlp == Mlp.SWIGLU
-    fused = shape.fused if shape.fused_activation is None else shape.fused_activation
-    return (3.0 if llama else 2.0) if fused else (5.0 if llama else 4.0)
+    return (3.0 if llama else 2.0) if _activation_fused(shape) else (5.0 if llama else 4.0)
 
 
 def _residual_bytes(shape: LayerShape) -> float:
