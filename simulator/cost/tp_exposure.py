@@ -83,12 +83,13 @@ from simulator.config.stack import Fp8Scaling, StackProfile
 from simulator.cost.collective import PricedCollective
 from simulator.cost.compute import ComputeModel
 from simulator.cost.nccl_sms import excess_beside
+from simulator.workload.fp8_weight_cache import FP8_BLOCK, MX_BLOCK, NVFP4_BLOCK
 
 FP8_GATHER_SCALE = 0.5
 """Bytes of an fp8 all-gather over its bf16 size (1 B over 2 B per element)."""
 
-_GATHER_BYTES = {Fp8Scaling.MXFP8: 1.0 + 1.0 / 32, Fp8Scaling.NVFP4: 0.5 + 1.0 / 16,
-                 Fp8Scaling.BLOCKWISE: 1.0 + 4.0 / 128}
+_GATHER_BYTES = {Fp8Scaling.MXFP8: 1.0 + 1.0 / MX_BLOCK, Fp8Scaling.NVFP4: 0.5 + 1.0 / NVFP4_BLOCK,
+                 Fp8Scaling.BLOCKWISE: 1.0 + 4.0 / FP8_BLOCK}
 """Bytes per element of a block-scaled quantized all-gather: the row-wise data and one scale
 byte per block (MXFP8: an E8M0 per 32; NVFP4: packed 4-bit values and an E4M3 per 16; blockwise
 fp8: an fp32 per 1 x 128 tile, ``_all_gather_fp8_blockwise``).

@@ -597,12 +597,11 @@ def _layer_times(name: str, csv_name: str):
         library, rows, priced = HardwareLibrary(), [], {}
         for entry in index.itertuples():
             path = folder / entry.scenario
-            if entry.scenario not in priced:
-                priced[entry.scenario] = layer_seconds(path, library)
+            if entry.scenario not in priced:         # two rows (forward, backward) per scenario
+                priced[entry.scenario] = layer_seconds(path, library), scenario_facts(path, library)
             row = data.iloc[entry.row - 1]
-            forward, backward = priced[entry.scenario]
+            (forward, backward), facts = priced[entry.scenario]
             predicted = 1e3 * (forward if row["pass"] == "forward" else backward)
-            facts = scenario_facts(path, library)
             rows.append({"set": name, "row": str(entry.row), "description": entry.description,
                          "scenario": _relative(path, root), "metric": LAYER_MS,
                          "measured": float(row.measured), "predicted": predicted,

@@ -227,10 +227,18 @@ class Kernels:
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
         scan = None if self.scan is None else np.concatenate([self.scan] * 2 + [np.ones(len(rerun), bool)])
-        twice = self.memory_bytes if self.memory_once is None else self.memory_bytes[~self.memory_once]
-        return Kernels(np.concatenate([dgrad, wgrad, rerun]), np.concatenate([self.memory_bytes, twice]),
+        memory = backward_memory(self.memory_bytes, self.memory_once)
+        return Kernels(np.concatenate([dgrad, wgrad, rerun]), memory,
                        np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
                        True, self.attention_shape, scan=scan)
+
+
+def backward_memory(memory_bytes: np.ndarray, once: np.ndarray | None) -> np.ndarray:
+    """Bytes of the backward's memory-bound kernels for forward kernels of ``memory_bytes``:
+    each kernel's bytes twice (its gradient reads what it read and the incoming gradient, writes
+    what it wrote), those marked in ``once`` (row permutations) once."""
+    twice = memory_bytes if once is None else memory_bytes[~once]
+    return np.concatenate([memory_bytes, twice])
 
 
 FLASH_BACKWARD_RATIO = 2.5
@@ -248,11 +256,10 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     mamba = shape.model.mamba if shape.model.block == Block.MAMBA else None
     rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
     linear = np.array(linear, dtype=bool)
-    memory = _memory_bytes(shape, expert_load)
+    memory, once = _memory_bytes(shape, expert_load)
     return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), memory,
                    linear, _flash_flops(shape, attention), attention_shape=attention,
-                   rerun=rerun, scan=None if mamba is None else ~linear,
-                   memory_once=_memory_once(shape, len(memory)))
+                   rerun=rerun, scan=None if mamba is None else ~linear, memory_once=once)
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -407,20 +414,9 @@ def latent_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
     return [(tokens, mdl.moe_latent, mdl.hidden, 1), (tokens, mdl.hidden, mdl.moe_latent, 1)]
 
 
-def _memory_once(shape: LayerShape, kernels: int) -> np.ndarray | None:
-    """:attr:`Kernels.memory_once` of :func:`_memory_bytes`' ``kernels``: the router's and
-    permutations' kernels come after every other but the shared experts' (``moe_kernel_bytes``);
-    None without experts."""
-    if not shape.model.block.has_mlp or shape.model.experts == 1:
-        return None
-    moe = moe_kernel_once(shape)
-    tail = len(shared_expert_bytes(shape))
-    head = kernels - len(moe) - tail
-    return np.array([False] * head + moe + [False] * tail)
-
-
-def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
-    """Bytes moved by each memory-bound forward kernel (read + write).
+def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarray, np.ndarray | None]:
+    """Bytes moved by each memory-bound forward kernel (read + write), and which of them a
+    backward moves once (:attr:`Kernels.memory_once`: the permutations; None without experts).
 
     In units of ``act`` = the layer's hidden activation bytes (``b s h`` elements, over
     ``t`` with sequence parallelism) and ``ffn`` = the MLP inner activation bytes:
@@ -461,9 +457,12 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> np.ndarray:
     kernels += _attention_memory_bytes(shape, act) if block.has_attention else []
     if block == Block.MAMBA:
         kernels += mixer_memory_bytes(mdl.mamba, shape.tokens, shape.tp, nb)
-    if block.has_mlp:                  # the router's and permutations' kernels last
-        kernels += moe_kernel_bytes(shape, expert_load) + shared_expert_bytes(shape)
-    return np.array(kernels, dtype=np.float64)
+    if not block.has_mlp or mdl.experts == 1:           # no router, permutations or shared experts
+        return np.array(kernels, dtype=np.float64), None
+    moe, moe_once = _moe_kernels(shape, expert_load)     # the router's and permutations' kernels last
+    shared = shared_expert_bytes(shape)
+    once = [False] * len(kernels) + moe_once + [False] * len(shared)
+    return np.array(kernels + moe + shared, dtype=np.float64), np.array(once)
 
 
 def _attention_memory_bytes(shape: LayerShape, act: float) -> list[float]:
@@ -522,25 +521,23 @@ def qk_norm_bytes(shape: LayerShape) -> float:
 def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]:
     """The router's and the token permutations' memory-bound kernels, in the order permute,
     un-permute, sorts (:func:`_permutations`); none without experts."""
-    mdl = shape.model
-    if mdl.experts == 1:
-        return []
-    permute, unpermute, sorts = _permutations(shape, expert_load)
-    return router_bytes(local_tokens(shape), mdl.experts) + permute + unpermute + sorts
+    return _moe_kernels(shape, expert_load)[0] if shape.model.experts > 1 else []
 
 
-def moe_kernel_once(shape: LayerShape) -> list[bool]:
-    """Per kernel of :func:`moe_kernel_bytes`, whether its backward moves its bytes once
-    (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`): the router's two
-    kernels no."""
-    permute, unpermute, sorts = _permutations_once(shape)
-    return [False] * len(router_bytes(1.0, shape.model.experts)) + permute + unpermute + sorts
+def _moe_kernels(shape: LayerShape, expert_load: float) -> tuple[list[float], list[bool]]:
+    """:func:`moe_kernel_bytes` of a mixture of experts and, per kernel, whether its backward
+    moves its bytes once (:func:`_permutations_once`; the router's kernels no)."""
+    parts = _permutations(shape, expert_load)
+    router = router_bytes(local_tokens(shape), shape.model.experts)
+    once = [False] * len(router) + [o for part in _permutations_once(shape, parts) for o in part]
+    return router + [b for part in parts for b in part], once
 
 
-def _permutations_once(shape: LayerShape) -> tuple[list[bool], list[bool], list[bool]]:
-    """Per kernel of :func:`_permutations` (permute, un-permute, sorts), whether its backward
-    moves its bytes once (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`)."""
-    permute, unpermute, sorts = _permutations(shape, 1.0)
+def _permutations_once(shape: LayerShape, parts: tuple[list[float], list[float], list[float]]
+                       ) -> tuple[list[bool], list[bool], list[bool]]:
+    """Per kernel of ``parts`` (:func:`_permutations`: permute, un-permute, sorts), whether its
+    backward moves its bytes once (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`)."""
+    permute, unpermute, sorts = parts
     once = permutation_backward_once(len(permute), len(unpermute), len(sorts), shape.moe_permute_fused)
     cut = len(permute) + len(unpermute)
     return once[:len(permute)], once[len(permute):cut], once[cut:]
@@ -689,9 +686,7 @@ class ExpertBlock:
     def combine_tail_backward(self) -> np.ndarray:
         """Bytes of the combine tail's backward kernels: each twice, those of
         :attr:`combine_tail_once` once (:meth:`Kernels.backward`)."""
-        once = self.combine_tail_once
-        twice = self.combine_tail if once is None else self.combine_tail[~once]
-        return np.concatenate([self.combine_tail, twice])
+        return backward_memory(self.combine_tail, self.combine_tail_once)
 
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
@@ -702,8 +697,9 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     inside its dispatch and combine calls, on the communication stream when the all-to-alls
     overlap, where a memory-bound kernel over every SM still takes the HBM and SMs the other
     microbatch's compute would use, so it is not counted as hidden."""
-    permute, unpermute, sorts = _permutations(shape, expert_load)
-    permute_once, unpermute_once, sorts_once = _permutations_once(shape)
+    parts = _permutations(shape, expert_load)
+    permute, unpermute, sorts = parts
+    permute_once, unpermute_once, sorts_once = _permutations_once(shape, parts)
     if shape.moe_flex:                  # permuted after the dispatch, merged before the combine
         sorts, unpermute = permute + unpermute, []
         sorts_once, unpermute_once = permute_once + unpermute_once, []

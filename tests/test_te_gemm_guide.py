@@ -1,11 +1,13 @@
-"""Blockwise fp8 (``kernels.fp8_scaling: blockwise``, TransformerEngine's ``Float8BlockScaling``):
-block-scaled GEMMs at the GPU's ``fp8_block_gemm_ratio`` of the fp8 rate and one quantize kernel
-per tensor writing a row-wise and a column-wise copy with an fp32 scale per 1 x 128 tile.
+"""The fp8 and fp4 recipes against TransformerEngine's GEMM profiling guide (docs/examples/
+gemm_profiling/gemm_profiling.rst, PR #2863, 1609c890e): a 5B config's 12 GEMMs per layer.
 
-Measured: TransformerEngine's GEMM profiling guide on an H200 NVL (docs/examples/gemm_profiling/
-gemm_profiling.rst, PR #2863, 1609c890e): per layer of its 5B config, BF16 32.014 ms, FP8 current
-scaling 20.285, delayed 18.978, block scaling 22.882 (te.Linear forwards under autocast, operands
-quantized every call)."""
+- Blockwise fp8 (``kernels.fp8_scaling: blockwise``, TransformerEngine's ``Float8BlockScaling``):
+  block-scaled GEMMs at the GPU's ``fp8_block_gemm_ratio`` of the fp8 rate and one quantize
+  kernel per tensor writing a row-wise and a column-wise copy with an fp32 scale per 1 x 128
+  tile. Measured on an H200 NVL, per layer: BF16 32.014 ms, FP8 current scaling 20.285, delayed
+  18.978, block scaling 22.882 (te.Linear forwards under autocast, operands quantized every call).
+- Blackwell Ultra's NVFP4 GEMM rate (b300.yaml ``fp4_gemm_peak_fraction``): on an HGX B300,
+  pre-quantized GEMMs over 24 layers, BF16 314.445 ms, MXFP8 171.869, NVFP4 90.337."""
 
 from __future__ import annotations
 
@@ -34,18 +36,21 @@ class _Stack:
         self.kernels = type("K", (), {"fp8_scaling": Fp8Scaling(scaling)})()
 
 
+def _gemms_s(compute: ComputeModel, linear: bool) -> float:
+    """Seconds of the guide's 12 GEMMs on ``compute`` (``linear``: at the training dtype's rate)."""
+    return sum(compute.gemm_time(np.array([m]), np.array([n]), np.array([k]), 1, np.array([linear]))[0]
+               for m, k, n in SHAPES)
+
+
 def _layer_ms(recipe: str) -> float:
     """One te.Linear forward per shape: the GEMM plus, under fp8, the input's and the weight's
     casts at the recipe's bytes per element."""
     fp8 = recipe != "bf16"
     compute = ComputeModel(H200, Dtype.FP8 if fp8 else Dtype.BF16, fp8_block=recipe == "blockwise")
     per_element = cast_bytes_per_element(_Stack(recipe), H200) if fp8 else 0.0
-    total = 0.0
-    for m, k, n in SHAPES:
-        total += compute.gemm_time(np.array([m]), np.array([n]), np.array([k]), 1, np.array([fp8]))[0]
-        casts = np.array([per_element * m * k, per_element * k * n])
-        total += compute.memory_time(casts).sum() if fp8 else 0.0
-    return 1e3 * total
+    casts = sum(compute.memory_time(np.array([per_element * m * k, per_element * k * n])).sum()
+                for m, k, n in SHAPES) if fp8 else 0.0
+    return 1e3 * (_gemms_s(compute, fp8) + casts)
 
 
 @pytest.mark.parametrize("recipe", ["dynamic", "delayed", "blockwise"])
@@ -126,3 +131,19 @@ def test_deepseek_v3_on_h100_blockwise_against_current_scaling(tmp_path):
     ratio = blockwise.tokens_per_s / current.tokens_per_s
     assert ratio < 1.0
     assert ratio == pytest.approx(330 / 338, rel=0.04)
+
+
+def test_b300_nvfp4_over_mxfp8_gemms_is_the_guides():
+    """B300 NVFP4 over MXFP8 pre-quantized GEMMs, 0.5256: the fraction was set from it, so 1%."""
+    b300 = LIBRARY.gpu("b300")
+    nvfp4, mxfp8 = ComputeModel(b300, Dtype.FP8, fp4=True), ComputeModel(b300, Dtype.FP8)
+    ratio = _gemms_s(nvfp4, True) / _gemms_s(mxfp8, True)
+    assert ratio == pytest.approx(90.337 / 171.869, rel=0.01)
+
+
+def test_b300_mxfp8_over_bf16_gemms_agrees_unfitted():
+    """B300 MXFP8 over BF16 on the same run, 0.547, from the MAMF-derived fractions (not set from
+    the guide): within 5%."""
+    b300 = LIBRARY.gpu("b300")
+    ratio = _gemms_s(ComputeModel(b300, Dtype.FP8), True) / _gemms_s(ComputeModel(b300, Dtype.BF16), False)
+    assert ratio == pytest.approx(171.869 / 314.445, rel=0.05)
