@@ -14,7 +14,7 @@ from simulator.cost.compute import (
     attention_shape_factor,
     causal_tile_efficiency,
 )
-from simulator.workload.transformer import AttentionShape
+from simulator.workload.layer_shape import AttentionShape
 
 SEQS = (512, 1024, 2048, 4096, 8192, 16384)
 # Dao-AILab/flash-attention assets/flash2_{h100,a100}_fwd_bwd_benchmark.png @4f285b35, panel

@@ -9,7 +9,8 @@ from simulator.config.scenario import ModelConfig
 from simulator.config.stack import KernelProfile
 from simulator.engine.context import make_context
 from simulator.pipeline import open_scenario
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.layer_shape import LayerShape
+from simulator.workload.transformer import layer_forward
 
 MPT_7B = dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=16384, mlp="gelu", seq_len=2048)
 LLAMA_GQA = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, mlp="swiglu", seq_len=4096)

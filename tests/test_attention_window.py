@@ -20,8 +20,9 @@ from simulator.engine.flops import step_flops
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
 from simulator.workload.attention_window import local_layer_share, pair_fraction, window_pairs
+from simulator.workload.layer_shape import AttentionShape
 from simulator.workload.params import active_parameter_count, parameter_count
-from simulator.workload.transformer import AttentionShape, layer_forward
+from simulator.workload.transformer import layer_forward
 
 
 def test_window_pairs_closed_form():

@@ -16,7 +16,7 @@ from simulator.engine.context import make_context
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
 from simulator.workload.attention_window import pair_fraction
-from simulator.workload.transformer import AttentionShape
+from simulator.workload.layer_shape import AttentionShape
 
 LIBRARY = HardwareLibrary()
 

@@ -19,7 +19,7 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
-from simulator.workload.transformer import logits_backward, logits_forward
+from simulator.workload.head_kernels import logits_backward, logits_forward
 
 
 def _mapping(output_proj: bool, scaling: str = "mxfp8", dtype: str = "fp8") -> dict:

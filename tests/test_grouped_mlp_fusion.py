@@ -21,14 +21,14 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.context import make_context
 from simulator.errors import ConfigError
 from simulator.pipeline import open_scenario, session_from_scenario
-from simulator.workload.transformer import (
-    LayerShape,
+from simulator.workload.layer_shape import LayerShape
+from simulator.workload.mlp_kernels import (
     activation_kernel_bytes,
     expert_activation_bytes,
     fused_away_casts,
-    layer_forward,
     mlp_gemms,
 )
+from simulator.workload.transformer import layer_forward
 
 ROOT = Path(__file__).parents[1]
 

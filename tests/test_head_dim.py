@@ -19,13 +19,14 @@ from simulator.config import scenario_from_mapping
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig
 from simulator.errors import ConfigError
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.params import (
     active_parameter_count,
     layer_parameters,
     layer_tensor_sizes,
     parameter_count,
 )
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.transformer import layer_forward
 
 QWEN3 = {"mlp": "swiglu", "vocab": 151936, "kv_heads": 8, "head_dim": 128, "qk_norm": True}
 QWEN3_4B = ModelConfig(layers=36, hidden=2560, heads=32, ffn_hidden=9728, tied_embeddings=True, **QWEN3)

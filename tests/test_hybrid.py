@@ -19,8 +19,9 @@ from simulator.engine.analytical import simulate_step
 from simulator.engine.flops import step_flops
 from simulator.pipeline import session_from_scenario
 from simulator.workload.layer_activations import activation_bytes_per_layer
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.params import active_parameter_count, embedding_parameters, parameter_count
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.transformer import layer_forward
 
 NANO = ModelConfig(**MODEL_PRESETS["nemotron-3-nano-30b-a3b"])
 
@@ -214,7 +215,7 @@ def test_latent_experts_work_and_dispatch_at_the_latent_width():
     ``L``, the dispatcher moves ``L``-wide rows (``L / h`` of the hidden-width bytes), and the two
     projections run on the rank's tokens, whole on every tensor-parallel rank."""
     from simulator.cost.in_layer import _dispatched_bytes
-    from simulator.workload.transformer import latent_gemms, mlp_gemms
+    from simulator.workload.mlp_kernels import latent_gemms, mlp_gemms
 
     moe = SUPER.sublayer_model("E")
     plain = moe.model_copy(update={"moe_latent": None})

@@ -9,8 +9,8 @@ from simulator.config import HardwareLibrary, scenario_from_mapping
 from simulator.config.stack import LossKernel, LossProfile
 from simulator.engine.context import make_context
 from simulator.pipeline import session_from_scenario
+from simulator.workload.head_kernels import logits_backward, logits_forward
 from simulator.workload.loss_kernels import LOSS_TRAFFIC, loss_traffic
-from simulator.workload.transformer import logits_backward, logits_forward
 
 TOKENS, VOCAB, TP = 2 * 4096, 131072, 2
 

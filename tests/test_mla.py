@@ -17,8 +17,9 @@ from simulator.measure.draft import draft_from_log
 from simulator.measure.megatron_log import read_megatron_log
 from simulator.pipeline import run_scenario
 from simulator.workload.layer_activations import activation_bytes_per_layer
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.params import layer_parameters, layer_tensor_sizes
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.transformer import layer_forward
 
 # deepseek-ai/DeepSeek-V3 config.json: hidden_size 7168, num_attention_heads 128, q_lora_rank 1536,
 # kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128.

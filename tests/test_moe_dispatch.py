@@ -12,8 +12,9 @@ from simulator.engine.context import make_context
 from simulator.engine.flops import step_flops
 from simulator.errors import ConfigError
 from simulator.pipeline import session_from_scenario
+from simulator.workload.mlp_kernels import moe_kernel_bytes
 from simulator.workload.moe_dispatch import flex_permutation_parts, moe_layer_bytes, permutation_bytes
-from simulator.workload.transformer import layer_forward, moe_kernel_bytes
+from simulator.workload.transformer import layer_forward
 
 HIDDEN, SEQ, MICRO = 1024, 2048, 2
 

@@ -123,7 +123,7 @@ def test_eager_expert_activation_weights_by_the_probabilities_in_fp32():
     fused, one kernel of 2 units that weights inside."""
     from dataclasses import replace
 
-    from simulator.workload.transformer import PROBS_WEIGHT_BYTES, activation_kernel_bytes
+    from simulator.workload.mlp_kernels import PROBS_WEIGHT_BYTES, activation_kernel_bytes
     session = open_scenario(FOLDER / "mixtral-a2a-tp1ep8-bf16.yaml")
     shape = make_context(session.scenario, session.collectives).shape
     inner = shape.expert_tokens * shape.model.top_k * shape.model.ffn_hidden * shape.dtype_bytes

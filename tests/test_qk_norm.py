@@ -8,7 +8,8 @@ import pytest
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, Recompute
 from simulator.workload.layer_activations import activation_bytes_per_layer
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.layer_shape import LayerShape
+from simulator.workload.transformer import layer_forward
 
 OLMO_7B = dict(layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, mlp="swiglu", seq_len=4096)
 LLAMA_GQA = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, mlp="swiglu", seq_len=4096)

@@ -18,10 +18,12 @@ from simulator.cost.in_layer import tp_site_count
 from simulator.engine.flops import step_flops
 from simulator.pipeline import run_scenario
 from simulator.workload.layer_activations import activation_bytes_per_layer
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.layout import Layout
 from simulator.workload.memory import stage_parameters
+from simulator.workload.mlp_kernels import expert_block
 from simulator.workload.params import active_parameter_count, parameter_count
-from simulator.workload.transformer import LayerShape, expert_block, layer_forward
+from simulator.workload.transformer import layer_forward
 
 QWEN2 = "qwen2-57b-a14b"
 FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}

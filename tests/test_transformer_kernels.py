@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from simulator.config.scenario import ModelConfig
-from simulator.workload.transformer import LayerShape, layer_forward
+from simulator.workload.layer_shape import LayerShape
+from simulator.workload.transformer import layer_forward
 
 
 def test_unfused_activation_moves_the_eager_ops_bytes_in_a_fused_layer():

@@ -439,7 +439,7 @@ class KernelProfile(_Part):
     ``ColumnParallelLinear`` head runs it. Megatron-Bridge v0.5.0 and v0.6.0 set it for
     DeepSeek-V3 and GPT-OSS 120B with MXFP8 on GB200 and GB300 (and DeepSeek-V3 on B300 from
     v0.6.0); MLPerf Training v6.0's GB300 DeepSeek-V3 configurations export
-    ``FP8_OUTPUT_PROJ=True`` (:func:`simulator.workload.transformer.logits_forward`)."""
+    ``FP8_OUTPUT_PROJ=True`` (:func:`simulator.workload.head_kernels.logits_forward`)."""
     attention_unpad: Flag = False
     """Whether each layer gathers its queries, keys and values into an unpadded ``(tokens,
     heads, d)`` layout before a variable-length flash-attention call and scatters the output

@@ -42,8 +42,8 @@ from simulator.config.scenario import Scenario
 from simulator.config.stack import AmaxReduction, Fp8Scaling, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.fp8_casts import sequence_gathered_linears
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import LayerShape
 
 GEMMS_PER_LAYER = 4
 """QKV, attention output projection, fc1 and fc2."""

@@ -36,7 +36,7 @@ import numpy as np
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.units import US
 from simulator.workload.attention_window import band_fraction, pair_fraction
-from simulator.workload.transformer import AttentionShape, Kernels
+from simulator.workload.layer_shape import AttentionShape, Kernels
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,9 @@ from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import bound_algorithm
 from simulator.cost.in_layer import in_layer_terms
 from simulator.cost.nccl_sms import excess_beside, nccl_sm_share
+from simulator.workload.layer_shape import AttentionShape, LayerShape
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import AttentionShape, LayerShape, layer_forward
+from simulator.workload.transformer import layer_forward
 
 GENERIC_PASSES = 3
 """K/V ring passes per forward and per backward in the ``generic`` cp model."""

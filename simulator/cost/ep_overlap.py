@@ -20,7 +20,7 @@ computation           attn_fwd(A) -> post_attn_fwd(A) | mlp_bwd(B) -> mlp_bwd_dw
 - ``attn`` + ``post_attn``: input norm, QKV, attention, projection (with its tensor-parallel
   collectives), residual, pre-MLP norm, router and the dispatch's permutation (this module's
   *attention block*); ``mlp``: the received rows sorted by expert, the expert GEMMs and
-  activation, the rows sorted back (:func:`simulator.workload.transformer.expert_block`);
+  activation, the rows sorted back (:func:`simulator.workload.mlp_kernels.expert_block`);
   ``dispatch`` / ``combine``: the all-to-alls (with the expert tensor-parallel gather or
   reduce-scatter), the combine node also running the un-permutation and the MLP's residual add
   after its all-to-all, on the communication stream.

@@ -57,9 +57,9 @@ from simulator.config.stack import Fp8Scaling, Fp8WeightCast, ReduceDtype, Stack
 from simulator.cost.compute import ComputeModel
 from simulator.cost.sharding import gather_counts
 from simulator.workload.fp8_weight_cache import FP8_BLOCK, MX_BLOCK, NVFP4_BLOCK
+from simulator.workload.layer_shape import Kernels
 from simulator.workload.layout import Layout
 from simulator.workload.runtime_memory import shard_group_size
-from simulator.workload.transformer import Kernels
 
 FP8_CAST_BYTES = 4.0
 """Bytes per element of a cast-and-transpose to fp8: read 2, write 1 + 1 (transposed)."""
@@ -162,7 +162,7 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     (0 unless fp8): inputs (times :func:`cast_shard`) and output gradients every microbatch,
     weights as :func:`weight_cast_bytes` says. ``fused``: the linear whose input cast and the
     linear whose output-gradient cast run inside a GEMM's epilogue instead
-    (:func:`simulator.workload.transformer.fused_away_casts`), not priced here."""
+    (:func:`simulator.workload.mlp_kernels.fused_away_casts`), not priced here."""
     if compute.dtype != Dtype.FP8:
         return 0.0, 0.0
     g = fwd.gemms[fwd.linear_mask]

@@ -19,8 +19,8 @@ from simulator.cost.collective import CollectiveModel, PricedCollective
 from simulator.cost.ep_dedup import dedup_schedule
 from simulator.cost.forced import bind, bound_algorithm, forced_algorithm
 from simulator.cost.network import CostTerms
+from simulator.workload.layer_shape import LayerShape
 from simulator.workload.layout import Layout
-from simulator.workload.transformer import LayerShape
 
 
 def tp_collectives(scenario: Scenario, shape: LayerShape, collectives: CollectiveModel,

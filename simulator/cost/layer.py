@@ -32,24 +32,17 @@ from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.cost.tp_exposure import TpSite, regathered, rerun_fused_gathers, tp_exposed, tp_site
 from simulator.memo import remembered
 from simulator.workload.expert_passes import expert_pass_kernels
+from simulator.workload.head_kernels import embedding_forward, logits_backward, logits_forward
+from simulator.workload.layer_shape import Attention, Kernels, LayerShape
 from simulator.workload.layout import Layout
+from simulator.workload.mlp_kernels import expert_block, fused_away_casts
 from simulator.workload.recompute_modules import (
     recompute_forward,
     requantized_elements,
     reruns_dispatch,
     reruns_mlp_collectives,
 )
-from simulator.workload.transformer import (
-    Attention,
-    Kernels,
-    LayerShape,
-    embedding_forward,
-    expert_block,
-    fused_away_casts,
-    layer_forward,
-    logits_backward,
-    logits_forward,
-)
+from simulator.workload.transformer import layer_forward
 
 
 @dataclass(frozen=True)
@@ -368,7 +361,7 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
 def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispatch: float,
                  combine: float) -> LayerNodes:
     """The layer's nodes of Megatron-Core's combined 1F1B schedule (:mod:`simulator.cost.ep_overlap`):
-    the expert block priced as the layer prices it (:func:`~simulator.workload.transformer.expert_block`,
+    the expert block priced as the layer prices it (:func:`~simulator.workload.mlp_kernels.expert_block`,
     its share of the fp8 casts by its linears' seconds), the attention block the rest of each
     pass (tensor- and context-parallel time, recompute and casts included)."""
     cost, linears, casts = priced

@@ -15,10 +15,10 @@ from simulator.cost import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.fp8_casts import cast_bytes_per_element
 from simulator.memo import remembered
+from simulator.workload.layer_shape import Attention, LayerShape
 from simulator.workload.layout import Layout
 from simulator.workload.loss_kernels import loss_traffic
 from simulator.workload.pipeline_sends import overlapped_sends, path_sends, send_parts
-from simulator.workload.transformer import Attention, LayerShape
 
 ACTIVATION_BYTES = {Dtype.FP32: 4}
 """Bytes per activation element: 4 for fp32 training, else 2 (fp8 recipes keep activations

@@ -29,17 +29,12 @@ from simulator.config.scenario import ModelConfig, Recompute, Scenario
 from simulator.config.stack import SelectiveRecompute
 from simulator.cost.context_parallel import attention_recomputed
 from simulator.workload.attention_window import local_layer_share, pair_fraction
+from simulator.workload.head_kernels import logits_forward, mtp_forward
+from simulator.workload.layer_shape import Attention, LayerShape
+from simulator.workload.mlp_kernels import mlp_forward_flops, shared_expert_flops
 from simulator.workload.params import hybrid_kinds
 from simulator.workload.recompute_modules import recompute_forward
-from simulator.workload.transformer import (
-    Attention,
-    LayerShape,
-    layer_forward,
-    logits_forward,
-    mlp_forward_flops,
-    mtp_forward,
-    shared_expert_flops,
-)
+from simulator.workload.transformer import layer_forward
 
 
 def step_flops(scenario: Scenario, work: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:

@@ -5,7 +5,7 @@ experts' layers (``model.first_dense_layers``) and multi-token prediction layers
 A stage of kind ``(L_s, first, last, D, M)`` (:func:`~simulator.workload.stage_layers.stage_kinds`)
 runs ``L_s - D`` layers of the model, ``D`` of :meth:`~simulator.config.scenario.ModelConfig.dense_model`
 and ``M`` multi-token prediction layers, each a layer of the model plus its own projection and
-norms (:func:`~simulator.workload.transformer.mtp_forward`) and another pass through the shared
+norms (:func:`~simulator.workload.head_kernels.mtp_forward`) and another pass through the shared
 output layer and loss. The stage is priced as ``n = L_s + M`` layers of their mean
 (:func:`stage_layer`): every sum over its layers is exact; what is priced per layer (a ZeRO-3
 unit's compute that hides the next unit's gather) takes the mean.
@@ -25,9 +25,9 @@ from dataclasses import fields, replace
 from simulator.config.hybrid import pattern_counts
 from simulator.cost.layer import LayerCost, kernels_time, layer_cost
 from simulator.engine.context import Context, memoised
+from simulator.workload.head_kernels import mtp_forward
 from simulator.workload.params import full_pattern
 from simulator.workload.stage_layers import stage_kinds
-from simulator.workload.transformer import mtp_forward
 
 __all__ = ["dense_context", "dense_layer_cost", "hybrid_layer_costs", "layer_pass_seconds", "model_context",
            "model_layer_cost", "mtp_head_seconds", "stage_layer", "stage_layers", "sublayer_context"]
@@ -109,7 +109,7 @@ def dense_layer_cost(ctx: Context, stack) -> LayerCost | None:
 
 def mtp_head_seconds(ctx: Context, heads: tuple[float, float, float]) -> tuple[float, float]:
     """(forward, backward) seconds per microbatch one multi-token prediction layer adds to its
-    transformer layer: :func:`~simulator.workload.transformer.mtp_forward` and its backward,
+    transformer layer: :func:`~simulator.workload.head_kernels.mtp_forward` and its backward,
     plus the output layer and loss again (``heads``: embedding, logits forward, logits
     backward, :func:`~simulator.cost.layer.head_costs`)."""
     def price() -> tuple[float, float]:

@@ -63,18 +63,12 @@ from simulator.engine.context import Context, send_split
 from simulator.engine.layer_kinds import dense_context, sublayer_context
 from simulator.engine.pipeline_fsdp import gradient_kernel_seconds
 from simulator.results import StepResult
+from simulator.workload.head_kernels import embedding_forward, logits_backward, logits_forward, mtp_forward
+from simulator.workload.layer_shape import Attention, Kernels
+from simulator.workload.mlp_kernels import fused_away_casts
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
-from simulator.workload.transformer import (
-    Attention,
-    Kernels,
-    embedding_forward,
-    fused_away_casts,
-    layer_forward,
-    logits_backward,
-    logits_forward,
-    mtp_forward,
-)
+from simulator.workload.transformer import layer_forward
 
 DIMENSIONS = ("tp", "pp", "dp", "cp", "ep")
 

@@ -30,7 +30,7 @@ whose router returns them in its input dtype unless ``moe_router_dtype`` is fp32
 
 from __future__ import annotations
 
-from simulator.workload.transformer import LayerShape
+from simulator.workload.layer_shape import LayerShape
 
 FP32_BYTES = 4.0
 

@@ -42,23 +42,22 @@ import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig, RecomputeModule
 from simulator.workload.expert_passes import expert_pass_kernels
-from simulator.workload.moe_dispatch import router_gemm
-from simulator.workload.transformer import (
-    Attention,
-    Kernels,
-    LayerShape,
+from simulator.workload.layer_shape import Attention, Kernels, LayerShape, local_tokens
+from simulator.workload.mlp_kernels import (
     activation_kernel_bytes,
-    attention_input_gemms,
     expert_activation_bytes,
     latent_gemms,
-    latent_norm_bytes,
-    local_tokens,
     mlp_gemms,
     moe_kernel_bytes,
-    norm_traffic,
-    rotary_bytes,
     shared_expert_bytes,
     shared_gemms,
+)
+from simulator.workload.moe_dispatch import router_gemm
+from simulator.workload.transformer import (
+    attention_input_gemms,
+    latent_norm_bytes,
+    norm_traffic,
+    rotary_bytes,
 )
 
 M = RecomputeModule
