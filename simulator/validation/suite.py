@@ -118,6 +118,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   30B-A3B on 16 H100, DeepSeek-V3 on 1,024 H100, GPT-OSS 120B on 64 GB300 and the 30B's weak
   scaling on 8-256 GB300; the hybrid Nemotron 3 Super on 64 H100 and 64 GB200 and Nemotron 3.5
   Lightning on 16 H100 and 8 GB200, BF16 (validation/megatron_bridge_cards.csv), tokens/s per GPU.
+- ``megatron_bridge_ep_overlap``: Megatron-Bridge PR #5094's A/B of the all-to-all overlap alone,
+  Qwen3 30B-A3B on 16 H100 with HybridEP, overlap off and on
+  (validation/megatron_bridge_ep_overlap.csv), tokens/s per GPU.
 - ``megatron_bridge_gb300``: the 26.04.01 tables' GB300 rows without Megatron FSDP or CPU
   offloading: Llama 3.1 405B on 256 GPUs (FP8 current scaling, MXFP8, NVFP4) and Llama 3 70B on 64
   (MXFP8, NVFP4) (validation/megatron_bridge_gb300.csv), tokens/s per GPU.
@@ -792,6 +795,10 @@ SETS: dict[str, ValidationSet] = {
         "120B and the hybrid Nemotron 3 Super and 3.5 Lightning on 8-1,024 H100, GB200 and GB300 "
         "(NVIDIA-NeMo/Megatron-Bridge @ 067f987df)",
         "megatron_bridge_cards.csv", curves=True),
+    "megatron_bridge_ep_overlap": _step_entry(
+        "megatron_bridge_ep_overlap",
+        "Megatron-Bridge PR #5094, Qwen3 30B-A3B on 16 H100 with HybridEP, the all-to-all overlap off "
+        "and on (NVIDIA-NeMo/Megatron-Bridge @ 7ded17dae)", "megatron_bridge_ep_overlap.csv"),
     "megatron_bridge_gb300": _step_entry(
         "megatron_bridge_gb300",
         "Megatron-Bridge 26.04.01 performance tables, Llama 3 70B and 3.1 405B on 64 and 256 GB300 "
