@@ -734,7 +734,9 @@ ACHIEVED = {
     # 24.7% / 62.8% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 22.4% / 60.4%.
-    "megatron_bridge_2604_moe": (0.247, 0.628),
+    # 23.6% / 58.1% once GPT-OSS's YaRN rotary embedding ran unfused (concentration 0.1 ln 32 + 1 is not 1:
+    # Megatron-Core's eager RoPE, model.rope_concentration; 2026-12-01): was 24.7% / 62.8%.
+    "megatron_bridge_2604_moe": (0.236, 0.581),
     # tokens/s per GPU, 4 rows (Megatron-Bridge PR #3561's A/B of GPT-OSS 120B on 64 GB200, the V2
     # config: BF16 and MXFP8 by the alltoall and HybridEP dispatchers; model TFLOP/s over Bridge's
     # 27.16 GFLOP per token), out of sample, scored once on 2026-12-01: 77.1% / 95.8%, NOT met
@@ -743,7 +745,9 @@ ACHIEVED = {
     # 80.7% / 101.3% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 77.1% / 95.8%.
-    "megatron_bridge_gptoss_pair": (0.807, 1.013),
+    # 73.0% / 91.6% once GPT-OSS's YaRN rotary embedding ran unfused (concentration 0.1 ln 32 + 1 is not 1:
+    # Megatron-Core's eager RoPE, model.rope_concentration; 2026-12-01): was 80.7% / 101.3%.
+    "megatron_bridge_gptoss_pair": (0.730, 0.916),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -769,7 +773,9 @@ ACHIEVED = {
     # 8.5% / 33.0% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 8.0% / 30.1%.
-    "megatron_bridge_2606_moe": (0.085, 0.330),
+    # 6.8% / 24.5% once GPT-OSS's YaRN rotary embedding ran unfused (concentration 0.1 ln 32 + 1 is not 1:
+    # Megatron-Core's eager RoPE, model.rope_concentration; 2026-12-01): was 8.5% / 33.0%.
+    "megatron_bridge_2606_moe": (0.068, 0.245),
     # tokens/s per GPU, 12 rows (Megatron-Bridge's 26.08 table, MXFP8: DeepSeek-V3 on 256 GB300 and
     # GB200, GPT-OSS 120B on 64, Qwen3 30B-A3B on 8 and 235B-A22B on 256 of each, Nemotron 3 Nano on 8
     # GB300, Nemotron 3.5 Lightning on 8 GB200, Nemotron 3 Super on 64 GB300 and GB200; recipes of
@@ -782,7 +788,9 @@ ACHIEVED = {
     # 12.9% / 39.1% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 11.1% / 37.6%.
-    "megatron_bridge_2608": (0.129, 0.391),
+    # 11.6% / 39.1% once GPT-OSS's YaRN rotary embedding ran unfused (concentration 0.1 ln 32 + 1 is not 1:
+    # Megatron-Core's eager RoPE, model.rope_concentration; 2026-12-01): was 12.9% / 39.1%.
+    "megatron_bridge_2608": (0.116, 0.391),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -869,7 +877,9 @@ ACHIEVED = {
     # 11.8% / 33.6% once the permutations' gradients moved their forward bytes once, not twice (TE's
     # permute / un-permute / chunk-sort backward is the inverse permutation; 2026-12-01, checked on
     # megatron_moe_layer's alltoall - HybridEP backward difference): was 10.0% / 30.7%.
-    "megatron_bridge_cards": (0.118, 0.336),
+    # 11.0% / 26.9% once GPT-OSS's YaRN rotary embedding ran unfused (concentration 0.1 ln 32 + 1 is not 1:
+    # Megatron-Core's eager RoPE, model.rope_concentration; 2026-12-01): was 11.8% / 33.6%.
+    "megatron_bridge_cards": (0.110, 0.269),
     # tokens/s per GPU, 2 rows (Megatron-Bridge PR #5094's A/B of the all-to-all overlap alone, Qwen3
     # 30B-A3B on 16 H100, HybridEP), out of sample, scored once on 2026-12-01 with no constant
     # changed: 21.6% / 24.4%, NOT met (off +18.7%, on +24.4%). The pair holds: the overlap hides

@@ -61,7 +61,9 @@ Sources
   The attention sinks (a learned logit per head in each softmax) and the linears' biases are not
   counted as parameters; the experts' second-linear bias is priced as the passes Megatron-Core
   runs for it (``expert_bias``). Sequence 4,096, its ``initial_context_length`` and
-  Megatron-Bridge's recipes'.
+  Megatron-Bridge's recipes'. YaRN rotary embedding with ``rope_scaling.factor`` 32 and no
+  ``mscale``: concentration ``0.1 ln 32 + 1`` = 1.346574 (``rope_concentration``; the bridge's
+  ``yarn_mscale`` and ``yarn_mscale_all_dim`` None, ``models/gpt_oss/gpt_oss_bridge.py``).
 - Nemotron 3 Nano 30B-A3B, a hybrid of Mamba-2, attention and mixture-of-experts layers
   (``hybrid_pattern``, :mod:`simulator.config.hybrid`): Megatron-Bridge v0.4.2
   ``src/megatron/bridge/recipes/nemotronh/nemotron_3_nano.py`` (the literal provider its
@@ -151,6 +153,7 @@ MODEL_PRESETS = MappingProxyType({
         "mlp": "swiglu", "seq_len": 4096, "vocab": 201088, "layers": 36, "hidden": 2880, "heads": 64,
         "kv_heads": 8, "head_dim": 64, "ffn_hidden": 2880, "experts": 128, "top_k": 4,
         "tied_embeddings": False, "attention_window": 128, "full_attention_every": 2, "expert_bias": True,
+        "rope_concentration": 1.346574,
     },
     "kimi-k2": {
         "mlp": "swiglu", "seq_len": 4096, "vocab": 163840, "layers": 61, "hidden": 7168, "heads": 64,

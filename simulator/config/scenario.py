@@ -191,6 +191,15 @@ class ModelConfig(_Section):
     (``fc1_latent_proj``) and back after the combine (``fc2_latent_proj``), both whole on every
     tensor-parallel rank; the routed experts read and write it and the dispatcher moves it. The
     router and the shared experts keep the hidden width. None: the experts work at ``hidden``."""
+    rope_concentration: Annotated[float, Field(gt=0.0, le=10.0, allow_inf_nan=False)] = 1.0
+    """YaRN's attention concentration factor, the ``mscale`` its rotary embedding multiplies cos
+    and sin by (Megatron-Core ``_yarn_get_concentration_factor``: ``0.1 ln(s) + 1`` for a scaling
+    factor ``s`` without ``yarn_mscale`` / ``yarn_mscale_all_dim``; GPT-OSS 1.347 at ``s`` = 32,
+    whose bridge sets both None; 1 where they cancel, DeepSeek-V3 and Kimi K2, or without YaRN).
+    TransformerEngine's fused RoPE takes no such factor, so Megatron-Core applies a rotary
+    embedding whose factor is not 1 unfused (``apply_rotary_pos_emb``, core_v0.16.0 on, "Fixes for
+    gpt-oss", NVIDIA/Megatron-LM #2038): priced as
+    :data:`~simulator.workload.transformer.UNFUSED_ROPE_BYTES`."""
     expert_bias: Annotated[bool, Strict()] = False
     """The routed experts' linears carry biases (GPT-OSS: Megatron-Bridge's GPT-OSS bridge sets
     ``add_bias_linear``): Megatron-Core adds the second linear's bias, times each row's routing

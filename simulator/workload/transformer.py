@@ -249,10 +249,25 @@ def norm_traffic(shape: LayerShape) -> float:
     return 2.0 if shape.fused or shape.model.mlp != Mlp.SWIGLU else 18.0
 
 
+UNFUSED_ROPE_BYTES = 12.0
+"""Bytes per byte of the rotated queries and keys that Megatron-Core's unfused rotary embedding
+moves (``_apply_rotary_pos_emb_bshd``, megatron/core/models/common/embeddings/rope_utils.py at
+core_v0.17.0, in the activation dtype): ``t * cos`` (read 1, write 1), ``_rotate_half``'s negated
+half (0.5 + 0.5) and its ``torch.cat`` (1 + 1), ``* sin`` (1 + 1), the add (2 + 1) and the final
+``torch.cat`` with the empty pass-through part (1 + 1): 12. It runs where the YaRN concentration
+factor is not 1 (``model.rope_concentration``)."""
+
+
 def rotary_bytes(shape: LayerShape) -> float:
     """Bytes the rotary embedding moves over the queries and keys (:func:`_memory_bytes`' table):
-    fused 2, eager 10 per byte of :func:`rotated_elements`."""
-    return (2.0 if shape.fused else 10.0) * rotated_elements(shape) * shape.dtype_bytes
+    fused 2, eager 10 per byte of :func:`rotated_elements`; in a fused stack,
+    :data:`UNFUSED_ROPE_BYTES` where ``model.rope_concentration`` is not 1 (Megatron-Core's
+    fallback from TransformerEngine's fused RoPE)."""
+    if not shape.fused:
+        per_byte = 10.0
+    else:
+        per_byte = UNFUSED_ROPE_BYTES if shape.model.rope_concentration != 1.0 else 2.0
+    return per_byte * rotated_elements(shape) * shape.dtype_bytes
 
 
 def unpad_bytes(shape: LayerShape) -> float:
