@@ -3,6 +3,8 @@ a mapping through a scenario file (the path users take)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from simulator.pipeline import run_scenario
@@ -20,3 +22,20 @@ def run_mapping(tmp_path, mapping: dict, engine: str | None = None):
     path = tmp_path / f"s{len(list(tmp_path.iterdir()))}.yaml"
     path.write_text(yaml.safe_dump(mapping))
     return run_scenario(path, engine=engine)
+
+
+def key_paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path (tuple of keys and list indices) in ``doc``, parents before children."""
+    found = []
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        found.append((*prefix, key))
+        found.extend(key_paths(value, (*prefix, key)))
+    return found
+
+
+def value_at(doc: Any, path: tuple) -> Any:
+    """The value of ``doc`` at key path ``path`` (:func:`key_paths`)."""
+    for key in path:
+        doc = doc[key]
+    return doc

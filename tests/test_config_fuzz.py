@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scenario_maps import key_paths, value_at
 
 from simulator.config import HardwareLibrary, Scenario, scenario_from_text
 from simulator.config.presets import MODEL_PRESETS
@@ -147,16 +148,6 @@ def test_bytes_spliced_into_valid_scenario(raw: bytes, at: int) -> None:
 # (b) mutations of a valid scenario
 
 
-def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every key path (tuple of keys and list indices) in ``doc``, parents before children."""
-    found = []
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    for key, value in items:
-        found.append((*prefix, key))
-        found.extend(_paths(value, (*prefix, key)))
-    return found
-
-
 def _containers(doc: Any, prefix: tuple = ()) -> list[tuple]:
     """Key paths of every mapping in ``doc`` (the root is ``()``)."""
     found = [prefix] if isinstance(doc, dict) else []
@@ -166,26 +157,20 @@ def _containers(doc: Any, prefix: tuple = ()) -> list[tuple]:
     return found
 
 
-def _at(doc: Any, path: tuple) -> Any:
-    for key in path:
-        doc = doc[key]
-    return doc
-
-
 @st.composite
 def mutated_scenarios(draw: st.DrawFn) -> Any:
     doc = copy.deepcopy(draw(st.sampled_from([BASE, BASE_INLINE])))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         action = draw(st.sampled_from(["replace", "replace", "delete", "add"]))
         if action == "add":
-            parent = _at(doc, draw(st.sampled_from(_containers(doc))))
+            parent = value_at(doc, draw(st.sampled_from(_containers(doc))))
             parent[draw(keys)] = draw(documents)
             continue
-        paths = _paths(doc)
+        paths = key_paths(doc)
         if not paths:
             break
         *parent_path, key = draw(st.sampled_from(paths))
-        parent = _at(doc, tuple(parent_path))
+        parent = value_at(doc, tuple(parent_path))
         if action == "delete":
             del parent[key]
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from scenario_maps import key_paths, value_at
 
 from simulator.cli import main
 
@@ -22,17 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted(ROOT.glob("scenarios/*.yaml")) + sorted(ROOT.glob("validation/scenarios/*/*.yaml"))
 CASES = 300
 SEED = 20261201
-
-
-def _leaves(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _leaves(value, (*path, index))
-    else:
-        yield path, node
 
 
 def _mutation(value, rng: random.Random):
@@ -49,12 +39,11 @@ def _mutation(value, rng: random.Random):
 
 def _mutated(doc: dict, rng: random.Random) -> dict:
     out = copy.deepcopy(doc)
-    paths = [p for p, _ in _leaves(doc) if p and p[0] not in ("name", "description")]
+    paths = [p for p in key_paths(doc) if p[0] not in ("name", "description")
+             and not isinstance(value_at(doc, p), (dict, list))]
     for path in rng.sample(paths, min(len(paths), rng.choice([1, 1, 2]))):
-        node = out
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = _mutation(node[path[-1]], rng)
+        parent = value_at(out, path[:-1])
+        parent[path[-1]] = _mutation(parent[path[-1]], rng)
     return out
 
 
