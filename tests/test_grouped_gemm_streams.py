@@ -19,13 +19,14 @@ SHAPE = (1024.0, 4096.0, 7168.0)   # one of DeepSeek-V3's expert fc1 GEMMs at 1,
 
 
 def test_per_expert_gemms_share_the_waves_of_the_gemms_in_flight():
-    """32 experts on 4 streams: the efficiency of 4 GEMMs at once, 8 rounds of launch overhead;
-    one grouped kernel: the efficiency of all 32 and one overhead."""
+    """32 experts on 4 streams: the efficiency of 4 GEMMs at once, 8 rounds of a GEMM's fixed
+    time and launch overhead; one grouped kernel: the efficiency of all 32 and one of each."""
     streams, grouped = ComputeModel(B200, Dtype.FP8, expert_streams=4), ComputeModel(B200, Dtype.FP8)
     m, n, k = SHAPE
     flops = 2 * m * n * k * 32
     peak = B200.peak_flops(Dtype.FP8) * B200.clock_fraction
-    expected = flops / (peak * grouped.gemm_efficiency(m, n, k, 4, True)) + 8 * grouped.overhead_s
+    rounds = 8 * (grouped.gemm_fixed_s + grouped.overhead_s)
+    expected = flops / (peak * grouped.gemm_efficiency(m, n, k, 4, True)) + rounds
     assert streams.gemm_time(m, n, k, 32, True) == pytest.approx(expected, rel=1e-12)
     assert streams.gemm_time(m, n, k, 32, True) > grouped.gemm_time(m, n, k, 32, True)
 

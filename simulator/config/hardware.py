@@ -107,6 +107,9 @@ class ComputeEfficiency(BaseModel):
     ``gemm_tile``: output tile (rows, cols) one SM computes per wave.
     ``gemm_k_overhead``: per-tile prologue/epilogue cost, in K elements of a 16-bit GEMM
     (fp8 GEMMs: times the fp8/16-bit peak ratio, the same seconds at a faster main loop).
+    ``gemm_fixed_us``: each GEMM kernel's fixed in-kernel time, microseconds: the operand
+    pipeline's first fill and the last tile's epilogue, which no other tile's main loop hides
+    (0: not modelled on the part).
     ``memory_bandwidth_fraction``: fraction of HBM bandwidth streaming kernels reach.
     ``kernel_overhead_us``: launch and tail cost per kernel.
     ``fp8_gemm_peak_fraction``: the same as ``gemm_peak_fraction`` for fp8 GEMMs, as a
@@ -121,6 +124,7 @@ class ComputeEfficiency(BaseModel):
     gemm_peak_fraction: Fraction
     gemm_tile: tuple[PositiveInt, PositiveInt] = (256, 128)
     gemm_k_overhead: NonNegativeFloat = 128.0
+    gemm_fixed_us: NonNegativeFloat = 0.0
     memory_bandwidth_fraction: Fraction
     kernel_overhead_us: NonNegativeFloat
     fp8_gemm_peak_fraction: Fraction | None = None

@@ -4,7 +4,7 @@ GEMM (M x K) @ (K x N), ``batch`` independent copies, ``F = 2 M N K batch`` FLOP
 output tiles ``T = ceil(M/tm) ceil(N/tn) batch`` run in ``W = ceil(T / SMs)`` waves, so
 
     efficiency = f_peak * (M N batch / (T tm tn)) * (T / (W SMs)) * K / (K + k0)
-    time = F / (peak * efficiency) + overhead
+    time = F / (peak * efficiency) + t_fixed + overhead
 
 (tile quantisation, wave quantisation and the per-tile main-loop prologue; see NVIDIA,
 "Matrix Multiplication Background User's Guide", sections on tile and wave quantization).
@@ -13,7 +13,11 @@ in K elements of the 16-bit main loop: on the H100 (and its die's other parts) m
 the efficiency's fall at small K in OpenXLA's GEMM tables
 (:mod:`simulator.validation.gemm_tables`), an estimate on the others; both take about the
 same seconds in an fp8 GEMM, whose main loop covers K twice as fast, so there ``k0`` is
-scaled by the fp8/16-bit peak ratio.
+scaled by the fp8/16-bit peak ratio. ``t_fixed`` (``gemm_fixed_us``) is the kernel's
+fixed time, the operand pipeline's first fill and the last tile's epilogue, which a persistent
+kernel hides for every tile but the first and last; measured with ``k0`` on the H100 (the
+same tables; :mod:`simulator.validation.gemm_tables`). ``overhead`` is the launch gap between
+back-to-back kernels.
 Memory-bound kernels take ``bytes / (HBM bandwidth * f_mem) + overhead``. Fused attention
 is its own kernel class: ``F / (peak_16bit * f_attn * r(s)) + overhead`` with forward and
 backward fractions of its own, measured at ``s_ref`` = 8,192 tokens, and ``r(s)`` the causal
@@ -83,6 +87,11 @@ class ComputeModel:
     def overhead_s(self) -> float:
         return self.gpu.compute.kernel_overhead_us * US
 
+    @property
+    def gemm_fixed_s(self) -> float:
+        """A GEMM kernel's fixed in-kernel time (``compute.gemm_fixed_us``), seconds."""
+        return self.gpu.compute.gemm_fixed_us * US
+
     def gemm_efficiency(self, m, n, k, batch=1, fp8=False, scan=False) -> np.ndarray:
         """Fraction of peak for GEMMs of shape (m, n, k) x batch (arrays broadcast); ``scan``
         GEMMs (a mask) are a chunked scan's products, at the GPU's ``scan_product_fraction``."""
@@ -98,15 +107,16 @@ class ComputeModel:
 
     def gemm_time(self, m, n, k, batch=1, linear=False, scan=False) -> np.ndarray:
         """Seconds for GEMMs (m, n, k) x batch: 2 m n k batch / (peak * clock * efficiency)
-        + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under fp8 training, ``scan``
-        GEMMs (a mask: a chunked scan's products) at the GPU's ``scan_product_fraction``.
+        + the kernel's fixed time + overhead; ``linear`` GEMMs (a mask) run at the fp8 peak under
+        fp8 training, ``scan`` GEMMs (a mask: a chunked scan's products) at the GPU's
+        ``scan_product_fraction``.
 
         A batched linear GEMM is a GPU's local experts; with ``expert_streams`` ``s > 0`` they
         run one GEMM per expert, round-robin on ``s`` streams (TransformerEngine
         ``multi_stream_cublas_gemm``, transformer_engine/common/gemm/cublaslt_gemm.cu, 4 compute
         streams in common/util/multi_stream.cpp, the GroupedLinear path at least to v2.15): the
         ``s`` GEMMs in flight share the waves (the efficiency of a batch of ``min(s, E)``) and
-        every round of launches costs the overhead, ``ceil(E / s)`` of them."""
+        every round of launches costs the fixed time and the overhead, ``ceil(E / s)`` of them."""
         linear = np.asarray(linear, bool)
         fp8 = linear & (self.dtype == Dtype.FP8)
         flops = 2.0 * np.asarray(m, float) * n * k * batch
@@ -117,7 +127,8 @@ class ComputeModel:
             experts = linear & (batch > 1)
             rounds = np.where(experts, np.ceil(batch / self.expert_streams), 1.0)
             in_flight = np.where(experts, np.minimum(batch, self.expert_streams), batch)
-        return flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8, scan)) + rounds * self.overhead_s
+        seconds = flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8, scan))
+        return seconds + rounds * (self.gemm_fixed_s + self.overhead_s)
 
     def attention_time(self, flops: float, backward: bool, shape: AttentionShape | None = None) -> float:
         """Seconds for fused attention of ``flops`` of kernels of ``shape``:

@@ -1,26 +1,26 @@
-"""The per-tile K overhead of GEMMs (``compute.gemm_k_overhead``), read from OpenXLA's
-measured GEMM tables (``validation/gemm/``, sources in its ``SOURCES.md``).
+"""A GEMM kernel's per-tile K overhead and fixed time (``compute.gemm_k_overhead``,
+``compute.gemm_fixed_us``), read from OpenXLA's measured GEMM tables (``validation/gemm/``,
+sources in its ``SOURCES.md``; each figure the median CUPTI kernel time of one shape).
 
 The cost model prices a GEMM of shape (M, N, K) x b at
 
-    efficiency = f * tile_fill * wave_fill * K / (K + k0)
+    time = 2 M N K b / (level * tile_fill * wave_fill * K / (K + k0)) + t_fixed
 
-(:meth:`simulator.cost.compute.ComputeModel.gemm_efficiency`): ``k0`` is each output tile's
-prologue and epilogue in K elements of main-loop work. Among shapes of the same M, N and b
-only the last factor changes with K, so ``k0`` is fitted on the fall of the measured
-efficiency with K alone: for each (M, N, b) group, the log of the measured FLOP/s over the
-model's fill factors, less ``log(K / (K + k0))``, should be one constant (the group's ``f``);
-``k0`` minimises the spread about the group means (least squares in log). Only shapes of at
-least :data:`MIN_WAVES` waves of output tiles enter, where wave quantisation no longer
-dominates (a single-wave GEMM's efficiency at small K depends on the kernel cuBLAS picks,
-which no one ``k0`` captures). The peak fraction ``f`` is not taken from these tables: it stays
-the large-shape benchmark's (MAMF, hardware_specs/gpus/*.yaml).
+(:meth:`simulator.cost.compute.ComputeModel.gemm_time`): ``k0`` is each output tile's prologue
+and epilogue in K elements of main-loop work that no other tile hides, ``t_fixed`` the kernel's
+first fill of its operand pipeline and last tile's epilogue, paid once. Both are fitted
+together with one asymptotic level per table, least squares in the log of the kernel time,
+over shapes of at least :data:`MIN_WAVES` waves of output tiles (below one wave cuBLAS picks
+smaller tiles than the model's, which no ``k0`` captures); the shapes of fewer waves are the
+held-out check. The level is not taken from these tables: the spec's peak fraction stays the
+large-shape benchmark's (MAMF, hardware_specs/gpus/*.yaml).
 
 A table's ``k0`` is taken into a GPU's spec only where its best rate reaches that GPU's best
 large-shape benchmark (:data:`BEST_BENCHMARK`, :func:`as_fast_as_best`): slower kernels lose
 more at small K than the ones training runs, so their fall with K overstates the GPU's. So
 far that holds for the H100 alone (its two tables reach 809 and 805 TFLOP/s against MAMF's
-794.5); the B200's, MI300X's and MI355X's tables run below their GPUs' benchmarks.
+794.5); the B200's, MI300X's and MI355X's tables run below their GPUs' benchmarks. The
+B200's tables give the H100's fixed time within 12%, which is why every NVIDIA part takes it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
+from scipy.optimize import least_squares
 
 from simulator.config.hardware import GpuSpec
 from simulator.cost.compute import tile_and_wave_fill
@@ -66,14 +66,16 @@ max-achievable-FLOPS measurement (ROCm/rocm-blogs @8e011952) for the MI300X."""
 
 
 @dataclass(frozen=True)
-class KOverheadFit:
-    """``k0`` (K elements of the dtype's main loop), the rms of the log residuals about the
-    group means at it, and the shapes and (M, N, b) groups it rests on."""
+class GemmOverheadFit:
+    """The fitted per-tile K overhead ``k0`` (K elements of the dtype's main loop), the fixed
+    in-kernel time ``fixed_s`` (seconds), each table's asymptotic rate ``levels`` (FLOP/s, by
+    file name), the rms of the log residuals at the fit, and how many shapes it rests on."""
 
     k0: float
+    fixed_s: float
+    levels: dict[str, float]
     rms: float
     shapes: int
-    groups: int
 
 
 def read_table(folder: Path, name: str, gpu_key: str, dtype: str) -> pd.DataFrame:
@@ -84,31 +86,55 @@ def read_table(folder: Path, name: str, gpu_key: str, dtype: str) -> pd.DataFram
 
 
 def with_fills(frame: pd.DataFrame, gpu: GpuSpec) -> pd.DataFrame:
-    """``frame`` with the model's tile and wave fill (``fill``) and waves (``waves``) on ``gpu``."""
-    fill, waves = tile_and_wave_fill(frame["m"].to_numpy(float), frame["n"].to_numpy(float),
-                                     frame["b"].to_numpy(float), gpu.compute.gemm_tile, gpu.sm_count)
-    return frame.assign(fill=fill, waves=waves)
+    """``frame`` with the model's tile and wave fill (``fill``), whole waves (``waves``) and
+    tiles per SM (``tiles_per_sm``, fractional) on ``gpu``."""
+    m, n, b = (frame[c].to_numpy(float) for c in ("m", "n", "b"))
+    fill, waves = tile_and_wave_fill(m, n, b, gpu.compute.gemm_tile, gpu.sm_count)
+    tm, tn = gpu.compute.gemm_tile
+    tiles = np.ceil(m / tm) * np.ceil(n / tn) * b
+    return frame.assign(fill=fill, waves=waves, tiles_per_sm=tiles / gpu.sm_count)
 
 
-def k_shape_rms(frame: pd.DataFrame, k0: float) -> float:
-    """Rms of ``log(FLOP/s / fill) - log(K / (K + k0))`` about its mean in each (table, M, N, b)
-    group of ``frame`` (rows from :func:`with_fills`)."""
+def modelled_seconds(frame: pd.DataFrame, k0: float, fixed_s: float, levels: np.ndarray) -> np.ndarray:
+    """``2 M N K b / (level * fill * K / (K + k0)) + fixed_s`` for each row of ``frame`` (rows
+    from :func:`with_fills`; ``levels`` one asymptotic FLOP/s per row)."""
     k = frame["k"].to_numpy(float)
-    resid = np.log(frame["flops_per_s"] / frame["fill"]) - np.log(k / (k + k0))
-    spread = resid - resid.groupby([frame["table"], frame["m"], frame["n"], frame["b"]]).transform("mean")
-    return float(np.sqrt(np.mean(spread.to_numpy() ** 2)))
+    flops = 2.0 * frame["m"].to_numpy(float) * frame["n"] * k * frame["b"]
+    return flops / (levels * frame["fill"].to_numpy() * k / (k + k0)) + fixed_s
 
 
-def fit_k_overhead(frame: pd.DataFrame, gpu: GpuSpec) -> KOverheadFit:
-    """The ``k0`` that best explains the fall of efficiency with K in ``frame`` (one GPU and
-    dtype, any number of tables) on ``gpu``'s tile and SM count (module docstring)."""
+def measured_seconds(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's kernel time, ``2 M N K b / FLOP/s`` (the tables' median CUPTI kernel time)."""
+    flops = 2.0 * frame["m"].to_numpy(float) * frame["n"] * frame["k"] * frame["b"]
+    return flops / frame["flops_per_s"].to_numpy(float)
+
+
+def log_residuals(frame: pd.DataFrame, fit: GemmOverheadFit) -> np.ndarray:
+    """``log(modelled / measured)`` seconds of each row of ``frame`` (from :func:`with_fills`)
+    at ``fit``: positive where the model is slower than the table."""
+    levels = frame["table"].map(fit.levels).to_numpy(float)
+    return np.log(modelled_seconds(frame, fit.k0, fit.fixed_s, levels) / measured_seconds(frame))
+
+
+def fit_gemm_overheads(frame: pd.DataFrame, gpu: GpuSpec) -> GemmOverheadFit:
+    """The ``k0``, fixed time and per-table levels that best explain ``frame`` (one GPU and
+    dtype, any number of tables) on ``gpu``'s tile and SM count: least squares in the log of
+    the kernel time over shapes of at least :data:`MIN_WAVES` waves (module docstring)."""
     rows = with_fills(frame, gpu)
-    rows = rows[rows["waves"] >= MIN_WAVES]
-    groups = rows.groupby(["table", "m", "n", "b"])["k"].transform("size")
-    rows = rows[groups >= 2]
-    best = minimize_scalar(lambda k0: k_shape_rms(rows, k0), bounds=(0.0, 5000.0), method="bounded")
-    count = rows.groupby(["table", "m", "n", "b"]).ngroups
-    return KOverheadFit(float(best.x), float(best.fun), len(rows), count)
+    rows = rows[rows["tiles_per_sm"] >= MIN_WAVES]
+    names = sorted(rows["table"].unique())
+    index = rows["table"].map({name: i for i, name in enumerate(names)}).to_numpy()
+    measured = measured_seconds(rows)
+
+    def residuals(params: np.ndarray) -> np.ndarray:
+        levels = np.asarray(params[2:])[index] * 1e12
+        return np.log(modelled_seconds(rows, params[0], params[1] * 1e-6, levels) / measured)
+
+    start = np.array([128.0, 1.0] + [float(rows["flops_per_s"].max()) / 1e12] * len(names))
+    best = least_squares(residuals, start, bounds=(0.0, np.inf))
+    levels = {name: float(level) * 1e12 for name, level in zip(names, best.x[2:], strict=True)}
+    rms = float(np.sqrt(np.mean(best.fun ** 2)))
+    return GemmOverheadFit(float(best.x[0]), float(best.x[1]) * 1e-6, levels, rms, len(rows))
 
 
 def read_tables(folder: Path, gpu_name: str, dtype: str = BF16) -> pd.DataFrame:
@@ -118,9 +144,9 @@ def read_tables(folder: Path, gpu_name: str, dtype: str = BF16) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def measured_k_overhead(folder: Path, gpu_name: str, gpu: GpuSpec, dtype: str = BF16) -> KOverheadFit:
-    """:func:`fit_k_overhead` over :func:`read_tables` of ``gpu_name`` and ``dtype``."""
-    return fit_k_overhead(read_tables(folder, gpu_name, dtype), gpu)
+def measured_overheads(folder: Path, gpu_name: str, gpu: GpuSpec, dtype: str = BF16) -> GemmOverheadFit:
+    """:func:`fit_gemm_overheads` over :func:`read_tables` of ``gpu_name`` and ``dtype``."""
+    return fit_gemm_overheads(read_tables(folder, gpu_name, dtype), gpu)
 
 
 def table_best(folder: Path, gpu_name: str, dtype: str = BF16) -> float:
