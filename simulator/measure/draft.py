@@ -18,6 +18,8 @@ padded vocabulary (log line), ``padded_vocab_size``,       ``model.vocab``
 ``moe_shared_expert_intermediate_size``                    ``model.shared_expert_ffn``
 ``moe_layer_freq`` ``[0]*k + [1]*(L-k)``                   ``model.first_dense_layers``, ``dense_ffn``
 ``mtp_num_layers``                                         ``model.mtp_layers``
+``position_embedding_type`` yarn, ``rotary_scaling_factor``, ``model.rope_concentration`` (YaRN's
+``mscale``, ``mscale_all_dim``                             factor; :mod:`simulator.measure.logged_rope`)
 ``hybrid_layer_pattern``, Mamba, ``moe_latent_size``       ``model.hybrid_pattern`` and the rest
                                                            (:mod:`simulator.measure.logged_hybrid`)
 ``pipeline_model_parallel_layout``                         ``parallelism.pipeline_layout``
@@ -64,6 +66,7 @@ from simulator.config.yaml_io import did_you_mean
 from simulator.errors import ConfigError, UsageError
 from simulator.measure.logged_hybrid import hybrid_model, latent_width
 from simulator.measure.logged_optimizer import layer_wise, logged_optimizer, muon_data_parallel
+from simulator.measure.logged_rope import logged_rope
 from simulator.measure.megatron_log import MegatronLog
 from simulator.measure.steady import Measured, measure_log
 
@@ -195,6 +198,7 @@ def _model(log: MegatronLog, notes: list[str], extra: list[str]) -> dict[str, An
     if isinstance(experts, int) and experts > 1:
         model.update(_moe_shape(args, experts, extra))
     model.update(hybrid_model(args, model["hidden"], extra))
+    model.update(logged_rope(args))
     _note_shape_extras(args, extra)
     return model
 
