@@ -66,7 +66,9 @@ MEANINGS = {
     "model.rope_concentration": ("YaRN's attention concentration factor on the rotary embedding's cos and "
                                  "sin (GPT-OSS: 1.347 in the preset, 0.1 ln 32 + 1); other than 1, "
                                  "Megatron-Core applies RoPE unfused, as TransformerEngine's fused RoPE "
-                                 "takes no factor (core_v0.16.0 on), priced as its eager ops"),
+                                 "takes no factor (core_v0.16.0 on), priced as its eager ops; "
+                                 "clustersim import-log maps a YaRN log's rotary_scaling_factor, "
+                                 "mscale and mscale_all_dim to it"),
     "model.expert_bias": "the routed experts' linears carry biases (GPT-OSS: true in the preset); "
                          "Megatron-Core adds the second linear's bias times each row's routing "
                          "probability expert by expert in eager PyTorch unless TransformerEngine's op "
