@@ -99,14 +99,17 @@ def modelled_seconds(frame: pd.DataFrame, k0: float, fixed_s: float, levels: np.
     """``2 M N K b / (level * fill * K / (K + k0)) + fixed_s`` for each row of ``frame`` (rows
     from :func:`with_fills`; ``levels`` one asymptotic FLOP/s per row)."""
     k = frame["k"].to_numpy(float)
-    flops = 2.0 * frame["m"].to_numpy(float) * frame["n"] * k * frame["b"]
-    return flops / (levels * frame["fill"].to_numpy() * k / (k + k0)) + fixed_s
+    return _flops(frame) / (levels * frame["fill"].to_numpy() * k / (k + k0)) + fixed_s
 
 
 def measured_seconds(frame: pd.DataFrame) -> np.ndarray:
     """Each row's kernel time, ``2 M N K b / FLOP/s`` (the tables' median CUPTI kernel time)."""
-    flops = 2.0 * frame["m"].to_numpy(float) * frame["n"] * frame["k"] * frame["b"]
-    return flops / frame["flops_per_s"].to_numpy(float)
+    return _flops(frame) / frame["flops_per_s"].to_numpy(float)
+
+
+def _flops(frame: pd.DataFrame) -> np.ndarray:
+    """``2 M N K b`` of each row of ``frame``."""
+    return 2.0 * (frame["m"].to_numpy(float) * frame["n"] * frame["k"] * frame["b"]).to_numpy()
 
 
 def log_residuals(frame: pd.DataFrame, fit: GemmOverheadFit) -> np.ndarray:
