@@ -215,3 +215,27 @@ def test_import_log_maps_nvfp4():
     assert draft["training"]["dtype"] == "fp8"
     assert draft["training"]["stack"]["kernels"]["fp8_scaling"] == "nvfp4"
     assert draft["training"]["stack"]["data_parallel"]["param_gather_dtype"] == "fp4"
+
+
+@pytest.mark.parametrize(("scaling", "extra_per_cast"), [("dynamic", 2), ("nvfp4", 1), ("mxfp8", 0),
+                                                         ("delayed", 0)])
+def test_each_cast_launches_its_recipes_quantize_kernels(scaling, extra_per_cast):
+    """TransformerEngine's per-tensor current scaling quantizes a tensor in three kernels (amax,
+    scale from it, cast: quantizer.cpp), NVFP4 in two (amax, fused cast), MXFP8 and delayed
+    scaling in one: a dense layer's four input casts and four output-gradient casts each add
+    ``k - 1`` launch overheads to the bytes-only time of one kernel per cast."""
+    scenario = _b200({"base": "megatron-core", "kernels": {"fp8_scaling": scaling}})
+    stack = scenario_stack(scenario)
+    ctx = make_context(scenario, session_from_scenario(scenario).collectives)
+    fwd = layer_forward(ctx.shape)
+    priced = fp8_cast_times(scenario, stack, ctx.compute, fwd, ctx.layout)
+    g = fwd.gemms[fwd.linear_mask]
+    per_element = cast_bytes_per_element(stack, ctx.compute.gpu)
+    weight_fwd, _ = weight_cast_bytes(scenario, stack, ctx.layout, float((g[:, 1] * g[:, 2]).sum()),
+                                      ctx.compute.gpu)
+    inputs = per_element * g[:, 0] * cast_shard(scenario, stack, ctx.layout, len(g)) * g[:, 2]
+    grads = per_element * g[:, 0] * g[:, 1]
+    launches = len(g) * extra_per_cast * ctx.compute.overhead_s
+    forward = float(ctx.compute.memory_time([*inputs, weight_fwd]).sum()) + launches
+    backward = float(ctx.compute.memory_time(grads).sum()) + launches
+    assert priced == pytest.approx((forward, backward), rel=1e-12)

@@ -28,6 +28,10 @@ scale per 16 elements and a per-tensor FP32 scale from the tensor's amax; weight
 transformed. Each cast takes an amax pass and one fused kernel writing both copies
 (``NVFP4_CAST_BYTES``); the linears' GEMMs run at the fp4 peak (:mod:`simulator.cost.compute`).
 
+Each cast is priced as one kernel moving those bytes, plus a launch gap for every further
+kernel its recipe runs (:data:`QUANTIZE_KERNELS`: per-tensor current scaling computes the amax,
+the scale and the cast in three, NVFP4 in two; :func:`cast_launches`).
+
 Where the weight's fp8 copy is made follows ``kernels.fp8_weight_cast``:
 
 - ``per_step``: TransformerEngine caches it over a step's microbatches: Megatron-Core's
@@ -177,8 +181,10 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
             casts[row] = 0.0
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
     backward = _kernels_time(compute, np.append(grads, weight_bwd))
-    launches = expert_quantize_launches(stack, compute, batch) * compute.overhead_s
-    return forward + launches, backward + launches
+    experts = expert_quantize_launches(stack, compute, batch)
+    separate = (batch > 1) & bool(compute.expert_streams)   # counted expert by expert above
+    return tuple(t + (experts + cast_launches(stack, casts[~separate])) * compute.overhead_s
+                 for t, casts in ((forward, inputs), (backward, grads)))
 
 
 def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndarray,
@@ -198,7 +204,18 @@ current scaling computes the amax, the scale from it and the cast (``nvte_comput
 ``nvte_compute_scale_from_amax``, ``nvte_quantize_v2``; transformer_engine/pytorch/csrc/quantizer.cpp
 @ v2.7); MXFP8 and blockwise scaling one cast; NVFP4 the amax pass and the fused cast. Delayed
 scaling quantizes a grouped linear's splits in one fused multi-tensor kernel ("only have fused kernel for FP8
-delayed scaling", csrc/extensions/cast.cpp)."""
+delayed scaling", csrc/extensions/cast.cpp). Taken for torchao's dynamic scaling too, whose cast
+runs the same three steps (``tensor_to_amax``, ``amax_to_scale``, the saturated cast:
+torchao/float8/float8_utils.py), which Inductor may fuse in part."""
+
+
+def cast_launches(stack: StackProfile, casts: np.ndarray) -> float:
+    """Kernel launches beyond one per cast that the nonzero entries of ``casts`` (one linear's
+    operand each) take: ``k - 1`` each, ``k`` of :data:`QUANTIZE_KERNELS` (per-tensor current
+    scaling: the amax pass, the scale from it and the cast are three kernels, whose bytes the
+    one priced kernel already moves; 0 for delayed scaling, which casts in one)."""
+    per_tensor = QUANTIZE_KERNELS.get(stack.kernels.fp8_scaling, 0)
+    return float(np.count_nonzero(casts) * max(per_tensor - 1, 0))
 
 
 def expert_quantize_launches(stack: StackProfile, compute: ComputeModel, batch: np.ndarray) -> float:
