@@ -190,12 +190,16 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
 def recast_seconds(stack: StackProfile, compute: ComputeModel, elements: np.ndarray,
                    amax_saved: bool = False) -> float:
     """Seconds of casting 16-bit tensors of ``elements`` each to fp8 again (0 unless fp8): what
-    a recompute that re-runs linears or discards their saved fp8 inputs costs in casts; with
-    ``amax_saved`` dynamic scaling's amax pass is not re-run (its result was kept)."""
+    a recompute that re-runs linears or discards their saved fp8 inputs costs in casts, each
+    with its recipe's further launches (:func:`cast_launches`); with ``amax_saved`` dynamic
+    scaling's amax pass, its bytes and its kernel, is not re-run (its result was kept)."""
     if compute.dtype != Dtype.FP8:
         return 0.0
-    amax = AMAX_BYTES if amax_saved and stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC else 0.0
-    return _kernels_time(compute, (cast_bytes_per_element(stack, compute.gpu) - amax) * elements)
+    saved = amax_saved and stack.kernels.fp8_scaling == Fp8Scaling.DYNAMIC
+    elements = np.asarray(elements, dtype=np.float64)
+    per_element = cast_bytes_per_element(stack, compute.gpu) - AMAX_BYTES * saved
+    launches = cast_launches(stack, elements) - saved * np.count_nonzero(elements)
+    return _kernels_time(compute, per_element * elements) + launches * compute.overhead_s
 
 
 QUANTIZE_KERNELS = {Fp8Scaling.DYNAMIC: 3, Fp8Scaling.MXFP8: 1, Fp8Scaling.NVFP4: 2, Fp8Scaling.BLOCKWISE: 1}
