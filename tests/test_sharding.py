@@ -74,8 +74,9 @@ def _list_and_plain(host_us):
 
 def test_list_collectives_add_one_copy_per_rank_to_every_collective():
     """With a free host, each of a unit's per-parameter collectives over r ranks gains r
-    device copies of n / r bytes, r t_k + 2 n / B (closed form against the same profile
-    without them); the gathers in the param dtype, the reduce-scatters too."""
+    device copies of n / r bytes, r (t_k + t_m) + 2 n / B (each copy a kernel's gap and a
+    memory-bound kernel's fixed time; closed form against the same profile without them); the
+    gathers in the param dtype, the reduce-scatters too."""
     scenario, collectives, layout, listed, plain = _list_and_plain(0.0)
     with_copies = unit_comm(scenario, listed, collectives, layout, 0)
     without = unit_comm(scenario, plain, collectives, layout, 0)
@@ -83,7 +84,8 @@ def test_list_collectives_add_one_copy_per_rank_to_every_collective():
     rate = gpu.hbm_bandwidth_Bps * gpu.compute.memory_bandwidth_fraction
     tensors = layer_tensor_sizes(scenario.model, 1)
     def copies(sizes):
-        return sum(32 * gpu.compute.kernel_overhead_us * 1e-6 + 2 * 2.0 * n / rate for n in sizes)
+        per_kernel = (gpu.compute.kernel_overhead_us + gpu.compute.memory_fixed_us) * 1e-6
+        return sum(32 * per_kernel + 2 * 2.0 * n / rate for n in sizes)
     gathered = [n for n in tensors if n >= 1e5]       # the RMSNorm weights persist
     assert len(gathered) == len(tensors) - 2
     assert with_copies.gather - without.gather == pytest.approx(copies(gathered), rel=1e-9)
@@ -109,7 +111,7 @@ def test_a_slow_host_bounds_each_list_collective_by_its_copies_issue_time():
 def test_building_the_lists_costs_the_host_per_rank_and_the_gather_zero_fills_first():
     """DeepSpeed 2021 builds each list in a Python loop before issuing it: one narrow per rank
     for an all-gather, behind the zero fill of the whole flat tensor (its bytes written once at
-    the sustained HBM rate plus one kernel's overhead); a view and a narrow per rank for a
+    the sustained HBM rate plus one kernel's gap and fixed time); a view and a narrow per rank for a
     reduce-scatter of a tensor that splits evenly (closed forms against the profile with the
     copies alone)."""
     scenario, collectives, layout, copies_only, _ = _list_and_plain(9.0)
@@ -122,7 +124,8 @@ def test_building_the_lists_costs_the_host_per_rank_and_the_gather_zero_fills_fi
     tensors = layer_tensor_sizes(scenario.model, 1)
     gathered = [n for n in tensors if n >= 1e5]
     assert all(n % 32 == 0 for n in tensors)            # no padded ranks on 32
-    fills = sum(gpu.compute.kernel_overhead_us * 1e-6 + 2.0 * n / rate for n in gathered)
+    per_kernel = (gpu.compute.kernel_overhead_us + gpu.compute.memory_fixed_us) * 1e-6
+    fills = sum(per_kernel + 2.0 * n / rate for n in gathered)
     assert full.gather - base.gather == pytest.approx(len(gathered) * 32 * 4e-6 + fills, rel=1e-9)
     assert full.reduce - base.reduce == pytest.approx(len(tensors) * 32 * (1e-6 + 4e-6), rel=1e-9)
 

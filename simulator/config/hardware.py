@@ -110,6 +110,9 @@ class ComputeEfficiency(BaseModel):
     ``gemm_fixed_us``: each GEMM kernel's fixed in-kernel time, microseconds: the operand
     pipeline's first fill and the last tile's epilogue, which no other tile's main loop hides
     (0: not modelled on the part).
+    ``memory_fixed_us``: each memory-bound kernel's fixed in-kernel time, microseconds: the
+    grid's launch onto the SMs, its first loads and its drain, what a one-block kernel moving
+    almost nothing still takes (0: not modelled on the part).
     ``memory_bandwidth_fraction``: fraction of HBM bandwidth streaming kernels reach.
     ``kernel_overhead_us``: launch and tail cost per kernel.
     ``fp8_gemm_peak_fraction``: the same as ``gemm_peak_fraction`` for fp8 GEMMs, as a
@@ -125,6 +128,7 @@ class ComputeEfficiency(BaseModel):
     gemm_tile: tuple[PositiveInt, PositiveInt] = (256, 128)
     gemm_k_overhead: NonNegativeFloat = 128.0
     gemm_fixed_us: NonNegativeFloat = 0.0
+    memory_fixed_us: NonNegativeFloat = 0.0
     memory_bandwidth_fraction: Fraction
     kernel_overhead_us: NonNegativeFloat
     fp8_gemm_peak_fraction: Fraction | None = None

@@ -159,10 +159,16 @@ class ComputeModel:
         """:meth:`attention_time` of ``kernels``' fused attention at its shape."""
         return self.attention_time(kernels.attention_flops, kernels.is_backward, kernels.attention_shape)
 
+    @property
+    def memory_fixed_s(self) -> float:
+        """A memory-bound kernel's fixed in-kernel time (``compute.memory_fixed_us``), seconds."""
+        return self.gpu.compute.memory_fixed_us * US
+
     def memory_time(self, nbytes) -> np.ndarray:
-        """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + overhead."""
+        """Seconds for streaming kernels moving ``nbytes`` each: bytes / (B_hbm f_mem) + the
+        kernel's fixed time + overhead."""
         rate = self.gpu.hbm_bandwidth_Bps * self.gpu.compute.memory_bandwidth_fraction * self.speedup
-        return np.asarray(nbytes, dtype=np.float64) / rate + self.overhead_s
+        return np.asarray(nbytes, dtype=np.float64) / rate + self.memory_fixed_s + self.overhead_s
 
 
 def fp8_attention_speedup(gpu: GpuSpec, recipe: str, shape: AttentionShape | None, backward: bool,

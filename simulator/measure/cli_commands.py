@@ -39,6 +39,7 @@ def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
     (exposed and overlapped), idle time and kernel classes, from JSON or JSON.gz."""
     from simulator.measure.files import check_output_path, write_atomic
     from simulator.measure.graph_capture import graph_summary
+    from simulator.measure.kernel_floor import floor_summary
     from simulator.measure.kernel_gaps import gap_summary
     from simulator.measure.kineto import nccl_table, read_kineto_trace
 
@@ -47,16 +48,19 @@ def import_trace(trace: Path, as_json: bool, csv_path: Path | None) -> None:
     imported = read_kineto_trace(trace)
     collectives = nccl_table(imported.kernels)
     gap, graphs = gap_summary(imported.kernels), graph_summary(imported.kernels)
+    floor = floor_summary(imported.kernels)
     if csv_path is not None:
         write_atomic(csv_path, imported.steps.to_csv(index=False))
     if as_json:
-        click.echo(json.dumps({"metadata": imported.metadata, "kernel_gap": gap, "cuda_graphs": graphs,
+        click.echo(json.dumps({"metadata": imported.metadata, "kernel_gap": gap, "kernel_floor": floor,
+                               "cuda_graphs": graphs,
                                "steps": json.loads(imported.steps.to_json(orient="records")),
                                "collectives": json.loads(collectives.to_json(orient="records"))}))
         return
     out.print(_steps_table(imported.steps, _title(trace, imported.metadata)))
     out.print(_LEGEND, highlight=False)
     out.print(_gap_line(gap), highlight=False)
+    out.print(_floor_line(floor), highlight=False)
     if graphs is not None:
         out.print(_graphs_line(graphs), highlight=False)
     if len(collectives):
@@ -71,6 +75,16 @@ def _gap_line(gap: dict | None) -> str:
     return (f"kernel gap: median {gap['median_us']:.2f} us (middle half {gap['p25_us']:.2f}-"
             f"{gap['p75_us']:.2f}) over {gap['pairs']:,} back-to-back kernels the host had "
             "queued; the GPU specs charge compute.kernel_overhead_us per kernel")
+
+
+def _floor_line(floor: dict | None) -> str:
+    """The trace's memory-bound kernel floor (:mod:`simulator.measure.kernel_floor`), next to
+    what the GPU specs charge per memory-bound kernel."""
+    if floor is None:
+        return "kernel floor: too few one-block memory-bound kernels (or no grid sizes) to measure it"
+    return (f"kernel floor: median {floor['median_us']:.2f} us (middle half {floor['p25_us']:.2f}-"
+            f"{floor['p75_us']:.2f}) over {floor['kernels']:,} one-block memory-bound kernels; the "
+            "GPU specs charge compute.memory_fixed_us per memory-bound kernel")
 
 
 def _graphs_line(graphs: dict) -> str:

@@ -5,7 +5,7 @@ Kept, with ``ph: "X"`` (complete events) only:
 - GPU activity: ``cat`` ``kernel``, ``gpu_memcpy``, ``gpu_memset`` (name, device = ``args.device``
   or ``pid``, stream = ``args.stream`` or ``tid``, ``ts``, ``dur``, ``args.correlation``, and
   the NCCL args PyTorch >= 2.1 copies onto NCCL kernels: ``Collective name``, ``In msg
-  nelems``, ``dtype``);
+  nelems``, ``dtype``; a kernel's thread blocks from ``args.grid``);
 - launches: ``cat`` ``cuda_runtime`` / ``cuda_driver`` events carrying ``args.correlation``
   (the correlation id ties a kernel to the API call that launched it; a graph launch,
   ``cudaGraphLaunch``, shares its id with every kernel the graph replays);
@@ -46,6 +46,7 @@ class Columns:
     gpu_dur: array = field(default_factory=lambda: array("d"))
     gpu_corr: array = field(default_factory=lambda: array("q"))
     gpu_bytes: array = field(default_factory=lambda: array("d"))
+    gpu_blocks: array = field(default_factory=lambda: array("q"))
     gpu_collective: list[str | None] = field(default_factory=list)
     launch_corr: array = field(default_factory=lambda: array("q"))
     launch_ts: array = field(default_factory=lambda: array("d"))
@@ -129,6 +130,17 @@ def _gpu(columns: Columns, event: dict[str, Any], names: dict[str, str], kind: s
     columns.gpu_kind.append(kind)
     columns.gpu_collective.append(collective if isinstance(collective, str) else None)
     columns.gpu_bytes.append(nbytes)
+    columns.gpu_blocks.append(_grid_blocks(args.get("grid")))
+
+
+def _grid_blocks(grid: Any) -> int:
+    """Thread blocks of a kernel's ``grid`` ([x, y, z] in Kineto's args), -1 when the event has
+    none (copies, memsets, older traces) or it is not three positive integers."""
+    if not (isinstance(grid, list) and len(grid) == 3):
+        return -1
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in grid):
+        return -1
+    return grid[0] * grid[1] * grid[2]
 
 
 def _launch(columns: Columns, event: dict[str, Any], tids: dict[Any, int]) -> None:

@@ -55,8 +55,12 @@ def gap_summary(kernels: pd.DataFrame) -> dict[str, float] | None:
     """``pairs`` and the ``median_us``, ``p25_us`` and ``p75_us`` of :func:`queued_gaps`; None
     with fewer than :data:`MIN_PAIRS` pairs."""
     gaps = queued_gaps(kernels)
-    if len(gaps) < MIN_PAIRS:
-        return None
-    p25, median, p75 = np.percentile(gaps, [25, 50, 75]) / US
-    return {"pairs": int(len(gaps)), "median_us": float(median), "p25_us": float(p25),
+    return middle_summary(gaps, "pairs") if len(gaps) >= MIN_PAIRS else None
+
+
+def middle_summary(seconds: np.ndarray, count: str) -> dict[str, float]:
+    """``count`` (how many values) and the ``median_us``, ``p25_us`` and ``p75_us`` of
+    ``seconds``."""
+    p25, median, p75 = np.percentile(seconds, [25, 50, 75]) / US
+    return {count: int(len(seconds)), "median_us": float(median), "p25_us": float(p25),
             "p75_us": float(p75)}

@@ -123,6 +123,7 @@ def _kernel_frame(columns: Columns, steps: pd.DataFrame) -> tuple[pd.DataFrame, 
         "dur_s": np.frombuffer(columns.gpu_dur, dtype=np.float64) * US,
         "launch_s": (launch_ts - origin) * US,
         "from_graph": from_graph,
+        "blocks": np.frombuffer(columns.gpu_blocks, dtype=np.int64),
     })
     _add_nccl(frame, columns, launch_ts, launch_tid)
     return frame, index

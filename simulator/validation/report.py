@@ -69,7 +69,8 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
     library = library or HardwareLibrary()
     lines = ["| GPU | derived from | bf16 / fp8 / fp4 dense peak (TFLOP/s) | gemm_peak_fraction | "
              "fp8 / fp4 gemm_peak_fraction | attention fwd / bwd (generic) | attention kernels fwd / bwd | "
-             "gemm_k_overhead / gemm_fixed_us | memory_bandwidth_fraction | sustained clock_fraction | "
+             "gemm_k_overhead / gemm_fixed_us | memory_fixed_us / memory_bandwidth_fraction | "
+             "sustained clock_fraction | "
              "sets |",
              "|---|---|---|---:|---:|---|---|---:|---:|---:|---|"]
     used = frame[frame["gpu"] != "-"].groupby("gpu", sort=True)["set"].unique()
@@ -83,7 +84,8 @@ def constants_table(frame: pd.DataFrame, library: HardwareLibrary | None = None)
             f"{_fraction(c.fp4_gemm_peak_fraction)} | {c.attention_fraction(False):.3g} / "
             f"{c.attention_fraction(True):.3g} | {kernels or '-'} | "
             f"{c.gemm_k_overhead:g} / {c.gemm_fixed_us:g} | "
-            f"{c.memory_bandwidth_fraction:.3g} | {gpu.clock_fraction:.3f} | {', '.join(sets)} |")
+            f"{c.memory_fixed_us:g} / {c.memory_bandwidth_fraction:.3g} | {gpu.clock_fraction:.3f} | "
+            f"{', '.join(sets)} |")
     return "\n".join(lines)
 
 
