@@ -92,6 +92,11 @@ class ComputeModel:
         """A GEMM kernel's fixed in-kernel time (``compute.gemm_fixed_us``), seconds."""
         return self.gpu.compute.gemm_fixed_us * US
 
+    def expert_by_expert(self, batch) -> np.ndarray:
+        """Which batched GEMMs (a GPU's local experts, ``batch`` > 1) run one expert at a time
+        on ``expert_streams`` streams, each quantizing its own operands: none without streams."""
+        return (np.asarray(batch, float) > 1) & bool(self.expert_streams)
+
     def gemm_efficiency(self, m, n, k, batch=1, fp8=False, scan=False) -> np.ndarray:
         """Fraction of peak for GEMMs of shape (m, n, k) x batch (arrays broadcast); ``scan``
         GEMMs (a mask) are a chunked scan's products, at the GPU's ``scan_product_fraction``."""
@@ -124,7 +129,7 @@ class ComputeModel:
         in_flight, rounds = batch, 1.0
         if self.expert_streams:
             batch = np.asarray(batch, float)
-            experts = linear & (batch > 1)
+            experts = linear & self.expert_by_expert(batch)
             rounds = np.where(experts, np.ceil(batch / self.expert_streams), 1.0)
             in_flight = np.where(experts, np.minimum(batch, self.expert_streams), batch)
         seconds = flops / (peak * self.gemm_efficiency(m, n, k, in_flight, fp8, scan))

@@ -182,7 +182,7 @@ def fp8_cast_times(scenario: Scenario, stack: StackProfile, compute: ComputeMode
     forward = _kernels_time(compute, np.append(inputs, weight_fwd))
     backward = _kernels_time(compute, np.append(grads, weight_bwd))
     experts = expert_quantize_launches(stack, compute, batch)
-    separate = (batch > 1) & bool(compute.expert_streams)   # counted expert by expert above
+    separate = compute.expert_by_expert(batch)      # counted expert by expert above
     return tuple(t + (experts + cast_launches(stack, casts[~separate])) * compute.overhead_s
                  for t, casts in ((forward, inputs), (backward, grads)))
 
@@ -228,10 +228,8 @@ def expert_quantize_launches(stack: StackProfile, compute: ComputeModel, batch: 
     ``E k - 1`` per grouped linear of ``E`` experts, ``k`` of :data:`QUANTIZE_KERNELS` (0 for
     delayed scaling's fused kernel)."""
     per_tensor = QUANTIZE_KERNELS.get(stack.kernels.fp8_scaling, 0)
-    if not compute.expert_streams or not per_tensor:
-        return 0.0
-    experts = batch[batch > 1]
-    return float((experts * per_tensor - 1).sum())
+    experts = batch[compute.expert_by_expert(batch)]
+    return float((experts * per_tensor - 1).sum()) if per_tensor else 0.0
 
 
 def _kernels_time(compute: ComputeModel, nbytes: np.ndarray) -> float:
