@@ -136,7 +136,7 @@ def test_p2p_exposes_what_outlasts_a_step_and_the_sms_it_holds():
     attention a slowed by the exchange's NCCL kernels holding a share f of the SMs while it
     runs (a + f min(x, a / (1 - f))): for 32k tokens over NVLink only the slowed share (the
     step outlasts its exchange: the excess is f x per exchange), more for 4k tokens on a ring
-    of 16 across two servers. Inside one NVSwitch server f = 16 / 132 (NCCL's 16 channels)."""
+    of 16 across two servers. Inside one DGX H100 f = 24 / 132 (NCCL's 24 channels there)."""
     excesses = []
     for seq, nodes, cp in ((32768, 1, 4), (4096, 2, 16)):
         ctx, cost = _p2p(cp=cp, nodes=nodes, seq=seq)
@@ -144,7 +144,7 @@ def test_p2p_exposes_what_outlasts_a_step_and_the_sms_it_holds():
         excesses.append(_excess(ctx, cost))
         assert cp_seconds(cost, ctx.compute) == pytest.approx((excesses[-1] + merges) / 2, rel=1e-12)
     ctx, cost = _p2p(cp=4, nodes=1, seq=32768)
-    assert cost.sm_share == pytest.approx(16 / 132)
+    assert cost.sm_share == pytest.approx(24 / 132)
     shifted = sum((c.forward + c.backward) * cost.sm_share * c.collective.time_s for c in cost.overlapped)
     assert excesses[0] == pytest.approx(shifted, rel=1e-12)
     assert 0.0 < excesses[0] < excesses[1]

@@ -44,19 +44,21 @@ CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the full event r
             # re-pinned 2026-12-01 when every GEMM kernel paid its fixed in-kernel time, 5.2 us
             # on the A100, compute.gemm_fixed_us: +0.3% to +1.9%; and when every memory-bound
             # kernel paid its fixed in-kernel time, 2.1 us, compute.memory_fixed_us: +0.16% to
-            # +1.0%)
+            # +1.0%; and when NCCL's CTAs inside a server followed its topology search, 24 on
+            # the A100's 12 NVLink3 (simulator/cost/nccl_sms.py ring_search_channels, 16
+            # before): +0.12% to +0.65%)
     "tp2-pp4-1to1": (dict(tp=2, pp=4),
-                     [1.2719055365268905, 1.046904047751528, 1.1267004808478862, 1.0349713216621585]),
+                     [1.2737373057196757, 1.048496406805838, 1.1284215509662787, 1.0365429896578822]),
     "tp2-pp4-4to1": (dict(tp=2, pp=4, over=4.0),
-                     [1.3530005008851616, 1.1499270984895025, 1.229378539293979, 1.1358536961238623]),
+                     [1.3548685815730577, 1.1514335904847754, 1.2310128964799518, 1.1373332962097684]),
     "tp8-pp4-2to1-no-overlap": (
         dict(tp=8, pp=4, over=2.0, overlap=False),
-        [1.5875315977270137, 1.4872977180774485, 1.638161462554609, 1.3932855071487475]),
+        [1.5977722743725162, 1.4968814408989077, 1.6481106482012793, 1.4022285973800384]),
     "tp1-pp8-4to1": (dict(tp=1, pp=8, over=4.0, gb=128),
-                     [2.4500847683760765, 2.144114724999867, 2.3642235032036667, 2.146071893128683]),
+                     [2.4624286373736073, 2.1564585939973977, 2.3765673722011975, 2.158415762126214]),
     "tp2-pp4-pauses-nic": (
         dict(tp=2, pp=4, over=2.0, noise=FAULTS),
-        [1.3841349947639323, 1.2431469623598725, 1.286235176225493, 1.1859180248149428]),
+        [1.3858058823708348, 1.2446534543551455, 1.2878042924330253, 1.1873092240651515]),
 }
 
 
@@ -98,7 +100,8 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     NCCL's 1.4 x latency of a Simple ring all-reduce across servers, +16 us; 2026-11-30:
     Megatron-Core's per-step zeroing of its whole fp32 gradient buffer, 2.7e9 parameters x 4 B,
     +6.5 ms; 2026-12-01: each GEMM kernel's fixed in-kernel time, 5.2 us, +0.37%; then each
-    memory-bound kernel's, 2.1 us, +0.19%)."""
+    memory-bound kernel's, 2.1 us, +0.19%; then NCCL's 24 CTAs inside an A100 server, 16
+    before, +0.37%)."""
     session = open_scenario(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
     noise = session.scenario.noise.model_validate(
         {"straggler": {"distribution": "lognormal", "sigma": 0.02},
@@ -106,7 +109,7 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     scenario = session.scenario.model_copy(update={"noise": noise})
     times = simulate_steps_des(scenario, session.collectives, steps=3, contention=True,
                                path="event").step_times_s
-    np.testing.assert_allclose(times, [21.946075858342144, 22.167745736823864, 29.79158949383952],
+    np.testing.assert_allclose(times, [22.026133856778827, 22.24863331407926, 29.90355390526297],
                                rtol=1e-9, atol=0)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from simulator.collectives.group import Group
 from simulator.config import HardwareLibrary, resolve_cluster, scenario_from_mapping
-from simulator.cost.nccl_sms import nccl_ctas, nccl_sm_share
+from simulator.cost.nccl_sms import nccl_ctas, nccl_sm_share, ring_search_channels
 from simulator.cost.sharding import _pass_exposed
 from simulator.topology import build_cluster
 
@@ -23,7 +23,7 @@ def _cluster(node="dgx-h100", nodes=4):
     (tuple(range(32)), 16),                 # 8 GPUs on each of 4 servers, 8 NICs: NCCL's 16 (nccl#1453)
     (tuple(range(0, 32, 4)), 4),            # 2 GPUs per server: 2 NIC rings, doubled
     (tuple(range(0, 32, 8)), 2),            # one GPU per server
-    (tuple(range(8)), 16),                  # one NVSwitch server (nccl#892's 16)
+    (tuple(range(8)), 24),                  # one NVSwitch server: 12 search channels on 18 NVLink4
 ])
 def test_ctas_are_twice_the_search_channels(gpus, ctas):
     cluster = _cluster()
@@ -53,3 +53,36 @@ def test_ctas_stop_at_nccls_channel_ceiling():
     cluster = build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary()))
     assert nccl_ctas(Group(cluster, tuple(range(128)))) == 64
     assert nccl_ctas(Group(cluster, tuple(range(0, 128, 4)))) == 32      # 16 GPUs a rack: 2 x 16
+
+
+@pytest.mark.parametrize("node, ctas", [
+    ("dgx-a100-80gb", 24),      # 12 NVLink3: 'Channel 23/24' on an HGX A100 (nccl-tests#100)
+    ("dgx-a800", 16),           # 8 NVLink3
+    ("dgx-h100", 24),           # 18 NVLink4: an H100's all-gather runs 24 blocks (NVIDIA forum)
+    ("hgx-h800", 16),           # 8 NVLink4: 16 collective channels (nccl#892)
+    ("dgx-b200", 32),           # 18 NVLink5: the derivation's (no log found)
+])
+def test_one_nvswitch_server_runs_the_channels_ncclsearch_finds(node, ctas):
+    """Inside one NVSwitch server NCCL runs twice the ring channels its topology search finds
+    for the GPU's NVLink bandwidth (src/graph/search.cc; simulator.cost.nccl_sms)."""
+    cluster = _cluster(node, nodes=1)
+    assert nccl_ctas(Group(cluster, tuple(range(8)))) == ctas
+
+
+@pytest.mark.parametrize("bandwidth, speeds, below, expected", [
+    (369.0, (60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3), 50, 12),   # 6 x 60 (360 of 369), doubled
+    (164.0, (60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3), 50, 8),    # 2 x 60, 3 x 50, 4 x 40 kept, doubled
+    (720.0, (90, 80, 70, 60), 50, 16),                               # 8 x 90 fills the links: stop, doubled
+    (100.0, (60, 50, 40, 30, 24, 20), 50, 4),                        # 1 x 60, then 2 x 50 fills: doubled
+])
+def test_ring_search_closed_forms(bandwidth, speeds, below, expected):
+    assert ring_search_channels(bandwidth, speeds, below, 32) == expected
+
+
+def test_ring_search_leaves_slow_or_many_channels_undoubled():
+    """Under 25 GB/s a graph is not doubled; from Hopper on, under 50 GB/s with more than 4
+    channels neither (ncclTopoDupChannels)."""
+    assert ring_search_channels(120.0, (20, 15), 0, 32) == 6            # 6 x 20, 20 < 25
+    assert ring_search_channels(200.0, (40, 30), 50, 32) == 5           # 5 x 40 > 4 channels, 40 < 50
+    assert ring_search_channels(200.0, (40, 30), 0, 32) == 10           # Ampere's rule doubles it
+    assert ring_search_channels(10_000.0, (60,), 50, 32) == 32          # the MAXCHANNELS/2 ceiling

@@ -267,7 +267,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 4.8% / 22.4%.
     # 5.2% / 22.5% (not met) since 2026-12-01, each current-scaling fp8 cast its three
     # TE kernels (amax, scale, cast; NVFP4 two), not one: was 5.3% / 22.5%.
-    "torchtitan": (0.052, 0.225),
+    # 5.1% / 22.5% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 5.2% / 22.5%.
+    "torchtitan": (0.051, 0.225),
     # MI325X training logs' memory (2026-11-29, with TransformerEngine's cached fp8 weights; 31% /
     # 80% without them): resident state -0.5% to -6.0%, first-step peak -4.4% to +6.3%, device
     # in use -9.7% to -19.3% (ROCm's runtime and the allocator's cached blocks, not modelled):
@@ -317,7 +320,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 12.1% / 22.1%.
     # 12.5% / 22.1% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 12.7% / 22.2%.
-    "nemo_long_context": (0.125, 0.221),
+    # 12.4% / 22.1% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 12.5% / 22.1%.
+    "nemo_long_context": (0.124, 0.221),
     # tokens/s per GPU, 8 rows (the rest of the NeMo 24.07 table), out of sample: 7.1% / 12.8%,
     # target met (GPT-3 5B +12.3%, GPT-3 20B +13.0%, Nemotron 8B +12.1%: no pipeline, dp 32-64;
     # Nemotron 340B -10.2% with predicted memory over 80 GiB; the other four within 5%). First
@@ -355,7 +361,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 18.2% / 27.2%.
     # 18.8% / 27.6% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 18.9% / 27.7%.
-    "llama3_paper": (0.188, 0.276),
+    # 18.6% / 27.5% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 18.8% / 27.6%.
+    "llama3_paper": (0.186, 0.275),
     # tokens/s per GPU, 2 rows (Megatron-Bridge 25.11, H100, 64 and 1,024 GPUs): 8.6% / 8.8%,
     # MAPE target NOT met (70B -8.3%, 405B +8.8%; -10.2% / +3.0% while every microbatch
     # recast the fp8 weights, which TE caches under Megatron-Core). 7.9% / 8.8%, met, with the
@@ -587,7 +596,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 5.0% / 8.6%.
     # 5.3% / 8.8% (met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 5.2% / 8.7%.
-    "megatron_selective": (0.053, 0.088),
+    # 5.4% / 8.9% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
+    # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 5.3% / 8.8%.
+    "megatron_selective": (0.054, 0.089),
     # tokens/s per GPU, 3 rows (SC21 Table 2, Megatron-LM PTD-P GPT 530B on 560-2,240 A100 at a
     # fixed batch), out of sample, scored once on 2026-11-28: 1.7% / 3.9%, met.
     # 1.6% / 3.7% (met) since 2026-12-01, each GEMM kernel's fixed time (5.2 us), the H100's K
@@ -638,7 +650,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 2.5% / 3.6%.
     # 2.6% / 3.8% (met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 3.2% / 4.4%.
-    "mlperf_llama31_405b_gb200": (0.026, 0.038),
+    # 2.6% / 3.7% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
+    # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 2.6% / 3.8%.
+    "mlperf_llama31_405b_gb200": (0.026, 0.037),
     # tokens/s per GPU, 21 rows (NVIDIA DGX Cloud recipes: Nemotron4 15B BF16 and FP8 on 16 to
     # 2,048 H100, Nemotron4 340B FP8 on 128 to 2,048), out of sample: 2.7% / 5.7% (3.3% / 6.5%
     # when scored first), target met. The 340B curve loses 10.5% from 128 to 2,048 GPUs
@@ -669,7 +684,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 3.7% / 9.2%.
     # 3.7% / 8.6% (met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 3.8% / 8.6%.
-    "dgxc_llama31": (0.037, 0.086),
+    # 3.8% / 8.7% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
+    # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 3.7% / 8.6%.
+    "dgxc_llama31": (0.038, 0.087),
     # tokens/s per GPU, 10 rows (DGX Cloud GPT-3 175B, BF16 and FP8, 128 to 2,048 H100), out of
     # sample: 3.9% / 8.3% (3.5% / 7.9% since 2026-11-26's weight gathers and tied-embedding
     # all-reduce), target met (the FP8 curve's end); first scored at 4.8% / 10.1%, before
@@ -707,7 +725,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 10.0% / 18.3%.
     # 10.3% / 18.7% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 10.9% / 19.5%.
-    "dgxc_grok1": (0.103, 0.187),
+    # 10.3% / 18.6% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 10.3% / 18.7%.
+    "dgxc_grok1": (0.103, 0.186),
     # tokens/s per GPU, 18 rows (llm-foundry MPT 1B-70B, PyTorch FSDP1 via Composer, 128 to 512
     # H100), out of sample: 9.3% / 20.4%, NOT met (the rows without activation checkpointing
     # 7-20% fast, widening with the GPU count). First scored at 13.2% / 27.8% (the Triton
@@ -739,7 +760,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 7.6% / 20.8%.
     # 7.8% / 21.3% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 7.9% / 21.5%.
-    "fms_fsdp": (0.078, 0.213),
+    # 7.5% / 18.6% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 7.8% / 21.3%.
+    "fms_fsdp": (0.075, 0.186),
     # tokens/s per GPU, 8 rows (Ai2 OLMo-core, PyTorch FSDP2 OLMo 1B-13B and Llama 8B, BF16 and
     # FP8, on one 8-H100 server, 32-256 microbatches a step), out of sample, scored once on
     # 2026-11-29: 17.6% / 37.7%; 14.7% / 33.1% once FSDP2's gather copy-out was modelled
@@ -758,7 +782,10 @@ ACHIEVED = {
     # TE kernels (amax, scale, cast; NVFP4 two), not one: was 7.2% / 27.4%.
     # 7.0% / 26.5% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 7.2% / 27.1%.
-    "olmo_core": (0.070, 0.265),
+    # 5.9% / 24.2% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 7.0% / 26.5%.
+    "olmo_core": (0.059, 0.242),
     # tokens/s per GPU, 4 rows (FlagPerf, DeepSpeed 0.11.1 ZeRO-3 Llama 2 7B, Hugging Face eager
     # layers without recompute, on one server of 8 A800 or 8 H800), out of sample, scored once
     # on 2026-11-30 with no constant changed: 9.0% / 26.3%, NOT met (A800 +6.9%, +2.3%, -0.5%;
@@ -783,7 +810,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 11.7% / 20.0%.
     # 12.1% / 20.7% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 12.3% / 21.4%.
-    "flagperf_megatron": (0.121, 0.207),
+    # 12.0% / 20.6% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 12.1% / 20.7%.
+    "flagperf_megatron": (0.120, 0.206),
     # peak memory per GPU, 18 rows: 9.2% / 25.5%, NOT met (the 405B pipeline rows 16-26% low).
     # 9.6% / 26.2% once Llama-style models keep no dropout masks (model.dropout 0, 2026-11-29).
     "torchtitan_memory": (0.096, 0.262),
@@ -828,7 +858,10 @@ ACHIEVED = {
     # TE kernels (amax, scale, cast; NVFP4 two), not one: was 7.6% / 33.6%.
     # 7.0% / 28.0% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 7.4% / 31.6%.
-    "mlperf_v51_llama31": (0.070, 0.280),
+    # 7.1% / 27.1% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 7.0% / 28.0%.
+    "mlperf_v51_llama31": (0.071, 0.271),
     # tokens/s per GPU, 3 rows (Megatron-Bridge 26.04.01: Llama 3 70B on 64 H100, Llama 3.1 405B on
     # 1,024 H100 and 256 GB200 without cp), out of sample, scored once on 2026-11-28: 5.3% / 9.4%,
     # met (the 405B rows -1.1% and +5.5%, the 70B row -9.4%). 9.6% / 16.7%, NOT met, with the
@@ -853,7 +886,10 @@ ACHIEVED = {
     # TE kernels (amax, scale, cast; NVFP4 two), not one: was 5.7% / 15.7%.
     # 5.8% / 16.1% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 5.8% / 15.8%.
-    "megatron_bridge_2604": (0.058, 0.161),
+    # 5.8% / 16.4% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 5.8% / 16.1%.
+    "megatron_bridge_2604": (0.058, 0.164),
     # tokens/s per GPU, 2 rows (Megatron-Bridge 26.04.01 Qwen3 30B-A3B on 16 H100 and 235B-A22B on
     # 256 H100, FP8 current scaling, 16- and 32-way expert parallelism), out of sample, scored once
     # on 2026-11-28: 18.9% / 21.7%, NOT met (both slow, -16.1% and -21.7%: the expert all-to-alls
@@ -903,7 +939,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 23.6% / 58.1%.
     # 23.3% / 56.4% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 24.4% / 58.3%.
-    "megatron_bridge_2604_moe": (0.233, 0.564),
+    # 23.2% / 56.4% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 23.3% / 56.4%.
+    "megatron_bridge_2604_moe": (0.232, 0.564),
     # tokens/s per GPU, 4 rows (Megatron-Bridge PR #3561's A/B of GPT-OSS 120B on 64 GB200, the V2
     # config: BF16 and MXFP8 by the alltoall and HybridEP dispatchers; model TFLOP/s over Bridge's
     # 27.16 GFLOP per token), out of sample, scored once on 2026-12-01: 77.1% / 95.8%, NOT met
@@ -919,7 +958,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 73.0% / 91.6%.
     # 72.5% / 90.4% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 73.7% / 92.2%.
-    "megatron_bridge_gptoss_pair": (0.725, 0.904),
+    # 71.3% / 87.6% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 72.5% / 90.4%.
+    "megatron_bridge_gptoss_pair": (0.713, 0.876),
     # tokens/s per GPU, 5 rows (Megatron-Bridge 26.06 Qwen3 30B-A3B on 8 GB300, GB200, B300 and
     # 235B-A22B on 256 GB300, GB200, MXFP8 with the all-to-all overlap and TE's fused grouped MLP,
     # kernels.grouped_mlp_fusion), out of sample, scored once on 2026-11-30: 4.3% / 5.5%, met (every
@@ -952,7 +994,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 6.8% / 24.5%.
     # 6.7% / 23.5% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 6.8% / 24.1%.
-    "megatron_bridge_2606_moe": (0.067, 0.235),
+    # 6.6% / 23.4% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 6.7% / 23.5%.
+    "megatron_bridge_2606_moe": (0.066, 0.234),
     # tokens/s per GPU, 12 rows (Megatron-Bridge's 26.08 table, MXFP8: DeepSeek-V3 on 256 GB300 and
     # GB200, GPT-OSS 120B on 64, Qwen3 30B-A3B on 8 and 235B-A22B on 256 of each, Nemotron 3 Nano on 8
     # GB300, Nemotron 3.5 Lightning on 8 GB200, Nemotron 3 Super on 64 GB300 and GB200; recipes of
@@ -972,7 +1017,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 11.6% / 39.1%.
     # 11.6% / 38.7% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 12.1% / 41.0%.
-    "megatron_bridge_2608": (0.116, 0.387),
+    # 11.5% / 38.4% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 11.6% / 38.7%.
+    "megatron_bridge_2608": (0.115, 0.384),
     # tokens/s per GPU, 4 rows (Megatron-Bridge 25.09/25.11 DeepSeek-V3 on 256 GB200 and B200, FP8
     # and MXFP8), out of sample, scored once on 2026-11-28 when dense layers among the experts, MTP
     # and the pipeline layout became expressible: 44.9% / 58.5%, NOT met (every row fast, +18% at 4
@@ -1026,7 +1074,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 6.6% / 10.6%.
     # 7.1% / 11.0% (met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 6.8% / 10.8%.
-    "megatron_bridge_gb300": (0.071, 0.110),
+    # 7.3% / 11.3% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
+    # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 7.1% / 11.0%.
+    "megatron_bridge_gb300": (0.073, 0.113),
     # tokens/s per GPU, 6 rows (Megatron-Bridge's Megatron FSDP rows with CPU activation offloading:
     # Llama 3 70B on 64 GB300 and GB200 in 26.04.01 and 25.11, Llama 3.1 405B on 128 of each at tp 2
     # in 25.11, FP8-CS), out of sample, scored once on 2026-12-01 when parallelism.cpu_offload_layers
@@ -1037,7 +1088,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 5.2% / 10.3%.
     # 5.1% / 10.7% (met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 5.0% / 10.5%.
-    "megatron_bridge_fsdp": (0.051, 0.107),
+    # 5.4% / 11.8% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
+    # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 5.1% / 10.7%.
+    "megatron_bridge_fsdp": (0.054, 0.118),
     # model TFLOP/s per GPU in Megatron-LM's 2026 count, 14 rows (Megatron-LM's MoE recipe index,
     # dev @ d48bd6be0a: Qwen3 30B-A3B, 235B-A22B and DeepSeek-V3 on 16-256 H100, B200, B300, GB200,
     # GB300), out of sample, scored once on 2026-11-30: 18.4% / 66.5%, NOT met. Every row reads
@@ -1088,7 +1142,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 11.0% / 26.9%.
     # 10.4% / 25.8% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 10.9% / 27.1%.
-    "megatron_bridge_cards": (0.104, 0.258),
+    # 10.3% / 25.8% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 10.4% / 25.8%.
+    "megatron_bridge_cards": (0.103, 0.258),
     # tokens/s per GPU, 2 rows (Megatron-Bridge PR #5094's A/B of the all-to-all overlap alone, Qwen3
     # 30B-A3B on 16 H100, HybridEP), out of sample, scored once on 2026-12-01 with no constant
     # changed: 21.6% / 24.4%, NOT met (off +18.7%, on +24.4%). The pair holds: the overlap hides
@@ -1121,7 +1178,10 @@ ACHIEVED = {
     # 0.853) and Mamba-2 scan fraction (0.26, was 0.21) re-derived through them: was 22.3% / 83.7%.
     # 20.1% / 70.0% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 21.2% / 76.9%.
-    "mlperf_v60": (0.201, 0.700),
+    # 19.4% / 69.8% (not met) since 2026-12-01, NCCL's own channel count inside an NVLink domain
+    # (its topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
+    # Blackwell, 16 on H800 and A800; 16 everywhere before): was 20.1% / 70.0%.
+    "mlperf_v60": (0.194, 0.698),
 }
 
 

@@ -379,6 +379,27 @@ class NvlsChunking(BaseModel):
     (``perChMaxNVLSTreeBws``, src/graph/tuning.cc), where the GPU states none."""
 
 
+class RingSearch(BaseModel):
+    """NCCL's topology search for ring channels inside one NVLink domain, for one NVLink
+    generation (src/graph/search.cc ``ncclTopoCompute`` and ``ncclTopoDupChannels``, 2.18 to
+    2.29): ``speeds_GBps``, the per-channel rates it tries, fastest first
+    (``speedArrayIntra``; ``sm90SpeedArrayIntra`` from Hopper, ``sm100SpeedArrayIntra`` from
+    Blackwell), and ``dup_below_GBps``, the channel rate under which a graph of more than four
+    channels is not doubled (50 from sm90 on: ``ccMin > 80 && bwIntra < 50.0 && nChannels >
+    4``; 0: such graphs are doubled too). Priced by :func:`simulator.cost.nccl_sms.ring_search_channels`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    speeds_GBps: tuple[PositiveFloat, ...] = Field(min_length=1)
+    dup_below_GBps: NonNegativeFloat = 0.0
+
+    @model_validator(mode="after")
+    def _fastest_first(self) -> RingSearch:
+        if list(self.speeds_GBps) != sorted(self.speeds_GBps, reverse=True):
+            raise ValueError("speeds_GBps must be listed fastest first")
+        return self
+
+
 class ProtocolTable(_Spec):
     """NCCL-style protocol constants (src/graph/tuning.cc).
 
@@ -411,6 +432,10 @@ class ProtocolTable(_Spec):
     every other, Arm included. Empty: no floor."""
     ring_net_overhead_simple_factor: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.0
     """Factor on that floor under the Simple protocol."""
+    ring_search: dict[str, RingSearch] = Field(default_factory=dict)
+    """Per NVLink generation (the intra-node link's name), NCCL's search for ring channels
+    inside one NVLink domain (:class:`RingSearch`): how many CTAs its collectives run there.
+    Empty or missing: the fallback in :mod:`simulator.cost.nccl_sms`."""
     tree_correction: dict[Protocol, tuple[Fraction, ...]] = Field(default_factory=dict)
     """Per protocol, the factor on the tree all-reduce's bandwidth at messages of
     ``64 B x 2^i`` bytes, entry ``i`` (NCCL's ``treeCorrectionFactor``, src/graph/tuning.cc;

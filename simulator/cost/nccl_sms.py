@@ -6,10 +6,13 @@ compute kernel, that kernel has ``SMs - c`` of the GPU's SMs. Execution channels
 "typically 2x the search channels" (sjeaugey, nccl#1041). The search channels are the rings
 the topology search finds: across servers one per NIC the group's GPUs use
 (:attr:`simulator.collectives.group.Group.channels`), which gives the 16 channels NCCL logs
-for a ring over 8-GPU H100 servers with 8 NICs each ("Channel 00/16", nccl#1453); inside one
-NVSwitch server NCCL logs 16 collective channels for an 8-GPU H800 server (nccl#892), taken
-here for every NVSwitch server (an estimate: no H100 single-server log was found). Other
-single-server fabrics use the group's own rings. RCCL across servers is taken to follow the
+for a ring over 8-GPU H100 servers with 8 NICs each ("Channel 00/16", nccl#1453). Inside one
+NVSwitch server (or NVL72 rack) the search channels are what NCCL's topology search finds for
+the GPU's NVLink bandwidth (:func:`ring_search_channels`, the protocol table's
+``ring_search``): 12 on an H100's or A100's links and 8 on an H800's or A800's, so 24 and 16
+CTAs, as logged (nccl-tests#100: 24 on an HGX A100; nccl#892: 16 on an H800 server; an H100's
+all-gather kernel runs 24 blocks, NVIDIA developer forum 2025), and 16 (32 CTAs) on Blackwell's
+NVLink5. Other single-server fabrics use the group's own rings. RCCL across servers is taken to follow the
 same rule, one search channel per NIC (an estimate: its multi-node defaults are of that order,
 8 raised to 24 channels on 4-APU MI300A nodes, ROCm/rccl#1366); the ring construction of a
 fully connected mesh across servers (:attr:`~simulator.collectives.group.Group.channels`,
@@ -42,8 +45,14 @@ NCCL_MAX_CHANNELS = 64
 It binds on NVL72 racks taken as one server, where a data-parallel group holds up to 64 GPUs
 and 256 NICs of a rack and one search channel per NIC would give 128 CTAs."""
 NVSWITCH_SERVER_SEARCH_CHANNELS = 8
-"""Search channels inside one NVSwitch server: 16 collective channels on an 8-GPU H800
-server (nccl#892) over :data:`EXECUTION_PER_SEARCH_CHANNEL`."""
+"""Search channels inside one NVSwitch server whose NVLink generation the protocol table's
+``ring_search`` does not list: 16 collective channels on an 8-GPU H800 server (nccl#892) over
+:data:`EXECUTION_PER_SEARCH_CHANNEL`."""
+DUP_MIN_GBPS = 25.0
+"""``ncclTopoDupChannels`` leaves a graph whose channels run under 25 GB/s undoubled."""
+NEXT_SPEED_RATIO = 0.49
+"""``ncclTopoCompute`` tries a slower speed only while it is over 0.49 of the best graph's."""
+_EPS = 1e-9
 
 
 def nccl_ctas(group: Group) -> int:
@@ -54,10 +63,55 @@ def nccl_ctas(group: Group) -> int:
         hw = group.cluster.hw
         search = max(1, round(min(local, hw.nic_ports) * hw.nic_lanes))
     elif group.cluster.hw.node.fabric.kind == IntraFabricKind.NVSWITCH:
-        search = NVSWITCH_SERVER_SEARCH_CHANNELS
+        search = nvswitch_search_channels(group.cluster.hw)
     else:
         search = group.channels
     return min(EXECUTION_PER_SEARCH_CHANNEL * search, NCCL_MAX_CHANNELS)
+
+
+def nvswitch_search_channels(hw) -> int:
+    """NCCL's ring channels inside one NVSwitch domain of the resolved cluster ``hw``: the
+    search of :func:`ring_search_channels` over the GPU's NVLink bandwidth, ``links x rate x
+    efficiency`` (the library's NVLink efficiencies are NCCL's own per-link figures,
+    ``SM80/SM90/SM100_NVLINK_BW`` in src/graph/topo.h), or
+    :data:`NVSWITCH_SERVER_SEARCH_CHANNELS` for a link the protocol table does not list."""
+    link = hw.intra_link
+    search = hw.protocols.ring_search.get(link.name) if link is not None else None
+    if search is None:
+        return NVSWITCH_SERVER_SEARCH_CHANNELS
+    bandwidth = hw.node.fabric.links_per_gpu * link.bandwidth_GBps * link.efficiency
+    return ring_search_channels(bandwidth, search.speeds_GBps, search.dup_below_GBps,
+                                NCCL_MAX_CHANNELS // 2)
+
+
+def ring_search_channels(bandwidth_GBps: float, speeds_GBps, dup_below_GBps: float,
+                         max_channels: int) -> int:
+    """Ring channels NCCL's topology search gives GPUs joined through an NVSwitch by
+    ``bandwidth_GBps`` each (src/graph/search.cc ``ncclTopoCompute``, ``ncclTopoDupChannels``):
+    at speed ``s`` a ring channel takes ``s`` of every GPU's link, so ``floor(B / s)`` channels
+    fit (at most ``max_channels``, MAXCHANNELS/2); starting at the fastest speed not above
+    ``B``, the graph with the largest ``channels x s`` is kept, a slower speed is tried while
+    it is over 0.49 of the kept graph's, and the search stops once ``channels x s >= B``. The
+    kept graph is doubled (at most ``max_channels``) unless its speed is under 25 GB/s, or
+    under ``dup_below_GBps`` with more than 4 channels. E.g. 18 NVLink4 links (369 GB/s): 6
+    channels at 60, doubled: 12; 8 links (164 GB/s): 4 at 40, doubled: 8."""
+    index = next((i for i, s in enumerate(speeds_GBps) if s <= bandwidth_GBps + _EPS),
+                 len(speeds_GBps) - 1)
+    channels, speed = 0, 0.0
+    while True:
+        trial = speeds_GBps[index]
+        count = min(int(bandwidth_GBps / trial + _EPS), max_channels)
+        if count * trial > channels * speed + _EPS:
+            channels, speed = count, trial
+        done = channels and (channels * speed >= bandwidth_GBps - _EPS or channels == max_channels)
+        slower = index + 1 < len(speeds_GBps) and (
+            not channels or speeds_GBps[index + 1] / speed > NEXT_SPEED_RATIO)
+        if done or not slower:
+            break
+        index += 1
+    if channels and speed >= DUP_MIN_GBPS and not (speed < dup_below_GBps and channels > 4):
+        channels = min(2 * channels, max_channels)
+    return max(channels, 1)
 
 
 GPU_COLLECTIVE_VENDORS = ("NVIDIA", "AMD")
