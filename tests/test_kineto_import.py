@@ -142,6 +142,20 @@ def test_nccl_operations_and_sizes_of_the_two_rank_job(imported):
     assert table.loc["all_reduce", "calls"] == 15 and table.loc["broadcast", "calls"] == 6
 
 
+def test_nccl_table_gives_the_most_ctas_a_collective_ran(imported):
+    """max_ctas is the largest args.grid of a collective's NCCL kernels (one block per
+    channel): in the 16-rank A100-SXM4 job the all-gathers' and reduce-scatters' kernels ran
+    24 blocks, the all-reduces' 16 (docs/measurements.md); NaN where a trace has no grids."""
+    k = imported["negative_queue_length_values_check__rank0.json.gz"].kernels
+    table = nccl_table(k).set_index("op")
+    assert table.loc["all_gather", "max_ctas"] == table.loc["reduce_scatter", "max_ctas"] == 24
+    assert table.loc["all_reduce", "max_ctas"] == 16
+    nccl = k[k["kernel_class"] == "nccl"]
+    assert table["max_ctas"].max() == nccl["blocks"].max()
+    gridless = nccl_table(k.assign(blocks=-1))
+    assert gridless["max_ctas"].isna().all()
+
+
 def test_collectives_of_sendrecv_kernels_come_from_the_pytorch_call(imported):
     """In the 128-rank job every NCCL kernel is SendRecv; the nccl:<op> annotations that
     launched them name all_to_all, all_reduce and all_gather."""

@@ -113,12 +113,15 @@ def _steps_table(steps, title: str) -> Table:
 
 
 def _collectives_table(collectives) -> Table:
-    table = Table(title="NCCL kernels by collective")
-    for name in ("collective", "calls", "busy (ms)", "bytes"):
+    table = Table(title="NCCL kernels by collective",
+                  caption="CTAs: the most thread blocks (NCCL channels) one kernel ran, the SMs it "
+                          "takes from compute beside it")
+    for name in ("collective", "calls", "busy (ms)", "bytes", "CTAs"):
         table.add_column(name, justify="left" if name == "collective" else "right")
     for row in collectives.to_dict(orient="records"):
         size = "" if row["bytes"] != row["bytes"] else f"{row['bytes']:,.0f}"
-        table.add_row(row["op"], str(row["calls"]), f"{1e3 * row['busy_s']:.3f}", size)
+        ctas = "" if row["max_ctas"] != row["max_ctas"] else f"{row['max_ctas']:.0f}"
+        table.add_row(row["op"], str(row["calls"]), f"{1e3 * row['busy_s']:.3f}", size, ctas)
     return table
 
 

@@ -189,9 +189,13 @@ def _metadata(header: dict[str, Any], kernels: pd.DataFrame, columns: Columns,
 
 def nccl_table(kernels: pd.DataFrame) -> pd.DataFrame:
     """NCCL kernels grouped by collective (or kernel operation when the call is unknown):
-    ``calls``, ``busy_s`` (sum of kernel durations) and ``bytes`` (sum where known)."""
+    ``calls``, ``busy_s`` (sum of kernel durations), ``bytes`` (sum where known) and
+    ``max_ctas``, the most thread blocks one of its kernels ran (NCCL runs one per channel, so
+    the SMs a collective takes from compute beside it; :mod:`simulator.cost.nccl_sms`; NaN
+    where the trace gives no grid sizes)."""
     nccl = kernels[kernels["kernel_class"] == COMM]
     op = nccl["collective"].fillna(nccl["nccl_op"]).fillna("unknown")
-    grouped = nccl.assign(op=op).groupby("op", sort=True)
+    grouped = nccl.assign(op=op, ctas=nccl["blocks"].where(nccl["blocks"] > 0)).groupby("op", sort=True)
     return pd.DataFrame({"calls": grouped.size(), "busy_s": grouped["dur_s"].sum(),
-                         "bytes": grouped["bytes"].sum(min_count=1)}).reset_index()
+                         "bytes": grouped["bytes"].sum(min_count=1),
+                         "max_ctas": grouped["ctas"].max()}).reset_index()
