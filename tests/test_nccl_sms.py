@@ -21,8 +21,8 @@ def _cluster(node="dgx-h100", nodes=4):
 
 @pytest.mark.parametrize("gpus, ctas", [
     (tuple(range(32)), 16),                 # 8 GPUs on each of 4 servers, 8 NICs: NCCL's 16 (nccl#1453)
-    (tuple(range(0, 32, 4)), 4),            # 2 GPUs per server: 2 NIC rings, doubled
-    (tuple(range(0, 32, 8)), 2),            # one GPU per server
+    (tuple(range(0, 32, 4)), 8),            # 2 GPUs per server: 2 NIC rings at 48 GB/s, doubled twice
+    (tuple(range(0, 32, 8)), 4),            # one GPU per server: 1 ring, doubled twice
     (tuple(range(8)), 24),                  # one NVSwitch server: 12 search channels on 18 NVLink4
 ])
 def test_ctas_are_twice_the_search_channels(gpus, ctas):
@@ -86,3 +86,22 @@ def test_ring_search_leaves_slow_or_many_channels_undoubled():
     assert ring_search_channels(200.0, (40, 30), 50, 32) == 5           # 5 x 40 > 4 channels, 40 < 50
     assert ring_search_channels(200.0, (40, 30), 0, 32) == 10           # Ampere's rule doubles it
     assert ring_search_channels(10_000.0, (60,), 50, 32) == 32          # the MAXCHANNELS/2 ceiling
+
+
+@pytest.mark.parametrize("node, link, per_server, ctas", [
+    ("dgx-a100-80gb", "ib-hdr", 1, 2),      # HDR on PCIe Gen4: 24 GB/s channels, under 25: not doubled
+    ("dgx-a100-80gb", "ib-hdr", 8, 16),
+    ("dgx-h100", "ib-ndr", 4, 16),          # NDR on Gen5: 48 GB/s, 4 channels: doubled
+    ("dgx-h100", "ib-ndr", 8, 16),          # 8 channels at 48 < 50: not doubled (nccl#1453)
+    ("dgx-b300", "ib-xdr", 8, 32),          # ConnectX-8 on Gen6: 96 GB/s, doubled
+])
+def test_channels_across_servers_double_as_nccls_search_doubles_them(node, link, per_server, ctas):
+    """Across servers NCCL's ring has one channel per NIC the group uses, at the fastest
+    search speed within the GPU's path to its NIC, which ncclTopoDupChannels doubles unless
+    under 25 GB/s, or (Hopper on) under 50 GB/s with more than 4 channels."""
+    data = {"name": "t", "cluster": {"node": node, "nodes": 2,
+                                     "fabric": {"topology": "fat-tree", "link": link}}}
+    scenario = scenario_from_mapping(data, "<test>")
+    cluster = build_cluster(resolve_cluster(scenario.cluster, HardwareLibrary()))
+    gpus = tuple(g for server in (0, 8) for g in range(server, server + per_server))
+    assert nccl_ctas(Group(cluster, gpus)) == ctas

@@ -392,11 +392,17 @@ class RingSearch(BaseModel):
 
     speeds_GBps: tuple[PositiveFloat, ...] = Field(min_length=1)
     dup_below_GBps: NonNegativeFloat = 0.0
+    inter_speeds_GBps: tuple[PositiveFloat, ...] = ()
+    """The per-channel rates the search tries for a ring through the network
+    (``speedArrayInter``, ``sm90SpeedArrayInter``, ``sm100SpeedArrayInter``), fastest first;
+    empty: the channels across servers are not doubled."""
 
     @model_validator(mode="after")
     def _fastest_first(self) -> RingSearch:
-        if list(self.speeds_GBps) != sorted(self.speeds_GBps, reverse=True):
-            raise ValueError("speeds_GBps must be listed fastest first")
+        for name in ("speeds_GBps", "inter_speeds_GBps"):
+            speeds = list(getattr(self, name))
+            if speeds != sorted(speeds, reverse=True):
+                raise ValueError(f"{name} must be listed fastest first")
         return self
 
 

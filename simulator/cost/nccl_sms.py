@@ -6,7 +6,9 @@ compute kernel, that kernel has ``SMs - c`` of the GPU's SMs. Execution channels
 "typically 2x the search channels" (sjeaugey, nccl#1041). The search channels are the rings
 the topology search finds: across servers one per NIC the group's GPUs use
 (:attr:`simulator.collectives.group.Group.channels`), which gives the 16 channels NCCL logs
-for a ring over 8-GPU H100 servers with 8 NICs each ("Channel 00/16", nccl#1453). Inside one
+for a ring over 8-GPU H100 servers with 8 NICs each ("Channel 00/16", nccl#1453), doubled where
+NCCL's search doubles them (:func:`internode_search_channels`: with 4 or fewer of a Hopper or
+Blackwell server's GPUs in the group on 400G NICs, and on ConnectX-8 behind PCIe Gen6). Inside one
 NVSwitch server (or NVL72 rack) the search channels are what NCCL's topology search finds for
 the GPU's NVLink bandwidth (:func:`ring_search_channels`, the protocol table's
 ``ring_search``): 12 on an H100's or A100's links and 8 on an H800's or A800's, so 24 and 16
@@ -61,7 +63,7 @@ def nccl_ctas(group: Group) -> int:
     if group.servers > 1:           # one search channel per NIC the group uses
         local = min(len(s) for s in group.by_server)
         hw = group.cluster.hw
-        search = max(1, round(min(local, hw.nic_ports) * hw.nic_lanes))
+        search = internode_search_channels(hw, max(1, round(min(local, hw.nic_ports) * hw.nic_lanes)))
     elif group.cluster.hw.node.fabric.kind == IntraFabricKind.NVSWITCH:
         search = nvswitch_search_channels(group.cluster.hw)
     else:
@@ -109,9 +111,32 @@ def ring_search_channels(bandwidth_GBps: float, speeds_GBps, dup_below_GBps: flo
         if done or not slower:
             break
         index += 1
-    if channels and speed >= DUP_MIN_GBPS and not (speed < dup_below_GBps and channels > 4):
-        channels = min(2 * channels, max_channels)
-    return max(channels, 1)
+    return max(doubled_channels(channels, speed, dup_below_GBps, max_channels), 1)
+
+
+def doubled_channels(channels: int, speed_GBps: float, dup_below_GBps: float, max_channels: int) -> int:
+    """``ncclTopoDupChannels``: twice ``channels`` (at most ``max_channels``) unless their
+    speed is under 25 GB/s, or under ``dup_below_GBps`` with more than 4 of them."""
+    if channels and speed_GBps >= DUP_MIN_GBPS and not (speed_GBps < dup_below_GBps and channels > 4):
+        return min(2 * channels, max_channels)
+    return channels
+
+
+def internode_search_channels(hw, channels: int) -> int:
+    """NCCL's ring channels across servers for ``channels`` NICs used, one channel each:
+    doubled by :func:`doubled_channels` at the channel speed NCCL's search gives the GPU's
+    path to its NIC, the fastest of the protocol table's ``inter_speeds_GBps`` within
+    ``min(NIC line rate, PCIe rate x efficiency)`` (48 GB/s for NDR on PCIe Gen5: doubled only
+    with 4 or fewer channels on Hopper and later; 24 for HDR on Gen4: never; 96 for
+    ConnectX-8 on Gen6: always). Unchanged where the table lists no inter speeds for the
+    node's NVLink generation."""
+    link = hw.intra_link
+    search = hw.protocols.ring_search.get(link.name) if link is not None else None
+    if search is None or not search.inter_speeds_GBps:
+        return channels
+    path = min(hw.nic_link.bandwidth_GBps, hw.pcie_link.bandwidth_GBps * hw.pcie_link.efficiency)
+    speed = next((s for s in search.inter_speeds_GBps if s <= path + _EPS), search.inter_speeds_GBps[-1])
+    return doubled_channels(channels, speed, search.dup_below_GBps, NCCL_MAX_CHANNELS // 2)
 
 
 GPU_COLLECTIVE_VENDORS = ("NVIDIA", "AMD")
