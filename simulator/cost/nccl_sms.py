@@ -77,10 +77,10 @@ def nvswitch_search_channels(hw) -> int:
     efficiency`` (the library's NVLink efficiencies are NCCL's own per-link figures,
     ``SM80/SM90/SM100_NVLINK_BW`` in src/graph/topo.h), or
     :data:`NVSWITCH_SERVER_SEARCH_CHANNELS` for a link the protocol table does not list."""
-    link = hw.intra_link
-    search = hw.protocols.ring_search.get(link.name) if link is not None else None
+    search = _ring_search(hw)
     if search is None:
         return NVSWITCH_SERVER_SEARCH_CHANNELS
+    link = hw.intra_link
     bandwidth = hw.node.fabric.links_per_gpu * link.bandwidth_GBps * link.efficiency
     return ring_search_channels(bandwidth, search.speeds_GBps, search.dup_below_GBps,
                                 NCCL_MAX_CHANNELS // 2)
@@ -130,13 +130,18 @@ def internode_search_channels(hw, channels: int) -> int:
     with 4 or fewer channels on Hopper and later; 24 for HDR on Gen4: never; 96 for
     ConnectX-8 on Gen6: always). Unchanged where the table lists no inter speeds for the
     node's NVLink generation."""
-    link = hw.intra_link
-    search = hw.protocols.ring_search.get(link.name) if link is not None else None
+    search = _ring_search(hw)
     if search is None or not search.inter_speeds_GBps:
         return channels
     path = min(hw.nic_link.bandwidth_GBps, hw.pcie_link.bandwidth_GBps * hw.pcie_link.efficiency)
     speed = next((s for s in search.inter_speeds_GBps if s <= path + _EPS), search.inter_speeds_GBps[-1])
     return doubled_channels(channels, speed, search.dup_below_GBps, NCCL_MAX_CHANNELS // 2)
+
+
+def _ring_search(hw):
+    """The protocol table's ``ring_search`` entry for the node's NVLink generation, or None."""
+    link = hw.intra_link
+    return hw.protocols.ring_search.get(link.name) if link is not None else None
 
 
 GPU_COLLECTIVE_VENDORS = ("NVIDIA", "AMD")
