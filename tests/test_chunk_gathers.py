@@ -119,13 +119,15 @@ def test_engines_add_the_chunk_gathers_and_agree():
     from des_checks import assert_des_brackets_analytical
 
     from simulator.engine.analytical import simulate_step, stage_step
+    from simulator.engine.dp_beside import stage_gather_shares
     from simulator.engine.dp_overlap_sms import gather_slowdown
     from simulator.engine.gradient_sync import first_param_bucket_time, param_gather_exposed
 
     chunk, collectives = _interleaved("chunk")
     bucket, _ = _interleaved("bucket")
     staged, plain = stage_step(chunk, collectives), stage_step(bucket, collectives)
-    delay = param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    delay = param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p,
+                                 stage_gather_shares(staged.ctx))
     first = first_param_bucket_time(plain.ctx)
     assert delay > first > 0
     # what the gathers beside the forwards take from them differs with the launch too
@@ -139,11 +141,13 @@ def test_fp8_weight_gathers_move_half_the_bytes():
     """``param_gather_dtype: fp8`` halves each chunk's gathered bytes (bf16 -> 1 byte), so
     the exposed chunk-0 gather shrinks; ZeRO 0 gathers nothing."""
     from simulator.engine.analytical import stage_step
+    from simulator.engine.dp_beside import stage_gather_shares
     from simulator.engine.gradient_sync import param_gather_exposed
 
     def exposed(scenario_and_model):
         staged = stage_step(*scenario_and_model)
-        return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
+        return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p,
+                                    stage_gather_shares(staged.ctx))
 
     bf16, fp8 = exposed(_interleaved("chunk")), exposed(_interleaved("chunk", dtype="fp8"))
     assert 0 < fp8 < bf16

@@ -12,6 +12,7 @@ from simulator.cost import CollectiveModel
 from simulator.cost.nccl_sms import nccl_sm_share, overlap_slowed
 from simulator.engine import analytical, dp_overlap_sms
 from simulator.engine.analytical import gradient_sync_parts, simulate_step, stage_step
+from simulator.engine.dp_beside import stage_gather_shares, stage_reduce_shares
 from simulator.engine.dp_overlap_sms import cooldown_delays, synced_clocks
 from simulator.engine.gradient_sync import rest_gather_seconds
 from simulator.topology import build_cluster
@@ -53,9 +54,10 @@ def test_synced_clocks_without_slowdowns_is_the_plain_rule():
 
 
 def test_one_stage_step_pays_the_closed_form(monkeypatch):
-    """One stage, data parallel over 2 servers of 8 GPUs (f = 16/132): the step exceeds the
-    step without NCCL's SMs by f min(R, C / (1 - f)) for the reduction beside the backward
-    plus f min(G, F / (1 - f)) for the gathers beside the forward."""
+    """One stage, data parallel over 2 servers of 8 GPUs (f = 16/132, and with the HBM the
+    rings draw on the passes' memory-bound kernels f_r and f_g, simulator/engine/dp_beside.py):
+    the step exceeds the step without them by f_r min(R, C / (1 - f_r)) for the reduction
+    beside the backward plus f_g min(G, F / (1 - f_g)) for the gathers beside the forward."""
     scenario, collectives = _scenario()
     staged = stage_step(scenario, collectives)
     ctx = staged.ctx
@@ -66,10 +68,13 @@ def test_one_stage_step_pays_the_closed_form(monkeypatch):
     assert reduce > 0 and gathers[0] > 0
     backward, forward = staged.backward[0], staged.forward[0]
     assert reduce < backward            # the reduction hides: only the slowdown shows
-    expected = f * min(reduce, backward / (1 - f)) + f * min(gathers[0], forward / (1 - f))
+    f_r, f_g = stage_reduce_shares(ctx)[0], stage_gather_shares(ctx)[0]
+    assert f_r >= f and f_g >= f
+    expected = f_r * min(reduce, backward / (1 - f_r)) + f_g * min(gathers[0], forward / (1 - f_g))
     result = simulate_step(scenario, collectives)
-    for module in (dp_overlap_sms, analytical):
-        monkeypatch.setattr(module, "stage_sm_shares", lambda ctx: np.zeros(ctx.layout.pp))
+    for name in ("stage_reduce_shares", "stage_gather_shares"):
+        monkeypatch.setattr(dp_overlap_sms, name, lambda ctx: np.zeros(ctx.layout.pp))
+    monkeypatch.setattr(analytical, "stage_beside_shares", lambda ctx: (np.zeros(ctx.layout.pp),) * 2)
     without = simulate_step(scenario, collectives)
     assert result.step_time_s - without.step_time_s == pytest.approx(expected, rel=1e-9)
     assert result.dp_sm_slowdown_s == pytest.approx(expected, rel=1e-9)   # reported as such

@@ -155,13 +155,14 @@ def test_gpt3_175b_has_174_6_billion_parameters():
 def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     """pp = 1: the stage's last task is the last microbatch's backward, so the exposed
     reduction is ``max(tail + s, sync - backward)`` with overlap_grad_reduce (``tail``: the
-    last bucket, which cannot start before the backward ends; ``s`` what NCCL's SMs take
-    from that backward, simulator/engine/dp_overlap_sms.py) and ``sync`` without; the next
-    forward also waits for the first weight bucket with overlap_param_gather, and loses SMs
-    to the later buckets' gathers."""
+    last bucket, which cannot start before the backward ends; ``s`` what NCCL's SMs and HBM
+    draw take from that backward, simulator/engine/dp_overlap_sms.py and dp_beside.py) and
+    ``sync`` without; the next forward also waits for the first weight bucket with
+    overlap_param_gather, and loses pace to the later buckets' gathers."""
     from simulator.collectives.group import Group
     from simulator.cost.nccl_sms import nccl_sm_share
     from simulator.engine.context import make_context
+    from simulator.engine.dp_beside import stage_gather_shares, stage_reduce_shares
     from simulator.engine.gradient_sync import (
         all_gradient_collectives,
         first_param_bucket_time,
@@ -179,8 +180,10 @@ def test_gradient_sync_starts_with_or_after_the_last_backward(overlap):
     # dp_comm_s holds the reductions and, under overlap_param_gather, the whole weight gather
     sync, backward = result.dp_comm_s - (first_bucket + rest), result.stages[0].backward_s
     f = nccl_sm_share(Group(collectives.cluster, ctx.layout.stage_dp_groups(0)[0]))
-    slowed = f * min(sync, backward / (1 - f))          # NCCL's SMs beside the reduction
-    gathers = f * min(rest, forward / (1 - f))          # and beside the later buckets' gathers
+    f_r, f_g = stage_reduce_shares(ctx)[0], stage_gather_shares(ctx)[0]   # with the HBM draw
+    assert f_r >= f and f_g >= f
+    slowed = f_r * min(sync, backward / (1 - f_r))      # NCCL's SMs and HBM beside the reduction
+    gathers = f_g * min(rest, forward / (1 - f_g))      # and beside the later buckets' gathers
     expected = (max(tail + slowed, sync - backward) if overlap else sync) + first_bucket + gathers
     assert (tail > 0) == overlap and 0 < first_bucket < sync
     assert sync > 0 and result.dp_comm_exposed_s == pytest.approx(expected, rel=1e-12, abs=1e-15)

@@ -57,6 +57,19 @@ class LayerCost:
     cp: float
     ep: float
     tp_recompute: float = 0.0
+    forward_memory: float = 0.0
+    """Seconds of :attr:`forward` in memory-bound kernels (fp8 casts included)."""
+    backward_memory: float = 0.0
+    """Seconds of :attr:`backward` in memory-bound kernels (fp8 casts included)."""
+
+    def memory_shares(self) -> tuple[float, float]:
+        """(forward, backward) shares of the compute time in memory-bound kernels, the
+        backward's with its recompute, taken at the forward's share
+        (:mod:`simulator.cost.hbm_contention`)."""
+        forward = self.forward_memory / self.forward if self.forward > 0 else 0.0
+        backward = self.backward + self.recompute
+        memory = self.backward_memory + forward * self.recompute
+        return forward, memory / backward if backward > 0 else 0.0
 
 
 def kernels_time(compute: ComputeModel, kernels: Kernels) -> float:
@@ -136,6 +149,9 @@ class _LayerKernels:
     forward_s: float
     backward_s: float
     linears: _LinearTimes
+    forward_memory_s: float = 0.0
+    """Seconds of :attr:`forward_s` in memory-bound kernels."""
+    backward_memory_s: float = 0.0
 
 
 def _layer_kernels(shape: LayerShape, compute: ComputeModel) -> _LayerKernels:
@@ -144,8 +160,11 @@ def _layer_kernels(shape: LayerShape, compute: ComputeModel) -> _LayerKernels:
     bwd_k = fwd_k.backward()
     fwd_g, bwd_g = _gemm_times(compute, fwd_k), _gemm_times(compute, bwd_k)
     passes = expert_pass_seconds(shape, compute)
+    memory = [float(compute.memory_time(k.memory_bytes).sum()) + p
+              for k, p in zip((fwd_k, bwd_k), passes, strict=True)]
     return _LayerKernels(fwd_k, bwd_k, _total(compute, fwd_k, fwd_g) + passes[0],
-                         _total(compute, bwd_k, bwd_g) + passes[1], _LinearTimes.of(fwd_k, fwd_g, bwd_g))
+                         _total(compute, bwd_k, bwd_g) + passes[1], _LinearTimes.of(fwd_k, fwd_g, bwd_g),
+                         memory[0], memory[1])
 
 
 def expert_pass_seconds(shape: LayerShape, compute: ComputeModel) -> tuple[float, float]:
@@ -184,7 +203,8 @@ def layer_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape, compu
     tp_fwd, tp_bwd = tp_fwd + amax, tp_bwd + amax
     recompute, tp_re = _recompute(scenario, stack, shape, compute, fwd_k, forward, tp_fwd, site)
     cp = _cp_comm(scenario, stack, shape, compute, collectives, layout)
-    cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re)
+    cost = LayerCost(forward, backward, recompute, tp_fwd, tp_bwd, cp, 0.0, tp_re,
+                     kernels.forward_memory_s + casts[0], kernels.backward_memory_s + casts[1])
     ep = _ep_comm(scenario, stack, shape, compute, collectives, layout, (cost, linears, casts))
     modules = scenario.parallelism.recomputed_modules
     if ep and modules is not None and reruns_dispatch(shape.model, modules):

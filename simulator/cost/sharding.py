@@ -21,7 +21,9 @@ unit's reduce-scatter cannot hide (FSDP's two-stream pipeline; the forward gathe
 ``i+1`` overlap the forward of unit ``i``, the backward gather of unit ``i-1`` and the
 reduce-scatter of unit ``i+1`` overlap the backward of unit ``i``). While a unit's
 collectives run, NCCL's kernels hold a share ``f`` of the SMs (:mod:`simulator.cost.nccl_sms`),
-so the compute beside them runs on ``1 - f`` of the GPU:
+and their bytes a share of the HBM bandwidth that the memory-bound kernels beside them feel
+(:mod:`simulator.cost.hbm_contention`; ``f`` is then the one share of the pass's pace both
+take, :meth:`UnitComm.pass_share`), so the compute beside them runs at ``1 - f`` of its pace:
 ``t = max(c, C + f min(c, C / (1 - f)))`` (``t = max(C, c)`` for ``f = 0``).
 """
 
@@ -39,6 +41,7 @@ from simulator.config.stack import GatherUnit, GradCopyIn, StackProfile
 from simulator.cost.collective import CollectiveModel
 from simulator.cost.compute import ComputeModel
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.hbm_contention import beside_share, hbm_draw_share, ring_sent_bytes
 from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
@@ -61,6 +64,11 @@ class UnitComm:
     per_step_gather: float = 0.0
     """Seconds of the persistent tensors' one gather per step
     (``sharding.persistence_threshold_params``)."""
+    gather_hbm: float = 0.0
+    """Share of the GPU's HBM bandwidth the gathers draw while they run
+    (:func:`simulator.cost.hbm_contention.hbm_draw_share`)."""
+    reduce_hbm: float = 0.0
+    """The same for the gradient reductions."""
 
     def mixed(self, other: UnitComm, share: float) -> UnitComm:
         """``(1 - share)`` of this unit and ``share`` of ``other``, field by field (this
@@ -69,7 +77,16 @@ class UnitComm:
             return (1 - share) * a + share * b
         return UnitComm(mix(self.gather, other.gather), mix(self.reduce, other.reduce), self.sm_share,
                         mix(self.recompute_regather, other.recompute_regather),
-                        mix(self.per_step_gather, other.per_step_gather))
+                        mix(self.per_step_gather, other.per_step_gather),
+                        mix(self.gather_hbm, other.gather_hbm), mix(self.reduce_hbm, other.reduce_hbm))
+
+    def pass_share(self, gather_s: float, reduce_s: float, memory_share: float) -> float:
+        """The share of a pass's pace its ``gather_s`` of gathers and ``reduce_s`` of reductions
+        take (:func:`simulator.cost.hbm_contention.beside_share`: the SM share, and the HBM share
+        the two draw, weighted by their seconds, on the pass's ``memory_share``)."""
+        comm = gather_s + reduce_s
+        hbm = (gather_s * self.gather_hbm + reduce_s * self.reduce_hbm) / comm if comm > 0 else 0.0
+        return beside_share(self.sm_share, hbm, memory_share)
 
 
 @dataclass(frozen=True)
@@ -134,14 +151,36 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     else:
         gather_each, reduce = [one[2] for one in gathers], sum(one[2] for one in reduces)
     kept = _KeptTensors.of(stack, [n / layout.tp for n in sizes], len(expert_sizes))
-    if shard < layout.dp * layout.cp:
-        replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
-                           ("replicas", layout, stage, shard), scenario)
-        reduce += sum(replicas.time(Op.ALL_REDUCE, n * reduce_bytes / shard) for n in sizes)
+    replica_s, replica_sent = _replica_all_reduces(scenario, collectives, layout, stage, shard,
+                                                   [n * reduce_bytes for n in sizes])
+    reduce += replica_s
     first = layout.stage_shard_groups(stage, shard)[0]
     share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
+    gpu = collectives.cluster.hw.gpu
+    gather_nccl = sum(one[2] for one in gathers)
     return UnitComm(kept.per_pass(gather_each), reduce, share, kept.regathered(gather_each),
-                    kept.per_step(gather_each))
+                    kept.per_step(gather_each), hbm_draw_share(gpu, _sent(gathers), gather_nccl),
+                    hbm_draw_share(gpu, _sent(reduces) + replica_sent, reduce))
+
+
+def _replica_all_reduces(scenario: Scenario, collectives: CollectiveModel, layout: Layout, stage: int,
+                         shard: int, reduced: list[float]) -> tuple[float, float]:
+    """(seconds, bytes one GPU sends) of the all-reduces across the shard groups' replicas of
+    each unit tensor's reduced shard (hybrid sharding, ``shard`` < ``dp cp``; ``reduced``: the
+    tensors' bytes in the reduce dtype); (0, 0) without hybrid sharding."""
+    if shard >= layout.dp * layout.cp:
+        return 0.0, 0.0
+    replicas = _Priced(collectives, lambda: layout.stage_replica_groups(stage, shard),
+                       ("replicas", layout, stage, shard), scenario)
+    across = layout.dp * layout.cp // shard
+    seconds = sum(replicas.time(Op.ALL_REDUCE, n / shard) for n in reduced)
+    return seconds, sum(ring_sent_bytes(n / shard, across, passes=2) for n in reduced)
+
+
+def _sent(collectives: list[tuple[float, int, float]]) -> float:
+    """Bytes one GPU sends in the ring collectives given as (bytes, ranks, seconds)
+    (:func:`~simulator.cost.hbm_contention.ring_sent_bytes`)."""
+    return sum(ring_sent_bytes(nbytes, ranks) for nbytes, ranks, _ in collectives)
 
 
 @dataclass(frozen=True)
@@ -303,20 +342,27 @@ class _Priced:
 
 
 def sharding_cost(scenario: Scenario, stack: StackProfile, comm: UnitComm, layers: float,
-                  layer_forward_s: float, layer_backward_s: float, microbatches: int) -> ShardingCost:
+                  layer_forward_s: float, layer_backward_s: float, microbatches: int,
+                  memory_shares: tuple[float, float] = (0.0, 0.0)) -> ShardingCost:
     """Exposed ZeRO-3 seconds per microbatch (averaged over the step's microbatches).
 
-    ``layer_backward_s`` is a layer's backward compute including its recompute.
+    ``layer_backward_s`` is a layer's backward compute including its recompute;
+    ``memory_shares`` the (forward, backward) shares of that compute in memory-bound kernels
+    (:meth:`simulator.cost.layer.LayerCost.memory_shares`), which the collectives' HBM draw
+    slows (:meth:`UnitComm.pass_share`).
     """
     prof = stack.sharding
     forward_gathers, regathers = gather_counts(scenario, stack, microbatches)
     reduces = microbatches if prof.reduce_every_microbatch else 1
-    share = comm.sm_share
     again = backward_gather_seconds(scenario, stack, comm, regathers)
-    fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch, share)
+    m_f, m_b = memory_shares
+    fwd = forward_gathers * _pass_exposed(layers, layer_forward_s, comm.gather, 0.0, prof.prefetch,
+                                          comm.pass_share(comm.gather, 0.0, m_f))
     fwd += layers * comm.per_step_gather          # after the optimizer step, before the next step
-    bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, again, 0.0, prof.prefetch, share)
-    bwd += reduces * _pass_exposed(layers, layer_backward_s, again, comm.reduce, prof.prefetch, share)
+    bwd = (microbatches - reduces) * _pass_exposed(layers, layer_backward_s, again, 0.0, prof.prefetch,
+                                                   comm.pass_share(again, 0.0, m_b))
+    bwd += reduces * _pass_exposed(layers, layer_backward_s, again, comm.reduce, prof.prefetch,
+                                   comm.pass_share(again, comm.reduce, m_b))
     total = layers * (forward_gathers * comm.gather + microbatches * again + reduces * comm.reduce
                       + comm.per_step_gather)
     return ShardingCost(fwd / microbatches, bwd / microbatches, total)

@@ -36,18 +36,19 @@ from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, exposed_send_seconds, make_context, memoised, send_split
 from simulator.engine.document_work import document_parts as _document_parts
 from simulator.engine.document_work import document_summary, mean_work
+from simulator.engine.dp_beside import stage_beside_shares, stage_gather_shares
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns, synced_clocks
 from simulator.engine.flops import step_flops
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     chunk_gather_seconds,
+    dp_key,
     element_bytes,
     embedding_sync_seconds,
     last_bucket_times,
     overlapped_gather_seconds,
     overlapped_reduce_seconds,
     param_gather_exposed,
-    stage_sm_shares,
     sync_seconds,
 )
 from simulator.engine.layer_kinds import (
@@ -197,11 +198,11 @@ def _data_parallel(staged: StagedStep, finish: np.ndarray, last_start: np.ndarra
     gathers' wait and slowdown."""
     ctx = staged.ctx
     sync, tail, reduce = gradient_sync_parts(ctx)
-    shares = stage_sm_shares(ctx)
-    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged), shares)
+    reduce_shares, gather_shares = stage_beside_shares(ctx)
+    slow = reduction_slowdowns(ctx, reduce, last_backward_seconds(staged), reduce_shares)
     start = gradient_sync_start(ctx.scenario, finish, last_start)
     synced = float(synced_clocks(start, finish, sync, tail, slow).max())
-    wait, gathers = gather_wait(staged), gather_slowdown(ctx, staged.forward, shares)
+    wait, gathers = gather_wait(staged, gather_shares), gather_slowdown(ctx, staged.forward, gather_shares)
     sms = gathers + _chunk_gather_sm_seconds(staged, wait)
     if slow.any():      # the reductions' end with the slowdowns less without
         plain = float(np.maximum(start + sync, finish + tail).max())
@@ -237,7 +238,7 @@ def gradient_sync_parts(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """Per stage, seconds of the gradient synchronisation, of its last bucket and of its
     reduction proper (:func:`~simulator.engine.gradient_sync.overlapped_reduce_seconds`);
     memoised by the layout fields they depend on."""
-    return memoised(ctx, ("sync", *_dp_key(ctx)), lambda: _gradient_sync(ctx))
+    return memoised(ctx, ("sync", *dp_key(ctx)), lambda: _gradient_sync(ctx))
 
 
 def last_backward_seconds(staged: StagedStep) -> np.ndarray:
@@ -245,19 +246,21 @@ def last_backward_seconds(staged: StagedStep) -> np.ndarray:
     return staged.backward / staged.ctx.scenario.parallelism.virtual_stages
 
 
-def gather_wait(staged: StagedStep) -> float:
+def gather_wait(staged: StagedStep, shares: np.ndarray | None = None) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer
     (:func:`simulator.engine.gradient_sync.param_gather_exposed`; the batch's figure where it
     has one); what those beside the forwards take from them is
-    :func:`simulator.engine.dp_overlap_sms.gather_slowdown`."""
+    :func:`simulator.engine.dp_overlap_sms.gather_slowdown`. ``shares``:
+    :func:`~simulator.engine.dp_beside.stage_gather_shares`, where the caller has them."""
     if staged.param_wait is not None:
         return staged.param_wait
-    return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p)
+    shares = stage_gather_shares(staged.ctx) if shares is None else shares
+    return param_gather_exposed(staged.ctx, staged.forward, staged.backward, staged.p2p, shares)
 
 
 def fixed_seconds(ctx: Context, stages: list[dict]) -> float:
     """The step's fixed part: the optimizer step (memoised) plus the stack's step overhead."""
-    return (memoised(ctx, ("optimizer", *_dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
+    return (memoised(ctx, ("optimizer", *dp_key(ctx)), lambda: _optimizer_time(ctx, stages))
             + scenario_stack(ctx.scenario).step_overhead_s)
 
 
@@ -277,13 +280,6 @@ def flops(ctx: Context, work: tuple[float, float]) -> tuple[float, float]:
     key = ("flops", par.recompute, par.recompute_fraction, par.recompute_modules,
            par.tp > 1, work)   # tp: async TP's recompute
     return memoised(ctx, key, lambda: step_flops(sc, work))
-
-
-def _dp_key(ctx: Context) -> tuple:
-    """The layout fields the data-parallel synchronisation and the optimizer depend on."""
-    par = ctx.scenario.parallelism
-    return (ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce,
-            par.first_stage_layers, par.last_stage_layers, par.pipeline_layout)
 
 
 def _gradient_sync(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -564,7 +560,8 @@ def _stage_sharding(ctx: Context, stack, layer, unit, layers: int) -> ShardingCo
     chunk_layers = layers / ctx.scenario.parallelism.virtual_stages
     deferred = defers_reduce(ctx.scenario)    # reduced after the last backward (gradient_sync)
     one = sharding_cost(ctx.scenario, stack, replace(unit, reduce=0.0) if deferred else unit,
-                        chunk_layers, layer.forward, layer.backward + layer.recompute, ctx.microbatches)
+                        chunk_layers, layer.forward, layer.backward + layer.recompute, ctx.microbatches,
+                        layer.memory_shares())
     v = ctx.scenario.parallelism.virtual_stages
     return ShardingCost(v * one.forward_exposed, v * one.backward_exposed, v * one.comm_per_step)
 
@@ -632,7 +629,7 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     """The step's result fields; ``bubble`` is (bubble seconds, busy seconds per stage, compute
     part of them, whether to give the stages' breakdowns), ``dp_exposed`` (end-of-step sync,
     ZeRO-3 in the passes: already in ``pipe``), ``sms`` the part of the end-of-step sync that
-    is compute slowed by NCCL's SMs (:func:`_data_parallel`)."""
+    is compute slowed by NCCL's SMs and HBM draw (:func:`_data_parallel`)."""
     (bubble, busy, stage_work, breakdowns), ctx, stages = bubble, staged.ctx, staged.stages
     sc, gpus = ctx.scenario, ctx.layout.gpus
     work = mean_work(ctx) if sc.training.documents is not None else (1.0, 1.0)

@@ -22,7 +22,8 @@ from simulator.cost import CollectiveModel
 from simulator.cost.forced import bind
 from simulator.engine import columns
 from simulator.engine.analytical import StagedStep, complete_step, stage_step
-from simulator.engine.gradient_sync import chunk_gather_seconds, stage_sm_shares
+from simulator.engine.dp_beside import stage_gather_shares
+from simulator.engine.gradient_sync import chunk_gather_seconds
 from simulator.errors import ClusterSimError
 from simulator.results import StepResult
 from simulator.workload.chunk_gathers import batch_clocks_with_gathers, batch_gather_delay
@@ -117,7 +118,7 @@ def _graph_clocks(schedule, m: int, v: int, staged: list[StagedStep]
     rows = [i for i, g in enumerate(gathers) if g is not None]
     if not rows:
         return staged, *batch_stage_clocks(schedule, forward, backward, m, v, p2p, lag)
-    shares = np.array([stage_sm_shares(staged[i].ctx) for i in rows])
+    shares = np.array([stage_gather_shares(staged[i].ctx) for i in rows])
     gathered = np.array([gathers[i] for i in rows])
     if m <= EXACT_MICROBATCHES:
         finish, last_start, waits = batch_clocks_with_gathers(forward, backward, m, v, p2p, rows, gathered,

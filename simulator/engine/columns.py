@@ -30,6 +30,7 @@ from simulator.engine.analytical import (
     sharding_totals,
 )
 from simulator.engine.context import exposed_send_seconds
+from simulator.engine.dp_beside import stage_reduce_shares
 from simulator.engine.dp_overlap_sms import (
     gather_slowdown_inputs,
     gather_slowdowns,
@@ -37,7 +38,6 @@ from simulator.engine.dp_overlap_sms import (
     slowdowns,
     synced_clocks,
 )
-from simulator.engine.gradient_sync import stage_sm_shares
 from simulator.results.invariants import _SLACK as SLACK
 
 HEADLINE = ("step_time_s", "tokens_per_s", "model_flops_per_gpu", "hardware_flops_per_gpu", "mfu",
@@ -144,7 +144,7 @@ def _gather(staged: StagedStep) -> tuple[tuple, float, float]:
     sc, first = ctx.scenario, stages[0]
     sync, tail, reduce = gradient_sync_parts(ctx)
     # zero shares where the reduction runs beside nothing: its slowdown is then exactly 0
-    shares = stage_sm_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
+    shares = stage_reduce_shares(ctx) if reduction_overlaps(ctx) else np.zeros(ctx.layout.pp)
     wait, (gathers, gather_shares) = gather_wait(staged), gather_slowdown_inputs(ctx)
     model_flops, hardware_flops = flops(ctx, (1.0, 1.0))
     comm, exposed = sharding_totals(ctx, staged.kind_sharded)

@@ -72,8 +72,10 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     """The context of ``scenario`` on the cluster behind ``collectives``.
 
     ``speedup`` scales every GPU peak (FLOP/s and HBM bandwidth) for what-ifs; ``memo``
-    shares sub-results with other layouts of the same setup (:func:`memoised`).
+    shares sub-results with other layouts of the same setup (:func:`memoised`); without one
+    the context has its own, so what one evaluation reads twice is priced once.
     """
+    memo = {} if memo is None else memo
     par, training = scenario.parallelism, scenario.training
     gpus = collectives.cluster.gpus
     dp = data_parallel_size(scenario, gpus)

@@ -21,6 +21,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.engine.compressed_sync import compute_seconds
 from simulator.engine.context import Context, send_split
+from simulator.engine.dp_beside import stage_gather_shares
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
 from simulator.engine.flows import Route, make_route
 from simulator.engine.gradient_sync import (
@@ -108,7 +109,8 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     replays = tuple(tuple(PreparedReplay.of(_replay(ctx, s, c), capacity) for c in sync)
                     if contention else () for s, sync in enumerate(syncs))
     in_layer, in_layer_replays = _in_layer(ctx, contention)
-    fixed = (base.optimizer_s + param_gather_exposed(ctx, stage_forward, stage_backward, p2p)
+    gathers = param_gather_exposed(ctx, stage_forward, stage_backward, p2p, stage_gather_shares(ctx))
+    fixed = (base.optimizer_s + gathers
              + gather_slowdown(ctx, stage_forward) + embedding_sync_seconds(ctx))
     if (kernels := compute_seconds(ctx)) is not None:   # a compressor's kernels, in series
         fixed += max(kernels)
@@ -136,8 +138,7 @@ def _sharding(ctx: Context, forward: np.ndarray, backward: np.ndarray, in_layer)
     layers = stage_layers(ctx, scenario_stack(ctx.scenario))
     plans, replays, capacity = [], {}, capacity_of(ctx)
     for s, layer in enumerate(layers):
-        plan = None if in_layer and in_layer[s] else stage_sharding(
-            ctx, s, layer.forward, layer.backward + layer.recompute, forward[s], backward[s])
+        plan = None if in_layer and in_layer[s] else stage_sharding(ctx, s, layer, forward[s], backward[s])
         plans.append(plan)
         for is_forward in (False, True) if plan else ():
             replays[s, is_forward] = tuple(

@@ -11,6 +11,8 @@ compute beside ``R`` seconds of collective therefore takes
 
     C + f min(R, C / (1 - f)),     f = c / SMs,
 
+with ``f`` raised where the collective's HBM draw slows the pass's memory-bound kernels more
+than the SMs do (:mod:`simulator.engine.dp_beside`, :mod:`simulator.cost.hbm_contention`):
 the rule ZeRO-3 units are priced by (:func:`simulator.cost.nccl_sms.overlap_slowed`). Here ``C``
 is the stage's last backward task (the reduction starts with it:
 :func:`simulator.engine.analytical.gradient_sync_start`) and its first forward (the gathers
@@ -35,7 +37,8 @@ import numpy as np
 
 from simulator.cost.nccl_sms import overlap_slowed
 from simulator.engine.context import Context
-from simulator.engine.gradient_sync import rest_gather_seconds, stage_sm_shares
+from simulator.engine.dp_beside import stage_gather_shares, stage_reduce_shares
+from simulator.engine.gradient_sync import rest_gather_seconds
 from simulator.engine.pipeline_fsdp import reduces_deferred
 
 
@@ -45,10 +48,10 @@ def reduction_slowdowns(ctx: Context, reduce: np.ndarray, last_backward: np.ndar
     reduction beside it, ``f min(R, C / (1 - f))`` with ``R`` = ``reduce``, the reduction's
     seconds (:func:`~simulator.engine.gradient_sync.overlapped_reduce_seconds`); zeros
     without ``overlap_grad_reduce`` or where the runtime defers the reduction. ``shares``:
-    :func:`~simulator.engine.gradient_sync.stage_sm_shares`, where the caller has them."""
+    :func:`~simulator.engine.dp_beside.stage_reduce_shares`, where the caller has them."""
     if not reduction_overlaps(ctx):
         return np.zeros(ctx.layout.pp)
-    return slowdowns(last_backward, reduce, stage_sm_shares(ctx) if shares is None else shares)
+    return slowdowns(last_backward, reduce, stage_reduce_shares(ctx) if shares is None else shares)
 
 
 def reduction_overlaps(ctx: Context) -> bool:
@@ -91,7 +94,8 @@ def gather_slowdown(ctx: Context, first_forward: np.ndarray, shares: np.ndarray 
     gathers = rest_gather_seconds(ctx)
     if gathers is None:
         return 0.0
-    return float(slowdowns(first_forward, gathers, stage_sm_shares(ctx) if shares is None else shares).sum())
+    shares = stage_gather_shares(ctx) if shares is None else shares
+    return float(slowdowns(first_forward, gathers, shares).sum())
 
 
 def gather_slowdown_inputs(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +106,7 @@ def gather_slowdown_inputs(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     if gathers is None:
         zeros = np.zeros(ctx.layout.pp)
         return zeros, zeros
-    return gathers, stage_sm_shares(ctx)
+    return gathers, stage_gather_shares(ctx)
 
 
 def gather_slowdowns(first_forward: np.ndarray, gathers: np.ndarray, shares: np.ndarray) -> np.ndarray:

@@ -68,8 +68,21 @@ from simulator.workload.memory import stage_parameters
 from simulator.workload.stage_layers import stage_kinds
 
 
+def dp_key(ctx: Context) -> tuple:
+    """The layout fields the data-parallel synchronisation depends on (a memo key)."""
+    par = ctx.scenario.parallelism
+    return (ctx.layout, par.virtual_stages, par.zero_stage, par.shard_size, par.overlap_grad_reduce,
+            par.first_stage_layers, par.last_stage_layers, par.pipeline_layout)
+
+
 def all_gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
-    """Per stage, the collectives that synchronise its gradients at the end of a step."""
+    """Per stage, the collectives that synchronise its gradients at the end of a step;
+    memoised by :func:`dp_key`."""
+    return memoised(ctx, ("gradient-collectives", *dp_key(ctx)), lambda: _gradient_collectives(ctx))
+
+
+def _gradient_collectives(ctx: Context) -> list[list[PricedCollective]]:
+    """:func:`all_gradient_collectives`, computed."""
     par, layout = ctx.scenario.parallelism, ctx.layout
     sites = ctx.scenario.cluster.sites
     if (deferred := deferred_reduce_collectives(ctx)) is not None:
@@ -270,19 +283,21 @@ def _embedding_sync(ctx: Context) -> float:
     return terms.seconds(nbytes)
 
 
-def param_gather_exposed(ctx: Context, forward, backward, p2p: float) -> float:
+def param_gather_exposed(ctx: Context, forward, backward, p2p: float, shares: np.ndarray) -> float:
     """Seconds the step waits for the weight all-gathers of its sharded optimizer under
     ``overlap_param_gather`` (ZeRO 1-2; 0 otherwise): the pipeline's extra time from gathers
     launched a chunk ahead (:func:`simulator.workload.chunk_gathers.gather_delay`, where
     :func:`chunk_gather_seconds` applies), else the first bucket's gather
     (:func:`first_param_bucket_time`). ``forward``, ``backward`` and ``p2p`` are the
-    pipeline clocks' inputs (per stage, seconds of one microbatch)."""
+    pipeline clocks' inputs (per stage, seconds of one microbatch); ``shares`` the share of the
+    pace of the tasks beside a gather it takes
+    (:func:`~simulator.engine.dp_beside.stage_gather_shares`)."""
     gather, par = chunk_gather_seconds(ctx), ctx.scenario.parallelism
     if gather is None:
         return _first_bucket(ctx)
     held, lag = send_split(ctx, p2p)
     return gather_delay(forward, backward, ctx.microbatches, par.virtual_stages, held, gather,
-                        stage_sm_shares(ctx), lag=lag)
+                        shares, lag=lag)
 
 
 def overlapped_gather_seconds(ctx: Context) -> float:

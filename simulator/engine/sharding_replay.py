@@ -22,6 +22,7 @@ from simulator.config.loader import scenario_stack
 from simulator.config.scenario import Fidelity
 from simulator.cost.collective import PricedCollective
 from simulator.cost.forced import forced_algorithm
+from simulator.cost.layer import LayerCost
 from simulator.cost.sharding import (
     UnitComm,
     backward_gather_seconds,
@@ -49,6 +50,9 @@ class StageSharding:
     chunk_layers: float
     layer_forward_s: float
     layer_backward_s: float
+    memory_shares: tuple[float, float] = (0.0, 0.0)
+    """(forward, backward) shares of a layer's compute in memory-bound kernels
+    (:meth:`simulator.cost.layer.LayerCost.memory_shares`)."""
 
     def exposed(self, ctx: Context, scale: float) -> tuple[float, float]:
         """(forward, backward) exposed seconds of a chunk with communication ``scale`` x slower."""
@@ -56,7 +60,8 @@ class StageSharding:
                        recompute_regather=self.comm.recompute_regather * scale,
                        per_step_gather=self.comm.per_step_gather * scale)
         cost = sharding_cost(ctx.scenario, scenario_stack(ctx.scenario), comm, self.chunk_layers,
-                             self.layer_forward_s, self.layer_backward_s, ctx.microbatches)
+                             self.layer_forward_s, self.layer_backward_s, ctx.microbatches,
+                             self.memory_shares)
         return cost.forward_exposed, cost.backward_exposed
 
     def traffic(self, ctx: Context, forward: bool) -> list[tuple[PricedCollective, float]]:
@@ -88,9 +93,10 @@ class StageSharding:
         return sum(c.time_s * n for c, n in self.traffic(ctx, forward))
 
 
-def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backward_s: float,
+def stage_sharding(ctx: Context, stage: int, layer: LayerCost,
                    forward_chunk_s: float, backward_chunk_s: float) -> StageSharding | None:
-    """The stage's ZeRO-3 replay plan, or None when the stage shards nothing."""
+    """The stage's ZeRO-3 replay plan for its mean ``layer``, or None when the stage shards
+    nothing."""
     par, lay = ctx.scenario.parallelism, ctx.layout
     if not shards_parameters(ctx.scenario, lay):
         return None
@@ -98,7 +104,8 @@ def stage_sharding(ctx: Context, stage: int, layer_forward_s: float, layer_backw
     comm = stage_unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
     decoder, _, _, _, mtp, _ = stage_kinds(ctx.scenario.model, par)[stage]
     layers = (decoder + mtp) / par.virtual_stages
-    plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer_forward_s, layer_backward_s)
+    plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer.forward,
+                         layer.backward + layer.recompute, layer.memory_shares())
     fwd, bwd = plan.exposed(ctx, 1.0)
     return replace(plan, forward_compute=forward_chunk_s - fwd, backward_compute=backward_chunk_s - bwd)
 

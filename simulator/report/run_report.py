@@ -94,7 +94,7 @@ def _time_table(r: StepResult) -> Table:
         row("  of which pipeline sends in fill and drain", r.pp_in_bubble_s)
     row("data-parallel sync, exposed (reductions, weight gathers)", r.dp_comm_exposed_s - r.dp_in_pipeline_s)
     if r.dp_sm_slowdown_s > 0:
-        row("  of which compute slowed by NCCL's SMs", r.dp_sm_slowdown_s)
+        row("  of which compute slowed by NCCL's SMs and HBM", r.dp_sm_slowdown_s)
     row("optimizer step (and gradient-buffer zeroing)", r.optimizer_s)
     if stall_seconds(r) > 0:
         row("waiting for input (data loader)", stall_seconds(r))

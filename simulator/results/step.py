@@ -69,7 +69,7 @@ class StepResult:
     bottleneck_excess: float = 0.0        # its busy seconds over the mean stage's, minus 1
     sequences: dict | None = None         # sequence-length variation: mean work factors (analytical)
     stragglers: dict | None = None        # attribution and what-ifs (run --attribute)
-    dp_sm_slowdown_s: float = 0.0         # of dp_comm_exposed_s: NCCL's SMs beside compute
+    dp_sm_slowdown_s: float = 0.0         # of dp_comm_exposed_s: NCCL's SMs and HBM beside compute
     dp_in_pipeline_s: float = 0.0         # of dp_comm_exposed_s: ZeRO-3/FSDP's, inside pipeline_s
     pp_in_bubble_s: float = 0.0           # of exposed_by_dimension["pp"]: overlapped sends' fill
                                           # and drain, inside bubble_s (held sends: 0)
