@@ -53,9 +53,9 @@ def stage_beside_shares(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _computed(ctx: Context, shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_shares` given NCCL's SM shares, each distinct stage priced once (the stages of
-    one kind on alike groups have the same collectives). The weight gathers run on the
-    reduction's rings at its bus bandwidth, so they draw what it draws; beside them the
+    """:func:`stage_beside_shares` given NCCL's SM shares, each distinct stage priced once
+    (the stages of one kind on alike groups have the same collectives). The weight gathers run
+    on the reduction's rings at its bus bandwidth, so they draw what it draws; beside them the
     model layer's forward memory-bound share, beside the reduction its backward's."""
     forward, backward = model_layer_cost(ctx, scenario_stack(ctx.scenario)).memory_shares()
     gpu, syncs = ctx.collectives.cluster.hw.gpu, all_gradient_collectives(ctx)
