@@ -32,9 +32,10 @@ def test_the_effective_share_is_the_sm_share_for_gemms_and_the_larger_share_for_
 
 
 def test_a_ring_sends_p_minus_1_over_p_of_its_bytes_per_pass():
-    assert ring_sent_bytes(8e9, 8) == pytest.approx(7e9)
-    assert ring_sent_bytes(8e9, 8, passes=2) == pytest.approx(14e9)
-    assert ring_sent_bytes(8e9, 1) == 0.0
+    assert ring_sent_bytes(Op.ALL_GATHER, 8e9, 8) == pytest.approx(7e9)
+    assert ring_sent_bytes(Op.REDUCE_SCATTER, 8e9, 8) == pytest.approx(7e9)
+    assert ring_sent_bytes(Op.ALL_REDUCE, 8e9, 8) == pytest.approx(14e9)
+    assert ring_sent_bytes(Op.ALL_GATHER, 8e9, 1) == 0.0
 
 
 def _fsdp(nodes: int, tp: int = 1):

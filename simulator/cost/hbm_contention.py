@@ -39,6 +39,7 @@ SM share alone.
 
 from __future__ import annotations
 
+from simulator.collectives import BUS_FACTOR, Op
 from simulator.config.hardware import GpuSpec
 from simulator.workload.chunk_gathers import MAX_SHARE
 
@@ -49,11 +50,11 @@ buffer the next GPU or the NIC reads (an estimate read from NCCL's Simple protoc
 measurement)."""
 
 
-def ring_sent_bytes(nbytes: float, ranks: int, passes: int = 1) -> float:
-    """Bytes one GPU sends in a ring all-gather or reduce-scatter of ``nbytes`` (the gathered
-    or reduced size) over ``ranks`` GPUs, ``passes (p - 1) / p n`` (an all-reduce is two
-    passes; 0 for one rank)."""
-    return passes * (ranks - 1) / ranks * nbytes if ranks > 1 else 0.0
+def ring_sent_bytes(op: Op, nbytes: float, ranks: int) -> float:
+    """Bytes one GPU sends in a ring collective ``op`` of ``nbytes`` (the gathered, reduced or
+    all-reduced size) over ``ranks`` GPUs: its bus bytes, ``BUS_FACTOR[op](p) n`` ((p - 1) / p
+    n for an all-gather or reduce-scatter, twice that for an all-reduce; 0 for one rank)."""
+    return BUS_FACTOR[op](ranks) * nbytes if ranks > 1 else 0.0
 
 
 def hbm_draw_share(gpu: GpuSpec, sent_bytes: float, seconds: float) -> float:

@@ -157,10 +157,10 @@ def unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveMo
     first = layout.stage_shard_groups(stage, shard)[0]
     share = nccl_sm_share(Group(collectives.cluster, first)) if len(first) > 1 else 0.0
     gpu = collectives.cluster.hw.gpu
-    gather_nccl = sum(one[2] for one in gathers)
+    gather_hbm = hbm_draw_share(gpu, _sent(Op.ALL_GATHER, gathers), sum(one[2] for one in gathers))
+    reduce_hbm = hbm_draw_share(gpu, _sent(Op.REDUCE_SCATTER, reduces) + replica_sent, reduce)
     return UnitComm(kept.per_pass(gather_each), reduce, share, kept.regathered(gather_each),
-                    kept.per_step(gather_each), hbm_draw_share(gpu, _sent(gathers), gather_nccl),
-                    hbm_draw_share(gpu, _sent(reduces) + replica_sent, reduce))
+                    kept.per_step(gather_each), gather_hbm, reduce_hbm)
 
 
 def _replica_all_reduces(scenario: Scenario, collectives: CollectiveModel, layout: Layout, stage: int,
@@ -174,13 +174,13 @@ def _replica_all_reduces(scenario: Scenario, collectives: CollectiveModel, layou
                        ("replicas", layout, stage, shard), scenario)
     across = layout.dp * layout.cp // shard
     seconds = sum(replicas.time(Op.ALL_REDUCE, n / shard) for n in reduced)
-    return seconds, sum(ring_sent_bytes(n / shard, across, passes=2) for n in reduced)
+    return seconds, sum(ring_sent_bytes(Op.ALL_REDUCE, n / shard, across) for n in reduced)
 
 
-def _sent(collectives: list[tuple[float, int, float]]) -> float:
-    """Bytes one GPU sends in the ring collectives given as (bytes, ranks, seconds)
+def _sent(op: Op, collectives: list[tuple[float, int, float]]) -> float:
+    """Bytes one GPU sends in the ring collectives ``op`` given as (bytes, ranks, seconds)
     (:func:`~simulator.cost.hbm_contention.ring_sent_bytes`)."""
-    return sum(ring_sent_bytes(nbytes, ranks) for nbytes, ranks, _ in collectives)
+    return sum(ring_sent_bytes(op, nbytes, ranks) for nbytes, ranks, _ in collectives)
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,7 @@ def _reduce_traffic(ctx: Context, collectives: list) -> tuple[float, float]:
     ``collectives`` (the all-reduce or reduce-scatter beside the last backward; a trailing
     weight gather aside)."""
     reductions = [c for c in collectives if c.op != Op.ALL_GATHER]
-    sent = sum(ring_sent_bytes(c.size_bytes, _ranks(ctx, c.expert), 2 if c.op == Op.ALL_REDUCE else 1)
-               for c in reductions)
+    sent = sum(ring_sent_bytes(c.op, c.size_bytes, _ranks(ctx, c.expert)) for c in reductions)
     return sent, sum(c.time_s for c in reductions)
 
 
