@@ -48,20 +48,18 @@ class StageSharding:
     gather: PricedCollective
     reduce: PricedCollective
     chunk_layers: float
-    layer_forward_s: float
-    layer_backward_s: float
-    memory_shares: tuple[float, float] = (0.0, 0.0)
-    """(forward, backward) shares of a layer's compute in memory-bound kernels
-    (:meth:`simulator.cost.layer.LayerCost.memory_shares`)."""
+    layer: LayerCost
+    """The stage's mean layer, whose compute the unit's collectives overlap."""
 
     def exposed(self, ctx: Context, scale: float) -> tuple[float, float]:
         """(forward, backward) exposed seconds of a chunk with communication ``scale`` x slower."""
         comm = replace(self.comm, gather=self.comm.gather * scale, reduce=self.comm.reduce * scale,
                        recompute_regather=self.comm.recompute_regather * scale,
                        per_step_gather=self.comm.per_step_gather * scale)
+        layer = self.layer
         cost = sharding_cost(ctx.scenario, scenario_stack(ctx.scenario), comm, self.chunk_layers,
-                             self.layer_forward_s, self.layer_backward_s, ctx.microbatches,
-                             self.memory_shares)
+                             layer.forward, layer.backward + layer.recompute, ctx.microbatches,
+                             layer.memory_shares())
         return cost.forward_exposed, cost.backward_exposed
 
     def traffic(self, ctx: Context, forward: bool) -> list[tuple[PricedCollective, float]]:
@@ -104,8 +102,7 @@ def stage_sharding(ctx: Context, stage: int, layer: LayerCost,
     comm = stage_unit_comm(ctx.scenario, stack, ctx.collectives, lay, stage)
     decoder, _, _, _, mtp, _ = stage_kinds(ctx.scenario.model, par)[stage]
     layers = (decoder + mtp) / par.virtual_stages
-    plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer.forward,
-                         layer.backward + layer.recompute, layer.memory_shares())
+    plan = StageSharding(0.0, 0.0, comm, *_samples(ctx, stage), layers, layer)
     fwd, bwd = plan.exposed(ctx, 1.0)
     return replace(plan, forward_compute=forward_chunk_s - fwd, backward_compute=backward_chunk_s - bwd)
 
