@@ -103,6 +103,16 @@ def test_triton_kernel_runs_at_its_a100_share_of_flash_attention_2():
             assert share == pytest.approx(78 / 182, abs=0.003), (gpu, backward)
 
 
+def test_flash_attention_1_runs_at_its_a100_share_of_flash_attention_2():
+    """flash-attn 1.x's CUDA kernel (Megatron-LM's --use-flash-attn of 2023): 80 of
+    FlashAttention-2's 182 TFLOP/s on A100 at 8k, causal, head dim 128 (the same benchmark)."""
+    for gpu in ("a100-sxm-80gb", "a100-sxm-40gb", "a800-sxm-80gb"):
+        spec = HardwareLibrary().gpu(gpu).compute
+        for backward in (False, True):
+            share = spec.attention_fraction(backward, "fa1") / spec.attention_fraction(backward, "fa2")
+            assert share == pytest.approx(80 / 182, abs=0.003), (gpu, backward)
+
+
 # The same figure's head-dimension-64 panels (causal, forward + backward, TFLOP/s).
 FA2_H100_D64 = (141, 192, 232, 257, 273, 284)
 FA2_A100_D64 = (88, 119, 140, 156, 165, 171)

@@ -48,6 +48,7 @@ TRAINING_SETS = {"torchtitan": "torchtitan_fsdp.csv", "nemo": "nemo_h100.csv",
                  "mlperf_llama31_405b_gb200": "mlperf_llama31_405b_gb200.csv",
                  "megatron_selective": "megatron_selective_a100.csv",
                  "sc21_ptd": "sc21_ptd_a100.csv", "sc21_zero3": "sc21_zero3_a100.csv",
+                 "megascale_megatron": "megascale_megatron_a100.csv",
                  "mlperf_v51_llama31": "mlperf_v51_llama31.csv",
                  "megatron_bridge_2604": "megatron_bridge_2604.csv",
                  "megatron_bridge_2604_moe": "megatron_bridge_2604_moe.csv",
@@ -668,6 +669,12 @@ ACHIEVED = {
     # 10.5% / 22.1% (not met) since 2026-12-01, each memory-bound kernel's fixed
     # time (2.1 us, measured in a shipped A100 trace): was 10.7% / 20.0%.
     "sc21_zero3": (0.105, 0.221),
+    # tokens/s per GPU, 8 rows (MegaScale, NSDI '24, Table 2: Megatron-LM of January 2023, GPT 175B
+    # at a held batch on 256-1,024 and 3,072-12,288 A100 over multi-rail RoCE), out of sample,
+    # scored once on 2026-12-02 with flash-attn 1.x (kernels.attention fa1, added for it) and no
+    # constant changed: 6.1% / 12.0%, met (3.9% / 8.5% with the unfused core, not kept). The
+    # curves are the miss (test below).
+    "megascale_megatron": (0.061, 0.120),
     # tokens/s per GPU, 7 rows (MLPerf Training v5.0 Llama 3.1 405B on GB200 NVL72: NVIDIA's Tyche
     # on 256 and 512, CoreWeave's Carina on 512 to 2,496 GPUs), the first GB200 check: 16.3% /
     # 25.9% when scored without the runs' rank mapping, 13.9% / 20.4% with it
@@ -1551,6 +1558,19 @@ def test_weak_scaling_curves_are_flatter_than_measured_by_a_bounded_gap(curves):
     gap = dgx["measured"] - dgx["predicted"]
     assert (gap > -0.01).all(), gap
     assert (gap < 0.08).all(), gap
+
+
+def test_megascale_strong_scaling_is_flatter_than_measured(curves):
+    """MegaScale's Megatron-LM baseline (GPT 175B, held batch): the step grows 18.5% from 256 to
+    1,024 A100 and 18.2% from 3,072 to 12,288, measured (Table 2's throughput); the model gives
+    7.1% and 10.5%, its per-step fixed part (the bubble and the unoverlapped data-parallel
+    collectives, about 1 s) short of the 1.7-2.6 s a line through the measured steps leaves
+    (docs/validation.md). A guard on the known miss in both directions: it fails if a change
+    makes a curve flatter still or closes the gap (then update it and the prose)."""
+    for curve, measured in (("gpt-175b-batch768", 0.185), ("gpt-175b-batch6144", 0.182)):
+        found = curves.loc[curve]
+        assert found["measured"] == pytest.approx(measured, abs=0.002)
+        assert 0.04 < found["predicted"] < found["measured"] - 0.05, found
 
 
 def test_fsdp_weak_scaling_curves_are_the_widest_miss(curves):

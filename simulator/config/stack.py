@@ -27,10 +27,11 @@ _MB = 1e6
 
 
 
-ATTENTION_KERNELS = ("default", "fa2", "fa3", "fa4", "cudnn", "triton", "ck")
+ATTENTION_KERNELS = ("default", "fa1", "fa2", "fa3", "fa4", "cudnn", "triton", "ck")
 """The fused-attention implementations the library's GPU specs measure
-(``compute.attention_kernels``): FlashAttention 2, 3 and 4, cuDNN's (TransformerEngine's
-FusedAttention), flash-attn 1.x's Triton kernel, AMD's Composable Kernel."""
+(``compute.attention_kernels``): FlashAttention 1 (flash-attn 1.x's CUDA kernel), 2, 3 and 4,
+cuDNN's (TransformerEngine's FusedAttention), flash-attn 1.x's Triton kernel, AMD's Composable
+Kernel."""
 
 
 class ReduceDtype(StrEnum):
