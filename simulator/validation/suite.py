@@ -78,8 +78,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   to 2,240 A100 (validation/sc21_ptd_a100.csv, validation/sc21_zero3_a100.csv), tokens/s per
   GPU from the table's TFLOP/s.
 - ``megascale_megatron``: MegaScale's (Jiang et al., NSDI '24) Megatron-LM baseline, GPT 175B
-  at a held batch on 256 to 1,024 and 3,072 to 12,288 A100 over multi-rail RoCE, and its
-  ablation's baseline on 256 (validation/megascale_megatron_a100.csv), tokens/s per GPU.
+  at a held batch on 256 to 1,024 and 3,072 to 12,288 A100 over multi-rail RoCE, its ablation's
+  baseline on 256, and GPT 530B with the batch equal to the GPUs on 2,240 to 11,200
+  (validation/megascale_megatron_a100.csv), tokens/s per GPU.
 - ``mlperf_v51_llama31``: MLPerf Training v5.1 (NeMo, FP8): Llama 3.1 8B on 8 to 256 B200 (four
   submitters), 72 and 512 GB200 (NVIDIA) and 64 and 128 H100 over Ethernet (Cisco), Llama 3.1
   405B on 256 and 448 B200 (University of Florida) and 512 and 1,024 H200 (Nebius); Dell's 8B on 8
@@ -750,8 +751,8 @@ SETS: dict[str, ValidationSet] = {
         "sc21_zero3", "SC21 Table 2: DeepSpeed ZeRO-3 (2021) without model parallelism, GPT 175B and "
         "530B on 384-2,240 A100 (arXiv:2104.04473)", "sc21_zero3_a100.csv"),
     "megascale_megatron": _step_entry(
-        "megascale_megatron", "MegaScale (NSDI '24) Tables 2 and 3: Megatron-LM of January 2023, GPT "
-        "175B strong scaling on 256-12,288 A100 over RoCE (arXiv:2402.15627)",
+        "megascale_megatron", "MegaScale (NSDI '24): Megatron-LM of January 2023, GPT 175B strong "
+        "scaling on 256-12,288 A100 and 530B weak scaling on 2,240-11,200 over RoCE (arXiv:2402.15627)",
         "megascale_megatron_a100.csv", curves=True),
     "mlperf_v51_llama31": _step_entry(
         "mlperf_v51_llama31",
