@@ -646,7 +646,11 @@ ACHIEVED = {
     # 5.4% / 8.9% (met) since 2026-12-01, NCCL's own channel count inside an NVLink domain (its
     # topology search for the GPU's NVLink bandwidth: 24 CTAs on A100 and H100 servers, 32 on
     # Blackwell, 16 on H800 and A800; 16 everywhere before): was 5.3% / 8.8%.
-    "megatron_selective": (0.054, 0.089),
+    # 5.7% / 8.9% (met) since 2026-12-02, selective recompute of the unfused attention core
+    # re-running its softmax and dropout (1.19 ms a 22B layer, Table 4 of the same paper measured
+    # 1.3; 0.48 with the two GEMMs alone): was 5.4% / 8.9%; the selective rows read 1-4 points
+    # slower (22B +2.0% -> -1.1%, 1T -7.8% -> -8.4%).
+    "megatron_selective": (0.057, 0.089),
     # tokens/s per GPU, 3 rows (SC21 Table 2, Megatron-LM PTD-P GPT 530B on 560-2,240 A100 at a
     # fixed batch), out of sample, scored once on 2026-11-28: 1.7% / 3.9%, met.
     # 1.6% / 3.7% (met) since 2026-12-01, each GEMM kernel's fixed time (5.2 us), the H100's K

@@ -42,7 +42,7 @@ from simulator.workload.recompute_modules import (
     reruns_dispatch,
     reruns_mlp_collectives,
 )
-from simulator.workload.transformer import layer_forward
+from simulator.workload.transformer import layer_forward, unfused_core_kernels
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ def _recompute(scenario, stack: StackProfile, shape: LayerShape, compute: Comput
         return _op_sac_recompute(stack, shape, compute, layer, site)
     if shape.attention == Attention.FLASH:
         return compute.kernels_attention_time(layer), 0.0
-    return kernels_time(compute, Kernels(layer.gemms[1:3], np.zeros(0))), 0.0
+    return kernels_time(compute, unfused_core_kernels(shape, layer)), 0.0
 
 
 def _modules_recompute(stack: StackProfile, shape: LayerShape, compute: ComputeModel, layer: Kernels,

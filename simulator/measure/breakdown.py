@@ -68,7 +68,7 @@ from simulator.workload.layer_shape import Attention, Kernels
 from simulator.workload.mlp_kernels import fused_away_casts
 from simulator.workload.stage_layers import stage_kinds
 from simulator.workload.taskgraph import stage_send_counts
-from simulator.workload.transformer import layer_forward
+from simulator.workload.transformer import layer_forward, unfused_core_kernels
 
 DIMENSIONS = ("tp", "pp", "dp", "cp", "ep")
 
@@ -178,7 +178,7 @@ def _recompute_classes(ctx: Context, stack: StackProfile, fwd_k: Kernels,
         return kernel_classes(ctx.compute, again) + Classes(memory=casts)
     if ctx.shape.attention == Attention.FLASH:
         return kept
-    return kernel_classes(ctx.compute, Kernels(fwd_k.gemms[1:3], np.zeros(0)))
+    return kernel_classes(ctx.compute, unfused_core_kernels(ctx.shape, fwd_k))
 
 
 def stage_classes(ctx: Context, stack: StackProfile, stage: int) -> Classes:

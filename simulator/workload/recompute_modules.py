@@ -58,6 +58,7 @@ from simulator.workload.transformer import (
     latent_norm_bytes,
     norm_traffic,
     rotary_bytes,
+    unfused_core_bytes,
 )
 
 M = RecomputeModule
@@ -79,11 +80,12 @@ def recompute_forward(shape: LayerShape, layer: Kernels, modules: frozenset[Reco
 
 
 def _attention_core(shape: LayerShape, layer: Kernels, modules) -> tuple[list, list, list]:
-    """Unfused attention's score and context GEMMs (a flash kernel is re-run by its FLOPs)."""
+    """Unfused attention's score and context GEMMs and the softmax and dropout between them
+    (a flash kernel is re-run by its FLOPs)."""
     unfused = shape.attention == Attention.UNFUSED and shape.model.block.has_attention
     if M.CORE_ATTN not in modules or not unfused:
         return [], [], []
-    return [tuple(g) for g in layer.gemms[1:3]], [False, False], []
+    return [tuple(g) for g in layer.gemms[1:3]], [False, False], unfused_core_bytes(shape)
 
 
 def _up_projections(shape: LayerShape, modules) -> tuple[list, list, list]:

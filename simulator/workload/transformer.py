@@ -231,16 +231,36 @@ def _attention_memory_bytes(shape: LayerShape, act: float) -> list[float]:
     (:func:`_memory_bytes`' table): the eager output transpose, the rotary embedding (SwiGLU
     models; squared-ReLU models, Nemotron-H, have no position embedding), the QK-norm, the unpad
     copies, latent attention's norms, unfused attention's softmax and dropout."""
-    mdl, nb = shape.model, shape.dtype_bytes
+    mdl = shape.model
     kernels = [] if shape.fused else [2.0 * act]
     kernels += [rotary_bytes(shape)] if mdl.mlp == Mlp.SWIGLU else []
     kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
     kernels += [unpad_bytes(shape)] if shape.attention_unpad else []
     kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
-    if shape.attention == Attention.UNFUSED:
-        scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * nb
-        kernels += [2 * scores, 2.5 * scores]          # scale+mask+softmax; dropout (+mask)
-    return kernels
+    return kernels + unfused_core_bytes(shape)
+
+
+def unfused_core_kernels(shape: LayerShape, layer: Kernels) -> Kernels:
+    """The unfused attention core of forward ``layer``: its score and context GEMMs and the
+    memory-bound kernels between them (:func:`unfused_core_bytes`), what selective recompute
+    re-runs."""
+    return Kernels(layer.gemms[1:3], np.array(unfused_core_bytes(shape), dtype=np.float64))
+
+
+def unfused_core_bytes(shape: LayerShape) -> list[float]:
+    """HBM bytes of the unfused attention core's memory-bound kernels, those between its two
+    batched GEMMs in Megatron's ``CoreAttention``: the fused scale-mask-softmax (reads and
+    writes the scores, ``2 S``) and the attention dropout (reads the probabilities, writes them
+    and a one-byte mask, ``2.5 S``), ``S = b (a / t) s (s cp)`` scores of ``n`` bytes; none for
+    a fused attention kernel. Selective recompute re-runs them with the two GEMMs
+    (``ParallelAttention._checkpointed_attention_forward``: ``tensor_parallel.checkpoint``
+    around ``CoreAttention``, NVIDIA/Megatron-LM ``megatron/model/transformer.py``, 2022-23, e.g.
+    285068c8)."""
+    if shape.attention != Attention.UNFUSED:
+        return []
+    mdl = shape.model
+    scores = shape.micro_batch * mdl.heads / shape.tp * shape.seq * shape.seq * shape.cp * shape.dtype_bytes
+    return [2 * scores, 2.5 * scores]
 
 
 def norm_traffic(shape: LayerShape) -> float:
