@@ -58,7 +58,7 @@ from simulator.workload.transformer import (
     latent_norm_bytes,
     norm_traffic,
     rotary_bytes,
-    unfused_core_bytes,
+    unfused_core_kernels,
 )
 
 M = RecomputeModule
@@ -85,7 +85,8 @@ def _attention_core(shape: LayerShape, layer: Kernels, modules) -> tuple[list, l
     unfused = shape.attention == Attention.UNFUSED and shape.model.block.has_attention
     if M.CORE_ATTN not in modules or not unfused:
         return [], [], []
-    return [tuple(g) for g in layer.gemms[1:3]], [False, False], unfused_core_bytes(shape)
+    core = unfused_core_kernels(shape, layer)
+    return [tuple(g) for g in core.gemms], [False] * len(core.gemms), list(core.memory_bytes)
 
 
 def _up_projections(shape: LayerShape, modules) -> tuple[list, list, list]:
