@@ -160,12 +160,13 @@ def sc21_fit():
 
 
 def test_sc21_fit_of_the_a100_gemm_fraction(sc21_fit):
-    """SC21 Table 1 with only the A100 GEMM fraction free recovers the library's value (0.73)
-    within its uncertainty: the library's constant is this fit, rounded (it was 0.75 under
-    an earlier model; refitting with today's gave 0.729 +- 0.007, MAPE 2.6% -> 1.7%). The fit
-    is unbiased and generalises (leave-one-out between the fitted and the unfitted error)."""
+    """SC21 Table 1 with only the A100 GEMM fraction free recovers the library's value (0.72)
+    within its uncertainty: the library's constant is this fit, rounded (0.75 under an early
+    model; 0.73 from a fit of 0.729 +- 0.007 until 2026-12-02, when each memory-bound kernel's
+    backward came to move the bytes it reads and writes and the fit became 0.716 +- 0.008). The
+    fit is unbiased and generalises (leave-one-out between the fitted and the unfitted error)."""
     fitted, sd = sc21_fit.fitted[0], sc21_fit.uncertainty[0]
-    assert abs(fitted - 0.73) <= sd and 0.001 < sd < 0.02
+    assert abs(fitted - 0.72) <= sd and 0.001 < sd < 0.02
     assert abs(np.mean(sc21_fit.errors("after"))) < 0.005
     assert _soft_l1(sc21_fit.errors("after")) <= _soft_l1(sc21_fit.errors("before")) + 1e-12
     assert sc21_fit.mape("after") <= sc21_fit.mape("before") + 0.001
@@ -194,7 +195,7 @@ def test_the_sc21_fit_holds_on_korthikanti_a_set_it_did_not_see(sc21_fit):
     """Every tokens/s set of ``clustersim validate`` is a calibration set too. The A100 GEMM
     fraction fitted on SC21 Table 1 (Megatron-LM 2021) checked on Korthikanti et al. 2022's
     eight runs (same Selene A100s, sequence parallelism and selective recompute): measured
-    4.7% MAPE before and after; the fit (0.733 +- 0.007 against the library's 0.73) moves the
+    4.7% MAPE before and after; the fit (0.733 +- 0.007 against the library's 0.73 then) moves the
     held-out rows by under half a point, less than its own one-sd uncertainty (1% of the
     fraction) would."""
     checks = set_rows("megatron_selective")

@@ -48,19 +48,22 @@ CASES = {   # name: (scenario arguments, 4 steps at seed 7 from the full event r
             # the A100's 12 NVLink3 (simulator/cost/nccl_sms.py ring_search_channels, 16
             # before): +0.12% to +0.65%; re-pinned 2026-12-01 when the data-parallel rings'
             # HBM draw slowed the memory-bound kernels beside them where it exceeds NCCL's SM
-            # share, simulator/cost/hbm_contention.py: +0.003% to +0.13%)
+            # share, simulator/cost/hbm_contention.py: +0.003% to +0.13%); re-pinned 2026-12-02
+            # when each memory-bound kernel's backward moved the bytes it reads and writes,
+            # simulator/workload/backward_bytes.py (twice its forward's before), and the A100's
+            # GEMM fraction went from 0.73 to 0.72 with it: +0.02% to +1.07%
     "tp2-pp4-1to1": (dict(tp=2, pp=4),
-                     [1.275104227521241, 1.0498633286074033, 1.129788472767844, 1.0379099114594474]),
+                     [1.2860287435311146, 1.0585664534688823, 1.1391915561249941, 1.0465109048411259]),
     "tp2-pp4-4to1": (dict(tp=2, pp=4, over=4.0),
-                     [1.354963978587229, 1.151501738526161, 1.2310810445213376, 1.137401444251154]),
+                     [1.3661776322726251, 1.1601419460429672, 1.2404187566266456, 1.1459215314112177]),
     "tp8-pp4-2to1-no-overlap": (
         dict(tp=8, pp=4, over=2.0, overlap=False),
-        [1.597819234402793, 1.4969284009291846, 1.648157608231556, 1.4022755574103152]),
+        [1.5981734559517922, 1.4972639403075705, 1.6496380621768547, 1.4025915825492872]),
     "tp1-pp8-4to1": (dict(tp=1, pp=8, over=4.0, gb=128),
-                     [2.46421567063518, 2.1582456272589705, 2.3783544054627703, 2.1602027953877867]),
+                     [2.4904709367217044, 2.1800099080443287, 2.402626576821499, 2.1818412473862274]),
     "tp2-pp4-pauses-nic": (
         dict(tp=2, pp=4, over=2.0, noise=FAULTS),
-        [1.3859706958525295, 1.2448182678368402, 1.28796910591472, 1.1874740375468462]),
+        [1.3966091081016727, 1.253452908606251, 1.2970385396515578, 1.195697239205388]),
 }
 
 
@@ -104,7 +107,8 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     +6.5 ms; 2026-12-01: each GEMM kernel's fixed in-kernel time, 5.2 us, +0.37%; then each
     memory-bound kernel's, 2.1 us, +0.19%; then NCCL's 24 CTAs inside an A100 server, 16
     before, +0.37%; 2026-12-01, later: the data-parallel rings' HBM draw beside the memory-bound
-    kernels, +0.01%)."""
+    kernels, +0.01%; 2026-12-02: each memory-bound kernel's backward bytes as it reads and
+    writes them, simulator/workload/backward_bytes.py, and the A100's GEMM fraction 0.72, +0.67%)."""
     session = open_scenario(ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml")
     noise = session.scenario.noise.model_validate(
         {"straggler": {"distribution": "lognormal", "sigma": 0.02},
@@ -112,7 +116,7 @@ def test_gpt3_noisy_steps_as_before_the_prefix():
     scenario = session.scenario.model_copy(update={"noise": noise})
     times = simulate_steps_des(scenario, session.collectives, steps=3, contention=True,
                                path="event").step_times_s
-    np.testing.assert_allclose(times, [22.028690505216048, 22.25118996251648, 29.90611055370019],
+    np.testing.assert_allclose(times, [22.17572456781492, 22.39974565547187, 30.102448905795303],
                                rtol=1e-9, atol=0)
 
 

@@ -12,6 +12,11 @@ from simulator.config.hardware import Dtype, IntraFabricKind, LinkKind, missing_
 from simulator.config.library import HardwareLibrary
 
 SPECS_DIR = Path(__file__).resolve().parents[1] / "hardware_specs"
+DERATING = 0.72 / 0.869
+"""The sustained-training derating every kernel-benchmark fraction carries: the A100's SC21-calibrated
+GEMM fraction over its best-shape MAMF fraction (hardware_specs/gpus/a100-sxm-80gb.yaml; 0.73 / 0.869
+until 2026-12-02)."""
+
 LIB = HardwareLibrary(root=SPECS_DIR)
 CATEGORIES = ("gpus", "links", "nodes")
 ALL_SPECS = [(cat, name) for cat in CATEGORIES for name in LIB.names(cat)]
@@ -114,11 +119,11 @@ def test_unmeasured_variants_use_the_measured_parts_fractions(measured, variant)
 @pytest.mark.parametrize("variant", ["gh200", "gh200-144gb"])
 def test_gh200_takes_its_own_mamf_gemm_rates_and_the_h100s_other_fractions(variant):
     """Since 2026-11-30 the GH200's GEMM fractions are its own MAMF rows (bf16 828.6 of 989,
-    fp8 1,535.0 of 1,979 TFLOP/s, stas00/ml-engineering @744d01e1) times the 0.840 derating;
+    fp8 1,535.0 of 1,979 TFLOP/s, stas00/ml-engineering @744d01e1) times the derating (:data:`DERATING`);
     every other compute field is the H100 SXM's (same GPU)."""
     gh200, h100 = LIB.gpu(variant).compute, LIB.gpu("h100-sxm").compute
-    assert gh200.gemm_peak_fraction == pytest.approx(828.6 / 989.0 * 0.840, abs=5e-4)
-    assert gh200.fp8_gemm_peak_fraction == pytest.approx(1535.0 / 1979.0 * 0.840, abs=5e-4)
+    assert gh200.gemm_peak_fraction == pytest.approx(828.6 / 989.0 * DERATING, abs=5e-4)
+    assert gh200.fp8_gemm_peak_fraction == pytest.approx(1535.0 / 1979.0 * DERATING, abs=5e-4)
     rest = {"gemm_peak_fraction", "fp8_gemm_peak_fraction"}
     assert gh200.model_dump(exclude=rest) == h100.model_dump(exclude=rest)
 
@@ -172,21 +177,21 @@ def test_mi350x_is_the_mi355x_die_at_its_clock():
 def test_mi355x_fractions_are_the_cited_benchmarks_times_the_derating():
     """hardware_specs/gpus/mi355x.yaml: MAMF bf16 1,565, hipBLASLt fp8 3,293.2 and AITER's
     causal flash attention 1,173.2 / 1,034.1 TFLOP/s (HipKittens), over the 2,500 / 5,000
-    peaks, x the library's 0.840 sustained-training derating, to the third figure."""
+    peaks, x the library's sustained-training derating (:data:`DERATING`), to the third figure."""
     c = LIB.gpu("mi355x").compute
-    assert c.gemm_peak_fraction == pytest.approx(1565.0 / 2500 * 0.84, abs=6e-4)
-    assert c.fp8_gemm_peak_fraction == pytest.approx(3293.2 / 5000 * 0.84, abs=6e-4)
-    assert c.attention_forward_fraction == pytest.approx(1173.2 / 2500 * 0.84, abs=6e-4)
-    assert c.attention_backward_fraction == pytest.approx(1034.1 / 2500 * 0.84, abs=6e-4)
+    assert c.gemm_peak_fraction == pytest.approx(1565.0 / 2500 * DERATING, abs=6e-4)
+    assert c.fp8_gemm_peak_fraction == pytest.approx(3293.2 / 5000 * DERATING, abs=6e-4)
+    assert c.attention_forward_fraction == pytest.approx(1173.2 / 2500 * DERATING, abs=6e-4)
+    assert c.attention_backward_fraction == pytest.approx(1034.1 / 2500 * DERATING, abs=6e-4)
 
 
 def test_mi350x_has_its_own_fp8_gemm_rate_and_the_mi355x_other_kernels():
     """hardware_specs/gpus/mi350x.yaml: hipBLASLt fp8 on the MI350X, the best of its sweep
     (2,660.15 TFLOP/s at 8192^3, HipKittens' FP8GemmPerfComparisonmi350x.csv), over its 4,613.7
-    peak x the 0.840 derating; every other kernel fraction is the MI355X's (same silicon, no
+    peak x the derating (:data:`DERATING`); every other kernel fraction is the MI355X's (same silicon, no
     MI350X benchmark of them)."""
     mi350x, mi355x = LIB.gpu("mi350x").compute, LIB.gpu("mi355x").compute
-    assert mi350x.fp8_gemm_peak_fraction == pytest.approx(2660.15 / 4613.7 * 0.84, abs=6e-4)
+    assert mi350x.fp8_gemm_peak_fraction == pytest.approx(2660.15 / 4613.7 * DERATING, abs=6e-4)
     assert mi350x.model_copy(update={"fp8_gemm_peak_fraction": mi355x.fp8_gemm_peak_fraction}) \
         == mi355x
 

@@ -85,8 +85,8 @@ def test_perturbed_hardware_spec_exits_1(baseline, scenario, capsys, tmp_path, m
     shutil.copytree(ROOT / "hardware_specs", specs)
     gpu = specs / "gpus" / "a100-sxm-80gb.yaml"
     text = gpu.read_text()
-    assert "  gemm_peak_fraction: 0.73\n" in text
-    gpu.write_text(text.replace("  gemm_peak_fraction: 0.73\n", "  gemm_peak_fraction: 0.6\n"))
+    assert "  gemm_peak_fraction: 0.72\n" in text
+    gpu.write_text(text.replace("  gemm_peak_fraction: 0.72\n", "  gemm_peak_fraction: 0.6\n"))
     monkeypatch.setenv("CLUSTERSIM_HARDWARE_SPECS", str(specs))
     code, out, _ = _run(capsys, "regress", scenario, "--baseline", baseline)
     assert code == 1

@@ -146,10 +146,10 @@ class Kernels:
     scan: np.ndarray | None = None
     """Which GEMMs are a chunked scan's products (the Mamba-2 mixer's Triton kernels, priced at
     the GPU's ``scan_product_fraction``); None: none. The reruns are scan products too."""
-    memory_once: np.ndarray | None = None
-    """Which memory kernels' backward moves their forward's bytes once rather than twice: row
-    permutations, whose gradient is the inverse permutation of the same rows
-    (:func:`~simulator.workload.moe_dispatch.permutation_backward_once`); None: none."""
+    memory_backward: np.ndarray | None = None
+    """Per memory kernel, the bytes its backward moves over the bytes its forward moved
+    (:mod:`simulator.workload.backward_bytes`: 1.5 for a fused norm, 1 for a row permutation,
+    whose gradient is the inverse permutation of the same rows, ...); None: 2 for every one."""
 
     @property
     def flops(self) -> float:
@@ -165,8 +165,8 @@ class Kernels:
         return np.zeros(len(self.gemms), bool) if self.scan is None else self.scan
 
     def backward(self) -> Kernels:
-        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, twice the memory traffic
-        (each memory kernel's bytes twice, those of :attr:`memory_once` once)."""
+        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, each memory kernel's
+        bytes times its :attr:`memory_backward` ratio (:func:`backward_memory`)."""
         m, n, k, batch = self.gemms.T
         dgrad = np.stack([m, k, n, batch], axis=1)
         wgrad = np.stack([k, n, m, batch], axis=1)
@@ -174,18 +174,21 @@ class Kernels:
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
         scan = None if self.scan is None else np.concatenate([self.scan] * 2 + [np.ones(len(rerun), bool)])
-        memory = backward_memory(self.memory_bytes, self.memory_once)
+        memory = backward_memory(self.memory_bytes, self.memory_backward)
         return Kernels(np.concatenate([dgrad, wgrad, rerun]), memory,
                        np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
                        True, self.attention_shape, scan=scan)
 
 
-def backward_memory(memory_bytes: np.ndarray, once: np.ndarray | None) -> np.ndarray:
-    """Bytes of the backward's memory-bound kernels for forward kernels of ``memory_bytes``:
-    each kernel's bytes twice (its gradient reads what it read and the incoming gradient, writes
-    what it wrote), those marked in ``once`` (row permutations) once."""
-    twice = memory_bytes if once is None else memory_bytes[~once]
-    return np.concatenate([memory_bytes, twice])
+def backward_memory(memory_bytes: np.ndarray, ratios: np.ndarray | None) -> np.ndarray:
+    """Bytes of the backward's memory-bound kernels for forward kernels of ``memory_bytes``
+    whose backward moves ``ratios`` times their bytes (:mod:`simulator.workload.backward_bytes`;
+    None: 2 each): one kernel of ``min(r, 1) m`` bytes per forward kernel, and a second of
+    ``(r - 1) m`` where ``r > 1`` (the gradient and, for instance, the accumulation beside it)."""
+    if ratios is None:
+        return np.concatenate([memory_bytes, memory_bytes])
+    more = ratios > 1.0
+    return np.concatenate([memory_bytes * np.minimum(ratios, 1.0), memory_bytes[more] * (ratios[more] - 1.0)])
 
 
 FLASH_BACKWARD_RATIO = 2.5

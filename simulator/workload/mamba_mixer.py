@@ -31,7 +31,8 @@ copies around the fused call (``zxbcdt`` in, ``y`` out; Megatron-Core ``mamba_mi
 sum of ``dt`` (fp32 ``dt`` and ``dA`` out), the chunk states' fp32 write, the state passing
 (fp32 in, activation dtype out), ``C B^T``'s fp32 write, the chunk scan's reads (``C B^T``, ``x``,
 ``C``, the passed states, ``z``, ``dt``, ``dA``) and its two outputs (gated and ungated), and the
-grouped RMSNorm of the gated output. Backward moves twice the forward's bytes, as every layer's.
+grouped RMSNorm of the gated output. Backward moves twice the forward's bytes, the general rule of
+:mod:`simulator.workload.backward_bytes` (the mixer's kernels are not counted one by one).
 
 References
 ----------

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.config.scenario import Mlp, ModelConfig
+from simulator.workload.backward_bytes import ONCE, activation_ratio, ratios_from_once, residual_backward_act
 from simulator.workload.layer_shape import Kernels, LayerShape, backward_memory, local_tokens
 from simulator.workload.moe_dispatch import (
     flex_permutation_parts,
@@ -85,13 +86,14 @@ def moe_kernel_bytes(shape: LayerShape, expert_load: float = 1.0) -> list[float]
     return moe_memory_kernels(shape, expert_load)[0] if shape.model.experts > 1 else []
 
 
-def moe_memory_kernels(shape: LayerShape, expert_load: float) -> tuple[list[float], list[bool]]:
-    """:func:`moe_kernel_bytes` of a mixture of experts and, per kernel, whether its backward
-    moves its bytes once (:func:`_permutations_once`; the router's kernels no)."""
+def moe_memory_kernels(shape: LayerShape, expert_load: float) -> tuple[list[float], list[float]]:
+    """:func:`moe_kernel_bytes` of a mixture of experts and their backward ratios
+    (:attr:`Kernels.memory_backward`: 1 for the permutations :func:`_permutations_once` marks,
+    2 for the others and the router's kernels)."""
     parts = _permutations(shape, expert_load)
     router = router_bytes(local_tokens(shape), shape.model.experts)
     once = [False] * len(router) + [o for part in _permutations_once(shape, parts) for o in part]
-    return router + [b for part in parts for b in part], once
+    return router + [b for part in parts for b in part], ratios_from_once(once)
 
 
 def _permutations_once(shape: LayerShape, parts: tuple[list[float], list[float], list[float]]
@@ -204,9 +206,42 @@ def residual_bytes(shape: LayerShape) -> float:
     """Bytes of one residual add (bias+dropout+add) kernel (the module table of
     :func:`~simulator.workload.transformer._memory_bytes`): the GPT row with ``model.dropout``
     above 0, the Llama row (no mask) without dropout."""
+    return _residual_act(shape) * local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
+
+
+def _residual_act(shape: LayerShape) -> float:
+    """:func:`residual_bytes` per byte of the hidden activation: fused 3 (3.5 with dropout),
+    eager 3 (7.5)."""
     plain = shape.model.dropout == 0.0
-    per_act = (3.0 if plain else 3.5) if shape.fused else (3.0 if plain else 7.5)
-    return per_act * local_tokens(shape) * shape.model.hidden * shape.dtype_bytes
+    return (3.0 if plain else 3.5) if shape.fused else (3.0 if plain else 7.5)
+
+
+def residual_ratio(shape: LayerShape) -> float:
+    """Backward bytes of a residual site over :func:`residual_bytes`
+    (:func:`~simulator.workload.backward_bytes.residual_backward_act`): 1 without dropout,
+    6.5 / 3.5 fused and 6.5 / 7.5 eager with it."""
+    return residual_backward_act(shape.model.dropout > 0.0) / _residual_act(shape)
+
+
+def activation_backward_ratio(shape: LayerShape) -> float:
+    """Backward bytes of :func:`activation_kernel_bytes` over its forward's
+    (:func:`~simulator.workload.backward_bytes.activation_ratio`)."""
+    weighted = shape.model.experts > 1 and not _activation_fused(shape)
+    return activation_ratio(shape.model.mlp, _activation_fused(shape), weighted)
+
+
+def expert_activation_ratios(shape: LayerShape) -> list[float]:
+    """The backward ratios of :func:`expert_activation_bytes`' kernels."""
+    return [activation_backward_ratio(shape)] * len(expert_activation_bytes(shape))
+
+
+def shared_expert_ratios(shape: LayerShape) -> list[float]:
+    """The backward ratios of :func:`shared_expert_bytes`' kernels: the activation's (unweighted)
+    and 1 for the add, whose gradient passes to both inputs as it is and is added back where the
+    layer's input fed both the routed and the shared experts (read 2, write 1 act)."""
+    if not shared_expert_bytes(shape):
+        return []
+    return [activation_ratio(shape.model.mlp, _activation_fused(shape), False), ONCE]
 
 
 @dataclass(frozen=True)
@@ -222,14 +257,14 @@ class ExpertBlock:
 
     experts: Kernels
     combine_tail: np.ndarray
-    combine_tail_once: np.ndarray | None = None
-    """Which of :attr:`combine_tail`'s kernels the backward runs once (:attr:`Kernels.memory_once`)."""
+    combine_tail_ratios: np.ndarray | None = None
+    """The backward ratios of :attr:`combine_tail`'s kernels (:attr:`Kernels.memory_backward`)."""
 
     @property
     def combine_tail_backward(self) -> np.ndarray:
-        """Bytes of the combine tail's backward kernels: each twice, those of
-        :attr:`combine_tail_once` once (:meth:`Kernels.backward`)."""
-        return backward_memory(self.combine_tail, self.combine_tail_once)
+        """Bytes of the combine tail's backward kernels (:func:`backward_memory` with
+        :attr:`combine_tail_ratios`)."""
+        return backward_memory(self.combine_tail, self.combine_tail_ratios)
 
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
@@ -250,12 +285,13 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
     shared = shared_expert_bytes(shape)
     activation = expert_activation_bytes(shape, expert_load)
-    once = [False] * len(activation) + sorts_once + [False] * len(shared[:1])
+    shared_ratios = shared_expert_ratios(shape)
+    ratios = expert_activation_ratios(shape) + ratios_from_once(sorts_once) + shared_ratios[:1]
     experts = Kernels(gemms, np.array([*activation, *sorts, *shared[:1]]), np.ones(len(gemms), bool),
-                      memory_once=np.array(once))
+                      memory_backward=np.array(ratios))
     tail = [*unpermute, *shared[1:], residual_bytes(shape)]
-    tail_once = unpermute_once + [False] * (len(tail) - len(unpermute))
-    return ExpertBlock(experts, np.array(tail), np.array(tail_once))
+    tail_ratios = ratios_from_once(unpermute_once) + shared_ratios[1:] + [residual_ratio(shape)]
+    return ExpertBlock(experts, np.array(tail), np.array(tail_ratios))
 
 
 def _ffn_elements(shape: LayerShape) -> float:

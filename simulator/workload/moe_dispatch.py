@@ -27,8 +27,8 @@ in the activation dtype): unfused ``2k x`` (permute) ``+ (3k + 3) x`` (unpermute
 ``--moe-permute-fusion``) the permute reads each token once and writes its ``k`` copies,
 ``(1 + k) x``, the un-permute reads the ``k`` copies and writes one, ``(k + 1) x``, and each
 sort reads and writes the received rows. Backward runs the inverse permutations and the
-probabilities' gradient: the layer's convention of twice the forward bytes
-(:meth:`simulator.workload.layer_shape.Kernels.backward`) is kept for them.
+probabilities' gradient: each kernel moves its forward's bytes once or twice
+(:func:`permutation_backward_once`, :mod:`simulator.workload.backward_bytes`).
 
 Megatron-Core's flex dispatcher (``expert_parallel.dispatcher: deepep | hybridep``; its
 ``_DeepepManager`` and ``_HybridEPManager``, ``token_dispatcher.py`` @ d98e8a64dd) has neither

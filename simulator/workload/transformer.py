@@ -40,7 +40,8 @@ Memory-bound kernels (norms, bias+activation, bias+dropout+add, rotary embedding
 the unfused softmax/dropout over the b a/t s^2 score matrix) move the bytes listed in
 :func:`_memory_bytes`, fused (one kernel per op group, as Megatron/TransformerEngine
 fusions or torch.compile run them) or eager (one PyTorch op per kernel); backward
-moves twice the forward bytes.
+moves each kernel's forward bytes times its ratio in :mod:`simulator.workload.backward_bytes`
+(1 to 2: 1.5 for a fused norm, 1 for a rotation or a copy).
 Reference: Narayanan et al. SC21, sec. 3 and Appendix; Korthikanti et al. 2022.
 """
 
@@ -51,6 +52,7 @@ import numpy as np
 from simulator.config.hybrid import Block
 from simulator.config.scenario import Mlp
 from simulator.workload.attention_window import local_layer_share, pair_fraction
+from simulator.workload.backward_bytes import ATTENTION_DROPOUT, GENERIC, ONCE, SOFTMAX, norm_ratio
 from simulator.workload.layer_shape import Attention, AttentionShape, Kernels, LayerShape, local_tokens
 from simulator.workload.mamba_mixer import (
     backward_rerun_gemms,
@@ -60,11 +62,14 @@ from simulator.workload.mamba_mixer import (
 )
 from simulator.workload.mlp_kernels import (
     expert_activation_bytes,
+    expert_activation_ratios,
     latent_gemms,
     mlp_gemms,
     moe_memory_kernels,
     residual_bytes,
+    residual_ratio,
     shared_expert_bytes,
+    shared_expert_ratios,
     shared_gemms,
 )
 from simulator.workload.moe_dispatch import router_gemm
@@ -79,10 +84,10 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     mamba = shape.model.mamba if shape.model.block == Block.MAMBA else None
     rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
     linear = np.array(linear, dtype=bool)
-    memory, once = _memory_bytes(shape, expert_load)
+    memory, ratios = _memory_bytes(shape, expert_load)
     return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), memory,
                    linear, _flash_flops(shape, attention), attention_shape=attention,
-                   rerun=rerun, scan=None if mamba is None else ~linear, memory_once=once)
+                   rerun=rerun, scan=None if mamba is None else ~linear, memory_backward=ratios)
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -175,9 +180,9 @@ def attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
     return (tokens, mdl.q_width / t, mla.q_lora_rank, 1), [kv[0], q_down, kv[1]]
 
 
-def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarray, np.ndarray | None]:
-    """Bytes moved by each memory-bound forward kernel (read + write), and which of them a
-    backward moves once (:attr:`Kernels.memory_once`: the permutations; None without experts).
+def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes moved by each memory-bound forward kernel (read + write), and what its backward
+    moves over that (:attr:`Kernels.memory_backward`, :mod:`simulator.workload.backward_bytes`).
 
     In units of ``act`` = the layer's hidden activation bytes (``b s h`` elements, over
     ``t`` with sequence parallelism) and ``ffn`` = the MLP inner activation bytes:
@@ -214,30 +219,39 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarr
     act = local_tokens(shape) * mdl.hidden * nb
     block = mdl.block
     kernels = [norm_traffic(shape) * act] * block.sites + [residual_bytes(shape)] * block.sites
-    kernels += expert_activation_bytes(shape, expert_load) if block.has_mlp else []
-    kernels += _attention_memory_bytes(shape, act) if block.has_attention else []
+    ratios = [norm_ratio(shape.fused)] * block.sites + [residual_ratio(shape)] * block.sites
+    if block.has_mlp:
+        kernels += expert_activation_bytes(shape, expert_load)
+        ratios += expert_activation_ratios(shape)
+    if block.has_attention:
+        attention, attention_ratios = _attention_memory_bytes(shape, act)
+        kernels, ratios = kernels + attention, ratios + attention_ratios
     if block == Block.MAMBA:
-        kernels += mixer_memory_bytes(mdl.mamba, shape.tokens, shape.tp, nb)
-    if not block.has_mlp or mdl.experts == 1:           # no router, permutations or shared experts
-        return np.array(kernels, dtype=np.float64), None
-    moe, moe_once = moe_memory_kernels(shape, expert_load)     # the router's and permutations' kernels last
-    shared = shared_expert_bytes(shape)
-    once = [False] * len(kernels) + moe_once + [False] * len(shared)
-    return np.array(kernels + moe + shared, dtype=np.float64), np.array(once)
+        mixer = mixer_memory_bytes(mdl.mamba, shape.tokens, shape.tp, nb)
+        kernels, ratios = kernels + mixer, ratios + [GENERIC] * len(mixer)
+    if block.has_mlp and mdl.experts > 1:       # the router's and permutations' kernels, the shared experts'
+        moe, moe_ratios = moe_memory_kernels(shape, expert_load)
+        kernels += moe + shared_expert_bytes(shape)
+        ratios += moe_ratios + shared_expert_ratios(shape)
+    return np.array(kernels, dtype=np.float64), np.array(ratios, dtype=np.float64)
 
 
-def _attention_memory_bytes(shape: LayerShape, act: float) -> list[float]:
+def _attention_memory_bytes(shape: LayerShape, act: float) -> tuple[list[float], list[float]]:
     """The attention block's memory-bound kernels besides its norm and residual add
-    (:func:`_memory_bytes`' table): the eager output transpose, the rotary embedding (SwiGLU
-    models; squared-ReLU models, Nemotron-H, have no position embedding), the QK-norm, the unpad
-    copies, latent attention's norms, unfused attention's softmax and dropout."""
+    (:func:`_memory_bytes`' table) and their backward ratios (:mod:`simulator.workload.backward_bytes`):
+    the eager output transpose, the rotary embedding (SwiGLU models; squared-ReLU models,
+    Nemotron-H, have no position embedding), the QK-norm, the unpad copies, latent attention's
+    norms, unfused attention's softmax and dropout."""
     mdl = shape.model
-    kernels = [] if shape.fused else [2.0 * act]
-    kernels += [rotary_bytes(shape)] if mdl.mlp == Mlp.SWIGLU else []
-    kernels += [qk_norm_bytes(shape)] if mdl.qk_norm else []
-    kernels += [unpad_bytes(shape)] if shape.attention_unpad else []
-    kernels += [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
-    return kernels + unfused_core_bytes(shape)
+    norm = norm_ratio(shape.fused)
+    kernels = [] if shape.fused else [(2.0 * act, ONCE)]
+    kernels += [(rotary_bytes(shape), ONCE)] if mdl.mlp == Mlp.SWIGLU else []
+    kernels += [(qk_norm_bytes(shape), norm)] if mdl.qk_norm else []
+    kernels += [(unpad_bytes(shape), ONCE)] if shape.attention_unpad else []
+    kernels += [(norm_traffic(shape) * latent, norm) for latent in latent_norm_bytes(shape)]
+    core = unfused_core_bytes(shape)           # the softmax's and the dropout's, or none
+    kernels += zip(core, (SOFTMAX, ATTENTION_DROPOUT)[:len(core)], strict=True)
+    return [k[0] for k in kernels], [k[1] for k in kernels]
 
 
 def unfused_core_kernels(shape: LayerShape, layer: Kernels) -> Kernels:
@@ -296,8 +310,8 @@ def unpad_bytes(shape: LayerShape) -> float:
     and v (``index_first_axis``: read and write each, ``2 b s (a d + k d + k d_v) / t``
     elements), ``pad_input`` zero-fills the padded output and scatters into it (write, read,
     write: ``3 b s a d_v / t``). The backward runs the mirror images (gathers for scatters,
-    zero-filled scatters for gathers), which the layer's twice-the-forward memory traffic
-    stands for (flash-attn ``flash_attn/bert_padding.py``; llm-foundry
+    zero-filled scatters for gathers), the forward's bytes once
+    (:data:`~simulator.workload.backward_bytes.ONCE`; flash-attn ``flash_attn/bert_padding.py``; llm-foundry
     ``llmfoundry/models/layers/attention.py`` ``flash_attn_fn``)."""
     mdl = shape.model
     gathered = 2.0 * (mdl.q_width + mdl.kv_width + mdl.v_width)
