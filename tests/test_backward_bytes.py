@@ -5,7 +5,7 @@ against the one published per-layer split of a forward and a backward: Korthikan
 sequence parallelism. Each time is rounded to 0.1 ms, so their ratio is known to about 1%.
 
 The ratio does not depend on the A100's GEMM rate, which the forward and the backward share; the
-model's layer is about 6% slow in both (that part is the rate, calibrated on whole steps). With
+model's layer is about 7% slow in both (that part is the rate, calibrated on whole steps). With
 every memory-bound kernel moving twice its forward's bytes backward the ratio read 1.659 and
 1.712 (+7.4%, +4.5%)."""
 
