@@ -24,7 +24,7 @@ from simulator.engine.context import make_context
 from simulator.engine.layer_kinds import model_layer_cost
 from simulator.pipeline import session_from_scenario
 from simulator.workload.backward_bytes import activation_ratio, residual_backward_act
-from simulator.workload.layer_shape import backward_memory
+from simulator.workload.layer_shape import Kernels, backward_memory
 
 LAYER_22B = (Path(__file__).parents[1] / "validation" / "scenarios" / "megatron_selective"
              / "gpt-22b-8gpu-selective.yaml")
@@ -49,14 +49,16 @@ def test_backward_over_forward_of_a_22b_layer_is_table_4s(sequence_parallel):
 
 
 def test_general_rule_is_twice_and_ratios_split_into_at_most_two_kernels():
-    """None keeps two kernels of the forward's bytes each; a ratio above 1 gives a second kernel
-    of the rest, a ratio of 1 or below one kernel; the bytes add up to ratio x forward."""
-    forward = np.array([10.0, 20.0, 30.0])
-    assert backward_memory(forward, None).tolist() == [10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
-    ratios = np.array([1.5, 1.0, 6.5 / 7.5])
+    """Kernels without ratios keep two kernels of the forward's bytes each; a ratio above 1
+    gives a second kernel of the rest, a ratio of 1 or below one kernel; the bytes add up to
+    ratio x forward."""
+    forward = [10.0, 20.0, 30.0]
+    plain = Kernels(np.zeros((0, 4)), np.array(forward))
+    assert plain.backward().memory_bytes.tolist() == [10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
+    ratios = [1.5, 1.0, 6.5 / 7.5]
     backward = backward_memory(forward, ratios)
     assert len(backward) == 4
-    assert backward.sum() == pytest.approx(float(forward @ ratios))
+    assert backward.sum() == pytest.approx(float(np.dot(forward, ratios)))
 
 
 def test_ratios_follow_the_bytes_each_kernel_reads_and_writes():

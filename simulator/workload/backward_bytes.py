@@ -84,7 +84,10 @@ def activation_ratio(mlp: Mlp, fused: bool, weighted: bool) -> float:
     :data:`GENERIC`."""
     if not fused or weighted:
         return GENERIC
-    return {Mlp.GELU: 2.0, Mlp.SQUARED_RELU: 1.5, Mlp.SWIGLU: 5.0 / 3.0}[mlp]
+    return _FUSED_ACTIVATION[mlp]
+
+
+_FUSED_ACTIVATION = {Mlp.GELU: 2.0, Mlp.SQUARED_RELU: 1.5, Mlp.SWIGLU: 5.0 / 3.0}
 
 
 def residual_backward_act(dropout: bool) -> float:

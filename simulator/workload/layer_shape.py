@@ -147,9 +147,10 @@ class Kernels:
     """Which GEMMs are a chunked scan's products (the Mamba-2 mixer's Triton kernels, priced at
     the GPU's ``scan_product_fraction``); None: none. The reruns are scan products too."""
     memory_backward: np.ndarray | None = None
-    """Per memory kernel, the bytes its backward moves over the bytes its forward moved
-    (:mod:`simulator.workload.backward_bytes`: 1.5 for a fused norm, 1 for a row permutation,
-    whose gradient is the inverse permutation of the same rows, ...); None: 2 for every one."""
+    """Bytes of the backward's memory-bound kernels (:func:`backward_memory` of
+    :attr:`memory_bytes` and each kernel's ratio, :mod:`simulator.workload.backward_bytes`: 1.5
+    for a fused norm, 1 for a row permutation, whose gradient is the inverse permutation of the
+    same rows, ...); None: two kernels of each forward kernel's bytes."""
 
     @property
     def flops(self) -> float:
@@ -165,8 +166,8 @@ class Kernels:
         return np.zeros(len(self.gemms), bool) if self.scan is None else self.scan
 
     def backward(self) -> Kernels:
-        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, each memory kernel's
-        bytes times its :attr:`memory_backward` ratio (:func:`backward_memory`)."""
+        """Data- and weight-gradient GEMMs, 2.5x the attention FLOPs, the memory kernels of
+        :attr:`memory_backward` (by default each forward kernel's bytes twice)."""
         m, n, k, batch = self.gemms.T
         dgrad = np.stack([m, k, n, batch], axis=1)
         wgrad = np.stack([k, n, m, batch], axis=1)
@@ -174,21 +175,23 @@ class Kernels:
         ratio = self.attention_shape.backward_ratio if self.attention_shape else FLASH_BACKWARD_RATIO
         rerun = np.zeros((0, 4)) if self.rerun is None else self.rerun
         scan = None if self.scan is None else np.concatenate([self.scan] * 2 + [np.ones(len(rerun), bool)])
-        memory = backward_memory(self.memory_bytes, self.memory_backward)
+        memory = self.memory_backward
+        if memory is None:
+            memory = np.concatenate([self.memory_bytes, self.memory_bytes])
         return Kernels(np.concatenate([dgrad, wgrad, rerun]), memory,
                        np.concatenate([mask, mask, np.zeros(len(rerun), bool)]), ratio * self.attention_flops,
                        True, self.attention_shape, scan=scan)
 
 
-def backward_memory(memory_bytes: np.ndarray, ratios: np.ndarray | None) -> np.ndarray:
+def backward_memory(memory_bytes: list[float], ratios: list[float]) -> np.ndarray:
     """Bytes of the backward's memory-bound kernels for forward kernels of ``memory_bytes``
-    whose backward moves ``ratios`` times their bytes (:mod:`simulator.workload.backward_bytes`;
-    None: 2 each): one kernel of ``min(r, 1) m`` bytes per forward kernel, and a second of
-    ``(r - 1) m`` where ``r > 1`` (the gradient and, for instance, the accumulation beside it)."""
-    if ratios is None:
-        return np.concatenate([memory_bytes, memory_bytes])
-    more = ratios > 1.0
-    return np.concatenate([memory_bytes * np.minimum(ratios, 1.0), memory_bytes[more] * (ratios[more] - 1.0)])
+    whose backward moves ``ratios`` times their bytes (:mod:`simulator.workload.backward_bytes`):
+    one kernel of ``min(r, 1) m`` bytes per forward kernel, and a second of ``(r - 1) m`` where
+    ``r > 1`` (the gradient and, for instance, the accumulation beside it). Lists, since a
+    layer's few kernels are built in Python (numpy's per-call cost would exceed the work)."""
+    pairs = list(zip(memory_bytes, ratios, strict=True))
+    first = [m * min(r, 1.0) for m, r in pairs]
+    return np.array(first + [m * (r - 1.0) for m, r in pairs if r > 1.0], dtype=np.float64)
 
 
 FLASH_BACKWARD_RATIO = 2.5

@@ -226,20 +226,20 @@ def residual_ratio(shape: LayerShape) -> float:
 def activation_backward_ratio(shape: LayerShape) -> float:
     """Backward bytes of :func:`activation_kernel_bytes` over its forward's
     (:func:`~simulator.workload.backward_bytes.activation_ratio`)."""
-    weighted = shape.model.experts > 1 and not _activation_fused(shape)
-    return activation_ratio(shape.model.mlp, _activation_fused(shape), weighted)
+    fused = _activation_fused(shape)
+    return activation_ratio(shape.model.mlp, fused, shape.model.experts > 1 and not fused)
 
 
-def expert_activation_ratios(shape: LayerShape) -> list[float]:
-    """The backward ratios of :func:`expert_activation_bytes`' kernels."""
-    return [activation_backward_ratio(shape)] * len(expert_activation_bytes(shape))
+def expert_activation_ratios(shape: LayerShape, kernels: list[float]) -> list[float]:
+    """The backward ratios of ``kernels``, :func:`expert_activation_bytes`' list."""
+    return [activation_backward_ratio(shape)] * len(kernels)
 
 
-def shared_expert_ratios(shape: LayerShape) -> list[float]:
-    """The backward ratios of :func:`shared_expert_bytes`' kernels: the activation's (unweighted)
-    and 1 for the add, whose gradient passes to both inputs as it is and is added back where the
-    layer's input fed both the routed and the shared experts (read 2, write 1 act)."""
-    if not shared_expert_bytes(shape):
+def shared_expert_ratios(shape: LayerShape, kernels: list[float]) -> list[float]:
+    """The backward ratios of ``kernels``, :func:`shared_expert_bytes`' list: the activation's
+    (unweighted) and 1 for the add, whose gradient passes to both inputs as it is and is added
+    back where the layer's input fed both the routed and the shared experts (read 2, write 1 act)."""
+    if not kernels:
         return []
     return [activation_ratio(shape.model.mlp, _activation_fused(shape), False), ONCE]
 
@@ -257,14 +257,14 @@ class ExpertBlock:
 
     experts: Kernels
     combine_tail: np.ndarray
-    combine_tail_ratios: np.ndarray | None = None
-    """The backward ratios of :attr:`combine_tail`'s kernels (:attr:`Kernels.memory_backward`)."""
+    combine_tail_ratios: tuple[float, ...] = ()
+    """The backward ratios of :attr:`combine_tail`'s kernels (:mod:`simulator.workload.backward_bytes`)."""
 
     @property
     def combine_tail_backward(self) -> np.ndarray:
         """Bytes of the combine tail's backward kernels (:func:`backward_memory` with
         :attr:`combine_tail_ratios`)."""
-        return backward_memory(self.combine_tail, self.combine_tail_ratios)
+        return backward_memory(self.combine_tail.tolist(), list(self.combine_tail_ratios))
 
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
@@ -285,13 +285,13 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     gemms = np.array(shared_gemms(shape) + mlp_gemms(shape, expert_load), dtype=np.float64)
     shared = shared_expert_bytes(shape)
     activation = expert_activation_bytes(shape, expert_load)
-    shared_ratios = shared_expert_ratios(shape)
-    ratios = expert_activation_ratios(shape) + ratios_from_once(sorts_once) + shared_ratios[:1]
+    shared_ratios = shared_expert_ratios(shape, shared)
+    ratios = expert_activation_ratios(shape, activation) + ratios_from_once(sorts_once) + shared_ratios[:1]
     experts = Kernels(gemms, np.array([*activation, *sorts, *shared[:1]]), np.ones(len(gemms), bool),
-                      memory_backward=np.array(ratios))
+                      memory_backward=backward_memory([*activation, *sorts, *shared[:1]], ratios))
     tail = [*unpermute, *shared[1:], residual_bytes(shape)]
     tail_ratios = ratios_from_once(unpermute_once) + shared_ratios[1:] + [residual_ratio(shape)]
-    return ExpertBlock(experts, np.array(tail), np.array(tail_ratios))
+    return ExpertBlock(experts, np.array(tail), tuple(tail_ratios))
 
 
 def _ffn_elements(shape: LayerShape) -> float:

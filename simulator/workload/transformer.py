@@ -53,7 +53,14 @@ from simulator.config.hybrid import Block
 from simulator.config.scenario import Mlp
 from simulator.workload.attention_window import local_layer_share, pair_fraction
 from simulator.workload.backward_bytes import ATTENTION_DROPOUT, GENERIC, ONCE, SOFTMAX, norm_ratio
-from simulator.workload.layer_shape import Attention, AttentionShape, Kernels, LayerShape, local_tokens
+from simulator.workload.layer_shape import (
+    Attention,
+    AttentionShape,
+    Kernels,
+    LayerShape,
+    backward_memory,
+    local_tokens,
+)
 from simulator.workload.mamba_mixer import (
     backward_rerun_gemms,
     mixer_memory_bytes,
@@ -85,9 +92,10 @@ def layer_forward(shape: LayerShape, expert_load: float = 1.0) -> Kernels:
     rerun = None if mamba is None else np.array(backward_rerun_gemms(mamba, shape.tokens, shape.tp))
     linear = np.array(linear, dtype=bool)
     memory, ratios = _memory_bytes(shape, expert_load)
-    return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), memory,
+    return Kernels(np.array(gemms, dtype=np.float64).reshape(-1, 4), np.array(memory, dtype=np.float64),
                    linear, _flash_flops(shape, attention), attention_shape=attention,
-                   rerun=rerun, scan=None if mamba is None else ~linear, memory_backward=ratios)
+                   rerun=rerun, scan=None if mamba is None else ~linear,
+                   memory_backward=backward_memory(memory, ratios))
 
 
 def _attention_shape(shape: LayerShape) -> AttentionShape:
@@ -180,7 +188,7 @@ def attention_input_gemms(shape: LayerShape) -> tuple[tuple, list[tuple]]:
     return (tokens, mdl.q_width / t, mla.q_lora_rank, 1), [kv[0], q_down, kv[1]]
 
 
-def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[list[float], list[float]]:
     """Bytes moved by each memory-bound forward kernel (read + write), and what its backward
     moves over that (:attr:`Kernels.memory_backward`, :mod:`simulator.workload.backward_bytes`).
 
@@ -221,8 +229,8 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarr
     kernels = [norm_traffic(shape) * act] * block.sites + [residual_bytes(shape)] * block.sites
     ratios = [norm_ratio(shape.fused)] * block.sites + [residual_ratio(shape)] * block.sites
     if block.has_mlp:
-        kernels += expert_activation_bytes(shape, expert_load)
-        ratios += expert_activation_ratios(shape)
+        activation = expert_activation_bytes(shape, expert_load)
+        kernels, ratios = kernels + activation, ratios + expert_activation_ratios(shape, activation)
     if block.has_attention:
         attention, attention_ratios = _attention_memory_bytes(shape, act)
         kernels, ratios = kernels + attention, ratios + attention_ratios
@@ -231,9 +239,10 @@ def _memory_bytes(shape: LayerShape, expert_load: float = 1.0) -> tuple[np.ndarr
         kernels, ratios = kernels + mixer, ratios + [GENERIC] * len(mixer)
     if block.has_mlp and mdl.experts > 1:       # the router's and permutations' kernels, the shared experts'
         moe, moe_ratios = moe_memory_kernels(shape, expert_load)
-        kernels += moe + shared_expert_bytes(shape)
-        ratios += moe_ratios + shared_expert_ratios(shape)
-    return np.array(kernels, dtype=np.float64), np.array(ratios, dtype=np.float64)
+        shared = shared_expert_bytes(shape)
+        kernels += moe + shared
+        ratios += moe_ratios + shared_expert_ratios(shape, shared)
+    return kernels, ratios
 
 
 def _attention_memory_bytes(shape: LayerShape, act: float) -> tuple[list[float], list[float]]:
@@ -244,14 +253,14 @@ def _attention_memory_bytes(shape: LayerShape, act: float) -> tuple[list[float],
     norms, unfused attention's softmax and dropout."""
     mdl = shape.model
     norm = norm_ratio(shape.fused)
-    kernels = [] if shape.fused else [(2.0 * act, ONCE)]
-    kernels += [(rotary_bytes(shape), ONCE)] if mdl.mlp == Mlp.SWIGLU else []
-    kernels += [(qk_norm_bytes(shape), norm)] if mdl.qk_norm else []
-    kernels += [(unpad_bytes(shape), ONCE)] if shape.attention_unpad else []
-    kernels += [(norm_traffic(shape) * latent, norm) for latent in latent_norm_bytes(shape)]
+    copies = [] if shape.fused else [2.0 * act]
+    copies += [rotary_bytes(shape)] if mdl.mlp == Mlp.SWIGLU else []
+    qk_norm = [qk_norm_bytes(shape)] if mdl.qk_norm else []
+    unpad = [unpad_bytes(shape)] if shape.attention_unpad else []
+    latent = [norm_traffic(shape) * latent for latent in latent_norm_bytes(shape)]
     core = unfused_core_bytes(shape)           # the softmax's and the dropout's, or none
-    kernels += zip(core, (SOFTMAX, ATTENTION_DROPOUT)[:len(core)], strict=True)
-    return [k[0] for k in kernels], [k[1] for k in kernels]
+    ratios = [ONCE] * len(copies) + [norm] * len(qk_norm) + [ONCE] * len(unpad) + [norm] * len(latent)
+    return copies + qk_norm + unpad + latent + core, ratios + [SOFTMAX, ATTENTION_DROPOUT][:len(core)]
 
 
 def unfused_core_kernels(shape: LayerShape, layer: Kernels) -> Kernels:
