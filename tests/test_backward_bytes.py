@@ -70,3 +70,18 @@ def test_ratios_follow_the_bytes_each_kernel_reads_and_writes():
     assert activation_ratio(Mlp.SWIGLU, fused=False, weighted=False) == 2.0
     assert residual_backward_act(dropout=False) == 3.0
     assert residual_backward_act(dropout=True) == 6.5
+
+
+@pytest.mark.parametrize("sequence_parallel", [False, True])
+def test_22b_layer_is_slow_by_the_same_share_in_both_passes(sequence_parallel):
+    """The known miss, guarded both ways: at the A100's SC21-calibrated GEMM fraction (0.72) the
+    layer reads 6-9% slower than Table 4 in the forward and the backward alike (forward 8.22 /
+    7.68 ms against 7.7 / 7.2, backward 12.94 / 12.60 against 11.9 / 11.8), the share of a whole
+    step the calibration carries for time the model does not price (docs/validation.md,
+    megascale_megatron). A fix of that time, refitted, moves both towards 1 together."""
+    layer = _layer(sequence_parallel)
+    measured_forward, measured_backward = TABLE4[sequence_parallel]
+    forward = (layer.forward + layer.tp_forward) / measured_forward
+    backward = (layer.backward + layer.tp_backward) / measured_backward
+    assert 1.03 < forward < 1.10 and 1.03 < backward < 1.10
+    assert abs(forward - backward) < 0.03
