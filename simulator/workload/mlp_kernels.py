@@ -257,14 +257,9 @@ class ExpertBlock:
 
     experts: Kernels
     combine_tail: np.ndarray
-    combine_tail_ratios: tuple[float, ...] = ()
-    """The backward ratios of :attr:`combine_tail`'s kernels (:mod:`simulator.workload.backward_bytes`)."""
-
-    @property
-    def combine_tail_backward(self) -> np.ndarray:
-        """Bytes of the combine tail's backward kernels (:func:`backward_memory` with
-        :attr:`combine_tail_ratios`)."""
-        return backward_memory(self.combine_tail.tolist(), list(self.combine_tail_ratios))
+    combine_tail_backward: np.ndarray
+    """Bytes of the combine tail's backward kernels (:func:`backward_memory` of its kernels'
+    ratios, :mod:`simulator.workload.backward_bytes`)."""
 
 
 def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
@@ -287,11 +282,12 @@ def expert_block(shape: LayerShape, expert_load: float = 1.0) -> ExpertBlock:
     activation = expert_activation_bytes(shape, expert_load)
     shared_ratios = shared_expert_ratios(shape, shared)
     ratios = expert_activation_ratios(shape, activation) + ratios_from_once(sorts_once) + shared_ratios[:1]
-    experts = Kernels(gemms, np.array([*activation, *sorts, *shared[:1]]), np.ones(len(gemms), bool),
-                      memory_backward=backward_memory([*activation, *sorts, *shared[:1]], ratios))
+    memory = [*activation, *sorts, *shared[:1]]
+    experts = Kernels(gemms, np.array(memory), np.ones(len(gemms), bool),
+                      memory_backward=backward_memory(memory, ratios))
     tail = [*unpermute, *shared[1:], residual_bytes(shape)]
     tail_ratios = ratios_from_once(unpermute_once) + shared_ratios[1:] + [residual_ratio(shape)]
-    return ExpertBlock(experts, np.array(tail), tuple(tail_ratios))
+    return ExpertBlock(experts, np.array(tail), backward_memory(tail, tail_ratios))
 
 
 def _ffn_elements(shape: LayerShape) -> float:
