@@ -25,7 +25,7 @@ from simulator.workload.token_dedup import hit_probability
 
 E, K = 128, 8          # Qwen3-30B-A3B: 128 experts, 8 per token
 ROOT = Path(__file__).parents[1]
-QWEN3 = SimpleNamespace(experts=E, top_k=K, router_groups=1, router_group_topk=1)
+QWEN3 = SimpleNamespace(experts=E, top_k=K, router_groups=1, router_group_topk=1, routing="random")
 
 
 def _session(dispatcher: str, nodes: int = 2, ep: int = 16, etp: int = 1, tp: int = 1):
@@ -73,6 +73,35 @@ def test_deepseek_v3_reaches_at_most_half_the_servers():
     assert hit_probability(256, 8, 32, groups=8, group_topk=8) == hit_probability(256, 8, 32)
     assert hit_probability(256, 8, 4, groups=8, group_topk=4) == pytest.approx(
         0.5 * (1 - comb(124, 8) / comb(128, 8)))
+
+
+def test_round_robin_routing_by_its_blocks():
+    """NeMo AutoModel's FakeBalancedGate: token t takes experts k t .. k t + k - 1 mod E. With k
+    dividing a GPU's 16 experts a block never straddles two GPUs: each of 8 GPUs sees 1/8 of the
+    tokens, one destination a token (random routing: 8 P(16) = 5.34). With k = 6 (128 experts,
+    Nemotron 3 Nano's 6 a token) the starts mod 16 cycle through 0, 6, 12, 2, 8, 14, 4, 10 and the
+    blocks from 12 and 14 cross into the next GPU: 1 + 2/8 destinations a token."""
+    gpus = [hit_probability(E, K, 16, first=16 * g, round_robin=True) for g in range(8)]
+    assert gpus == [pytest.approx(1 / 8)] * 8
+    assert 8 * hit_probability(E, K, 16) == pytest.approx(5.34, abs=0.01)
+    assert sum(hit_probability(E, 6, 16, first=16 * g, round_robin=True) for g in range(8)) == 1.25
+    assert hit_probability(E, 6, E, round_robin=True) == 1.0
+    assert hit_probability(E, 6, 0, round_robin=True) == 0.0
+
+
+def test_round_robin_dispatch_inside_a_server_and_its_refusal_with_groups():
+    """One server, 8 GPUs of 16 experts: each rank sends each peer 1/8 of its tokens, (1/8)/k of
+    n, where random routing sends P(16)/k; group-limited routing has no round-robin form."""
+    session = _session("deepep", nodes=1, ep=8)
+    model = SimpleNamespace(**{**vars(QWEN3), "routing": "round_robin"})
+    (step,) = dedup_schedule(session.collectives.cluster, [tuple(range(8))], model).steps
+    assert step.frac == pytest.approx(np.full(56, 1 / 8 / K))
+    data = {"cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "deepseek-v3", "layers": 4, "routing": "round_robin"},
+            "training": {"global_batch": 8, "micro_batch": 1},
+            "parallelism": {"dp": 8, "ep": 8}}
+    with pytest.raises(ConfigError, match="round-robin"):
+        scenario_from_mapping(data, "<test>", HardwareLibrary())
 
 
 def test_schedule_of_one_group_on_two_servers():

@@ -34,6 +34,9 @@ def test_the_counts_add_up_pass_by_pass():
     assert LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL] == (6 + 4 + 8 + 8 + 4 + 8, 8 + 6)
     assert LOSS_TRAFFIC[LossKernel.TORCH] == (6 + 16, 4 + 16 + 6)
     assert LOSS_TRAFFIC[LossKernel.TE] == (2, 2 + 2)
+    # the same eager passes on 2-byte elements, without the casts
+    assert LOSS_TRAFFIC[LossKernel.TORCH_BF16] == (8, 2 + 8)
+    assert LOSS_TRAFFIC[LossKernel.TORCH_BF16][0] == (LOSS_TRAFFIC[LossKernel.TORCH][0] - 6) / 2
     forward, backward = LOSS_TRAFFIC[LossKernel.VOCAB_PARALLEL_FUSED]
     assert (forward, backward) == (38 - 12, 14)
     assert set(LOSS_TRAFFIC) == set(LossKernel)

@@ -17,6 +17,7 @@ from simulator.config.scenario import (
     ParallelismConfig,
     RankOrder,
     Recompute,
+    Routing,
     Scenario,
     Schedule,
     TopologyKind,
@@ -531,6 +532,9 @@ def _check_router_groups(model) -> None:
     groups, picked = model.router_groups, model.router_group_topk
     if model.experts == 1:
         return
+    if model.routing == Routing.ROUND_ROBIN and groups > 1:
+        raise ConfigError("round-robin routing assigns consecutive experts and has no groups; "
+                          "set model.router_groups to 1 or model.routing to random", key="model.routing")
     if model.experts % groups:
         raise ConfigError(f"{groups} groups do not split model.experts ({model.experts}) evenly",
                           key="model.router_groups")

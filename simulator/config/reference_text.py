@@ -89,6 +89,10 @@ MEANINGS = {
                            "experts come from `router_group_topk` of them, which limits the servers a "
                            "deduplicating dispatcher sends it to",
     "model.router_group_topk": "groups a token's experts are chosen from (DeepSeek-V3: 4; default: all)",
+    "model.routing": "how the router picks a token's experts: `random` (every top_k-subset equally "
+                     "likely: a trained router's balanced load, Megatron-Core's forced balancing) or "
+                     "`round_robin` (token t to experts k t .. k t + k - 1 mod E: NeMo AutoModel's "
+                     "`FakeBalancedGate`, which reaches as few GPUs as contiguous expert ranges allow)",
     "model.expert_load": "tokens routed to the busiest expert-parallel rank over the mean, >= 1 "
                          "(1: balanced); scales that rank's expert GEMMs, expert activations and "
                          "all-to-all",

@@ -57,6 +57,14 @@ class RankOrder(StrEnum):
     TP_CP_PP_DP = "tp-cp-pp-dp"     # NeMo's use_tp_pp_dp_mapping: each pipeline replica a block
 
 
+class Routing(StrEnum):
+    """How a mixture-of-experts router picks a token's ``top_k`` experts (what reaches each GPU:
+    :mod:`simulator.workload.token_dedup`)."""
+
+    RANDOM = "random"            # every top_k-subset equally likely (a trained router, forced balance)
+    ROUND_ROBIN = "round_robin"  # token t: experts k t .. k t + k - 1 mod E (AutoModel FakeBalancedGate)
+
+
 class Recompute(StrEnum):
     NONE = "none"
     SELECTIVE = "selective"
@@ -145,6 +153,13 @@ class ModelConfig(_Section):
     router_group_topk: Annotated[int, Strict(), Field(ge=1, le=100_000)] | None = None
     """Groups a token's experts are chosen from (DeepSeek-V3's ``topk_group``, 4; Megatron-Core's
     ``moe_router_group_topk``); default ``router_groups`` (no limit)."""
+    routing: Routing = Routing.RANDOM
+    """How the router picks a token's experts: ``random``, every ``top_k``-subset equally likely
+    (a trained router's load as the model assumes it, and Megatron-Core's
+    ``moe_router_force_load_balancing``, which routes on random logits); ``round_robin``, token
+    ``t`` to the ``top_k`` consecutive experts from ``k t`` (mod ``E``), NeMo AutoModel's
+    ``FakeBalancedGate`` (``fake_balanced_gate: true`` in its benchmark configs), which keeps the
+    experts balanced but sends a token to as few GPUs as contiguous expert ranges allow."""
     mla: MlaConfig | None = None
     """Multi-head latent attention (:mod:`simulator.config.mla`): the query and key heads are
     ``qk_head_dim + qk_rope_head_dim`` wide, the value heads ``v_head_dim``, one key/value head

@@ -474,6 +474,7 @@ class LossKernel(StrEnum):
     VOCAB_PARALLEL_FUSED = "vocab_parallel_fused"  # cross_entropy_loss_fusion, impl native
     TE = "te"                                      # cross_entropy_fusion_impl te (Triton)
     TORCH = "torch"                                # eager F.cross_entropy(logits.float())
+    TORCH_BF16 = "torch_bf16"                      # eager F.cross_entropy(logits), no upcast
     XENTROPY = "xentropy"                          # flash-attn / apex fused softmax xentropy
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.collectives import Algorithm, Op, Schedule, Step
+from simulator.config.scenario import Routing
 from simulator.topology.cluster import Cluster
 from simulator.workload.token_dedup import hit_probability
 
@@ -66,7 +67,8 @@ def _reach(model, servers: int, local: int) -> tuple[np.ndarray, np.ndarray]:
     per_gpu = experts // (servers * local)
 
     def p(held: int, first: int) -> float:
-        return hit_probability(experts, k, held, model.router_groups, model.router_group_topk, first)
+        return hit_probability(experts, k, held, model.router_groups, model.router_group_topk, first,
+                               round_robin=model.routing == Routing.ROUND_ROBIN)
     server = np.array([[p(per_gpu * local, s * per_gpu * local)] * local for s in range(servers)])
     gpu = np.array([[p(per_gpu, (s * local + i) * per_gpu) for i in range(local)] for s in range(servers)])
     return server / k, servers * gpu / k

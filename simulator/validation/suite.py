@@ -143,6 +143,10 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   GPT-OSS 20B on 8 to 512 GB300 and 72 GB200 in MXFP8, Llama 3.1 405B on 512 and 2,048 GB300 in
   NVFP4, Llama 3.1 8B on 16 H200 and 128 H100 in FP8 (Cisco) (validation/mlperf_v60.csv),
   tokens/s per GPU from the logged step times.
+- ``automodel``: NeMo AutoModel's pre-training table on DGX-H100 (PyTorch FSDP2 with TransformerEngine
+  kernels and DeepEP on Hugging Face models): Llama 3.1 70B on 64 GPUs with context parallelism 2,
+  Qwen3 30B-A3B on 8 and DeepSeek-V3 on 256 with expert parallelism and the benchmarks' round-robin
+  fake gate, BF16 (validation/automodel_h100.csv), tokens/s per GPU.
 - ``megatron_moe_layer``: Megatron-LM's MoE layer benchmark (``tests/functional_tests/test_cases/common/
   moe_perf``, baseline of 2025-12-17): one MoE layer of a Mixtral and a DeepSeek proxy on one DGX
   H100 (ep 8, 4,096 tokens per GPU) with the alltoall, DeepEP and HybridEP dispatchers in BF16 and
@@ -831,6 +835,10 @@ SETS: dict[str, ValidationSet] = {
         "GB300 and 72 GB200, Llama 3.1 405B on 512 and 2,048 GB300 and 8B on 16 H200 and 128 H100 "
         "(Richardyu114/training_results_v6.0 @ eabf23a0, "
         "a fork of mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
+    "automodel": _step_entry(
+        "automodel",
+        "NeMo AutoModel pre-training, PyTorch FSDP2 with TE and DeepEP: Llama 3.1 70B, Qwen3 30B-A3B "
+        "and DeepSeek-V3 on 8-256 H100 (NVIDIA-NeMo/Automodel @ 89e3a9fdd, 8d9bfb90e, 2013a4dd6)"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",

@@ -31,6 +31,12 @@ gradient is a zeroed fp32 tensor with one element a row set (write 4);
 ``_log_softmax_backward_data`` reads it for the row sum and again with the saved output to
 write the input gradient (4 + 4 + 4 + 4); the cast back to bf16 (4 + 2).
 
+``torch_bf16`` (8, 10): the same eager ``F.cross_entropy`` on the bf16 logits, without the
+upcast (NeMo AutoModel's ``MaskedCrossEntropy(fp32_upcast=False)``, its MoE benchmark configs):
+ATen's ``log_softmax`` reads a bf16 row for the max and the sum and again to write the bf16
+output, accumulating in fp32 (2 + 2 + 2 + 2); backward the zeroed bf16 ``nll_loss`` gradient
+(2) and ``_log_softmax_backward_data`` (2 + 2 + 2 + 2), no casts.
+
 ``xentropy`` (4, 4): the fused softmax cross entropy of flash-attn 1.0.9 / apex
 (``flash_attn.losses.cross_entropy``, llm-foundry's default ``loss_fn: fused_crossentropy``):
 the forward kernel reads the bf16 row for the max and again for the sum (2 + 2); backward reads
@@ -39,7 +45,8 @@ it once and writes the gradient (2 + 2).
 On fp32 logits (the stack's ``loss.fp32_logits``: the model casts them, read 2 write 4 forward,
 read 4 write 2 backward) each kernel reads and writes 4-byte logits and drops its own casts
 (``.float()`` of an fp32 tensor returns it): ``vocab_parallel`` (32, 8), ``vocab_parallel_fused``
-(28, 8: the compiled cast-and-max reads 4), ``te`` (4, 8), ``torch`` (16, 20), ``xentropy``
+(28, 8: the compiled cast-and-max reads 4), ``te`` (4, 8), ``torch`` and ``torch_bf16`` (16,
+20), ``xentropy``
 (8, 8). A shift copy before the loss (``loss.shift_copy``) adds ``2 n`` forward (read and write
 the shifted logits) and ``3 n`` backward (the slice's gradient: a zero-filled tensor of the whole
 logits written, the slice's gradient read and written into it) for ``n``-byte logits. An unfused
@@ -64,6 +71,7 @@ _BYTES: dict[LossKernel, tuple[tuple[float, float], tuple[float, float], float]]
     LossKernel.VOCAB_PARALLEL_FUSED: ((26.0, 14.0), (28.0, 8.0), 4.0),
     LossKernel.TE: ((2.0, 4.0), (4.0, 8.0), 2.0),
     LossKernel.TORCH: ((22.0, 26.0), (16.0, 20.0), 12.0),
+    LossKernel.TORCH_BF16: ((8.0, 10.0), (16.0, 20.0), 6.0),
     LossKernel.XENTROPY: ((4.0, 4.0), (8.0, 8.0), 4.0),
 }
 
@@ -78,7 +86,8 @@ LOSS_PEAK_BYTES: dict[LossKernel, float] = {k: v[2] for k, v in _BYTES.items()}
 """Bytes per logit element alive at each implementation's memory peak: Megatron's keeps one
 fp32 ``exp_logits``, reused in place for the gradient (Korthikanti et al. 2022 sec. 4.3); TE's
 saves the bf16 logits and writes the gradient over them; eager torch holds the fp32 log-softmax
-output, its incoming gradient and the input gradient at the start of backward; flash-attn's
+output, its incoming gradient and the input gradient at the start of backward (in bf16 without
+the upcast, 6); flash-attn's
 xentropy saves the bf16 logits and writes a bf16 gradient beside them."""
 
 FP32_CAST = (6.0, 6.0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.config.scenario import Mlp, ModelConfig
+from simulator.config.scenario import Mlp, ModelConfig, Routing
 from simulator.workload.backward_bytes import ONCE, activation_ratio, ratios_from_once, residual_backward_act
 from simulator.workload.layer_shape import Kernels, LayerShape, backward_memory, local_tokens
 from simulator.workload.moe_dispatch import (
@@ -127,7 +127,8 @@ def dispatched_share(model: ModelConfig, ep: int) -> float:
     P(e) E / (e k)`` for the ``e = E / ep`` experts it holds (:func:`hit_probability`: the token
     reaches the GPU once whatever number of its experts are there), at most 1."""
     held = model.experts / ep
-    hit = hit_probability(model.experts, model.top_k, int(held), model.router_groups, model.router_group_topk)
+    hit = hit_probability(model.experts, model.top_k, int(held), model.router_groups, model.router_group_topk,
+                          round_robin=model.routing == Routing.ROUND_ROBIN)
     return min(1.0, hit * model.experts / (held * model.top_k))
 
 

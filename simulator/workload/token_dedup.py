@@ -22,23 +22,32 @@ of group ``j`` is then missed with probability
     sum over the t-subsets S of C(t E/g - sum_{j in S} c_j, k) / C(t E/g, k) / C(g, t),
 
 summed here over the subsets' covered totals (a count of subsets by total, built group by group).
+
+Round-robin routing (``model.routing: round_robin``, NeMo AutoModel's ``FakeBalancedGate``:
+token ``t`` takes experts ``k t + j`` mod ``E``, ``j < k``) starts a token's block at a multiple
+of ``g = gcd(k, E)``, each of the ``E / g`` starts equally often; the set is reached by the
+share of those blocks ``[s, s + k)`` (mod ``E``) that overlap it. With ``k`` dividing a GPU's
+contiguous expert range every block lies on one GPU: a token reaches one GPU, where random
+routing reaches ``G P(E / G)`` of ``G``.
 """
 
 from __future__ import annotations
 
-from math import comb
+from math import comb, gcd
 
 
 def hit_probability(experts: int, top_k: int, held: int, groups: int = 1, group_topk: int | None = None,
-                    first: int = 0) -> float:
+                    first: int = 0, round_robin: bool = False) -> float:
     """Probability that a token routed to ``top_k`` of ``experts`` experts reaches the ``held``
     experts from index ``first`` on (dimensionless, in [0, 1]; module docstring), with
     group-limited routing over ``groups`` groups of which ``group_topk`` are picked (default:
-    all, no limit)."""
+    all, no limit), or with round-robin routing (``round_robin``)."""
     held = max(0, min(int(held), int(experts)))
     picked = groups if group_topk is None else group_topk
     if held == 0:
         return 0.0
+    if round_robin:
+        return round_robin_hit(experts, top_k, held, first)
     if groups <= 1 or picked >= groups:
         return 1.0 - comb(experts - held, top_k) / comb(experts, top_k)
     size = experts // groups
@@ -47,6 +56,16 @@ def hit_probability(experts: int, top_k: int, held: int, groups: int = 1, group_
     subsets = _subsets_by_total(covered, picked)
     missed = sum(n * comb(pool - total, top_k) for total, n in subsets.items())
     return 1.0 - missed / comb(pool, top_k) / comb(groups, picked)
+
+
+def round_robin_hit(experts: int, top_k: int, held: int, first: int = 0) -> float:
+    """Share of round-robin blocks ``[s, s + k)`` mod ``E`` (``s`` a multiple of ``gcd(k, E)``)
+    that overlap the ``held`` experts from ``first`` (module docstring), in [0, 1]."""
+    step = gcd(top_k, experts)
+    starts = range(0, experts, step)
+    wanted = {(first + i) % experts for i in range(held)}
+    hits = sum(any((s + j) % experts in wanted for j in range(top_k)) for s in starts)
+    return hits / len(starts)
 
 
 def _subsets_by_total(counts: list[int], size: int) -> dict[int, int]:
