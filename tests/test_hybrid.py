@@ -172,7 +172,7 @@ def _write(tmp_path, model_update: dict, parallelism: dict | None = None):
     ({"first_dense_layers": 2}, None, "model.first_dense_layers"),
     ({"mamba": {"heads": 64, "groups": 4}}, {"tp": 8, "ep": 1}, "parallelism.tp"),
     ({}, {"cp": 2, "ep": 4}, "parallelism.cp"),
-    ({}, {"zero_stage": 3}, "parallelism.zero_stage"),
+    ({"mtp_layers": 1, "mtp_pattern": "*E"}, {"zero_stage": 3}, "model.mtp_layers"),
 ])
 def test_bad_hybrid_input_exits_2_naming_the_key(tmp_path, capsys, model_update, parallelism, key):
     """One clear message naming the key, exit status 2, no traceback."""
@@ -265,12 +265,12 @@ def test_import_log_refuses_layers_it_cannot_price():
 
 def test_search_axes_fit_a_hybrid_model(tmp_path):
     """A hybrid model's default layouts split its mixer's heads and groups over tp and leave out
-    what it does not price (ZeRO-3, context parallelism)."""
+    what it does not price (context parallelism; ZeRO-3 only with prediction layers)."""
     from simulator.sweep.layouts import default_axes
     scenario = scenario_from_mapping(yaml.safe_load(_write(tmp_path, {"mamba": {"heads": 64, "groups": 4}},
                                                            {}).read_text()), "<test>")
     axes = default_axes(scenario, 8)
-    assert axes["tp"] == [1, 2, 4] and axes["zero_stage"] == [1, 2] and axes["cp"] == [1]
+    assert axes["tp"] == [1, 2, 4] and axes["zero_stage"] == [1, 2, 3] and axes["cp"] == [1]
 
 
 def test_nemotron_3_5_lightning_counts_the_verification_card():
@@ -281,3 +281,48 @@ def test_nemotron_3_5_lightning_counts_the_verification_card():
     lightning = NANO.model_copy(update={"mtp_layers": 2, "mtp_pattern": "*E", "mtp_shared": True})
     moe_layers = NANO.hybrid_pattern.count("E") + 1
     assert parameter_count(lightning) + NANO.hidden + NANO.experts * moe_layers == 32_913_266_240
+
+
+def _fsdp_nano(tmp_path, reshard: bool):
+    data = {"name": "hybrid-fsdp", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "nemotron-3-nano-30b-a3b", "seq_len": 4096},
+            "training": {"global_batch": 16, "micro_batch": 2, "dtype": "bf16",
+                         "stack": {"base": "torchtitan", "sharding": {"reshard_after_forward": reshard}}},
+            "parallelism": {"tp": 1, "dp": 8, "ep": 8, "recompute": "full"}}
+    return scenario_from_mapping(data, "<test>")
+
+
+def test_fsdp_units_of_a_hybrid_stage_are_its_layers(tmp_path):
+    """ZeRO-3 / FSDP over a hybrid model wraps each layer of the pattern: the stage's units hold
+    every layer's non-expert weights once, so what is left of its dense parameters is the root
+    unit, the embedding and the output layer (``2 V h``); a Mamba layer's unit is the largest, an
+    MoE layer's the smallest (its router and shared expert: its 16 local experts stay resident,
+    expert parallelism 8 = dp leaves no one to gather them from)."""
+    from simulator.workload.memory import stage_parameters
+    from simulator.workload.stage_layers import stage_patterns
+    from simulator.workload.unsharded import stage_units
+    scenario = _fsdp_nano(tmp_path, True)
+    model, par = scenario.model, scenario.parallelism
+    pattern = stage_patterns(model, par)[0]
+    dense, _ = stage_parameters(model, par, model.layers, True, True, 0, 0, pattern)
+    dense_units, units = stage_units(model, par, 8, model.layers, pattern)
+    assert len(units) == 52 and dense - dense_units == 2 * model.vocab * model.hidden
+    from simulator.workload.params import dense_layer_parameters, layer_parameters
+    assert units[0] == layer_parameters(model.sublayer_model("M"))
+    assert units[-1] == dense_layer_parameters(model.sublayer_model("E"))
+
+
+@pytest.mark.parametrize("reshard", [True, False])
+def test_hybrid_fsdp_engines_agree_and_report_the_sharded_traffic(tmp_path, reshard):
+    """DES = analytical with contention off on a sharded hybrid stage; the step reports ZeRO-3
+    traffic under dp, and keeping the units gathered (no reshard after forward) gathers less."""
+    from simulator.engine.des import simulate_steps_des
+    scenario = _fsdp_nano(tmp_path, reshard)
+    collectives = session_from_scenario(scenario).collectives
+    analytical = simulate_step(scenario, collectives)
+    des = simulate_steps_des(scenario, collectives, 1, 0, contention=False).step_times_s[0]
+    assert des == pytest.approx(analytical.step_time_s, rel=1e-9)
+    assert analytical.dp_comm_s > 0 and np.isfinite(analytical.step_time_s)
+    if not reshard:
+        again = simulate_step(_fsdp_nano(tmp_path, True), collectives)
+        assert analytical.dp_comm_s < again.dp_comm_s

@@ -90,7 +90,8 @@ OVER_MEMORY = {  # 86.1 of 80 GiB since the cached fp8 weights count (docs/valid
                "nemo_more/nemotron-340b-128gpu-fp8": 0.11,
                # 88.5 of 80 GiB: the deferred fp32 gradients of a pipeline stage (docs/validation.md,
                # automodel)
-               "automodel/deepseek-v3-256gpu-h100-pp4-ep64": 0.11}
+               "automodel/deepseek-v3-256gpu-h100-pp4-ep64": 0.11,
+               "automodel/nemotron-3-nano-8gpu-h100-ep8": 0.03}
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -1388,12 +1389,13 @@ ACHIEVED = {
     # 19.2% / 71.6% (not met) since 2026-12-02, each memory-bound kernel's backward moving the
     # bytes it reads and writes (backward_bytes.py; A100 0.72, derating 0.829): was 19.1% / 69.8%.
     "mlperf_v60": (0.192, 0.716),
-    # tokens/s per GPU, 3 rows (NeMo AutoModel's DGX-H100 pre-training table: Llama 3.1 70B with
-    # FSDP2 x cp 2, Qwen3 30B-A3B with EP 8 and DeepSeek-V3 with pp 4 x EP 64, BF16), out of sample,
-    # scored once on 2026-12-02 after reading the code each row ran (K/V heads exchanged as stored,
-    # the MoE benchmarks' round-robin fake gate, the loss without upcast): 7.8% / 14.9%, met
-    # (-7.5%, +0.9%, +14.9%).
-    "automodel": (0.078, 0.149),
+    # tokens/s per GPU, 5 rows (NeMo AutoModel's DGX-H100 pre-training table: Llama 3.1 70B with
+    # FSDP2 x cp 2, Qwen3 30B-A3B with EP 8, DeepSeek-V3 with pp 4 x EP 64, the hybrid Nemotron 3
+    # Nano and Super with EP over every GPU, BF16), out of sample, scored once on 2026-12-02 after
+    # reading the code each row ran (K/V heads exchanged as stored, the MoE benchmarks' round-robin
+    # fake gate, the loss without upcast, FSDP2 units of hybrid layers): 9.9% / 14.9%, NOT met
+    # (-7.5%, +0.9%, +14.9%, -14.9%, -11.5%; 7.8% / 14.9% over the first three).
+    "automodel": (0.099, 0.149),
 }
 
 

@@ -46,7 +46,7 @@ from simulator.cost.nccl_sms import nccl_sm_share
 from simulator.workload.layout import Layout
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_tensor_sizes, mlp_tensor_sizes
-from simulator.workload.stage_layers import dense_share
+from simulator.workload.stage_layers import stage_layer_models
 from simulator.workload.unsharded import local_experts_gathered
 
 
@@ -70,15 +70,14 @@ class UnitComm:
     reduce_hbm: float = 0.0
     """The same for the gradient reductions."""
 
-    def mixed(self, other: UnitComm, share: float) -> UnitComm:
-        """``(1 - share)`` of this unit and ``share`` of ``other``, field by field (this
-        unit's SM share)."""
-        def mix(a: float, b: float) -> float:
-            return (1 - share) * a + share * b
-        return UnitComm(mix(self.gather, other.gather), mix(self.reduce, other.reduce), self.sm_share,
-                        mix(self.recompute_regather, other.recompute_regather),
-                        mix(self.per_step_gather, other.per_step_gather),
-                        mix(self.gather_hbm, other.gather_hbm), mix(self.reduce_hbm, other.reduce_hbm))
+    @staticmethod
+    def mean(parts: list[tuple[UnitComm, float]]) -> UnitComm:
+        """The units of ``parts`` weighted by their shares (summing to 1), field by field, with
+        the first unit's SM share (every unit runs on the same groups)."""
+        def mix(name: str) -> float:
+            return sum(share * getattr(unit, name) for unit, share in parts)
+        return UnitComm(mix("gather"), mix("reduce"), parts[0][0].sm_share, mix("recompute_regather"),
+                        mix("per_step_gather"), mix("gather_hbm"), mix("reduce_hbm"))
 
     def pass_share(self, gather_s: float, reduce_s: float, memory_share: float) -> float:
         """The share of a pass's pace its ``gather_s`` of gathers and ``reduce_s`` of reductions
@@ -223,18 +222,18 @@ class _KeptTensors:
 
 def stage_unit_comm(scenario: Scenario, stack: StackProfile, collectives: CollectiveModel,
                     layout: Layout, stage: int) -> UnitComm:
-    """:func:`unit_comm` of ``stage``'s mean layer: with dense layers among a mixture of
-    experts' (``model.first_dense_layers``) each unit gathers and reduces its own layer's
-    weights, so the stage's unit is the mean of the dense and the MoE unit over its layers
-    (:func:`~simulator.workload.stage_layers.stage_kinds`; the MTP layers are of the MoE kind),
-    as the stage's compute per unit is their mean (:mod:`simulator.engine.layer_kinds`)."""
-    unit = unit_comm(scenario, stack, collectives, layout, stage)
-    share = dense_share(scenario.model, scenario.parallelism, stage)
-    if not share:
-        return unit
-    dense_scenario = scenario.model_copy(update={"model": scenario.model.dense_model()})
-    other = unit_comm(dense_scenario, stack, collectives, layout, stage)
-    return unit.mixed(other, share)
+    """:func:`unit_comm` of ``stage``'s mean layer: each unit gathers and reduces its own
+    layer's weights, so where the stage's layers differ (dense layers among a mixture of
+    experts', ``model.first_dense_layers``, the MTP layers of the MoE kind; a hybrid stage's
+    Mamba, attention, MLP and MoE layers, each its own unit as FSDP wraps them) the stage's unit
+    is the mean of its layers' units
+    (:func:`~simulator.workload.stage_layers.stage_layer_models`), as the stage's compute per
+    unit is their mean (:mod:`simulator.engine.layer_kinds`)."""
+    parts = stage_layer_models(scenario.model, scenario.parallelism, stage)
+    if len(parts) == 1 and parts[0][0] is scenario.model:
+        return unit_comm(scenario, stack, collectives, layout, stage)
+    return UnitComm.mean([(unit_comm(scenario.model_copy(update={"model": model}), stack, collectives,
+                                     layout, stage), share) for model, share in parts])
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from simulator.cost.sharding import (
 from simulator.engine.context import Context
 from simulator.workload.memory import shard_group_size
 from simulator.workload.params import layer_parameters
-from simulator.workload.stage_layers import dense_share, stage_kinds
+from simulator.workload.stage_layers import stage_kinds, stage_layer_models
 
 
 @dataclass(frozen=True)
@@ -126,12 +126,11 @@ def _samples(ctx: Context, stage: int) -> tuple[PricedCollective, PricedCollecti
 
 
 def _mean_layer_parameters(ctx: Context, stage: int) -> float:
-    """Parameters of ``stage``'s mean layer: its dense and MoE layers' counts weighted by their
-    numbers (:func:`~simulator.workload.stage_layers.dense_share`)."""
-    model = ctx.scenario.model
-    share = dense_share(model, ctx.scenario.parallelism, stage)
-    moe = layer_parameters(model)
-    return (1 - share) * moe + share * layer_parameters(model.dense_model()) if share else moe
+    """Parameters of ``stage``'s mean layer: each kind of its layers' count weighted by its share
+    (:func:`~simulator.workload.stage_layers.stage_layer_models`: dense among MoE layers, a
+    hybrid stage's kinds)."""
+    parts = stage_layer_models(ctx.scenario.model, ctx.scenario.parallelism, stage)
+    return sum(share * layer_parameters(model) for model, share in parts)
 
 
 def replay_group(ctx: Context, stage: int) -> tuple[int, ...] | None:

@@ -269,10 +269,10 @@ def default_axes(scenario: Scenario, gpus_per_node: int) -> dict[str, list[Any]]
     mode, ZeRO stage 1-3 (1 under Muon, which shards no more than ZeRO-1) and sequence
     parallelism; the scenario's own rank order. A hybrid model's (``model.hybrid_pattern``,
     ``model.block``) tp also splits its Mamba mixer's heads and groups, and the axes leave out
-    what it does not price (context parallelism, ZeRO-3)."""
+    what it does not price (context parallelism; ZeRO-3 with multi-token prediction layers)."""
     model = scenario.model
     hybrid = model.hybrid_pattern is not None or model.block != Block.FULL
-    zero = [1] if scenario.training.optimizer.muon else [1, 2] if hybrid else [1, 2, 3]
+    zero = [1] if scenario.training.optimizer.muon else [1, 2] if hybrid and model.mtp_layers else [1, 2, 3]
     return {
         "tp": [t for t in POWERS
                if t <= gpus_per_node and model.heads % t == 0 and _splits_mixer(model, t)],

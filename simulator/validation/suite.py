@@ -145,8 +145,9 @@ set's MAPE and max |error|), ``gpu`` (GPU spec used), ``stack`` (stack profile u
   tokens/s per GPU from the logged step times.
 - ``automodel``: NeMo AutoModel's pre-training table on DGX-H100 (PyTorch FSDP2 with TransformerEngine
   kernels and DeepEP on Hugging Face models): Llama 3.1 70B on 64 GPUs with context parallelism 2,
-  Qwen3 30B-A3B on 8 and DeepSeek-V3 on 256 with expert parallelism and the benchmarks' round-robin
-  fake gate, BF16 (validation/automodel_h100.csv), tokens/s per GPU.
+  Qwen3 30B-A3B on 8, DeepSeek-V3 on 256 and the hybrid Nemotron 3 Nano and Super on 8 and 64 with
+  expert parallelism and the benchmarks' round-robin fake gate, BF16 (validation/automodel_h100.csv),
+  tokens/s per GPU.
 - ``megatron_moe_layer``: Megatron-LM's MoE layer benchmark (``tests/functional_tests/test_cases/common/
   moe_perf``, baseline of 2025-12-17): one MoE layer of a Mixtral and a DeepSeek proxy on one DGX
   H100 (ep 8, 4,096 tokens per GPU) with the alltoall, DeepEP and HybridEP dispatchers in BF16 and
@@ -837,8 +838,9 @@ SETS: dict[str, ValidationSet] = {
         "a fork of mlcommons/training_results_v6.0)", "mlperf_v60.csv", curves=True),
     "automodel": _step_entry(
         "automodel",
-        "NeMo AutoModel pre-training, PyTorch FSDP2 with TE and DeepEP: Llama 3.1 70B, Qwen3 30B-A3B "
-        "and DeepSeek-V3 on 8-256 H100 (NVIDIA-NeMo/Automodel @ 89e3a9fdd, 8d9bfb90e, 2013a4dd6)"),
+        "NeMo AutoModel pre-training, PyTorch FSDP2 with TE and DeepEP: Llama 3.1 70B, Qwen3 30B-A3B, "
+        "DeepSeek-V3 and the hybrid Nemotron 3 Nano and Super on 8-256 H100 (NVIDIA-NeMo/Automodel @ "
+        "89e3a9fdd, 8d9bfb90e, bb0c0bfb0, c0e4fe1bc, 2013a4dd6)"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",

@@ -503,10 +503,11 @@ def _partly_recomputed(checkpointed: float, kept: float, share: float) -> float:
 
 
 def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
-                 layers: tuple[int, int, int], dp: int, first: bool, last: bool, microbatches: int,
+                 layers: tuple[int, int, int, str], dp: int, first: bool, last: bool, microbatches: int,
                  stack: StackProfile | None) -> tuple[float, float, float, float, float, float]:
     """Of :func:`stage_memory`'s model state: (dense, expert) parameters per GPU
-    (:func:`stage_parameters` of ``layers``: decoder, dense, multi-token prediction), (weights,
+    (:func:`stage_parameters` of ``layers``: decoder, dense, multi-token prediction layers and
+    the hybrid pattern), (weights,
     gradients, optimizer) bytes, ZeRO-3's unsharded ones included, and the bytes per dense
     parameter of gradients accumulated unsharded over the microbatches (ZeRO-3 without
     ``reduce_every_microbatch``; else 0)."""
@@ -524,7 +525,7 @@ def _state_parts(model: ModelConfig, training: TrainingConfig, par: ParallelismC
     lazy = 0.0
     if stack is not None and par.zero_stage == 3 and shard > 1:
         gathered, unreduced = unsharded_bytes(stack, model, par, training.dtype, (dense, expert),
-                                              layers_on_stage, microbatches, shard)
+                                              layers_on_stage, microbatches, shard, layers[3])
         weights, grads = weights + gathered, grads + unreduced
         if not stack.sharding.reduce_every_microbatch and microbatches > 1:
             lazy = stack.sharding.grad_reduce_dtype.nbytes(training.dtype)   # per dense parameter

@@ -10,6 +10,7 @@ References
 
 from __future__ import annotations
 
+from simulator.config.hybrid import pattern_counts
 from simulator.config.pipeline_layout import layout_chunks
 from simulator.config.scenario import ModelConfig, ParallelismConfig
 from simulator.config.stage_split import empty_end_chunks, uneven_split
@@ -164,3 +165,20 @@ def dense_share(model: ModelConfig, par: ParallelismConfig, stage: int) -> float
     layers among a mixture of experts' (:func:`stage_kinds`); 0 without them."""
     decoder, _, _, dense, mtp, _ = stage_kinds(model, par)[stage]
     return dense / (decoder + mtp) if dense else 0.0
+
+
+def stage_layer_models(model: ModelConfig, par: ParallelismConfig,
+                       stage: int) -> list[tuple[ModelConfig, float]]:
+    """The models of ``stage``'s layers with each one's share of them (the shares sum to 1): a
+    hybrid stage's pattern kinds (:meth:`~simulator.config.scenario.ModelConfig.sublayer_model`,
+    each its share of the stage's pattern), dense layers among a mixture of experts' by
+    :func:`dense_share`, else the model alone. What a per-layer price of the stage (a ZeRO-3
+    unit's collectives, its gathered parameters) averages over."""
+    pattern = stage_patterns(model, par)[stage]
+    if pattern:
+        return [(model.sublayer_model(kind), count / len(pattern))
+                for kind, count in pattern_counts(pattern).items()]
+    share = dense_share(model, par, stage)
+    if not share:
+        return [(model, 1.0)]
+    return [(model, 1.0 - share), (model.dense_model(), share)]

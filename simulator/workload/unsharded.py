@@ -33,23 +33,39 @@ from simulator.workload.runtime_memory import expert_shard_size
 
 def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismConfig, dtype: Dtype,
                     stage: tuple[float, float], layers_on_stage: int, microbatches: int,
-                    shard: int) -> tuple[float, float]:
+                    shard: int, pattern: str = "") -> tuple[float, float]:
     """(weight bytes, gradient bytes) held unsharded on one GPU at the peak (module
     docstring); ``stage`` is the stage's (dense, expert) parameters per GPU before sharding
     (:func:`simulator.workload.memory.stage_parameters`), ``shard`` the dense weights' shard
-    group size."""
+    group size. A hybrid stage (its ``pattern``) holds one unit per layer of its kind
+    (:func:`stage_units`): the gathered units at the peak are its largest."""
     sharding = stack.sharding
-    dense_unit, unit = unit_parameters(model, par, shard)
-    root = max(stage[0] - layers_on_stage * dense_unit, 0.0)
+    dense_units, units = stage_units(model, par, shard, layers_on_stage, pattern)
+    root = max(stage[0] - dense_units, 0.0)
     layer_bytes = sharding.param_gather_dtype.nbytes(dtype)
     grad_bytes = sharding.grad_reduce_dtype.nbytes(dtype)
-    units = layers_on_stage
+    held = len(units)
     if sharding.reshard_after_forward:
-        units = min(sharding.prefetch + 1, layers_on_stage)
-    weights = units * unit * layer_bytes + root * ReduceDtype.PARAM.nbytes(dtype)
+        held = min(sharding.prefetch + 1, len(units))
+    gathered = sum(units[:held]) if pattern else held * (units[0] if units else 0.0)
+    weights = gathered * layer_bytes + root * ReduceDtype.PARAM.nbytes(dtype)
     accumulating = not sharding.reduce_every_microbatch and microbatches > 1
-    reduced = sum(stage) if accumulating else unit
+    reduced = sum(stage) if accumulating else (units[0] if units else 0.0)
     return weights, reduced * grad_bytes
+
+
+def stage_units(model: ModelConfig, par: ParallelismConfig, shard: int, layers_on_stage: int,
+                pattern: str = "") -> tuple[float, list[float]]:
+    """(dense parameters of all a stage's gathered units, each unit's parameters, largest first)
+    on one GPU (:func:`unit_parameters`): ``layers_on_stage`` of the model's layer, or one per
+    character of a hybrid stage's ``pattern``, each of its kind
+    (:meth:`~simulator.config.scenario.ModelConfig.sublayer_model`)."""
+    if not pattern:
+        dense, unit = unit_parameters(model, par, shard)
+        return layers_on_stage * dense, [unit] * layers_on_stage
+    kinds = {kind: unit_parameters(model.sublayer_model(kind), par, shard) for kind in set(pattern)}
+    return (sum(kinds[kind][0] for kind in pattern),
+            sorted((kinds[kind][1] for kind in pattern), reverse=True))
 
 
 def unit_parameters(model: ModelConfig, par: ParallelismConfig, shard: int) -> tuple[float, float]:
