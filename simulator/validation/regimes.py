@@ -54,8 +54,8 @@ MIN_ROWS = 8
 LONG_SEQUENCE = 32768
 STACK_FAMILIES = {"megatron-core": "megatron", "nemo": "megatron", "megatron-lm-2021": "megatron",
                   "megatron-deepspeed-2022": "megatron", "fsdp": "pytorch-fsdp",
-                  "fsdp2": "pytorch-fsdp", "torchtitan": "pytorch-fsdp", "automodel": "pytorch-fsdp", "deepspeed": "deepspeed",
-                  "deepspeed-2021": "deepspeed"}
+                  "fsdp2": "pytorch-fsdp", "torchtitan": "pytorch-fsdp", "automodel": "pytorch-fsdp",
+                  "deepspeed": "deepspeed", "deepspeed-2021": "deepspeed"}
 _KINDS = {"throughput": ("tokens/s per GPU", "TFLOP/s per GPU"), "memory": ("peak memory per GPU",)}
 _COLUMNS = ["set", "row", "scenario", "kind", "error", *TAGS, "curve", "gpus", "batch"]
 GROWING_BATCH = 0.5
