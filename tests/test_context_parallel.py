@@ -272,3 +272,33 @@ def test_des_replays_every_cp_collective_of_an_odd_stage():
     gather = in_layer_kinds(ctx, 0)[0]
     assert (gather.dimension, gather.forward, gather.backward) == ("cp", 22, 23)
     assert [(k.forward, k.backward) for k in in_layer_kinds(ctx, 1)] == [(24, 24), (16, 16)]
+
+
+def test_eager_torch_ring_hides_its_exchanges_behind_the_ring_steps():
+    """Run eagerly (NeMo AutoModel's SDPA outside torch.compile) the ring's K/V all-gathers
+    (forward, recomputed forward, backward) and all but the last dK/dV shift run beside a ring
+    step's attention: only the last shift stays in line, the merges are unchanged, and where
+    each step outlasts its exchange (32K tokens on one server) the layer pays only the SMs NCCL
+    holds beside it, so the eager price lies between the in-line price less the hidden
+    collectives and the in-line price."""
+    compiled = _ctx(cp=4)
+    eager = _ctx(stack={"base": "torchtitan", "context_parallel": {"eager_ring": True}}, cp=4)
+    costs = [cp_cost(c.scenario, scenario_stack(c.scenario), c.shape, c.collectives, c.layout)
+             for c in (compiled, eager)]
+    (gather, shift), (last,) = costs[0].collectives, costs[1].collectives
+    assert (last.collective.op, last.collective.size_bytes, last.forward, last.backward) == \
+        (shift.collective.op, shift.collective.size_bytes, 0, 1)
+    assert last.collective.time_s == pytest.approx(shift.collective.time_s)
+    hidden = {(c.collective.op, c.forward, c.backward) for c in costs[1].overlapped}
+    assert hidden == {(Op.ALL_GATHER, 2, 1), (Op.SENDRECV, 0, 3)}
+    assert costs[1].merge_forward_bytes == costs[0].merge_forward_bytes
+    assert costs[1].merge_backward_bytes == costs[0].merge_backward_bytes
+    seconds = [cp_seconds(c, compiled.compute) for c in costs]
+    in_line_hidden = 1.5 * gather.collective.time_s + 1.5 * shift.collective.time_s
+    assert seconds[0] - in_line_hidden < seconds[1] < seconds[0]
+
+
+def test_des_equals_analytical_with_the_eager_torch_ring_across_servers():
+    eager = {"base": "torchtitan", "context_parallel": {"eager_ring": True}}
+    session = _session(stack=eager, cp=16, nodes=2)
+    assert_des_brackets_analytical(session.scenario, session.collectives)

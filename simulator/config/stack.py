@@ -545,6 +545,12 @@ class ContextParallelProfile(_Part):
 
     ring: CpRing = CpRing.GENERIC
     exchanged_heads: CpHeads = CpHeads.KV
+    eager_ring: Flag = False
+    """With ``ring: torch``, the ring runs outside ``torch.compile`` (eager), so its functional
+    collectives are waited only where their result is read: the K/V all-gather issued at ring step
+    0 hides behind step 0's attention, and each step's dK/dV shift behind the next step's
+    backward, all but the last; False: compiled, every collective in line
+    (:mod:`simulator.cost.context_parallel`)."""
 
 
 class ExpertPadding(StrEnum):

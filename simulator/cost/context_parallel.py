@@ -22,7 +22,13 @@ benchmarked; docs/research/stack_facts.md section 4), with the default ``_cp_opt
 - Under torch.compile the functional collectives are traced with their ``wait_tensor``
   right after them (``_maybe_wrap_tensor`` when ``_are_we_tracing()``) and Inductor moves
   no collective unless ``reorder_for_compute_comm_overlap`` (default False) is set: every
-  collective is in line (priced fully exposed).
+  collective is in line (priced fully exposed). Eagerly (``context_parallel.eager_ring``: NeMo
+  AutoModel wraps SDPA in ``torch._dynamo.disable``) an ``AsyncCollectiveTensor`` is waited
+  where it is read: the all-gather issued at step 0 (``_AllGatherRotater.exchange_buffers``) is
+  read at step 1 (``next_buffer``), so it runs beside step 0's attention, and the dK/dV shift
+  sent after each backward step is read after the next step's backward, so all but the last
+  run beside one step's backward (each step ``1/cp`` of the layer's attention, the balanced
+  halves).
 - The merges and accumulations are memory-bound: bytes per element of the local Q-shaped
   (``E_q``) and K-shaped (``E_kv``) tensors, each tensor read and written once per step (the
   fused count; eager runs more kernels):
@@ -202,8 +208,25 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     rerun = attention_recomputed(scenario, stack)
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
+    if stack.context_parallel.eager_ring:
+        return _eager_torch_cost(gather, shift, merge_f, merge_b + rerun * merge_f, rerun, shape,
+                                 collectives, layout)
     return CpCost((CpCollective(gather, 1, 1 + rerun), CpCollective(shift, 0, layout.cp)),
                   merge_f, merge_b + rerun * merge_f)
+
+
+def _eager_torch_cost(gather: PricedCollective, shift: PricedCollective, merge_f: float,
+                      merge_b: float, rerun: float, shape: LayerShape, collectives: CollectiveModel,
+                      layout: Layout) -> CpCost:
+    """PyTorch's ring run eagerly (module docstring): the forward gathers (the recomputed one
+    included) beside a forward step, the backward's gather and ``cp - 1`` dK/dV shifts beside a
+    backward step, the last shift in line."""
+    kernels = layer_forward(shape)
+    attention = kernels.attention_flops / layout.cp
+    return CpCost((CpCollective(shift, 0, 1),), merge_f, merge_b,
+                  (CpCollective(gather, 1 + rerun, 1), CpCollective(shift, 0, layout.cp - 1)),
+                  (attention, kernels.attention_shape.backward_ratio * attention), kernels.attention_shape,
+                  sm_share=nccl_sm_share(Group(collectives.cluster, layout.cp_group())))
 
 
 def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
