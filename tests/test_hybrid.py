@@ -326,3 +326,26 @@ def test_hybrid_fsdp_engines_agree_and_report_the_sharded_traffic(tmp_path, resh
     if not reshard:
         again = simulate_step(_fsdp_nano(tmp_path, True), collectives)
         assert analytical.dp_comm_s < again.dp_comm_s
+
+
+def test_experts_outside_fsdp_units_keep_no_fp32_accumulator(tmp_path):
+    """NeMo AutoModel leaves the experts out of FSDP where expert parallelism covers the
+    data-parallel ranks (``ignored_params``): deferring the gradient sync over 8 microbatches
+    then accumulates only the non-expert weights' gradients unsharded in the reduce dtype (4 B),
+    so the peak drops by 4 B per expert parameter the GPU holds."""
+    from simulator.engine.analytical import simulate_step as step
+    from simulator.workload.memory import stage_parameters
+    from simulator.workload.stage_layers import stage_patterns
+    base = {"name": "aut", "cluster": {"node": "dgx-h100", "nodes": 1},
+            "model": {"preset": "nemotron-3-nano-30b-a3b", "seq_len": 4096},
+            "training": {"global_batch": 64, "micro_batch": 1, "dtype": "bf16", "stack": None},
+            "parallelism": {"tp": 1, "dp": 8, "ep": 8, "recompute": "full"}}
+    peaks = []
+    for outside in (False, True):
+        base["training"]["stack"] = {"base": "automodel", "sharding": {"experts_outside_units": outside,
+                                                                       "grad_reduce_dtype": "fp32"}}
+        scenario = scenario_from_mapping(base, "<test>")
+        peaks.append(step(scenario, session_from_scenario(scenario).collectives).memory_per_gpu_bytes)
+    model, par = scenario.model, scenario.parallelism
+    _, expert = stage_parameters(model, par, model.layers, True, True, 0, 0, stage_patterns(model, par)[0])
+    assert peaks[0] - peaks[1] == pytest.approx(4 * expert, rel=1e-9)

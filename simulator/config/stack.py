@@ -260,6 +260,12 @@ class ShardingProfile(_Part):
     param_gather_dtype: ReduceDtype = ReduceDtype.PARAM
     grad_reduce_dtype: ReduceDtype = ReduceDtype.PARAM
     reduce_every_microbatch: Flag = True
+    experts_outside_units: Flag = False
+    """Where expert parallelism leaves one rank in the experts' shard group, the experts are not
+    FSDP parameters (NeMo AutoModel's MoE parallelizer passes them as ``ignored_params``): their
+    gradients accumulate over the microbatches in their own ``.grad``, counted in the model
+    state, with no unsharded accumulator of the reduce dtype beside it
+    (:func:`simulator.workload.unsharded.unsharded_bytes`)."""
     grad_copy_in: GradCopyIn = GradCopyIn.NONE
     """Memory-bound kernels that assemble each unit's gradients before its reduce-scatter."""
     gather_copy_in: GatherCopyIn = GatherCopyIn.NONE

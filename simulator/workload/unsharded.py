@@ -15,7 +15,8 @@ following the stack's ``sharding`` profile (PyTorch FSDP2 ``_fsdp_param.py`` /
 - gradients: one unit's unsharded gradient before its reduce-scatter; with gradient
   accumulation and ``reduce_every_microbatch: false`` the unsharded gradients of every unit
   accumulate until the last microbatch, upcast to the reduce dtype
-  (``FSDPParam.to_accumulated_grad_if_needed``: fp32 under ``reduce_dtype=float32``).
+  (``FSDPParam.to_accumulated_grad_if_needed``: fp32 under ``reduce_dtype=float32``); experts
+  outside the units (``experts_outside_units``) accumulate in their own gradients instead.
 
 A unit is one transformer layer (``sharding.unit: layer``): its non-expert weights and, for a
 mixture of experts, only this GPU's ``E / ep`` experts (:func:`unit_parameters`); for
@@ -50,8 +51,16 @@ def unsharded_bytes(stack: StackProfile, model: ModelConfig, par: ParallelismCon
     gathered = sum(units[:held]) if pattern else held * (units[0] if units else 0.0)
     weights = gathered * layer_bytes + root * ReduceDtype.PARAM.nbytes(dtype)
     accumulating = not sharding.reduce_every_microbatch and microbatches > 1
-    reduced = sum(stage) if accumulating else (units[0] if units else 0.0)
+    reduced = _accumulated(sharding, par, stage, shard) if accumulating else (units[0] if units else 0.0)
     return weights, reduced * grad_bytes
+
+
+def _accumulated(sharding, par: ParallelismConfig, stage: tuple[float, float], shard: int) -> float:
+    """Parameters whose unsharded gradients accumulate over the microbatches: all the stage's,
+    but its experts' where they sit outside the FSDP units (``sharding.experts_outside_units``)
+    because their shard group has one rank."""
+    outside = sharding.experts_outside_units and expert_shard_size(par, shard) <= 1
+    return stage[0] if outside else stage[0] + stage[1]
 
 
 def stage_units(model: ModelConfig, par: ParallelismConfig, shard: int, layers_on_stage: int,
