@@ -208,23 +208,23 @@ def cp_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     rerun = attention_recomputed(scenario, stack)
     shift = _ring_shift(2 * e_kv * FP32_BYTES, collectives, layout)
     merge_f, merge_b = torch_merge_bytes(e_q, e_kv, layout.cp)
-    if stack.context_parallel.eager_ring:
-        return _eager_torch_cost(gather, shift, merge_f, merge_b + rerun * merge_f, rerun, shape,
-                                 collectives, layout)
+    if stack.context_parallel.eager_ring:     # the gathers and all but the last shift beside a step
+        return _beside_steps((CpCollective(shift, 0, 1),), merge_f, merge_b + rerun * merge_f,
+                             (CpCollective(gather, 1 + rerun, 1), CpCollective(shift, 0, layout.cp - 1)),
+                             shape, collectives, layout)
     return CpCost((CpCollective(gather, 1, 1 + rerun), CpCollective(shift, 0, layout.cp)),
                   merge_f, merge_b + rerun * merge_f)
 
 
-def _eager_torch_cost(gather: PricedCollective, shift: PricedCollective, merge_f: float,
-                      merge_b: float, rerun: float, shape: LayerShape, collectives: CollectiveModel,
-                      layout: Layout) -> CpCost:
-    """PyTorch's ring run eagerly (module docstring): the forward gathers (the recomputed one
-    included) beside a forward step, the backward's gather and ``cp - 1`` dK/dV shifts beside a
-    backward step, the last shift in line."""
+def _beside_steps(in_line: tuple[CpCollective, ...], merge_forward: float, merge_backward: float,
+                  overlapped: tuple[CpCollective, ...], shape: LayerShape, collectives: CollectiveModel,
+                  layout: Layout) -> CpCost:
+    """A ring whose ``overlapped`` exchanges each run beside one ring step, ``1/cp`` of the
+    layer's attention (forward, and backward at the kernel's backward ratio), holding the cp
+    group's NCCL SM share (:func:`~simulator.cost.nccl_sms.nccl_sm_share`)."""
     kernels = layer_forward(shape)
     attention = kernels.attention_flops / layout.cp
-    return CpCost((CpCollective(shift, 0, 1),), merge_f, merge_b,
-                  (CpCollective(gather, 1 + rerun, 1), CpCollective(shift, 0, layout.cp - 1)),
+    return CpCost(in_line, merge_forward, merge_backward, overlapped,
                   (attention, kernels.attention_shape.backward_ratio * attention), kernels.attention_shape,
                   sm_share=nccl_sm_share(Group(collectives.cluster, layout.cp_group())))
 
@@ -240,14 +240,10 @@ def _p2p_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,
     block = 2 * e_kv * shape.dtype_bytes
     single = _ring_shift(block, collectives, layout)
     double = _ring_shift(2 * block, collectives, layout)
-    kernels = layer_forward(shape)
-    attention = kernels.attention_flops / cp
     forward, backward = 6 * cp * e_q + 8 * e_kv, cp * (6 * e_q + 20 * e_kv)
-    return CpCost((), forward, backward + rerun * forward,
-                  (CpCollective(single, (cp - 1) * (1 + rerun), 2),
-                   CpCollective(double, 0, max(cp - 2, 0))),
-                  (attention, kernels.attention_shape.backward_ratio * attention), kernels.attention_shape,
-                  sm_share=nccl_sm_share(Group(collectives.cluster, layout.cp_group())))
+    return _beside_steps((), forward, backward + rerun * forward,
+                         (CpCollective(single, (cp - 1) * (1 + rerun), 2),
+                          CpCollective(double, 0, max(cp - 2, 0))), shape, collectives, layout)
 
 
 def _all_gather_cost(scenario: Scenario, stack: StackProfile, shape: LayerShape,

@@ -16,7 +16,7 @@ GPUs each and ``e = E / (N G)`` experts per GPU, per rank and per dispatch:
 - to each other GPU of its own server: its own tokens, ``T h b P(e)``, and those its ``N - 1``
   rail peers sent it, ``(N - 1) T h b P(e)``: a fraction ``N P(e) / k`` of ``n``;
 
-with ``P(m)`` :func:`~simulator.workload.token_dedup.hit_probability` of each destination's own
+with ``P(m)`` :func:`~simulator.workload.token_dedup.model_hit_probability` of each destination's own
 expert range (group-limited routing, ``model.router_groups``, included: DeepSeek-V3's token
 reaches at most 4 servers). The kernels forward while they receive, so both legs run at once:
 one non-pipelined step whose time is its busiest link's, priced by the network model as every
@@ -33,9 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.collectives import Algorithm, Op, Schedule, Step
-from simulator.config.scenario import Routing
 from simulator.topology.cluster import Cluster
-from simulator.workload.token_dedup import hit_probability
+from simulator.workload.token_dedup import model_hit_probability
 
 
 def dedup_schedule(cluster: Cluster, groups, model) -> Schedule | None:
@@ -63,14 +62,11 @@ def _reach(model, servers: int, local: int) -> tuple[np.ndarray, np.ndarray]:
     """Per destination, as (servers, local) arrays over ``k``: what each rail flow into a server
     carries, ``P(server) / k``, and what each NVLink flow into a GPU carries, ``N P(GPU) / k``; a
     GPU holds the contiguous experts of its expert-parallel rank (rank order: server-major)."""
-    experts, k = model.experts, model.top_k
-    per_gpu = experts // (servers * local)
-
-    def p(held: int, first: int) -> float:
-        return hit_probability(experts, k, held, model.router_groups, model.router_group_topk, first,
-                               round_robin=model.routing == Routing.ROUND_ROBIN)
-    server = np.array([[p(per_gpu * local, s * per_gpu * local)] * local for s in range(servers)])
-    gpu = np.array([[p(per_gpu, (s * local + i) * per_gpu) for i in range(local)] for s in range(servers)])
+    k, p = model.top_k, model_hit_probability
+    per_gpu = model.experts // (servers * local)
+    server = np.array([[p(model, per_gpu * local, s * per_gpu * local)] * local for s in range(servers)])
+    gpu = np.array([[p(model, per_gpu, (s * local + i) * per_gpu) for i in range(local)]
+                    for s in range(servers)])
     return server / k, servers * gpu / k
 
 

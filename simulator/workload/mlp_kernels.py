@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.config.scenario import Mlp, ModelConfig, Routing
+from simulator.config.scenario import Mlp, ModelConfig
 from simulator.workload.backward_bytes import ONCE, activation_ratio, ratios_from_once, residual_backward_act
 from simulator.workload.layer_shape import Kernels, LayerShape, backward_memory, local_tokens
 from simulator.workload.moe_dispatch import (
@@ -21,7 +21,7 @@ from simulator.workload.moe_dispatch import (
     permutation_parts,
     router_bytes,
 )
-from simulator.workload.token_dedup import hit_probability
+from simulator.workload.token_dedup import model_hit_probability
 
 
 def shared_gemms(shape: LayerShape) -> list[tuple[float, float, float, float]]:
@@ -124,11 +124,11 @@ def _permutations(shape: LayerShape, expert_load: float) -> tuple[list[float], l
 
 def dispatched_share(model: ModelConfig, ep: int) -> float:
     """Rows a deduplicated dispatch delivers to a GPU over the expert copies among them, ``D / R =
-    P(e) E / (e k)`` for the ``e = E / ep`` experts it holds (:func:`hit_probability`: the token
+    P(e) E / (e k)`` for the ``e = E / ep`` experts it holds
+    (:func:`~simulator.workload.token_dedup.model_hit_probability`: the token
     reaches the GPU once whatever number of its experts are there), at most 1."""
     held = model.experts / ep
-    hit = hit_probability(model.experts, model.top_k, int(held), model.router_groups, model.router_group_topk,
-                          round_robin=model.routing == Routing.ROUND_ROBIN)
+    hit = model_hit_probability(model, int(held))
     return min(1.0, hit * model.experts / (held * model.top_k))
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from math import comb, gcd
 
+from simulator.config.scenario import ModelConfig, Routing
+
 
 def hit_probability(experts: int, top_k: int, held: int, groups: int = 1, group_topk: int | None = None,
                     first: int = 0, round_robin: bool = False) -> float:
@@ -56,6 +58,13 @@ def hit_probability(experts: int, top_k: int, held: int, groups: int = 1, group_
     subsets = _subsets_by_total(covered, picked)
     missed = sum(n * comb(pool - total, top_k) for total, n in subsets.items())
     return 1.0 - missed / comb(pool, top_k) / comb(groups, picked)
+
+
+def model_hit_probability(model: ModelConfig, held: int, first: int = 0) -> float:
+    """:func:`hit_probability` of the ``held`` experts from ``first`` under ``model``'s routing:
+    its experts, ``top_k``, router groups and ``routing``."""
+    return hit_probability(model.experts, model.top_k, held, model.router_groups, model.router_group_topk,
+                           first, round_robin=model.routing == Routing.ROUND_ROBIN)
 
 
 def round_robin_hit(experts: int, top_k: int, held: int, first: int = 0) -> float:
