@@ -54,6 +54,28 @@ def test_outputs_and_input_gradients_stay_to_the_steps_end():
     assert peak.activations == 25.0
 
 
+def test_outputs_not_kept_go_with_their_backward():
+    """The same case with ``return_outputs=False`` (``output_kept`` False): each backward also
+    frees its microbatch's output, so after F0 F1 B0 F2 the live set is 2 x 10 + 2 x 1 + 2 = 24."""
+    peak = timeline_peak(torch_order(2, 0, 3), [Chunk(10.0, output=1.0, input_grad=2.0, output_kept=False)],
+                         3, buffers=0.0, workspace=0.0, loss=0.0)
+    assert peak.activations == 24.0
+
+
+def test_last_stage_logits_kept_or_freed_by_the_stack():
+    """Last stage of pp 2, m = 8: with the outputs kept its peak holds all 8 microbatches' bf16
+    logits (2 s b V bytes each); with ``pipeline.keep_stage_outputs: false`` one, the 1F1B last
+    stage's single microbatch in flight: the difference is 7 microbatches' logits."""
+    par = ParallelismConfig(dp=1, pp=2, recompute=Recompute.FULL)
+    training = TrainingConfig(global_batch=8, micro_batch=1)
+    pipeline = TITAN.pipeline.model_copy(update={"keep_stage_outputs": False})
+    freed = TITAN.model_copy(update={"pipeline": pipeline})
+    kept = stage_memory(LLAMA, training, par, 1, 16, 1, False, True, 8, runtime=False, stack=TITAN)
+    gone = stage_memory(LLAMA, training, par, 1, 16, 1, False, True, 8, runtime=False, stack=freed)
+    logits = 2 * LLAMA.seq_len * LLAMA.vocab
+    assert kept.activations - gone.activations == pytest.approx(7 * logits, rel=1e-12)
+
+
 def test_the_loss_and_the_recompute_do_not_coexist():
     """On the loss chunk the op's working set is max(workspace, loss), elsewhere workspace."""
     order = torch_order(2, 1, 1)

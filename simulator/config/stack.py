@@ -536,6 +536,14 @@ class PipelineProfile(_Part):
     elementwise kernels (FSDP2 ``to_accumulated_grad_if_needed`` at the first backward,
     ``accumulate_unsharded_grad_if_needed`` at later ones), not fused into the weight-gradient
     GEMM."""
+    keep_stage_outputs: Flag = True
+    """With ``runtime: torch``, every microbatch's stage output (the logits on the last stage)
+    stays referenced until the step ends (``PipelineStage.output_chunks``, what
+    ``schedule.step`` returns; torch.distributed.pipelining before ``save_forward_output``,
+    which torch nightly added to ``forward_one_chunk`` for torch 2.10). False: the schedule
+    runs with ``return_outputs=False`` (torchtitan @ b5bcd76c6, ``trainer.py`` L827-834), so an
+    output lives only until its microbatch's backward (``fwd_cache``), like the activations
+    (:mod:`simulator.workload.pipeline_memory`). Memory only."""
     overlap_p2p: Flag = False
     """Under the interleaved schedule (``v > 1``), a pass's send to the next stage is issued
     asynchronously and the stage runs its next pass at once; the receiver still waits for

@@ -581,7 +581,7 @@ def _torch_pipeline_peak(model: ModelConfig, training: TrainingConfig, par: Para
         layers += mtp_layers
         received = 0.0 if first else hidden
         chunks.append(Chunk(kept * layers + extra - received, logits if last else hidden,
-                            params * grad_bytes, last, received))
+                            params * grad_bytes, last, received, stack.pipeline.keep_stage_outputs))
         buffers += m * ((0.0 if first else hidden) + (0.0 if last else hidden))
     gpipe = par.schedule == Schedule.GPIPE and par.virtual_stages == 1
     order = torch_order(par.pp, stage, m, par.virtual_stages, gpipe)

@@ -10,6 +10,9 @@ order (:func:`torch_order`) and takes the largest sum of live bytes (:func:`time
   ``output_chunks`` (and to ``fwd_cache`` until its backward); ``output_chunks`` is cleared only
   by ``clear_runtime_states`` at the next step, so each chunk ends the step holding ``m``
   outputs: ``[b, s/t, h]`` activations, or on the last stage the model's logits (bf16);
+  a schedule run with ``return_outputs=False`` (``save_forward_output``, torch 2.10; torchtitan
+  b5bcd76c6) appends none, and each output goes with its microbatch's backward
+  (``pipeline.keep_stage_outputs: false``);
 - ``_prepare_forward_infra`` allocates a receive buffer per microbatch on every non-first
   stage (``args_recv_info[chunk_id]``), ``_prepare_backward_infra`` a gradient receive
   buffer per microbatch on every non-last stage (``grad_recv_info[mb_index]``); both live
@@ -55,6 +58,9 @@ class Chunk:
     gradients: float = 0.0
     last: bool = False
     input_grad: float = 0.0
+    output_kept: bool = True
+    """Whether ``output`` stays to the step's end (``output_chunks``); False: its backward frees
+    it (``schedule.step(return_outputs=False)``, ``pipeline.keep_stage_outputs``)."""
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,8 @@ def timeline_peak(order: list[tuple[bool, int, int]], chunks: list[Chunk], m: in
     """Largest live memory over ``order`` (:func:`torch_order`).
 
     Live after forward ``(c, j)``: every forward so far adds ``activations + output`` of its
-    chunk; a backward frees ``activations`` and adds ``input_grad`` (outputs and input
-    gradients stay to the step's end); a chunk's
+    chunk; a backward frees ``activations`` (and ``output`` unless ``output_kept``) and adds
+    ``input_grad`` (kept outputs and input gradients stay to the step's end); a chunk's
     ``gradients`` appear at its first backward and go at its ``m``-th. During an op the
     working set is ``workspace`` (one layer's recompute), or on the loss chunk
     ``max(workspace, loss)``: the loss runs outside the layers, before the last layer's
@@ -129,7 +135,7 @@ def timeline_peak(order: list[tuple[bool, int, int]], chunks: list[Chunk], m: in
         if now.total > best.total:
             best = now
         if not forward:
-            acts += chunk.input_grad - chunk.activations
+            acts += chunk.input_grad - chunk.activations - (0.0 if chunk.output_kept else chunk.output)
             done[c] += 1
             if done[c] == m:
                 grads -= chunk.gradients
