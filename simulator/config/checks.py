@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from simulator.config.fabric_size import check_cluster_size, check_fabric_size
+from simulator.config.flush_rules import check_flushes
 from simulator.config.hardware import Dtype, GpuSpec, head_widths_key
 from simulator.config.hybrid_checks import check_hybrid
 from simulator.config.multisite import check_sites
@@ -629,10 +630,15 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
             key="parallelism.virtual_stages")
     _check_uneven_split(scenario)
     microbatches = training.global_batch // (training.micro_batch * dp)
-    if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and microbatches % par.pp:
+    check_flushes(scenario, microbatches)
+    per_flush = microbatches // par.pipeline_flushes
+    if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and per_flush % par.pp:
+        several = par.pipeline_flushes > 1
+        what = "each pipeline schedule's microbatch count" if several else "the microbatch count"
+        flushes = f" / pipeline_flushes {par.pipeline_flushes}" if several else ""
         raise ConfigError(
-            f"interleaved-1f1b needs the microbatch count ({microbatches} = global_batch / "
-            f"(micro_batch*dp)) to be a multiple of pp ({par.pp})", key="training.global_batch")
+            f"interleaved-1f1b needs {what} ({per_flush} = global_batch / "
+            f"(micro_batch*dp){flushes}) to be a multiple of pp ({par.pp})", key="training.global_batch")
 
 
 def _check_uneven_split(scenario: Scenario) -> None:

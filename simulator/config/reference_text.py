@@ -207,6 +207,14 @@ MEANINGS = {
                                      "default: the stack's policy (Megatron: core_attn)",
     "parallelism.overlap_grad_reduce": "gradient reduction overlapped with the backward pass; "
                                        "default from the stack",
+    "parallelism.pipeline_flushes": "pipeline schedules a step, each over `microbatches / "
+                                    "pipeline_flushes` of the step's microbatches (must divide them), "
+                                    "filling and draining the pipeline and synchronising its gradients, "
+                                    "the optimizer once after the last: torchtitan's and NeMo AutoModel's "
+                                    "gradient accumulation under pipeline parallelism, one "
+                                    "`torch.distributed.pipelining` `schedule.step` per local batch "
+                                    "(`simulator/engine/flushes.py`); memory is one schedule's. Not with "
+                                    "the training what-ifs, `training.sync: async` or `cluster.sites`",
     "parallelism.cpu_offload_layers": "activation offloading: the first n layers' saved activations are "
                                       "copied to host memory in forward and back in backward, with at "
                                       "most `layers - n` layers' on the GPU (Megatron-Core "

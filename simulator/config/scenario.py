@@ -378,6 +378,12 @@ class ParallelismConfig(_Section):
     ``n`` over the layers of a model chunk; torchtitan's layer-wise selective checkpointing of
     every ``N``-th block: ``1 / N``; fms-fsdp's ``selective_checkpointing`` ``p``). None: 1."""
     overlap_grad_reduce: Flag = True
+    pipeline_flushes: Count = 1
+    """Pipeline schedules run per step: each over ``microbatches / pipeline_flushes`` of the
+    step's microbatches, filling and draining the pipeline and reducing its gradients, the
+    optimizer once after the last (torchtitan's and NeMo AutoModel's gradient accumulation
+    under pipeline parallelism: one ``torch.distributed.pipelining`` ``schedule.step`` per
+    local batch; :mod:`simulator.engine.flushes`). 1: one schedule over every microbatch."""
     cpu_offload_layers: Annotated[int, Strict(), Field(ge=0, le=1_000_000)] = 0
     """Activations of the first this many layers go to host memory in forward and come back in
     backward (Megatron-Core ``cpu_offloading`` with ``cpu_offloading_num_layers``, activations

@@ -374,7 +374,8 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     ep = stack.expert_parallel
     share = dispatcher_sm_share(Group(collectives.cluster, layout.expert_group()), ep.dispatcher,
                                 ep.dispatcher_sms)
-    microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp)
+    microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp
+                                                      * par.pipeline_flushes)   # one schedule's
     return exposed_seconds(nodes, chunk, ep.delay_wgrad, share, lone_pass_share(scenario, microbatches))
 
 

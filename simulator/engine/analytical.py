@@ -162,18 +162,19 @@ def complete_step(staged: StagedStep, finish: np.ndarray, last_start: np.ndarray
     Without ``breakdowns`` the result's ``stages`` is empty (every other field is the same;
     the invariants are checked on the stages' work all the same).
     """
-    ctx, stages = staged.ctx, staged.stages
+    ctx, stages, f = staged.ctx, staged.stages, staged.ctx.flushes
     pipe = float(finish.max())
     busy, work = _stage_busy_work(ctx, staged.forward, staged.backward, staged.p2p)
-    bubble = max(0.0, pipe - float(busy.max()))  # round-off
     dp_exposed, sms, sync = _data_parallel(staged, finish, last_start, pipe)
+    pipe, busy, work, dp_exposed, sms = pipe * f, busy * f, work * f, dp_exposed * f, sms * f   # flushes
+    bubble = max(0.0, pipe - float(busy.max()))  # round-off
     kernels = compute_seconds(ctx)
     if kernels is not None:                          # a compressor's kernels hide behind nothing
         dp_exposed += max(kernels)
     fixed = fixed_seconds(ctx, stages)
     step = pipe + dp_exposed + fixed
-    sharding = sharding_totals(ctx, staged.kind_sharded)
-    dp_time = float(sync.max()) + dp_sync_extra_seconds(ctx, kernels)
+    sharding = tuple(x * f for x in sharding_totals(ctx, staged.kind_sharded))
+    dp_time = (float(sync.max()) + dp_sync_extra_seconds(ctx, kernels)) * f
     if what_ifs.active(ctx):
         return _what_if_result(staged, what_ifs.StepParts(pipe, dp_exposed, fixed, dp_time),
                                (bubble, busy, work, breakdowns), sharding, all_gradient_collectives(ctx), sms)
@@ -637,8 +638,8 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
     peak = ctx.compute.peak_flops            # the dtype's peak (times the what-if speedup)
     memory = max(s["memory_bytes"] for s in staged.kind_stages)     # the stages' maximum
     capacity = ctx.compute.gpu.hbm_capacity_bytes
-    first, m = stages[0], ctx.microbatches
-    exposed = {"tp": m * first["tp_comm_s"], "pp": exposed_send_seconds(ctx, first["p2p_s"]),
+    first, m = stages[0], ctx.microbatches * ctx.flushes          # the step's microbatches
+    exposed = {"tp": m * first["tp_comm_s"], "pp": exposed_send_seconds(ctx, first["p2p_s"]) * ctx.flushes,
                "dp": sum(dp_exposed) + m * first["amax_comm_s"], "cp": m * first["cp_comm_s"],
                "ep": m * first["ep_comm_s"]}
     neck = bottleneck(busy)
@@ -653,10 +654,10 @@ def _result(staged: StagedStep, step, pipe, bubble, dp_time, dp_exposed, fixed, 
         comm_exposed_s=sum(exposed.values()), memory_per_gpu_bytes=memory,
         fits_in_memory=memory <= capacity, pipeline_s=pipe, bubble_s=bubble,
         dp_comm_s=dp_time, dp_comm_exposed_s=sum(dp_exposed), optimizer_s=fixed,
-        microbatches=ctx.microbatches, layer_split=[s["layers"] for s in stages],
+        microbatches=m, layer_split=[s["layers"] for s in stages],
         stages=staged.breakdowns() if breakdowns else [],
         exposed_by_dimension=exposed, memory_capacity_bytes=capacity,
         bottleneck_stage=neck[0], bottleneck_excess=neck[1], sequences=document_summary(ctx),
         dp_sm_slowdown_s=sms, dp_in_pipeline_s=float(dp_exposed[1]),
-        pp_in_bubble_s=exposed["pp"] if overlapped else 0.0),
+        pp_in_bubble_s=exposed["pp"] if overlapped else 0.0, pipeline_flushes=ctx.flushes),
         analytical=True, busiest=None if breakdowns else float(stage_work.max()))

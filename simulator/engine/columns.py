@@ -53,9 +53,10 @@ _FLOAT_COLUMNS = ("step_time_s", "tokens_per_s", "model_flops_per_gpu", "hardwar
 
 
 def plain(staged: StagedStep) -> bool:
-    """Whether a step is completed by the columns: no training what-if, no documents."""
+    """Whether a step is completed by the columns: no training what-if, no documents, one
+    pipeline schedule a step."""
     ctx = staged.ctx
-    return ctx.scenario.training.documents is None and not what_ifs.active(ctx)
+    return ctx.scenario.training.documents is None and not what_ifs.active(ctx) and ctx.flushes == 1
 
 
 def complete_columns(staged: Sequence[StagedStep], finish: np.ndarray, last_start: np.ndarray

@@ -33,7 +33,10 @@ class Context:
     compute: ComputeModel
     collectives: CollectiveModel
     microbatches: int
+    """Microbatches of one pipeline schedule: the step's over ``parallelism.pipeline_flushes``."""
     memo: dict | None = None
+    flushes: int = 1
+    """Pipeline schedules a step (:mod:`simulator.engine.flushes`)."""
 
 
 T = TypeVar("T")
@@ -92,8 +95,9 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_block,
         fp8_attention))
-    microbatches = training.global_batch // (training.micro_batch * dp)
-    return Context(scenario, layout, shape, compute, collectives, microbatches, memo)
+    flushes = par.pipeline_flushes
+    microbatches = training.global_batch // (training.micro_batch * dp * flushes)
+    return Context(scenario, layout, shape, compute, collectives, microbatches, memo, flushes)
 
 
 def _shape(scenario: Scenario, gpu: GpuSpec) -> LayerShape:

@@ -188,9 +188,9 @@ def _one_step(ctx: Context, plan: StepPlan, routes: SendRoutes | None, noise: St
     with collector_paused():
         env.run()
     end = float(run.end.max())
-    if log is not None:
+    if log is not None:                 # the timeline shows one pipeline schedule's step
         _log_optimizer(ctx, end, plan.optimizer_s, log)
-    return end + plan.optimizer_s
+    return float(plan.step_seconds(end + plan.optimizer_s))
 
 
 class _StepRun:

@@ -24,6 +24,7 @@ from simulator.engine.context import Context, send_split
 from simulator.engine.dp_beside import stage_gather_shares
 from simulator.engine.dp_overlap_sms import gather_slowdown, reduction_slowdowns
 from simulator.engine.flows import Route, make_route
+from simulator.engine.flushes import flushed_seconds
 from simulator.engine.gradient_sync import (
     all_gradient_collectives,
     embedding_sync_seconds,
@@ -61,6 +62,13 @@ class StepPlan:
     token_part: np.ndarray | None = None      # (pp, 2) the per-token rest (training.documents)
     sync_slow_s: np.ndarray | None = None     # last backward's loss to NCCL's SMs (dp_overlap_sms)
     sends_overlap: bool = False               # sends overlap the next pass (pipeline_sends)
+    flushes: int = 1                          # pipeline schedules a step (engine.flushes)
+    once_s: float = 0.0                       # of optimizer_s, what runs once a step, not per schedule
+
+    def step_seconds(self, flush_seconds: float | np.ndarray) -> float | np.ndarray:
+        """A step's seconds from one schedule's, ``flush_seconds`` (optimizer included;
+        :func:`~simulator.engine.flushes.flushed_seconds`)."""
+        return flushed_seconds(flush_seconds, self.once_s, self.flushes)
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,8 @@ def step_plan(ctx: Context, base: StepResult, contention: bool) -> StepPlan:
     return StepPlan(forward, backward, p2p, nbytes, _p2p_latency(ctx, nbytes, p2p), sync_s,
                     sync_bytes, replays, fixed, in_layer, in_layer_replays,
                     np.array(last_bucket_times(ctx, syncs)), sharding, sharding_replays, attention, token,
-                    slow if slow.any() else None, send_split(ctx, p2p)[1] > 0.0)
+                    slow if slow.any() else None, send_split(ctx, p2p)[1] > 0.0, ctx.flushes,
+                    base.optimizer_s)
 
 
 def _document_parts(base: StepResult, v: int) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -61,7 +61,7 @@ def step_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:
     order = _walk(par.schedule, lay.pp, ctx.microbatches, par.virtual_stages)
     finish, last_start = _pipeline(order, plan, noise, lay.pp, ctx.microbatches, par.virtual_stages)
     arrive = last_start if par.overlap_grad_reduce else finish
-    return _synchronised(plan, noise, finish, arrive) + plan.optimizer_s
+    return plan.step_seconds(_synchronised(plan, noise, finish, arrive) + plan.optimizer_s)
 
 
 def replica_times(ctx: Context, plan: StepPlan, noise: StepNoise) -> np.ndarray:

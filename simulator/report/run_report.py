@@ -46,7 +46,7 @@ def _headline(r: StepResult) -> Table:
         ("memory per GPU", f"{format_bytes(r.memory_per_gpu_bytes)} of "
                            f"{format_bytes(r.memory_capacity_bytes)}"
                            + ("" if r.fits_in_memory else " (does not fit)")),
-        ("microbatches", str(r.microbatches)),
+        ("microbatches", _microbatches_text(r)),
         ("layers per stage", _split_text(r.layer_split)),
         *([("documents", f"{r.sequences['distribution']}{', packed' if r.sequences['packing'] else ''}: "
                          f"mean work x{r.sequences['mean_tokens_factor']:.3f} tokens, "
@@ -157,3 +157,11 @@ def warning_lines(r: StepResult) -> list[Text]:
     if not r.fits_in_memory and not any(w.startswith("does not fit") for w in found):
         found = memory_warnings(r) + found
     return [Text.assemble(("warning: ", "bold yellow"), w) for w in found]
+
+
+def _microbatches_text(r: StepResult) -> str:
+    """The step's microbatches, and with several pipeline schedules a step how they split."""
+    if r.pipeline_flushes == 1:
+        return str(r.microbatches)
+    each = r.microbatches // r.pipeline_flushes
+    return f"{r.microbatches} ({r.pipeline_flushes} pipeline schedules of {each})"

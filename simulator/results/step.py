@@ -73,6 +73,7 @@ class StepResult:
     dp_in_pipeline_s: float = 0.0         # of dp_comm_exposed_s: ZeRO-3/FSDP's, inside pipeline_s
     pp_in_bubble_s: float = 0.0           # of exposed_by_dimension["pp"]: overlapped sends' fill
                                           # and drain, inside bubble_s (held sends: 0)
+    pipeline_flushes: int = 1             # pipeline schedules a step, microbatches / it each
 
     def to_json_dict(self) -> dict:
         """Plain types only; the documented keys first."""

@@ -839,8 +839,8 @@ SETS: dict[str, ValidationSet] = {
     "automodel": _step_entry(
         "automodel",
         "NeMo AutoModel pre-training, PyTorch FSDP2 with TE and DeepEP: Llama 3.1 70B, Qwen3 30B-A3B, "
-        "DeepSeek-V3 and the hybrid Nemotron 3 Nano and Super on 8-256 H100 (NVIDIA-NeMo/Automodel @ "
-        "89e3a9fdd, 8d9bfb90e, bb0c0bfb0, c0e4fe1bc, 2013a4dd6)"),
+        "DeepSeek-V3, Kimi K2 and the hybrid Nemotron 3 Nano and Super on 8-1,024 H100 "
+        "(NVIDIA-NeMo/Automodel @ 89e3a9fdd, 8d9bfb90e, bb0c0bfb0, c0e4fe1bc, 2013a4dd6)"),
     "stragglers": ValidationSet(
         "stragglers",
         "ByteDance straggler traces (Lin et al., OSDI'25; ByteDance-Seed/StragglerAnalysis @ 8efcd7f3)",

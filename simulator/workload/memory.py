@@ -297,7 +297,8 @@ def stage_memory(model: ModelConfig, training: TrainingConfig, parallelism: Para
 
     Activations: ``activation_bytes_per_layer * layers_on_stage * in_flight``
     with ``in_flight`` from :func:`microbatches_in_flight` and ``m`` =
-    ``microbatches`` if given, else ``global_batch // (micro_batch * dp)``;
+    ``microbatches`` if given, else ``global_batch // (micro_batch * dp * pipeline_flushes)``
+    (one pipeline schedule's);
     plus, per micro-batch in flight [K22] sec. 4.3: on the first stage the embedding dropout mask ``s b h``
     (1 byte, ``/t`` with SP); on the last stage the final-norm and output-layer
     inputs ``2 dtype s b h`` (``/t`` with SP); once, the logits at the loss's peak,
@@ -352,7 +353,7 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     """
     par = parallelism
     if microbatches is None:
-        microbatches = training.global_batch // (training.micro_batch * dp)
+        microbatches = training.global_batch // (training.micro_batch * dp * par.pipeline_flushes)
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
     kept, recompute_workspace, extra, logits = remembered(
         memo, ("stage_memory.activations", training.micro_batch, par.tp, par.etp, par.sequence_parallel,
