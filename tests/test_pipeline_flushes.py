@@ -95,3 +95,21 @@ def test_flushes_are_refused_with_training_what_ifs():
                 "training": {"global_batch": 64, "sync_every": 4},
                 "parallelism": {"tp": 1, "pp": 4, "dp": 8, "pipeline_flushes": 2}}
         session_from_scenario(scenario_from_mapping(data, "x.yaml"))
+
+
+def test_without_a_pipeline_the_key_has_no_effect_and_says_so():
+    """pp 1: the step is the one-schedule step (any count accepted), with a warning."""
+    from simulator.results.warnings import layout_warnings
+    plain = _torchtitan_pp(batch=16, pp=1, dp=32)
+    flushed = _torchtitan_pp(flushes=3, batch=16, pp=1, dp=32)
+    assert simulate_step(*flushed).step_time_s == simulate_step(*plain).step_time_s
+    assert any("no effect with pp 1" in w for w in layout_warnings(flushed[0]))
+
+
+def test_a_megatron_stack_is_told_it_runs_one_schedule():
+    from simulator.results.warnings import layout_warnings
+    scenario, _ = _torchtitan_pp(flushes=2, batch=16)
+    megatron = scenario.model_copy(update={"training": scenario.training.model_copy(
+        update={"stack": "megatron-core"})})
+    assert not any("pipeline_flushes" in w for w in layout_warnings(scenario))
+    assert any("Megatron-LM runs one pipeline schedule" in w for w in layout_warnings(megatron))

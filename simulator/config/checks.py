@@ -631,7 +631,7 @@ def _check_schedule(scenario: Scenario, dp: int) -> None:
     _check_uneven_split(scenario)
     microbatches = training.global_batch // (training.micro_batch * dp)
     check_flushes(scenario, microbatches)
-    per_flush = microbatches // par.pipeline_flushes
+    per_flush = microbatches // par.schedules_per_step
     if par.schedule == Schedule.INTERLEAVED and par.pp > 1 and per_flush % par.pp:
         several = par.pipeline_flushes > 1
         what = "each pipeline schedule's microbatch count" if several else "the microbatch count"

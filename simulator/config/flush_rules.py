@@ -9,9 +9,12 @@ from simulator.errors import ConfigError
 
 
 def check_flushes(scenario: Scenario, microbatches: int) -> None:
-    """``pipeline_flushes`` divides the step's microbatches, and no training what-if or
-    parameter server (which price one schedule a step) comes with more than one."""
+    """With a pipeline (pp > 1), ``pipeline_flushes`` divides the step's microbatches, and no
+    training what-if or parameter server (which price one schedule a step) comes with more
+    than one."""
     flushes, training = scenario.parallelism.pipeline_flushes, scenario.training
+    if scenario.parallelism.pp == 1:
+        return                  # no pipeline: the key has no effect (a warning says so)
     key = "parallelism.pipeline_flushes"
     if microbatches % flushes:
         divisor = max(d for d in range(1, min(flushes, microbatches) + 1) if microbatches % d == 0)

@@ -213,8 +213,9 @@ MEANINGS = {
                                     "the optimizer once after the last: torchtitan's and NeMo AutoModel's "
                                     "gradient accumulation under pipeline parallelism, one "
                                     "`torch.distributed.pipelining` `schedule.step` per local batch "
-                                    "(`simulator/engine/flushes.py`); memory is one schedule's. Not with "
-                                    "the training what-ifs, `training.sync: async` or `cluster.sites`",
+                                    "(`simulator/engine/flushes.py`); memory is one schedule's. No effect "
+                                    "with pp 1 (a warning says so); not with the training what-ifs, "
+                                    "`training.sync: async` or `cluster.sites`",
     "parallelism.cpu_offload_layers": "activation offloading: the first n layers' saved activations are "
                                       "copied to host memory in forward and back in backward, with at "
                                       "most `layers - n` layers' on the GPU (Megatron-Core "

@@ -383,7 +383,8 @@ class ParallelismConfig(_Section):
     step's microbatches, filling and draining the pipeline and reducing its gradients, the
     optimizer once after the last (torchtitan's and NeMo AutoModel's gradient accumulation
     under pipeline parallelism: one ``torch.distributed.pipelining`` ``schedule.step`` per
-    local batch; :mod:`simulator.engine.flushes`). 1: one schedule over every microbatch."""
+    local batch; :mod:`simulator.engine.flushes`). 1: one schedule over every microbatch. No
+    effect with ``pp`` 1 (:attr:`schedules_per_step`)."""
     cpu_offload_layers: Annotated[int, Strict(), Field(ge=0, le=1_000_000)] = 0
     """Activations of the first this many layers go to host memory in forward and come back in
     backward (Megatron-Core ``cpu_offloading`` with ``cpu_offloading_num_layers``, activations
@@ -418,6 +419,12 @@ class ParallelismConfig(_Section):
         if self.recompute != Recompute.SELECTIVE or self.recompute_modules is None:
             return None
         return frozenset(self.recompute_modules)
+
+    @property
+    def schedules_per_step(self) -> int:
+        """Pipeline schedules a step runs: ``pipeline_flushes`` with a pipeline, else 1 (at
+        pp 1 there is none to fill and drain)."""
+        return self.pipeline_flushes if self.pp > 1 else 1
 
     @property
     def full_recompute_share(self) -> float:

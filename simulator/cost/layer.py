@@ -375,7 +375,7 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     share = dispatcher_sm_share(Group(collectives.cluster, layout.expert_group()), ep.dispatcher,
                                 ep.dispatcher_sms)
     microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp
-                                                      * par.pipeline_flushes)   # one schedule's
+                                                      * par.schedules_per_step)   # one schedule's
     return exposed_seconds(nodes, chunk, ep.delay_wgrad, share, lone_pass_share(scenario, microbatches))
 
 

@@ -95,7 +95,7 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_block,
         fp8_attention))
-    flushes = par.pipeline_flushes
+    flushes = par.schedules_per_step
     microbatches = training.global_batch // (training.micro_batch * dp * flushes)
     return Context(scenario, layout, shape, compute, collectives, microbatches, memo, flushes)
 

@@ -162,6 +162,7 @@ def layout_warnings(scenario: Scenario) -> list[str]:
     if par.recompute_fraction is not None and par.recompute != Recompute.FULL:
         found.append(f"parallelism.recompute_fraction has no effect with parallelism.recompute "
                      f"{par.recompute.value} (it is the share of the layers full recompute re-runs)")
+    found += flush_warnings(scenario)
     if not _megatron_family(scenario) or par.pp == 1:
         return found
     if par.pipeline_layout is not None or par.first_stage_layers or par.last_stage_layers:
@@ -180,6 +181,23 @@ def layout_warnings(scenario: Scenario) -> list[str]:
                      "refuses this unless --decoder-first/last-pipeline-num-layers set the uneven "
                      f"stages {where}")
     return found
+
+
+def flush_warnings(scenario: Scenario) -> list[str]:
+    """``pipeline_flushes`` without a pipeline (no effect), or under a Megatron-family stack,
+    whose schedule runs every microbatch of the step in one (``forward_backward_func``)."""
+    par = scenario.parallelism
+    if par.pipeline_flushes == 1:
+        return []
+    if par.pp == 1:
+        return [f"parallelism.pipeline_flushes {par.pipeline_flushes} has no effect with pp 1 (there is no "
+                "pipeline to fill and drain; sharding.reduce_every_microbatch sets how often gradients sync)"]
+    if _megatron_family(scenario):
+        return [f"parallelism.pipeline_flushes {par.pipeline_flushes}: Megatron-LM runs one pipeline "
+                "schedule over every microbatch of a step (forward_backward_func); several schedules a "
+                "step are torch.distributed.pipelining's under gradient accumulation (torchtitan, "
+                "NeMo AutoModel)"]
+    return []
 
 
 def _slots_note(layers: int, par) -> str:

@@ -353,7 +353,7 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     """
     par = parallelism
     if microbatches is None:
-        microbatches = training.global_batch // (training.micro_batch * dp * par.pipeline_flushes)
+        microbatches = training.global_batch // (training.micro_batch * dp * par.schedules_per_step)
     in_flight = microbatches_in_flight(par.schedule, par.pp, stage, microbatches, par.virtual_stages)
     kept, recompute_workspace, extra, logits = remembered(
         memo, ("stage_memory.activations", training.micro_batch, par.tp, par.etp, par.sequence_parallel,
