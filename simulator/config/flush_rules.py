@@ -22,11 +22,7 @@ def check_flushes(scenario: Scenario, microbatches: int) -> None:
                           f"(global_batch / (micro_batch*dp)); use a divisor such as {divisor}", key=key)
     if flushes == 1:
         return
-    what_if = ("training.sync: async" if training.sync != SyncMode.SYNC else
-               "training.gradient_compression" if training.gradient_compression is not None else
-               "training.sync_every" if training.sync_every > 1 else
-               "training.data_loader" if training.data_loader is not None else
-               "cluster.sites" if scenario.cluster.sites is not None else None)
+    what_if = "training.sync: async" if training.sync != SyncMode.SYNC else scenario.training_what_if
     if what_if is not None:
         raise ConfigError(f"{flushes}: several pipeline schedules a step are not priced together with "
                           f"{what_if}; set pipeline_flushes 1 or remove {what_if}", key=key)

@@ -628,6 +628,25 @@ class Scenario(_Section):
             object.__setattr__(self, "parallelism", par.model_copy(update=unset))
         return self
 
+    @property
+    def training_what_if(self) -> str | None:
+        """The key of the first training what-if the scenario sets (docs/what_ifs.md:
+        gradient compression, local SGD, the input pipeline, a multi-site cluster), or None."""
+        t = self.training
+        if t is not None and t.gradient_compression is not None:
+            return "training.gradient_compression"
+        if t is not None and t.sync_every > 1:
+            return "training.sync_every"
+        if t is not None and t.data_loader is not None:
+            return "training.data_loader"
+        return "cluster.sites" if self.cluster.sites is not None else None
+
+    def schedule_microbatches(self, dp: int) -> int:
+        """Microbatches of one pipeline schedule at data-parallel size ``dp``: global batch /
+        (micro batch x dp x :attr:`ParallelismConfig.schedules_per_step`)."""
+        return self.training.global_batch // (self.training.micro_batch * dp
+                                              * self.parallelism.schedules_per_step)
+
     @field_validator("name", mode="before")
     @classmethod
     def _name_is_text(cls, value: Any) -> Any:

@@ -374,9 +374,8 @@ def _ep_comm(scenario: Scenario, stack: StackProfile, shape: LayerShape, compute
     ep = stack.expert_parallel
     share = dispatcher_sm_share(Group(collectives.cluster, layout.expert_group()), ep.dispatcher,
                                 ep.dispatcher_sms)
-    microbatches = scenario.training.global_batch // (scenario.training.micro_batch * layout.dp
-                                                      * par.schedules_per_step)   # one schedule's
-    return exposed_seconds(nodes, chunk, ep.delay_wgrad, share, lone_pass_share(scenario, microbatches))
+    return exposed_seconds(nodes, chunk, ep.delay_wgrad, share,
+                           lone_pass_share(scenario, scenario.schedule_microbatches(layout.dp)))
 
 
 def _layer_nodes(shape: LayerShape, compute: ComputeModel, priced: tuple, dispatch: float,

@@ -95,9 +95,8 @@ def make_context(scenario: Scenario, collectives: CollectiveModel, speedup: floa
     compute = remembered(memo, ("compute", speedup), lambda: ComputeModel(
         collectives.cluster.hw.gpu, training.dtype, speedup, kernels.attention, streams, fp4, fp8_block,
         fp8_attention))
-    flushes = par.schedules_per_step
-    microbatches = training.global_batch // (training.micro_batch * dp * flushes)
-    return Context(scenario, layout, shape, compute, collectives, microbatches, memo, flushes)
+    return Context(scenario, layout, shape, compute, collectives, scenario.schedule_microbatches(dp), memo,
+                   par.schedules_per_step)
 
 
 def _shape(scenario: Scenario, gpu: GpuSpec) -> LayerShape:

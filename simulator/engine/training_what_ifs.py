@@ -37,9 +37,7 @@ class StepParts:
 
 def active(ctx: Context) -> bool:
     """Whether any training what-if is set (or the cluster spans sites)."""
-    t = ctx.scenario.training
-    return (t.gradient_compression is not None or t.sync_every > 1 or t.data_loader is not None
-            or ctx.scenario.cluster.sites is not None)
+    return ctx.scenario.training_what_if is not None
 
 
 def apply(ctx: Context, parts: StepParts, params_per_gpu: float,
