@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from simulator.config.hybrid import Block, MambaConfig
 from simulator.config.scenario import Mlp, ModelConfig, Recompute, RecomputeModule
-from simulator.workload.recompute_modules import freed_bytes_per_token
+from simulator.workload.recompute_modules import freed_bytes_per_token, separate_norms
 
 MASK_BYTES = 1          # a dropout mask stores one byte per element [K22, sec. 4.1]
 
@@ -118,6 +118,54 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
     if kept_core and model.block.has_attention:
         total += _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp
     return total
+
+
+def recompute_transient_bytes(model: ModelConfig, micro_batch: int, tp: int, sequence_parallel: bool,
+                              cp: int, dtype_bytes: int, fp8_inputs: bool,
+                              modules: frozenset[RecomputeModule], flash: bool,
+                              etp: int | None = None) -> float:
+    """Bytes one layer's selective recompute holds at once in backward, per micro-batch and GPU:
+    the largest of ``modules``' re-run activations, ``max_m T_m``.
+
+    Backward re-runs a recomputed module when it reaches it and frees what the re-run saved as
+    the module's own backward proceeds, one module at a time: Megatron-Core's
+    ``CheckpointFunction.backward`` runs the module's forward under ``enable_grad`` and then
+    its backward (``moe``, ``mlp``, ``shared_experts``, ``core_attn``), and
+    ``CheckpointWithoutOutput`` recomputes a discarded output when the gradient of its consumer
+    arrives (``moe_act``, ``layernorm``, ``mla_up_proj``)
+    (``megatron/core/tensor_parallel/random.py`` @ d98e8a64dd). So at the start of a
+    recomputed module's backward what it had stopped keeping is live again beside the kept
+    activations, ``T_m``:
+
+    - ``moe``, ``mlp``, ``shared_experts``, ``moe_act``, ``mla_up_proj``: what the module stops
+      keeping (:func:`simulator.workload.recompute_modules.freed_bytes_per_token`), for ``moe``
+      with the routed experts' saved inputs (:func:`_expert_input_bytes`);
+    - ``layernorm``: one norm's output;
+    - ``core_attn``: the unfused scores, ``(2 dtype + mask) a s seq b / t``; a fused (flash)
+      kernel keeps none, and its re-run output is the size of the gradient buffers the
+      backward of every layer holds, which the model does not count.
+
+    As ``T_m`` is part of what the layer stops keeping, a layer's selective peak never exceeds
+    its peak without recompute. Bytes per token are split as in
+    :func:`activation_bytes_per_layer` (replicated ones by ``t`` only under sequence
+    parallelism)."""
+    tokens = model.seq_len / cp * micro_batch
+    sp_div = tp if sequence_parallel else 1
+    largest = 0.0
+    for module in modules:
+        if module == RecomputeModule.CORE_ATTN:
+            unfused = model.block.has_attention and not flash
+            held = _attention_core_bytes(model, micro_batch, cp, dtype_bytes) / tp if unfused else 0.0
+        else:
+            replicated, sharded = freed_bytes_per_token(model, frozenset({module}), dtype_bytes, fp8_inputs)
+            if module == RecomputeModule.LAYERNORM:
+                replicated /= max(1, separate_norms(model))
+            held = tokens * (replicated / sp_div + sharded / tp)
+            if module == RecomputeModule.MOE:
+                shards = (etp or tp) / tp if sequence_parallel and tp > 1 else 1.0
+                held += tokens * shards * _expert_input_bytes(model, dtype_bytes, fp8_inputs)
+        largest = max(largest, held)
+    return largest
 
 
 def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float]:

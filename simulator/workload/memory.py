@@ -46,7 +46,11 @@ from simulator.config.stack import (
 )
 from simulator.memo import remembered
 from simulator.workload.fp8_weight_cache import fp8_weight_memory, primary_low_precision
-from simulator.workload.layer_activations import activation_bytes_per_layer, mask_bytes
+from simulator.workload.layer_activations import (
+    activation_bytes_per_layer,
+    mask_bytes,
+    recompute_transient_bytes,
+)
 from simulator.workload.loss_kernels import LOSS_PEAK_BYTES
 from simulator.workload.matrices import matrix_elements
 from simulator.workload.muon import SAVED_STATE_BYTES, stage_matrices
@@ -489,6 +493,12 @@ def _activation_parts(model: ModelConfig, training: TrainingConfig, par: Paralle
     elif par.recompute == Recompute.FULL and par.full_recompute_share < 1.0:
         kept = _partly_recomputed(kept, per_layer(_kept_mode(training)) + gathered, par.full_recompute_share)
     workspace = per_layer(Recompute.SELECTIVE) + gathered if recomputes else 0.0
+    if par.recompute == Recompute.SELECTIVE and not op_sac:
+        named = par.recomputed_modules
+        workspace = recompute_transient_bytes(
+            model, training.micro_batch, par.tp, par.sequence_parallel, par.cp, act_bytes, fp8_inputs,
+            frozenset({RecomputeModule.CORE_ATTN}) if named is None else named,
+            training.attention == AttentionKernel.FLASH, par.etp)
     return kept, workspace, extra, logits
 
 
