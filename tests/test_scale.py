@@ -13,7 +13,7 @@ import yaml
 from simulator.cli import main
 from simulator.config import HardwareLibrary, load_scenario, scenario_from_mapping
 from simulator.errors import ConfigError, UsageError
-from simulator.sweep.scale import COLUMNS, OK, parse_gpu_list, scale_records, scale_sweep
+from simulator.sweep.scale import COLUMNS, OK, parse_gpu_list, plan_points, scale_records, scale_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 GPT3 = ROOT / "scenarios" / "gpt3-175b-1024xA100.yaml"
@@ -212,3 +212,35 @@ def test_cli_bad_scenario_exit_2(capsys, tmp_path):
     path.write_text(yaml.safe_dump({**TINY, "parallelism": {**TINY["parallelism"], "tp": 3}}))
     code, _, err = _run(capsys, "scale", path, "--gpus", "8")
     assert code == 2 and "parallelism.tp" in err
+
+
+def test_several_schedules_a_step_keep_their_microbatches(library, capsys, tmp_path):
+    """With ``pipeline_flushes`` 2 the tiny pipeline runs 2 schedules of 8 microbatches on dp 2;
+    at a held batch dp 4 runs 1 schedule of 8 and dp 1 runs 4 (torchtitan's gradient accumulation
+    from a held local batch): every point's schedule holds 8 microbatches."""
+    flushed = _tiny(schedule="1f1b", virtual_stages=1, pipeline_flushes=2)
+    frame = scale_sweep(flushed, [4, 8, 16], library=library)
+    assert (frame["status"] == OK).all()
+    assert list(frame["pipeline_flushes"]) == [4, 2, 1]
+    for point in plan_points(flushed, [4, 8, 16], False, library):
+        par, training = point.mapping["parallelism"], point.mapping["training"]
+        rank = training["global_batch"] // (training["micro_batch"] * par["dp"])
+        assert rank // par["pipeline_flushes"] == 8
+    path = tmp_path / "flushed.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "parallelism": {**TINY["parallelism"], "schedule": "1f1b",
+                                                            "virtual_stages": 1, "pipeline_flushes": 2}}))
+    code, out, _ = _run(capsys, "scale", path, "--gpus", "4,8,16", "-q")
+    assert code == 0 and "4 at 4 GPUs, 2 at 8 GPUs, 1 at 16 GPUs" in " ".join(out.split())
+
+
+def test_a_point_that_splits_a_schedule_is_infeasible(library):
+    """dp 8 leaves 4 microbatches a rank, half of one schedule of 8: refused with the reason."""
+    flushed = _tiny(schedule="1f1b", virtual_stages=1, pipeline_flushes=2)
+    frame = scale_sweep(flushed, [8, 32], library=library)
+    assert list(frame["status"])[0] == OK
+    reason = list(frame["status"])[1]
+    assert "4 microbatches per data-parallel rank" in reason and "schedules of 8" in reason
+
+
+def test_one_schedule_a_step_is_kept(strong):
+    assert (strong["pipeline_flushes"] == 1).all()

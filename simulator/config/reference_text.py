@@ -215,7 +215,8 @@ MEANINGS = {
                                     "`torch.distributed.pipelining` `schedule.step` per local batch "
                                     "(`simulator/engine/flushes.py`); memory is one schedule's. No effect "
                                     "with pp 1 (a warning says so); not with the training what-ifs, "
-                                    "`training.sync: async` or `cluster.sites`",
+                                    "`training.sync: async` or `cluster.sites`. `clustersim scale` keeps "
+                                    "each schedule's microbatches and sets it per GPU count",
     "parallelism.cpu_offload_layers": "activation offloading: the first n layers' saved activations are "
                                       "copied to host memory in forward and back in backward, with at "
                                       "most `layers - n` layers' on the GPU (Megatron-Core "

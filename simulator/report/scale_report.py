@@ -35,7 +35,19 @@ def scale_report(frame: pd.DataFrame, name: str, weak: bool) -> Group:
     """
     notes = [Text(f"{row.gpus} GPUs infeasible: {row.status}", style="yellow")
              for row in frame.itertuples() if row.status != OK]
-    return Group(scale_table(frame, f"{name}: {_mode(weak)} scaling"), *notes)
+    return Group(scale_table(frame, f"{name}: {_mode(weak)} scaling"), *_schedules_note(frame), *notes)
+
+
+def _schedules_note(frame: pd.DataFrame) -> list[Text]:
+    """One line giving each point's pipeline schedules a step when any runs more than one
+    (``parallelism.pipeline_flushes``, which the sweep sets from the held microbatches per
+    schedule: :func:`simulator.sweep.scale.scale_sweep`)."""
+    planned = frame[frame["status"] == OK]
+    if planned.empty or (planned["pipeline_flushes"] == 1).all():
+        return []
+    counts = ", ".join(f"{int(row.pipeline_flushes)} at {row.gpus} GPUs" for row in planned.itertuples())
+    return [Text(f"pipeline schedules a step (parallelism.pipeline_flushes), each of the scenario's "
+                 f"microbatches per schedule: {counts}")]
 
 
 def scale_table(frame: pd.DataFrame, title: str) -> Table:

@@ -2,7 +2,12 @@
 
 Each point keeps the scenario's tp, pp, cp and ep, sets ``cluster.nodes`` and
 ``parallelism.dp`` for its GPU count and (weak scaling only) grows
-``training.global_batch`` with dp. The changed scenario goes back through
+``training.global_batch`` with dp. A pipelined scenario that runs several pipeline schedules a
+step (``parallelism.pipeline_flushes`` above 1) keeps each schedule's microbatches and runs as
+many schedules as a data-parallel rank's microbatches fill, as torchtitan and NeMo AutoModel
+derive their gradient accumulation from a held local batch (``gradient_accumulation_steps =
+global_batch / (local_batch dp)``, torchtitan ``trainer.py`` @ b5bcd76c6); a point whose
+microbatches are not a whole number of schedules is infeasible. The changed scenario goes back through
 :func:`~simulator.config.scenario_from_mapping`, so every validation rule runs again;
 a point that breaks one is reported as infeasible with the rule's message instead of
 stopping the sweep.
@@ -33,13 +38,15 @@ OK = "ok"
 """The ``status`` of a point that was simulated."""
 
 COLUMNS = [
-    "gpus", "nodes", "dp", "global_batch", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+    "gpus", "nodes", "dp", "global_batch", "pipeline_flushes", "step_time_s", "tokens_per_s",
+    "tokens_per_s_per_gpu",
     "model_flops_per_gpu", "mfu", "bubble_fraction", "comm_exposed_s", "memory_per_gpu_bytes",
     "fits_in_memory", "scaling_efficiency", "status",
 ]
 """Columns of the frame returned by :func:`scale_sweep`, in order."""
 
 _DTYPES = {"gpus": "int64", "nodes": "Int64", "dp": "Int64", "global_batch": "Int64",
+           "pipeline_flushes": "Int64",
            "fits_in_memory": "boolean", "status": "object"}
 _RESULT_FIELDS = ["step_time_s", "tokens_per_s", "model_flops_per_gpu", "mfu", "bubble_fraction",
                   "comm_exposed_s", "memory_per_gpu_bytes", "fits_in_memory"]
@@ -59,6 +66,8 @@ class ScalePoint:
         The scenario to validate and simulate (JSON types); None when infeasible.
     reason : str or None
         Why the point is infeasible; None when it was planned.
+    flushes : int or None
+        Pipeline schedules a step (``parallelism.pipeline_flushes``); None when not planned.
     """
 
     gpus: int
@@ -67,6 +76,7 @@ class ScalePoint:
     global_batch: int | None = None
     mapping: dict[str, Any] | None = None
     reason: str | None = None
+    flushes: int | None = None
 
 
 def parse_gpu_list(text: str) -> list[int]:
@@ -203,11 +213,32 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     batch = base["training"]["global_batch"]
     if weak:  # exact: a valid scenario's global_batch is a multiple of its dp
         batch = batch // base_dp * dp
+    flushes = _schedules(base, base_dp, dp, batch)
+    if isinstance(flushes, str):
+        return ScalePoint(gpus, nodes, dp, batch, reason=flushes)
     mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes,
                                    **_chip_torus_shape(base["cluster"], nodes)},
-               "parallelism": {**par, "dp": dp},
+               "parallelism": {**par, "dp": dp, "pipeline_flushes": flushes},
                "training": {**base["training"], "global_batch": batch}}
-    return ScalePoint(gpus, nodes, dp, batch, mapping)
+    return ScalePoint(gpus, nodes, dp, batch, mapping, flushes=flushes)
+
+
+def _schedules(base: dict[str, Any], base_dp: int, dp: int, batch: int) -> int | str:
+    """Pipeline schedules a step at data-parallel size ``dp`` and global batch ``batch``: the
+    base's when it runs one, or no pipeline; else ``M / m`` with ``m`` the base's microbatches
+    per schedule and ``M`` the point's per data-parallel rank (the reason, when ``m`` does not
+    divide ``M``)."""
+    par, micro = base["parallelism"], base["training"]["micro_batch"]
+    flushes = par.get("pipeline_flushes", 1)
+    if flushes == 1 or par["pp"] == 1 or batch % (micro * dp):
+        return flushes                 # the scenario's rules judge a batch that does not divide
+    per_schedule = base["training"]["global_batch"] // (micro * base_dp * flushes)
+    microbatches = batch // (micro * dp)
+    if microbatches % per_schedule or not microbatches:
+        return (f"{microbatches} microbatches per data-parallel rank are not a whole number of "
+                f"pipeline schedules of {per_schedule} (the scenario's parallelism.pipeline_flushes "
+                f"{flushes} over {per_schedule * flushes}; each schedule keeps its microbatches)")
+    return microbatches // per_schedule
 
 
 def _chip_torus_shape(cluster: dict[str, Any], nodes: int) -> dict[str, Any]:
@@ -228,7 +259,8 @@ def simulate_point(point: ScalePoint, library: HardwareLibrary,
     """One row of :func:`scale_sweep` (without ``scaling_efficiency``) for ``point``;
     ``fields`` picks the result's columns (default: the :data:`COLUMNS` it holds)."""
     row = {"gpus": point.gpus, "nodes": point.nodes, "dp": point.dp,
-           "global_batch": point.global_batch, "status": point.reason}
+           "global_batch": point.global_batch, "pipeline_flushes": point.flushes,
+           "status": point.reason}
     if point.mapping is None:
         return row
     source = f"{point.mapping.get('name', 'scenario')} at {point.gpus} GPUs"
