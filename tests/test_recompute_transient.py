@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from scenario_maps import merged as _with
 from scenario_maps import run_mapping as _run
+from test_recompute_modules import DEEPSEEK
 
 from simulator.config.presets import MODEL_PRESETS
 from simulator.config.scenario import ModelConfig, Recompute, RecomputeModule
@@ -18,13 +19,6 @@ from simulator.workload.recompute_modules import separate_norms
 M = RecomputeModule
 DSV3 = ModelConfig(**MODEL_PRESETS["deepseek-v3"])
 GPT3 = ModelConfig(**MODEL_PRESETS["gpt3-175b"])
-FABRIC = {"topology": "rail-optimized", "link": "ib-ndr"}
-DEEPSEEK = {"cluster": {"node": "dgx-h100", "nodes": 4, "fabric": FABRIC},
-            "model": {"preset": "deepseek-v3", "layers": 6, "first_dense_layers": 2, "experts": 32,
-                      "dense_ffn": 12288, "mtp_layers": 0},
-            "training": {"global_batch": 32, "micro_batch": 1, "stack": "megatron-core"},
-            "parallelism": {"tp": 1, "pp": 2, "ep": 16, "recompute": "selective"},
-            "simulate": {"contention": False}}
 
 
 def _kept(model, modules, tp, sp, fp8=False):
@@ -82,8 +76,7 @@ def test_the_stage_holds_its_moe_layers_recompute(tmp_path):
     """On the DeepSeek proxy (tp 1, micro batch 1, no sequence parallelism) the workspace of a
     stage that recomputes ``moe`` is one MoE layer's experts' inner activations and inputs."""
     result = _run(tmp_path, _with(DEEPSEEK, parallelism={"recompute_modules": ["moe"]}))
-    model = ModelConfig(**{**MODEL_PRESETS["deepseek-v3"], "layers": 6, "first_dense_layers": 2,
-                           "experts": 32, "dense_ffn": 12288, "mtp_layers": 0})
+    model = ModelConfig(**{**MODEL_PRESETS["deepseek-v3"], **DEEPSEEK["model"]})
     inner = 3 * (model.top_k * model.ffn_hidden + model.shared_expert_ffn) * 2
     inputs = model.top_k * model.hidden * 2
     expected = model.seq_len * (inner + inputs)
