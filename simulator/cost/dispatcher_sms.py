@@ -21,9 +21,8 @@ from __future__ import annotations
 from simulator.collectives.group import Group
 from simulator.config.stack import EpDispatcher
 from simulator.cost.nccl_sms import GPU_COLLECTIVE_VENDORS, nccl_sm_share
+from simulator.workload.dispatcher_buffers import DEEPEP_SMS
 
-DEEPEP_SMS = 20
-"""DeepEP's default SM count (``Buffer.num_sms``)."""
 HYBRIDEP_DOMAIN_SMS = 24
 """HybridEP's default blocks for an expert group inside one NVLink domain."""
 HYBRIDEP_SPANNING_SMS = 8

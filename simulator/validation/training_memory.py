@@ -41,8 +41,9 @@ from simulator.workload.stage_layers import stage_mix, stage_patterns
 from simulator.workload.unsharded import unsharded_bytes
 
 GIB = 2.0**30
-RUNTIME_PARTS = ("cuda_context", "nccl_buffers", "fragmentation")
-"""Parts the PyTorch caching allocator's ``allocated`` counters do not hold."""
+RUNTIME_PARTS = ("cuda_context", "nccl_buffers", "fragmentation", "ep_buffers")
+"""Parts the PyTorch caching allocator's ``allocated`` counters do not hold (DeepEP allocates its
+buffer itself: :mod:`simulator.workload.dispatcher_buffers`)."""
 MASTER_BYTES = 4.0
 """Bytes per parameter of the fp32 master weight in the mixed-precision optimizer state."""
 METRICS = {"allocated_after_step1": "allocated after the first step (GiB)",

@@ -38,6 +38,7 @@ from simulator.config.scenario import (
 )
 from simulator.config.stack import (
     DEFAULT_STACK,
+    EpDispatcher,
     Fp8Scaling,
     PipelineRuntime,
     ReduceDtype,
@@ -45,6 +46,7 @@ from simulator.config.stack import (
     StackProfile,
 )
 from simulator.memo import remembered
+from simulator.workload.dispatcher_buffers import DEEPEP_SMS, deepep_buffer_bytes
 from simulator.workload.fp8_weight_cache import fp8_weight_memory, primary_low_precision
 from simulator.workload.layer_activations import (
     activation_bytes_per_layer,
@@ -407,7 +409,19 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
     cached = (("fp8_weight_cache", cache),) if cache else ()
     parts = runtime_bytes(par, dp, activations + workspace, memo) if runtime else (0.0, 0.0, 0.0)
     buffers = _what_if(model, training, par, layers_on_stage, first, last, dp * par.cp, dense + expert, stack)
+    buffers += _dispatcher_buffers(model, training, par, stack)
     return (weights - lighter, grads, optimizer, activations, workspace, *parts, pipe + cached + buffers)
+
+
+def _dispatcher_buffers(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
+                        stack: StackProfile | None) -> tuple[tuple[str, float], ...]:
+    """DeepEP's communication buffer under the flex dispatcher with DeepEP, outside PyTorch's
+    allocator (:mod:`simulator.workload.dispatcher_buffers`); () otherwise."""
+    profile = (stack or _stack_of(training)).expert_parallel
+    if profile.dispatcher != EpDispatcher.DEEPEP or par.ep < 2 or model.experts < 2:
+        return ()
+    sms = profile.dispatcher_sms or DEEPEP_SMS
+    return (("ep_buffers", deepep_buffer_bytes(model.expert_width, par.ep, sms)),)
 
 
 def resident_share(par: ParallelismConfig, layers_on_stage: int) -> float:
