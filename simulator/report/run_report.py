@@ -135,7 +135,7 @@ def parameter_server_table(r: StepResult) -> Table:
 MEMORY_LABELS = {"cuda_context": "CUDA context", "nccl_buffers": "NCCL buffers",
                  "fragmentation": "allocator fragmentation",
                  "pipeline_buffers": "pipeline buffers", "fp8_weight_cache": "fp8 weight cache",
-                 "ep_buffers": "DeepEP buffers"}
+                 "ep_buffers": "dispatcher buffers"}
 
 
 def _memory_table(r: StepResult) -> Table:

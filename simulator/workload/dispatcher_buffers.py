@@ -20,8 +20,19 @@ and ``H`` bytes per token (``hidden x 2``: Megatron-Core's ``get_hidden_bytes`` 
 
 (8 bytes of source metadata per token, room for 128 top-k indices of 8 bytes, 128 weights and 128
 scales of 4; RDMA 0 inside one server). With the default 20 SMs, ``N`` 64 and DeepSeek-V3's hidden
-7,168 that is 0.38 + 0.34 GB. HybridEP's buffers are sized by its own code, which this library
-has not read: none are counted for it.
+7,168 that is 0.38 + 0.34 GB.
+
+HybridEP (``dispatcher: hybridep``; Megatron-Core's ``init_hybrid_ep_buffer`` with the rank's
+token count, ``fused_a2a.py``) sizes its NVLink buffers for the worst case, every token of the
+group routed to one GPU: ``M = T N`` tokens of ``T`` a rank, a 16-bit token buffer, an fp32
+probability per token and local expert of the domain, an fp32 scale per 128 elements, the
+dispatch sharing the combine's buffers (``use_shared_buffer``)::
+
+    HybridEP = M (2 H' + 4 E_local N + 4 H' / 128)      (H' the hidden width in elements)
+
+(``NVLCoordinator::allocate_combine_buffers`` / ``allocate_dispatch_buffers``,
+csrc/hybrid_ep/buffer/intranode.cu, deepseek-ai/DeepEP branch hybrid-ep @ 94a9f8f); its RDMA
+buffers across NVLink domains are not counted.
 """
 
 from __future__ import annotations
@@ -84,3 +95,13 @@ def _rdma_bytes(channels: int, ranks: int, send: int, recv: int, token: int) -> 
 
 def _aligned(nbytes: int) -> int:
     return -(-nbytes // ALIGNMENT) * ALIGNMENT
+
+
+def hybridep_buffer_bytes(hidden: int, tokens: float, ranks: int, local_experts: float) -> float:
+    """Bytes of HybridEP's NVLink buffers on one GPU of an expert group of ``ranks`` whose
+    ranks each hold ``tokens`` tokens and ``local_experts`` experts (module docstring); 0
+    without a group."""
+    if ranks < 2:
+        return 0.0
+    per_token = 2 * hidden + FLOAT_BYTES * local_experts * ranks + FLOAT_BYTES * (hidden // MAX_SCALES)
+    return float(tokens * ranks * per_token)

@@ -46,7 +46,7 @@ from simulator.config.stack import (
     StackProfile,
 )
 from simulator.memo import remembered
-from simulator.workload.dispatcher_buffers import DEEPEP_SMS, deepep_buffer_bytes
+from simulator.workload.dispatcher_buffers import DEEPEP_SMS, deepep_buffer_bytes, hybridep_buffer_bytes
 from simulator.workload.fp8_weight_cache import fp8_weight_memory, primary_low_precision
 from simulator.workload.layer_activations import (
     activation_bytes_per_layer,
@@ -415,13 +415,18 @@ def stage_memory_fields(model: ModelConfig, training: TrainingConfig, parallelis
 
 def _dispatcher_buffers(model: ModelConfig, training: TrainingConfig, par: ParallelismConfig,
                         stack: StackProfile | None) -> tuple[tuple[str, float], ...]:
-    """DeepEP's communication buffer under the flex dispatcher with DeepEP, outside PyTorch's
-    allocator (:mod:`simulator.workload.dispatcher_buffers`); () otherwise."""
+    """The flex dispatcher's communication buffers (DeepEP's, HybridEP's NVLink ones), outside
+    PyTorch's allocator (:mod:`simulator.workload.dispatcher_buffers`); () otherwise."""
     profile = (stack or _stack_of(training)).expert_parallel
-    if profile.dispatcher != EpDispatcher.DEEPEP or par.ep < 2 or model.experts < 2:
+    flex = profile.dispatcher in (EpDispatcher.DEEPEP, EpDispatcher.HYBRIDEP)
+    if par.ep < 2 or model.experts < 2 or not flex:
         return ()
-    sms = profile.dispatcher_sms or DEEPEP_SMS
-    return (("ep_buffers", deepep_buffer_bytes(model.expert_width, par.ep, sms)),)
+    if profile.dispatcher == EpDispatcher.DEEPEP:
+        held = deepep_buffer_bytes(model.expert_width, par.ep, profile.dispatcher_sms or DEEPEP_SMS)
+    else:
+        tokens = training.micro_batch * model.seq_len / (par.tp * par.cp)
+        held = hybridep_buffer_bytes(model.expert_width, tokens, par.ep, model.experts / par.ep)
+    return (("ep_buffers", held),)
 
 
 def resident_share(par: ParallelismConfig, layers_on_stage: int) -> float:
