@@ -196,11 +196,12 @@ def plan_points(scenario: Scenario, gpus: list[int], weak: bool,
     hardware = resolve_cluster(scenario.cluster, library)
     base_dp = data_parallel_size(scenario, hardware.gpus)
     base = scenario.model_dump(mode="json")
-    return [_plan(base, count, hardware.gpus_per_node, base_dp, weak) for count in gpus]
+    per_schedule = scenario.schedule_microbatches(base_dp)
+    return [_plan(base, count, hardware.gpus_per_node, base_dp, weak, per_schedule) for count in gpus]
 
 
 def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
-          weak: bool) -> ScalePoint:
+          weak: bool, per_schedule: int) -> ScalePoint:
     par = base["parallelism"]
     per_replica = par["tp"] * par["pp"] * par["cp"]
     nodes, dp = gpus // gpus_per_node, gpus // per_replica
@@ -213,7 +214,7 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     batch = base["training"]["global_batch"]
     if weak:  # exact: a valid scenario's global_batch is a multiple of its dp
         batch = batch // base_dp * dp
-    flushes = _schedules(base, base_dp, dp, batch)
+    flushes = _schedules(base, per_schedule, dp, batch)
     if isinstance(flushes, str):
         return ScalePoint(gpus, nodes, dp, batch, reason=flushes)
     mapping = {**base, "cluster": {**base["cluster"], "nodes": nodes,
@@ -223,16 +224,15 @@ def _plan(base: dict[str, Any], gpus: int, gpus_per_node: int, base_dp: int,
     return ScalePoint(gpus, nodes, dp, batch, mapping, flushes=flushes)
 
 
-def _schedules(base: dict[str, Any], base_dp: int, dp: int, batch: int) -> int | str:
+def _schedules(base: dict[str, Any], per_schedule: int, dp: int, batch: int) -> int | str:
     """Pipeline schedules a step at data-parallel size ``dp`` and global batch ``batch``: the
-    base's when it runs one, or no pipeline; else ``M / m`` with ``m`` the base's microbatches
-    per schedule and ``M`` the point's per data-parallel rank (the reason, when ``m`` does not
-    divide ``M``)."""
+    base's when it runs one, or no pipeline; else ``M / m`` with ``m`` = ``per_schedule``, the
+    base's microbatches per schedule (:meth:`Scenario.schedule_microbatches`), and ``M`` the
+    point's per data-parallel rank (the reason, when ``m`` does not divide ``M``)."""
     par, micro = base["parallelism"], base["training"]["micro_batch"]
-    flushes = par.get("pipeline_flushes", 1)
+    flushes = par["pipeline_flushes"]
     if flushes == 1 or par["pp"] == 1 or batch % (micro * dp):
         return flushes                 # the scenario's rules judge a batch that does not divide
-    per_schedule = base["training"]["global_batch"] // (micro * base_dp * flushes)
     microbatches = batch // (micro * dp)
     if microbatches % per_schedule or not microbatches:
         return (f"{microbatches} microbatches per data-parallel rank are not a whole number of "

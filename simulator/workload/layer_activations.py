@@ -111,7 +111,7 @@ def activation_bytes_per_layer(model: ModelConfig, micro_batch: int, tp: int, se
         replicated, sharded = replicated - freed[0], sharded - freed[1]
     total = s * micro_batch * (replicated / sp_div + sharded / tp)
     if modules is None or RecomputeModule.MOE not in modules:
-        shards = (etp or tp) / tp if sequence_parallel and tp > 1 else 1.0   # LayerShape.expert_tokens
+        shards = _expert_input_shards(tp, sequence_parallel, etp)
         total += s * micro_batch * shards * _expert_input_bytes(model, dtype_bytes, fp8_inputs)
     kept_core = (recompute == Recompute.NONE
                  or (modules is not None and RecomputeModule.CORE_ATTN not in modules))
@@ -162,7 +162,7 @@ def recompute_transient_bytes(model: ModelConfig, micro_batch: int, tp: int, seq
                 replicated /= max(1, separate_norms(model))
             held = tokens * (replicated / sp_div + sharded / tp)
             if module == RecomputeModule.MOE:
-                shards = (etp or tp) / tp if sequence_parallel and tp > 1 else 1.0
+                shards = _expert_input_shards(tp, sequence_parallel, etp)
                 held += tokens * shards * _expert_input_bytes(model, dtype_bytes, fp8_inputs)
         largest = max(largest, held)
     return largest
@@ -187,6 +187,12 @@ def _per_token_bytes(model: ModelConfig, dtype_bytes: int) -> tuple[float, float
     if block == Block.MAMBA:
         sharded += _mamba_sharded_bytes(model.mamba, dtype_bytes)
     return replicated, sharded
+
+
+def _expert_input_shards(tp: int, sequence_parallel: bool, etp: int | None) -> float:
+    """Sequence shards whose rows a GPU's experts receive: ``etp / t`` under sequence parallelism
+    with ``t > 1`` (:attr:`simulator.workload.layer_shape.LayerShape.expert_tokens`), else 1."""
+    return (etp or tp) / tp if sequence_parallel and tp > 1 else 1.0
 
 
 def _expert_input_bytes(model: ModelConfig, dtype_bytes: int, fp8_inputs: bool) -> float:
